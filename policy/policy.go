@@ -1,0 +1,150 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/classify"
+)
+
+// Mode is enforce (deny) or audit (allow, record what would be denied).
+type Mode int
+
+const (
+	Enforce Mode = iota
+	Audit
+)
+
+// ParseMode parses "enforce" or "audit".
+func ParseMode(s string) (Mode, error) {
+	switch strings.ToLower(s) {
+	case "enforce", "":
+		return Enforce, nil
+	case "audit":
+		return Audit, nil
+	}
+	return 0, fmt.Errorf("bad --mode %q: want enforce or audit", s)
+}
+
+func (m Mode) String() string {
+	if m == Audit {
+		return "audit"
+	}
+	return "enforce"
+}
+
+// Verdict is what happened to an attempt, as the audit trail spells it.
+type Verdict string
+
+const (
+	Allowed   Verdict = "allowed"
+	Denied    Verdict = "denied"
+	WouldDeny Verdict = "would-deny"
+)
+
+// What an attempt is.
+type Kind int
+
+const (
+	// Destination: a connect or send naming a destination.
+	Destination Kind = iota
+	// RawSocket: socket(2) asking for a packet or raw IP socket.
+	RawSocket
+	// IOURing: io_uring_setup(2).
+	IOURing
+	// ForeignABI: a network call through the i386, x32 or arm32 ABI.
+	ForeignABI
+)
+
+// Attempt is the policy's view of one network attempt: no pids, no
+// syscalls, only what the decision depends on.
+type Attempt struct {
+	Kind  Kind
+	Dest  classify.Dest
+	Class classify.Class
+	// Context is who is calling, once attribution knows (a later layer
+	// fills it; the zero value is "a process, no test").
+	Context Context
+}
+
+// Context says which test, if any, made the attempt.
+type Context struct {
+	// Marked: the attempt comes from a test that carries the network
+	// marker (or matches --allow-test).
+	Marked bool
+	// Collection: no test was running (init, TestMain, between tests).
+	Collection bool
+}
+
+// Decision is the policy's answer for one attempt.
+type Decision struct {
+	Verdict Verdict
+	Reason  string
+	// Errno for a denial.
+	Errno unix.Errno
+	// Audit: the attempt goes to the audit trail (everything but the
+	// plain allowed classes, which are only counted).
+	Audit bool
+}
+
+// Policy decides attempts. The zero value denies with EPERM in enforce
+// mode with no rules.
+type Policy struct {
+	Mode  Mode
+	Rules []Rule
+	Errno unix.Errno
+}
+
+// Decide decides one attempt.
+func (p *Policy) Decide(a Attempt) Decision {
+	switch a.Kind {
+	case RawSocket:
+		return p.deny("raw and packet sockets put frames on the wire with no destination to check")
+	case IOURing:
+		return p.deny("io_uring can connect and send without passing through seccomp")
+	case ForeignABI:
+		return p.deny("network calls through a 32-bit ABI are not decoded")
+	}
+	if a.Class.AllowedByDefault() {
+		return Decision{Verdict: Allowed, Reason: a.Class.String()}
+	}
+	if a.Dest.Family == unix.AF_INET || a.Dest.Family == unix.AF_INET6 {
+		for _, r := range p.Rules {
+			if r.Match(a.Dest.Addr) {
+				return Decision{Verdict: Allowed, Reason: "allowed: --allow " + r.String(), Audit: true}
+			}
+		}
+	}
+	if a.Context.Marked && !a.Context.Collection {
+		return Decision{Verdict: Allowed, Reason: "allowed: marked test", Audit: true}
+	}
+	return p.deny(denyReason(a))
+}
+
+func (p *Policy) deny(reason string) Decision {
+	if p.Mode == Audit {
+		return Decision{Verdict: WouldDeny, Reason: reason, Audit: true}
+	}
+	errno := p.Errno
+	if errno == 0 {
+		errno = unix.EPERM
+	}
+	return Decision{Verdict: Denied, Reason: reason, Errno: errno, Audit: true}
+}
+
+// denyReason explains a denied destination; the unspecified address gets
+// advice, since dialing a listener's [::]:port is a common Go test habit.
+func denyReason(a Attempt) string {
+	switch a.Class {
+	case classify.Unspecified:
+		return "the unspecified address is not loopback, even though Linux routes it there: " +
+			"listen on 127.0.0.1:0 and dial that, or opt in with --allow ::/128 --allow 0.0.0.0/32"
+	case classify.DNS:
+		return "DNS query to a nameserver: tests must not resolve names over the network (localhost comes from /etc/hosts)"
+	case classify.OtherFamily:
+		return "socket family " + a.Dest.FamilyName() + " is not allowed"
+	}
+	return a.Class.String() + " destination"
+}

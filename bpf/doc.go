@@ -1,0 +1,55 @@
+// Package bpf builds nettrap's seccomp program and installs it.
+//
+// # Program layout
+//
+// The program is one classic BPF filter for one native architecture (amd64
+// or arm64). It is laid out in this order:
+//
+//  1. Architecture guard (hand-written). It loads seccomp_data.arch first:
+//     - the native 64-bit arch goes on to step 2;
+//     - the compat arch (i386 on amd64, arm on arm64) loads nr and sends
+//     socketcall and the direct socket, connect, sendto, sendmsg, sendmmsg
+//     and io_uring_setup numbers of that ABI to the supervisor
+//     (SECCOMP_RET_USER_NOTIF); every other compat syscall is allowed, so
+//     32-bit helpers keep running but cannot reach the network unchecked;
+//     - any other arch kills the process.
+//  2. x32 split (amd64 only). x32 shares AUDIT_ARCH_X86_64 and is told
+//     apart only by bit 30 of nr. An x32 nr is decided here: its network
+//     numbers go to the supervisor, everything else is allowed.
+//  3. socket(2) (hand-written). go-seccomp-bpf compares 64-bit values, but
+//     socket's domain and type are C ints: the kernel ignores the upper 32
+//     bits of those registers, so a library comparison against the full
+//     64 bits could be dodged with garbage in the high half, and the
+//     library cannot mask type with SOCK_TYPE_MASK (0xf) to strip
+//     SOCK_NONBLOCK/SOCK_CLOEXEC. This block loads only the low 32 bits:
+//     AF_PACKET -> notify; AF_INET/AF_INET6 with (type & 0xf) not one of
+//     SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET -> notify (SOCK_RAW, and
+//     SOCK_PACKET which the kernel turns into a packet socket); everything
+//     else (netlink SOCK_RAW, AF_UNIX, ...) is allowed.
+//  4. Native policy (go-seccomp-bpf's assembler, default allow): connect,
+//     sendmsg, sendmmsg and io_uring_setup -> notify; sendto -> notify only
+//     when its 64-bit dest_addr (arg 4) is non-NULL.
+//
+// # Why the guard is in front of the library
+//
+// go-seccomp-bpf sends a syscall of a foreign architecture to the policy's
+// default action. Our default is allow, so an `int 0x80` (i386 ABI) from an
+// amd64 process would skip every rule. The guard therefore decides every
+// non-native arch before the library's code runs, and the library's own
+// arch check and x32 check are never reached with a foreign arch or x32 nr.
+//
+// # Speed
+//
+// Arguments are loaded only after nr is known to be one of the intercepted
+// calls. For every other syscall the verdict depends on arch and nr alone,
+// which lets the kernel's seccomp action cache (5.11+) allow those
+// syscalls without running the filter at all.
+//
+// # Installing
+//
+// Install sets no_new_privs and installs the filter on the calling thread
+// only (no TSYNC), with SECCOMP_FILTER_FLAG_NEW_LISTENER and, when the
+// kernel accepts it (5.19+), SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV. The
+// caller locks the OS thread, installs, and lets that thread die (or execs
+// from it), so that no other goroutine ever runs confined by accident.
+package bpf

@@ -1,0 +1,173 @@
+package bpf
+
+import (
+	"errors"
+	"fmt"
+
+	seccomp "github.com/elastic/go-seccomp-bpf"
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/cpu"
+	"golang.org/x/sys/unix"
+)
+
+// Return values of the program.
+const (
+	retAllow  = unix.SECCOMP_RET_ALLOW
+	retNotify = unix.SECCOMP_RET_USER_NOTIF
+	retKill   = unix.SECCOMP_RET_KILL_PROCESS
+)
+
+// Offsets in struct seccomp_data {int nr; u32 arch; u64 ip; u64 args[6]}.
+const (
+	offNr   = 0
+	offArch = 4
+	offArgs = 16
+)
+
+// Socket constants the socket block compares against. They are the same
+// on amd64 and arm64 (include/linux/socket.h, include/linux/net.h).
+const (
+	sockTypeMask = 0xf // SOCK_TYPE_MASK: strips SOCK_NONBLOCK and SOCK_CLOEXEC
+)
+
+// argLo is the offset of the low 32 bits of 64-bit argument i. Both
+// supported targets are little-endian, so the low word comes first.
+func argLo(i uint32) uint32 { return offArgs + 8*i }
+
+// Program builds the whole filter for goarch ("amd64" or "arm64").
+func Program(goarch string) ([]bpf.Instruction, error) {
+	t, ok := targets[goarch]
+	if !ok {
+		return nil, fmt.Errorf("bpf: unsupported goarch %q (want amd64 or arm64)", goarch)
+	}
+	if cpu.IsBigEndian {
+		// go-seccomp-bpf lays out 64-bit argument halves in host byte
+		// order; our targets are little-endian.
+		return nil, errors.New("bpf: cannot build a little-endian filter on a big-endian host")
+	}
+	guard, err := guardProgram(t)
+	if err != nil {
+		return nil, fmt.Errorf("bpf: arch guard for %s: %w", goarch, err)
+	}
+	body, err := nativePolicy(t.native)
+	if err != nil {
+		return nil, fmt.Errorf("bpf: native policy for %s: %w", goarch, err)
+	}
+	prog := append(guard, body...)
+	if len(prog) > unix.BPF_MAXINSNS {
+		return nil, fmt.Errorf("bpf: program has %d instructions, the kernel takes %d", len(prog), unix.BPF_MAXINSNS)
+	}
+	return prog, nil
+}
+
+// Assemble builds the program for goarch and encodes it for seccomp(2).
+func Assemble(goarch string) ([]unix.SockFilter, error) {
+	prog, err := Program(goarch)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := bpf.Assemble(prog)
+	if err != nil {
+		return nil, fmt.Errorf("bpf: assemble: %w", err)
+	}
+	out := make([]unix.SockFilter, len(raw))
+	for i, r := range raw {
+		out[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
+	}
+	return out, nil
+}
+
+// guardProgram emits steps 1-3 of the layout in doc.go. It ends with A
+// holding nr and control falling into the native policy, which must be
+// appended right after it.
+func guardProgram(t target) ([]bpf.Instruction, error) {
+	a := newAsm()
+	native, compat, notify, allow := a.newLabel(), a.newLabel(), a.newLabel(), a.newLabel()
+	socket, inet, x32, body := a.newLabel(), a.newLabel(), a.newLabel(), a.newLabel()
+
+	a.load(offArch)
+	a.jump(bpf.JumpEqual, t.native.audit, native, next)
+	a.jump(bpf.JumpEqual, t.compat.audit, compat, next)
+	a.ret(retKill)
+
+	// Compat ABI: decided by nr alone.
+	a.mark(compat)
+	a.load(offNr)
+	trapList(a, t.compat.traps, notify)
+	a.ret(retAllow)
+
+	a.mark(native)
+	a.load(offNr)
+	if t.x32 != nil {
+		// x32 must be split off before any native comparison: the
+		// library would otherwise see it (and answer ENOSYS for all).
+		a.jump(bpf.JumpBitsSet, x32Bit, x32, next)
+	}
+	a.jump(bpf.JumpEqual, t.native.nrOf(Socket), socket, body)
+
+	if t.x32 != nil {
+		a.mark(x32)
+		trapList(a, t.x32.traps, notify)
+		a.ret(retAllow)
+	}
+
+	// socket(domain, type, protocol): both are C ints, so only the low
+	// 32 bits count (the kernel truncates the registers).
+	a.mark(socket)
+	a.load(argLo(0))
+	a.jump(bpf.JumpEqual, unix.AF_PACKET, notify, next)
+	a.jump(bpf.JumpEqual, unix.AF_INET, inet, next)
+	a.jump(bpf.JumpEqual, unix.AF_INET6, inet, allow)
+	a.mark(inet)
+	a.load(argLo(1))
+	a.emit(bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask})
+	a.jump(bpf.JumpEqual, unix.SOCK_STREAM, allow, next)
+	a.jump(bpf.JumpEqual, unix.SOCK_DGRAM, allow, next)
+	a.jump(bpf.JumpEqual, unix.SOCK_SEQPACKET, allow, notify)
+
+	a.mark(allow)
+	a.ret(retAllow)
+	a.mark(notify)
+	a.ret(retNotify)
+
+	// The native policy starts here; every path into it has A = nr.
+	a.mark(body)
+	return a.resolve()
+}
+
+// trapList emits "if nr == t.nr goto notify" for each trap; it falls
+// through when none matches.
+func trapList(a *asm, traps []trap, notify label) {
+	for _, t := range traps {
+		a.jump(bpf.JumpEqual, t.nr, notify, next)
+	}
+}
+
+// nativePolicy assembles step 4 with go-seccomp-bpf. It expects A = nr on
+// entry and always returns. Policy.Assemble cannot be used: it picks the
+// arch from runtime.GOARCH (the field that would select it is unexported)
+// and prepends an arch check the guard already did; so this drives the
+// library's assembler (Program, SyscallWithConditions) directly, with the
+// same group structure Policy.Assemble produces.
+func nativePolicy(native *abiInfo) ([]bpf.Instruction, error) {
+	calls := []seccomp.SyscallWithConditions{
+		{Num: native.nrOf(Connect)},
+		{Num: native.nrOf(SendTo), Conditions: []seccomp.ArgumentConditions{{
+			// dest_addr is a full 64-bit pointer: NULL only when both halves are 0.
+			{Argument: 4, Operation: seccomp.NotEqual, Value: 0},
+		}}},
+		{Num: native.nrOf(SendMsg)},
+		{Num: native.nrOf(SendMMsg)},
+		{Num: native.nrOf(IOUringSetup)},
+	}
+	p := seccomp.NewProgram()
+	action, end := p.NewLabel(), p.NewLabel()
+	for i, c := range calls {
+		c.Assemble(&p, i < len(calls)-1, action, end)
+	}
+	p.SetLabel(action)
+	p.Ret(seccomp.ActionUserNotify)
+	p.SetLabel(end)
+	p.Ret(seccomp.ActionAllow)
+	return p.Assemble()
+}

@@ -1,0 +1,213 @@
+package bpf
+
+import (
+	"fmt"
+
+	"github.com/elastic/go-seccomp-bpf/arch"
+	"golang.org/x/sys/unix"
+)
+
+// Kind says which intercepted operation a syscall is.
+type Kind int
+
+// Kinds of syscall. The zero value is Other, so an unknown syscall is
+// never mistaken for an intercepted one.
+const (
+	Other Kind = iota
+	Connect
+	SendTo
+	SendMsg
+	SendMMsg
+	Socket
+	IOUringSetup
+	SocketCall // i386 (and old-ABI arm) multiplexer: socket, connect, sendto... in one nr
+)
+
+var kindNames = [...]string{
+	Other:        "other",
+	Connect:      "connect",
+	SendTo:       "sendto",
+	SendMsg:      "sendmsg",
+	SendMMsg:     "sendmmsg",
+	Socket:       "socket",
+	IOUringSetup: "io_uring_setup",
+	SocketCall:   "socketcall",
+}
+
+// String returns the syscall name the kind stands for ("other" for Other).
+func (k Kind) String() string {
+	if k >= 0 && int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", int(k))
+}
+
+// Call describes one (arch, nr) pair as seen in a seccomp notification.
+type Call struct {
+	Name    string // syscall name in that ABI, or "syscall N" when unknown
+	Kind    Kind
+	Foreign bool   // not the native 64-bit ABI (i386, x32, arm, or an unknown arch)
+	ABI     string // "x86_64", "i386", "x32", "aarch64", "arm"; "" for an unknown arch
+}
+
+// x32Bit is __X32_SYSCALL_BIT: x32 shares AUDIT_ARCH_X86_64 with x86_64
+// and is told apart only by this bit in nr.
+const x32Bit = 0x40000000
+
+// ABI names.
+const (
+	abiX8664   = "x86_64"
+	abiI386    = "i386"
+	abiX32     = "x32"
+	abiAArch64 = "aarch64"
+	abiARM     = "arm"
+)
+
+// trap is one intercepted syscall number of one ABI.
+type trap struct {
+	nr   uint32
+	kind Kind
+}
+
+// abiInfo is what the program and Lookup need to know about one ABI.
+// The numbers come from the kernel's syscall tables (cited per ABI) and are
+// cross-checked against go-seccomp-bpf's tables in the tests. They are not
+// read from the library's name->number maps because its x32 table names
+// two numbers "sendmsg" (46 and 518), so that map is ambiguous.
+type abiInfo struct {
+	name    string
+	audit   uint32
+	foreign bool
+	names   map[int]string // nr -> name, for Lookup (go-seccomp-bpf tables)
+	traps   []trap         // numbers that go to the supervisor unconditionally
+}
+
+// i386: arch/x86/entry/syscalls/syscall_32.tbl.
+var abiI386Info = &abiInfo{
+	name: abiI386, audit: unix.AUDIT_ARCH_I386, foreign: true,
+	names: arch.I386.SyscallNumbers,
+	traps: []trap{
+		{102, SocketCall}, {359, Socket}, {362, Connect}, {369, SendTo},
+		{370, SendMsg}, {345, SendMMsg}, {425, IOUringSetup},
+	},
+}
+
+// x32: arch/x86/entry/syscalls/syscall_64.tbl, "common" and "x32" rows,
+// plus the "64"-only sendmsg (46) and sendmmsg (307): kernels before 5.4
+// shared one table between x86_64 and x32, so an x32 caller could reach the
+// 64-bit entries too. All of them carry x32Bit.
+var abiX32Info = &abiInfo{
+	name: abiX32, audit: unix.AUDIT_ARCH_X86_64, foreign: true,
+	names: arch.X32.SyscallNumbers,
+	traps: []trap{
+		{x32Bit | 41, Socket}, {x32Bit | 42, Connect}, {x32Bit | 44, SendTo},
+		{x32Bit | 518, SendMsg}, {x32Bit | 46, SendMsg},
+		{x32Bit | 538, SendMMsg}, {x32Bit | 307, SendMMsg},
+		{x32Bit | 425, IOUringSetup},
+	},
+}
+
+// x86_64: arch/x86/entry/syscalls/syscall_64.tbl. socket and sendto are
+// decided by arguments (see program.go); the others are unconditional.
+var abiX8664Info = &abiInfo{
+	name: abiX8664, audit: unix.AUDIT_ARCH_X86_64,
+	names: arch.X86_64.SyscallNumbers,
+	traps: []trap{
+		{41, Socket}, {42, Connect}, {44, SendTo}, {46, SendMsg},
+		{307, SendMMsg}, {425, IOUringSetup},
+	},
+}
+
+// arm (EABI, the only 32-bit ABI arm64 runs): arch/arm/tools/syscall.tbl.
+// 102 is socketcall in the old ABI only (arm64's compat table maps it to
+// sys_ni_syscall), but it is trapped anyway: some vendor kernels re-enable
+// socketcall for EABI, and trapping a dead number costs nothing.
+var abiARMInfo = &abiInfo{
+	name: abiARM, audit: unix.AUDIT_ARCH_ARM, foreign: true,
+	names: arch.ARM.SyscallNumbers,
+	traps: []trap{
+		{102, SocketCall}, {281, Socket}, {283, Connect}, {290, SendTo},
+		{296, SendMsg}, {374, SendMMsg}, {425, IOUringSetup},
+	},
+}
+
+// aarch64: include/uapi/asm-generic/unistd.h.
+var abiAArch64Info = &abiInfo{
+	name: abiAArch64, audit: unix.AUDIT_ARCH_AARCH64,
+	names: arch.AARCH64.SyscallNumbers,
+	traps: []trap{
+		{198, Socket}, {203, Connect}, {206, SendTo}, {211, SendMsg},
+		{269, SendMMsg}, {425, IOUringSetup},
+	},
+}
+
+// nrOf returns the number of the trapped syscall of the given kind. The
+// first entry wins (x32 lists the x32-specific number first).
+func (a *abiInfo) nrOf(k Kind) uint32 {
+	for _, t := range a.traps {
+		if t.kind == k {
+			return t.nr
+		}
+	}
+	panic(fmt.Sprintf("bpf: %s has no %v", a.name, k))
+}
+
+// target is one native architecture the program can be built for.
+type target struct {
+	native *abiInfo
+	compat *abiInfo
+	x32    *abiInfo // nil where there is no x32
+}
+
+var targets = map[string]target{
+	"amd64": {native: abiX8664Info, compat: abiI386Info, x32: abiX32Info},
+	"arm64": {native: abiAArch64Info, compat: abiARMInfo},
+}
+
+// Lookup maps a notification's (arch, nr) to what it is. It knows all five
+// ABIs whatever the host, since the pair alone names the syscall.
+func Lookup(auditArch uint32, nr int32) Call {
+	a := abiFor(auditArch, uint32(nr))
+	if a == nil {
+		return Call{Name: fmt.Sprintf("syscall %d", nr), Foreign: true}
+	}
+	c := Call{Kind: Other, Foreign: a.foreign, ABI: a.name}
+	for _, t := range a.traps {
+		if t.nr == uint32(nr) {
+			c.Kind = t.kind
+			c.Name = t.kind.String()
+			return c
+		}
+	}
+	bare := int(uint32(nr) &^ x32BitIf(a))
+	if name, ok := a.names[bare]; ok {
+		c.Name = name
+	} else {
+		c.Name = fmt.Sprintf("syscall %d", nr)
+	}
+	return c
+}
+
+func x32BitIf(a *abiInfo) uint32 {
+	if a == abiX32Info {
+		return x32Bit
+	}
+	return 0
+}
+
+func abiFor(auditArch, nr uint32) *abiInfo {
+	switch auditArch {
+	case unix.AUDIT_ARCH_X86_64:
+		if nr&x32Bit != 0 {
+			return abiX32Info
+		}
+		return abiX8664Info
+	case unix.AUDIT_ARCH_I386:
+		return abiI386Info
+	case unix.AUDIT_ARCH_AARCH64:
+		return abiAArch64Info
+	case unix.AUDIT_ARCH_ARM:
+		return abiARMInfo
+	}
+	return nil
+}

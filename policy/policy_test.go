@@ -1,0 +1,102 @@
+package policy
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/classify"
+)
+
+func dest(t *testing.T, s string) (classify.Dest, classify.Class) {
+	t.Helper()
+	ap := netip.MustParseAddrPort(s)
+	fam := uint16(unix.AF_INET6)
+	if ap.Addr().Is4() {
+		fam = unix.AF_INET
+	}
+	d := classify.Dest{Family: fam, Addr: ap}
+	return d, (&classify.Resolvers{}).Classify(d)
+}
+
+func TestDecide(t *testing.T) {
+	rules := []Rule{mustRule(t, "192.0.2.0/24:443"), mustRule(t, "::/128")}
+	tests := []struct {
+		name    string
+		p       Policy
+		dest    string
+		ctx     Context
+		verdict Verdict
+		audit   bool
+		errno   unix.Errno
+	}{
+		{"loopback", Policy{}, "127.0.0.1:80", Context{}, Allowed, false, 0},
+		{"external", Policy{}, "203.0.113.7:443", Context{}, Denied, true, unix.EPERM},
+		{"external errno", Policy{Errno: unix.ECONNREFUSED}, "203.0.113.7:443", Context{}, Denied, true, unix.ECONNREFUSED},
+		{"private", Policy{}, "10.0.0.1:80", Context{}, Denied, true, unix.EPERM},
+		{"rule", Policy{Rules: rules}, "192.0.2.7:443", Context{}, Allowed, true, 0},
+		{"rule wrong port", Policy{Rules: rules}, "192.0.2.7:80", Context{}, Denied, true, unix.EPERM},
+		{"rule unspecified", Policy{Rules: rules}, "[::]:8080", Context{}, Allowed, true, 0},
+		{"unspecified v4 not covered", Policy{Rules: rules}, "0.0.0.0:8080", Context{}, Denied, true, unix.EPERM},
+		{"audit mode", Policy{Mode: Audit}, "203.0.113.7:443", Context{}, WouldDeny, true, 0},
+		{"marked", Policy{}, "203.0.113.7:443", Context{Marked: true}, Allowed, true, 0},
+		{"marked at collection", Policy{}, "203.0.113.7:443", Context{Marked: true, Collection: true}, Denied, true, unix.EPERM},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, cls := dest(t, tt.dest)
+			got := tt.p.Decide(Attempt{Kind: Destination, Dest: d, Class: cls, Context: tt.ctx})
+			if got.Verdict != tt.verdict || got.Audit != tt.audit || got.Errno != tt.errno {
+				t.Errorf("Decide(%s) = %+v, want verdict %s audit %v errno %v", tt.dest, got, tt.verdict, tt.audit, tt.errno)
+			}
+			if got.Reason == "" {
+				t.Errorf("Decide(%s) gave no reason", tt.dest)
+			}
+		})
+	}
+}
+
+func TestDecideNonDestinations(t *testing.T) {
+	for _, k := range []Kind{RawSocket, IOURing, ForeignABI} {
+		p := Policy{Rules: []Rule{mustRule(t, "0.0.0.0/0")}}
+		if d := p.Decide(Attempt{Kind: k, Context: Context{Marked: true}}); d.Verdict != Denied || d.Errno != unix.EPERM {
+			t.Errorf("kind %d: %+v, want denied with EPERM whatever the rules and markers", k, d)
+		}
+		p.Mode = Audit
+		if d := p.Decide(Attempt{Kind: k}); d.Verdict != WouldDeny {
+			t.Errorf("kind %d in audit mode: %+v, want would-deny", k, d)
+		}
+	}
+}
+
+func TestUnspecifiedAdvice(t *testing.T) {
+	d, cls := dest(t, "[::]:41234")
+	got := (&Policy{}).Decide(Attempt{Kind: Destination, Dest: d, Class: cls})
+	for _, want := range []string{"not loopback", "127.0.0.1:0", "--allow ::/128"} {
+		if !strings.Contains(got.Reason, want) {
+			t.Errorf("reason %q lacks %q", got.Reason, want)
+		}
+	}
+}
+
+func TestParseMode(t *testing.T) {
+	for in, want := range map[string]Mode{"enforce": Enforce, "audit": Audit, "AUDIT": Audit} {
+		if got, err := ParseMode(in); err != nil || got != want {
+			t.Errorf("ParseMode(%q) = %v, %v", in, got, err)
+		}
+	}
+	if _, err := ParseMode("permissive"); err == nil {
+		t.Error("ParseMode(permissive) did not fail")
+	}
+}
+
+func mustRule(t *testing.T, s string) Rule {
+	t.Helper()
+	r, err := ParseRule(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/policy"
+)
+
+// config is everything the flags and NETTRAP_* variables say.
+type config struct {
+	mode       policy.Mode
+	rules      []policy.Rule
+	errno      unix.Errno
+	auditLog   string
+	resolvConf string
+	runID      string
+	help       bool
+	args       []string
+}
+
+const usage = `nettrap runs a command with outbound network cut off, by a seccomp filter
+that hands connect, sendto, sendmsg and sendmmsg to a supervisor.
+Loopback, Unix sockets and netlink pass; everything else fails with EPERM
+and is reported.
+
+Usage:
+  nettrap [flags] [--] COMMAND [ARGS...]
+  go test -exec nettrap ./...
+  nettrap version
+
+Examples:
+  nettrap -- curl https://example.com        # blocked: external
+  nettrap --allow 10.0.0.0/8:5432 -- ./integration.test
+  nettrap --mode=audit --audit-log net.jsonl -- make test
+  NETTRAP_ALLOW=192.0.2.0/24 go test -exec nettrap ./...
+
+Every flag can also be set with an environment variable: --audit-log is
+NETTRAP_AUDIT_LOG, --allow is NETTRAP_ALLOW (comma-separated), and so on.
+A flag on the command line wins over the variable.
+
+Flags:
+`
+
+func newFlagSet(cfg *config, modeStr, errnoStr *string, allow *[]string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("nettrap", pflag.ContinueOnError)
+	// The command's own flags (-test.v …) are not ours: stop at the first
+	// argument that is not a flag.
+	fs.SetInterspersed(false)
+	fs.StringVar(modeStr, "mode", "enforce", "enforce: deny; audit: allow everything, record what would be denied")
+	fs.StringArrayVar(allow, "allow", nil, "allow CIDR[:PORT] (repeatable; addresses only, never names)")
+	fs.StringVar(errnoStr, "errno", "EPERM", "errno for denied calls (EPERM, EACCES, ECONNREFUSED, ENETUNREACH, …)")
+	fs.StringVar(&cfg.auditLog, "audit-log", "", "append one JSON record per audited attempt to `FILE`")
+	fs.StringVar(&cfg.resolvConf, "resolv-conf", "/etc/resolv.conf", "where to read the nameservers whose port 53 is classed dns")
+	fs.StringVar(&cfg.runID, "run-id", "", "run id for the audit trail (default: a new random one)")
+	fs.BoolVarP(&cfg.help, "help", "h", false, "show this help")
+	fs.Usage = func() {
+		fmt.Fprint(os.Stderr, usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseConfig reads flags from args and NETTRAP_* variables from env.
+func parseConfig(args []string, getenv func(string) string) (*config, error) {
+	cfg := &config{}
+	var modeStr, errnoStr string
+	var allow []string
+	fs := newFlagSet(cfg, &modeStr, &errnoStr, &allow)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if err := applyEnv(fs, getenv); err != nil {
+		return nil, err
+	}
+	cfg.args = fs.Args()
+	if cfg.help {
+		return cfg, nil
+	}
+	var err error
+	if cfg.mode, err = policy.ParseMode(modeStr); err != nil {
+		return nil, err
+	}
+	if cfg.errno, err = parseErrno(errnoStr); err != nil {
+		return nil, err
+	}
+	for _, a := range allow {
+		r, err := policy.ParseRule(a)
+		if err != nil {
+			return nil, err
+		}
+		cfg.rules = append(cfg.rules, r)
+	}
+	return cfg, nil
+}
+
+// applyEnv sets every flag not given on the command line from its
+// NETTRAP_* variable (--audit-log from NETTRAP_AUDIT_LOG). List flags take
+// comma-separated values.
+func applyEnv(fs *pflag.FlagSet, getenv func(string) string) error {
+	var err error
+	fs.VisitAll(func(f *pflag.Flag) {
+		if err != nil || f.Changed || f.Name == "help" {
+			return
+		}
+		name := "NETTRAP_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		v := getenv(name)
+		if v == "" {
+			return
+		}
+		vals := []string{v}
+		if f.Value.Type() == "stringArray" {
+			vals = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
+		}
+		for _, one := range vals {
+			if e := fs.Set(f.Name, one); e != nil {
+				err = fmt.Errorf("bad %s=%q: %w", name, v, e)
+				return
+			}
+		}
+	})
+	return err
+}
+
+func parseErrno(s string) (unix.Errno, error) {
+	name := strings.ToUpper(strings.TrimSpace(s))
+	if !strings.HasPrefix(name, "E") {
+		name = "E" + name
+	}
+	for e := unix.Errno(1); e < 4096; e++ {
+		if unix.ErrnoName(e) == name {
+			return e, nil
+		}
+	}
+	return 0, fmt.Errorf("bad --errno %q: not an errno name (e.g. EPERM, EACCES, ECONNREFUSED)", s)
+}

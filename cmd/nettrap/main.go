@@ -1,0 +1,152 @@
+// Command nettrap runs a command, or a Go test binary, with outbound
+// network cut off by seccomp user notification. See README.md.
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/pflag"
+
+	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/classify"
+	"github.com/nettrap/nettrap/guard"
+	"github.com/nettrap/nettrap/policy"
+	"github.com/nettrap/nettrap/supervisor"
+)
+
+// exitCantRun is the status when nettrap itself could not run the command
+// (bad flags, no seccomp), as `env` and `timeout` use 125.
+const exitCantRun = 125
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	if len(args) > 0 && args[0] == "version" {
+		printVersion(os.Stdout)
+		return 0
+	}
+	cfg, err := parseConfig(args, os.Getenv)
+	if err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return 0
+		}
+		return cantRun("%v (see nettrap --help)", err)
+	}
+	if cfg.help {
+		newFlagSet(&config{}, new(string), new(string), new([]string)).Usage()
+		return 0
+	}
+	if len(cfg.args) == 0 {
+		return cantRun("no command given: nettrap [flags] -- COMMAND [ARGS...] (see nettrap --help)")
+	}
+	return confine(cfg)
+}
+
+func cantRun(format string, a ...any) int {
+	fmt.Fprintf(os.Stderr, "nettrap: "+format+"\n", a...)
+	return exitCantRun
+}
+
+// confine runs the command under the supervisor and returns its status.
+func confine(cfg *config) int {
+	g, closeAudit, err := newGuard(cfg)
+	if err != nil {
+		return cantRun("%v", err)
+	}
+	cmd := exec.Command(cfg.args[0], cfg.args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if _, err := exec.LookPath(cfg.args[0]); err != nil {
+		closeAudit()
+		return cantRun("%v", err)
+	}
+	// Catch the signals before the child exists, so none is lost.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
+	defer signal.Stop(sigs)
+	sess, err := supervisor.Start(cmd, supervisor.Options{Decider: g})
+	if err != nil {
+		closeAudit()
+		if errors.Is(err, supervisor.ErrUnsupported) {
+			return cantRun("cannot confine: %v; nettrap needs Linux 5.0+ with seccomp user notification, and a container runtime that allows seccomp(2)", err)
+		}
+		return cantRun("cannot start %s: %v", cfg.args[0], err)
+	}
+	go forwardSignals(sess, sigs)
+	waitErr := sess.Wait()
+	status := exitStatus(cmd, waitErr)
+	for _, e := range sess.Errors() {
+		fmt.Fprintf(os.Stderr, "nettrap: supervisor: %v\n", e)
+	}
+	if err := closeAudit(); err != nil {
+		fmt.Fprintf(os.Stderr, "nettrap: %v\n", err)
+		return exitCantRun
+	}
+	if errs := g.AuditErrors(); len(errs) > 0 {
+		fmt.Fprintf(os.Stderr, "nettrap: the audit log is incomplete (%d records could not be written; they are printed above): %v\n", len(errs), errs[0])
+		return exitCantRun
+	}
+	return status
+}
+
+func newGuard(cfg *config) (*guard.Guard, func() error, error) {
+	ns, err := classify.LoadResolvConf(cfg.resolvConf)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read nameservers: %w", err)
+	}
+	g := &guard.Guard{
+		Policy:    &policy.Policy{Mode: cfg.mode, Rules: cfg.rules, Errno: cfg.errno},
+		Resolvers: &classify.Resolvers{Nameservers: ns, UnixSockets: classify.DefaultResolverSockets()},
+		Messages:  os.Stderr,
+		RunID:     cfg.runID,
+	}
+	if g.RunID == "" {
+		g.RunID = newRunID()
+	}
+	closeAudit := func() error { return nil }
+	if cfg.auditLog != "" {
+		w, err := audit.Open(cfg.auditLog)
+		if err != nil {
+			return nil, nil, err
+		}
+		g.Audit = w
+		closeAudit = w.Close
+	}
+	return g, closeAudit, nil
+}
+
+func newRunID() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// forwardSignals passes the signals nettrap gets on to the command: the go
+// command sends SIGQUIT to the -exec program on -timeout, and expects the
+// test binary's goroutine dump.
+func forwardSignals(sess *supervisor.Session, sigs <-chan os.Signal) {
+	for sig := range sigs {
+		sess.Signal(sig)
+	}
+}
+
+// exitStatus is the command's own status, or 128+signal when a signal
+// killed it, as shells report it.
+func exitStatus(cmd *exec.Cmd, err error) int {
+	if st := cmd.ProcessState; st != nil {
+		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return st.ExitCode()
+	}
+	fmt.Fprintf(os.Stderr, "nettrap: wait: %v\n", err)
+	return exitCantRun
+}

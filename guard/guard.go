@@ -1,0 +1,227 @@
+package guard
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/classify"
+	"github.com/nettrap/nettrap/policy"
+	"github.com/nettrap/nettrap/supervisor"
+)
+
+// Who is what attribution knows of a call's origin.
+type Who struct {
+	policy.Context
+	Package    string
+	Test       string   // the test, or "collection"; "" outside Go tests
+	Candidates []string // several tests could have made it (t.Parallel)
+}
+
+// Attribution tells which test made a call and learns of the denials, so
+// that it can fail that test. Nil means generic mode (processes only).
+type Attribution interface {
+	Who(c *supervisor.Call) Who
+	Denied(w Who, line string)
+}
+
+// Guard is the supervisor.Decider of nettrap: it classifies what a call
+// aims at, asks the policy, and keeps the audit trail and the counts.
+type Guard struct {
+	Policy      *policy.Policy
+	Resolvers   *classify.Resolvers
+	Audit       *audit.Writer // nil: no audit log
+	Messages    io.Writer     // the "nettrap: …" lines (stderr)
+	RunID       string
+	Attribution Attribution
+
+	mu        sync.Mutex
+	counts    Counts
+	auditErrs []error
+}
+
+// Counts are what the guard saw, by outcome.
+type Counts struct {
+	AllowedByClass map[string]int
+	Audited        int // allowed by a rule or a marker
+	Denied         int
+	WouldDeny      int
+}
+
+// attempt is one decided destination (or non-destination) of a call.
+type attempt struct {
+	policy.Attempt
+	decision policy.Decision
+}
+
+// Decide implements supervisor.Decider.
+func (g *Guard) Decide(c *supervisor.Call) supervisor.Answer {
+	atts := g.attempts(c)
+	if allPlain(atts) {
+		g.countPlain(atts)
+		return supervisor.Answer{Allow: true}
+	}
+	var who Who
+	if g.Attribution != nil {
+		who = g.Attribution.Who(c)
+	}
+	answer := supervisor.Answer{Allow: true}
+	for i := range atts {
+		a := &atts[i]
+		a.Context = who.Context
+		a.decision = g.Policy.Decide(a.Attempt)
+		if a.decision.Verdict == policy.Denied && answer.Allow {
+			answer = supervisor.Answer{Errno: a.decision.Errno}
+		}
+	}
+	if c.Err != 0 {
+		answer = supervisor.Answer{Errno: c.Err}
+	}
+	g.record(c, who, atts)
+	return answer
+}
+
+// attempts turns a call into the policy's attempts, classifying every
+// destination it names.
+func (g *Guard) attempts(c *supervisor.Call) []attempt {
+	if c.Syscall.Foreign {
+		return []attempt{{Attempt: policy.Attempt{Kind: policy.ForeignABI}}}
+	}
+	switch c.Syscall.Kind {
+	case bpf.Socket:
+		return []attempt{{Attempt: policy.Attempt{Kind: policy.RawSocket}}}
+	case bpf.IOUringSetup:
+		return []attempt{{Attempt: policy.Attempt{Kind: policy.IOURing}}}
+	}
+	atts := make([]attempt, 0, len(c.Dests))
+	for _, d := range c.Dests {
+		cls := g.Resolvers.Classify(d)
+		atts = append(atts, attempt{Attempt: policy.Attempt{Kind: policy.Destination, Dest: d, Class: cls}})
+	}
+	return atts
+}
+
+// allPlain: every attempt is of a class allowed by default, which needs no
+// attribution, no record, nothing but a count: the fast path.
+func allPlain(atts []attempt) bool {
+	for _, a := range atts {
+		if a.Kind != policy.Destination || !a.Class.AllowedByDefault() {
+			return false
+		}
+	}
+	return true
+}
+
+func (g *Guard) countPlain(atts []attempt) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.counts.AllowedByClass == nil {
+		g.counts.AllowedByClass = map[string]int{}
+	}
+	for _, a := range atts {
+		g.counts.AllowedByClass[a.Class.String()]++
+	}
+}
+
+// record writes the audit records and the message lines of a call.
+func (g *Guard) record(c *supervisor.Call, who Who, atts []attempt) {
+	caller := c.Caller()
+	sock := c.SockType()
+	now := time.Now().UTC()
+	for _, a := range atts {
+		d := a.decision
+		if !d.Audit && c.Err == 0 {
+			g.countPlain([]attempt{a})
+			continue
+		}
+		rec := g.newRecord(c, who, caller, sock, a, now)
+		g.count(d)
+		if d.Verdict != policy.Allowed {
+			line := Line(rec, who.Test == "")
+			fmt.Fprintln(g.Messages, "nettrap: "+line)
+			if g.Attribution != nil && d.Verdict == policy.Denied {
+				g.Attribution.Denied(who, "nettrap: "+line)
+			}
+		}
+		if g.Audit != nil {
+			if err := g.Audit.Write(rec); err != nil {
+				g.auditFailed(err, rec)
+			}
+		}
+	}
+}
+
+func (g *Guard) newRecord(c *supervisor.Call, who Who, caller supervisor.Caller, sock string, a attempt, now time.Time) audit.Record {
+	rec := audit.Record{
+		Schema: audit.SchemaVersion, Time: now, RunID: g.RunID,
+		Package: who.Package, Test: who.Test, Candidates: who.Candidates, Marked: who.Marked,
+		PID: caller.PID, TID: c.TID, Exe: caller.Exe, Argv0: filepath.Base(caller.Argv0),
+		Syscall: c.Syscall.Name, ABI: c.Syscall.ABI, SockType: sock,
+		Decision: string(a.decision.Verdict), Reason: a.decision.Reason,
+	}
+	if a.Kind == policy.Destination {
+		rec.Family = a.Dest.FamilyName()
+		rec.Dest = a.Dest.String()
+		rec.Class = a.Class.String()
+	}
+	errno := a.decision.Errno
+	if c.Err != 0 {
+		errno = c.Err
+		rec.Decision = string(policy.Denied)
+		rec.Reason = "arguments unreadable or malformed: " + unix.ErrnoName(c.Err)
+	}
+	if errno != 0 {
+		rec.Errno = unix.ErrnoName(errno)
+	}
+	return rec
+}
+
+func (g *Guard) count(d policy.Decision) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch d.Verdict {
+	case policy.Allowed:
+		g.counts.Audited++
+	case policy.Denied:
+		g.counts.Denied++
+	case policy.WouldDeny:
+		g.counts.WouldDeny++
+	}
+}
+
+// auditFailed keeps a record that could not be written: it goes to the
+// messages instead, whole, and the run is marked as not fully audited.
+func (g *Guard) auditFailed(err error, rec audit.Record) {
+	g.mu.Lock()
+	g.auditErrs = append(g.auditErrs, err)
+	g.mu.Unlock()
+	fmt.Fprintf(g.Messages, "nettrap: %v; the record follows:\n", err)
+	if b, jerr := jsonLine(rec); jerr == nil {
+		fmt.Fprintf(g.Messages, "nettrap: audit record: %s\n", b)
+	}
+}
+
+// Counts returns a copy of the counts so far.
+func (g *Guard) Counts() Counts {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c := g.counts
+	c.AllowedByClass = make(map[string]int, len(g.counts.AllowedByClass))
+	for k, v := range g.counts.AllowedByClass {
+		c.AllowedByClass[k] = v
+	}
+	return c
+}
+
+// AuditErrors returns the audit writes that failed.
+func (g *Guard) AuditErrors() []error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]error(nil), g.auditErrs...)
+}

@@ -1,0 +1,47 @@
+package guard
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/nettrap/nettrap/audit"
+)
+
+// Line is the one-line message for a denied (or would-be denied) attempt:
+//
+//	Outbound network blocked: connect tcp 203.0.113.7:443 (external) by pid 4242 curl
+//
+// byProcess names the process (generic mode); otherwise the test.
+func Line(r audit.Record, byProcess bool) string {
+	var b strings.Builder
+	if r.Decision == "would-deny" {
+		b.WriteString("audit: would block: ")
+	} else {
+		b.WriteString("Outbound network blocked: ")
+	}
+	b.WriteString(r.Syscall)
+	if r.ABI != "" && r.ABI != "x86_64" && r.ABI != "aarch64" {
+		b.WriteString(" (" + r.ABI + " ABI)")
+	}
+	if r.SockType != "" {
+		b.WriteString(" " + r.SockType)
+	}
+	if r.Dest != "" {
+		fmt.Fprintf(&b, " %s (%s)", r.Dest, r.Class)
+	}
+	switch {
+	case byProcess || r.Test == "":
+		fmt.Fprintf(&b, " by pid %d %s", r.PID, r.Argv0)
+	case len(r.Candidates) > 1:
+		fmt.Fprintf(&b, " in one of %s (ambiguous: tests ran in parallel; rerun with -test.parallel=1 to pin it)", strings.Join(r.Candidates, ", "))
+	default:
+		b.WriteString(" in " + r.Test)
+	}
+	if r.Class == "" || r.Class == "unspecified" || r.Class == "dns" || r.Class == "other-family" {
+		b.WriteString(": " + r.Reason)
+	}
+	return b.String()
+}
+
+func jsonLine(r audit.Record) ([]byte, error) { return json.Marshal(r) }

@@ -1,0 +1,107 @@
+package supervisor
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/classify"
+)
+
+// Call is one intercepted syscall with its arguments already read from
+// the target. The target is stopped in the kernel until it is answered.
+type Call struct {
+	ID      uint64
+	TID     int
+	Syscall bpf.Call
+	Args    [6]uint64
+	// Dests are the destinations the call names: one for connect and
+	// sendto, one for a sendmsg with a msg_name, one per named message of
+	// a sendmmsg. Empty when the call names none.
+	Dests []classify.Dest
+	// Err is set when the arguments could not be read or are malformed:
+	// the call must then fail with this errno, as the kernel would.
+	Err unix.Errno
+
+	listener   int
+	callerOnce sync.Once
+	caller     Caller
+	sockOnce   sync.Once
+	sock       string
+}
+
+// Caller says who made a call. Read from /proc on first use only, since
+// allowed calls never need it.
+type Caller struct {
+	PID   int // thread group id
+	TID   int
+	Exe   string
+	Argv0 string
+	Argv  []string
+	Gone  bool // the task went away (or its pid was reused) while looking
+}
+
+// Valid reports whether the call is still pending: the thread still waits
+// in it. A decider that waits for something (a test's output to drain) can
+// poll it to give up on a target that died.
+func (c *Call) Valid() bool { return idValid(c.listener, c.ID) }
+
+// Caller reads who made the call. It is only called for calls that are
+// audited, so the cost stays off the allowed path.
+func (c *Call) Caller() Caller {
+	c.callerOnce.Do(func() {
+		c.caller = readCaller(c.TID)
+		if !idValid(c.listener, c.ID) {
+			c.caller.Gone = true
+		}
+	})
+	return c.caller
+}
+
+// SockType names the socket the call acts on ("tcp", "udp", "unix-stream",
+// …), or "" when it cannot be told. For socket(2) it is the type asked for.
+func (c *Call) SockType() string {
+	c.sockOnce.Do(func() {
+		switch c.Syscall.Kind {
+		case bpf.Connect, bpf.SendTo, bpf.SendMsg, bpf.SendMMsg:
+			if !c.Syscall.Foreign {
+				c.sock = socketType(c.Caller().PID, c.TID, int(int32(c.Args[0])))
+			}
+		case bpf.Socket:
+			c.sock = socketTypeName(int(c.Args[0]), int(c.Args[1])&0xf, int(c.Args[2]))
+		}
+	})
+	return c.sock
+}
+
+func readCaller(tid int) Caller {
+	c := Caller{PID: tid, TID: tid}
+	dir := "/proc/" + strconv.Itoa(tid)
+	if st, err := os.ReadFile(dir + "/status"); err == nil {
+		for _, line := range strings.Split(string(st), "\n") {
+			if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+				if pid, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+					c.PID = pid
+				}
+				break
+			}
+		}
+	} else {
+		c.Gone = true
+	}
+	c.Exe, _ = os.Readlink(dir + "/exe")
+	if cmdline, err := os.ReadFile(dir + "/cmdline"); err == nil {
+		for _, a := range bytes.Split(bytes.TrimRight(cmdline, "\x00"), []byte{0}) {
+			c.Argv = append(c.Argv, string(a))
+		}
+	}
+	if len(c.Argv) > 0 {
+		c.Argv0 = c.Argv[0]
+	}
+	return c
+}

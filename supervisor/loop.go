@@ -1,0 +1,194 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/bpf"
+)
+
+// Answer is a decision on one call: let it run in the kernel, or fail it
+// with Errno.
+type Answer struct {
+	Allow bool
+	Errno unix.Errno
+}
+
+// Decider decides intercepted calls. It is called from many goroutines at
+// once, one per pending call, and must be safe for that. It may block (for
+// instance to drain a test's output first), but every moment it takes is a
+// moment the calling thread waits.
+type Decider interface {
+	Decide(c *Call) Answer
+}
+
+// DeciderFunc adapts a function to Decider.
+type DeciderFunc func(c *Call) Answer
+
+// Decide calls f.
+func (f DeciderFunc) Decide(c *Call) Answer { return f(c) }
+
+// Stats counts what the loop did.
+type Stats struct {
+	Notifications atomic.Uint64 // received from the kernel
+	Allowed       atomic.Uint64
+	Denied        atomic.Uint64
+	Vanished      atomic.Uint64 // the target left the call before the answer (ENOENT)
+}
+
+// loop receives notifications from the listener and answers each in its
+// own goroutine, so that one slow decision never stalls other threads.
+type loop struct {
+	listener int
+	decider  Decider
+	stats    *Stats
+	wake     [2]int // pipe: a write stops the loop
+	inflight sync.WaitGroup
+	errs     chan<- error
+}
+
+func newLoop(listener int, d Decider, stats *Stats, errs chan<- error) (*loop, error) {
+	l := &loop{listener: listener, decider: d, stats: stats, errs: errs}
+	if err := unix.Pipe2(l.wake[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+		return nil, os.NewSyscallError("pipe2", err)
+	}
+	return l, nil
+}
+
+// run serves until stop is called or no task uses the filter any more.
+// RECV itself would block forever once the last target is gone (the
+// kernel only wakes pollers with POLLHUP), so every RECV waits in poll
+// first, together with the wake pipe.
+func (l *loop) run() {
+	fds := []unix.PollFd{
+		{Fd: int32(l.listener), Events: unix.POLLIN},
+		{Fd: int32(l.wake[0]), Events: unix.POLLIN},
+	}
+	for {
+		fds[0].Revents, fds[1].Revents = 0, 0
+		if _, err := unix.Poll(fds, -1); err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			l.report(os.NewSyscallError("poll", err))
+			return
+		}
+		if fds[1].Revents != 0 {
+			return
+		}
+		if fds[0].Revents&unix.POLLIN != 0 {
+			l.receive()
+			continue
+		}
+		if fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
+			return
+		}
+	}
+}
+
+func (l *loop) receive() {
+	n := new(notif)
+	if err := recvNotif(l.listener, n); err != nil {
+		// ENOENT: the target left the syscall (a signal, Go's SIGURG
+		// preemption, death) between poll and RECV. EINTR: our own
+		// thread was interrupted. Both are normal.
+		if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.EINTR) {
+			l.report(os.NewSyscallError("ioctl(SECCOMP_IOCTL_NOTIF_RECV)", err))
+		}
+		return
+	}
+	l.stats.Notifications.Add(1)
+	l.inflight.Add(1)
+	go func() {
+		defer l.inflight.Done()
+		l.handle(n)
+	}()
+}
+
+// handle reads the call's arguments, checks that the notification is still
+// the one it was (the memory read belongs to the right task), decides and
+// answers. Every path ends in an answer or a vanished target: a target is
+// never left waiting.
+func (l *loop) handle(n *notif) {
+	c := &Call{
+		ID:       n.ID,
+		TID:      int(n.PID),
+		Syscall:  bpf.Lookup(n.Data.Arch, n.Data.Nr),
+		Args:     n.Data.Args,
+		listener: l.listener,
+	}
+	if !c.Syscall.Foreign {
+		m, err := openMem(n.PID)
+		if err != nil {
+			c.Err = unix.EFAULT
+		} else {
+			c.Dests, c.Err = readDests(m, c)
+			m.Close()
+		}
+	}
+	if !idValid(l.listener, n.ID) {
+		l.stats.Vanished.Add(1)
+		return
+	}
+	a := l.decide(c)
+	resp := notifResp{ID: n.ID}
+	switch {
+	case a.Allow:
+		resp.Flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
+		l.stats.Allowed.Add(1)
+	default:
+		if a.Errno == 0 {
+			a.Errno = unix.EPERM
+		}
+		resp.Error = -int32(a.Errno)
+		l.stats.Denied.Add(1)
+	}
+	if err := sendResp(l.listener, &resp); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			l.stats.Vanished.Add(1)
+			return
+		}
+		l.report(os.NewSyscallError("ioctl(SECCOMP_IOCTL_NOTIF_SEND)", err))
+	}
+}
+
+// decide asks the decider, and fails the call closed if the decider panics:
+// a bug in a policy must never let a call through nor hang the target.
+func (l *loop) decide(c *Call) (a Answer) {
+	defer func() {
+		if r := recover(); r != nil {
+			l.report(fmt.Errorf("decider panicked on %s: %v", c.Syscall.Name, r))
+			a = Answer{Errno: unix.EPERM}
+		}
+	}()
+	if c.Err != 0 {
+		// Unreadable or malformed arguments: the decider still sees the
+		// call (to audit it), but cannot turn it into an allow.
+		l.decider.Decide(c)
+		return Answer{Errno: c.Err}
+	}
+	return l.decider.Decide(c)
+}
+
+func (l *loop) report(err error) {
+	select {
+	case l.errs <- err:
+	default:
+	}
+}
+
+// stop ends run and waits for the calls being answered.
+func (l *loop) stop() {
+	unix.Write(l.wake[1], []byte{0})
+	l.inflight.Wait()
+}
+
+func (l *loop) close() {
+	unix.Close(l.wake[0])
+	unix.Close(l.wake[1])
+}

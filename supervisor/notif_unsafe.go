@@ -1,0 +1,88 @@
+package supervisor
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The seccomp user-notification ABI (include/uapi/linux/seccomp.h).
+// golang.org/x/sys/unix has the constants but not the structs or the
+// ioctl numbers below, so they are written out here.
+
+// seccompData is struct seccomp_data.
+type seccompData struct {
+	Nr   int32
+	Arch uint32
+	IP   uint64
+	Args [6]uint64
+}
+
+// notif is struct seccomp_notif (80 bytes).
+type notif struct {
+	ID    uint64
+	PID   uint32
+	Flags uint32
+	Data  seccompData
+}
+
+// notifResp is struct seccomp_notif_resp (24 bytes).
+type notifResp struct {
+	ID    uint64
+	Val   int64
+	Error int32
+	Flags uint32
+}
+
+const (
+	// SECCOMP_IOCTL_NOTIF_ID_VALID is _IOW('!', 2, __u64). Kernels before
+	// 5.10 defined it as _IOR; they accept both since, so use the new one.
+	ioctlNotifIDValid = 0x40082102
+	// SECCOMP_IOCTL_NOTIF_SET_FLAGS is _IOW('!', 4, __u64) (6.6+).
+	ioctlNotifSetFlags = 0x40082104
+)
+
+// Compile-time checks that the layouts match the kernel's.
+var (
+	_ [80 - unsafe.Sizeof(notif{})]struct{}
+	_ [unsafe.Sizeof(notif{}) - 80]struct{}
+	_ [24 - unsafe.Sizeof(notifResp{})]struct{}
+	_ [unsafe.Sizeof(notifResp{}) - 24]struct{}
+)
+
+func ioctlPtr(fd int, req uintptr, p unsafe.Pointer) error {
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), req, uintptr(p))
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// recvNotif blocks until the kernel hands over one notification. The
+// struct must be zeroed before the call (the kernel rejects garbage).
+func recvNotif(fd int, n *notif) error {
+	*n = notif{}
+	return ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(n))
+}
+
+// sendResp answers one notification. ENOENT means the target is gone or
+// its syscall was interrupted: the caller treats it as normal.
+func sendResp(fd int, r *notifResp) error {
+	return ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(r))
+}
+
+// idValid reports whether the notification is still pending, i.e. the
+// task that raised it still waits in that very syscall. It must be asked
+// after reading target memory: if the task died and its pid was reused,
+// what was read belongs to somebody else.
+func idValid(fd int, id uint64) bool {
+	return ioctlPtr(fd, ioctlNotifIDValid, unsafe.Pointer(&id)) == nil
+}
+
+// setSyncWakeUp asks the kernel (6.6+) to wake the supervisor on the
+// target's CPU, which cuts the round trip. Unsupported is not an error.
+func setSyncWakeUp(fd int) bool {
+	// The flags travel as the ioctl argument itself, not behind a pointer.
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), ioctlNotifSetFlags, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
+	return e == 0
+}

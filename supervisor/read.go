@@ -1,0 +1,100 @@
+package supervisor
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/classify"
+)
+
+// readDests reads the destinations a call names from the stopped target,
+// mirroring what the kernel itself will copy in, so that what is checked is
+// what the kernel would use. Failures give the errno the kernel would give
+// for the same arguments.
+func readDests(m *memReader, c *Call) ([]classify.Dest, unix.Errno) {
+	a := c.Args
+	switch c.Syscall.Kind {
+	case bpf.Connect:
+		d, errno := readSockaddr(m, a[1], int64(int32(a[2])), classify.OpConnect)
+		return oneDest(d, errno)
+	case bpf.SendTo:
+		if a[4] == 0 { // the BPF program lets these through; be safe anyway
+			return nil, 0
+		}
+		d, errno := readSockaddr(m, a[4], int64(int32(a[5])), classify.OpSend)
+		return oneDest(d, errno)
+	case bpf.SendMsg:
+		return readMsgDests(m, a[1], 1, sizeofMsghdr)
+	case bpf.SendMMsg:
+		vlen := uint32(a[2])
+		if vlen > uioMaxIOV {
+			vlen = uioMaxIOV // __sys_sendmmsg clamps rather than fails
+		}
+		return readMsgDests(m, a[1], int(vlen), sizeofMmsghdr)
+	}
+	return nil, 0
+}
+
+func oneDest(d *classify.Dest, errno unix.Errno) ([]classify.Dest, unix.Errno) {
+	if errno != 0 || d == nil {
+		return nil, errno
+	}
+	return []classify.Dest{*d}, 0
+}
+
+// readSockaddr follows move_addr_to_kernel: a negative or oversized length
+// is EINVAL, zero means no address, an unreadable buffer is EFAULT.
+func readSockaddr(m *memReader, addr uint64, n int64, op classify.Op) (*classify.Dest, unix.Errno) {
+	if n < 0 || n > sizeofSockaddrStorage {
+		return nil, unix.EINVAL
+	}
+	if n == 0 {
+		// No address at all: connect fails in the protocol (EINVAL); a
+		// send uses the connected peer, if any.
+		if op == classify.OpConnect {
+			return nil, unix.EINVAL
+		}
+		return &classify.Dest{NoDest: true}, 0
+	}
+	buf := make([]byte, n)
+	if err := m.read(addr, buf); err != nil {
+		return nil, unix.EFAULT
+	}
+	d, err := classify.Parse(buf, op)
+	if err != nil {
+		// Truncated for its family, or too long: the kernel says EINVAL.
+		return nil, unix.EINVAL
+	}
+	return &d, 0
+}
+
+// readMsgDests reads count message headers of the given stride at vec and
+// the msg_name of each. It follows copy_msghdr_from_user: a NULL name or a
+// zero length means no address, a negative length is EINVAL, a length over
+// sizeof(sockaddr_storage) is clamped.
+func readMsgDests(m *memReader, vec uint64, count, stride int) ([]classify.Dest, unix.Errno) {
+	if count == 0 {
+		return nil, 0
+	}
+	hdrs := make([]byte, count*stride)
+	if err := m.read(vec, hdrs); err != nil {
+		return nil, unix.EFAULT
+	}
+	var dests []classify.Dest
+	for i := 0; i < count; i++ {
+		h := parseMsghdr(hdrs[i*stride:])
+		if h.name == 0 || h.namelen == 0 {
+			continue
+		}
+		if h.namelen < 0 {
+			return nil, unix.EINVAL
+		}
+		n := int64(min(h.namelen, sizeofSockaddrStorage))
+		d, errno := readSockaddr(m, h.name, n, classify.OpSend)
+		if errno != 0 {
+			return nil, errno
+		}
+		dests = append(dests, *d)
+	}
+	return dests, 0
+}

@@ -1,0 +1,142 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/bpf"
+)
+
+// Options configure a confined run.
+type Options struct {
+	// Program is the seccomp filter; nil means bpf.Assemble(runtime.GOARCH).
+	Program []unix.SockFilter
+	// Decider answers intercepted calls. Required.
+	Decider Decider
+}
+
+// Session is one confined command and the supervisor answering for it.
+type Session struct {
+	Cmd   *exec.Cmd
+	Stats Stats
+	// KillableRecv tells whether the kernel took
+	// SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV; SyncWakeUp whether it took
+	// SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP.
+	KillableRecv, SyncWakeUp bool
+
+	listener int
+	loop     *loop
+	loopDone chan struct{}
+	errs     chan error
+}
+
+// ErrUnsupported wraps every reason the filter cannot be installed.
+var ErrUnsupported = errors.New("seccomp user notification unavailable")
+
+// Start starts cmd confined by the filter and serves its notifications.
+//
+// The filter is installed on one dedicated OS thread of this process, not
+// on the process: that thread sets no_new_privs, installs the filter with
+// NEW_LISTENER (so the listener fd lands in our own fd table, with no need
+// for pidfd_getfd, which Docker's default profile denies), forks the child
+// (which inherits the filter across fork and exec), and then dies with its
+// goroutine, which never unlocks it. The rest of the supervisor is never
+// filtered: it must not trap its own calls.
+func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
+	if opts.Decider == nil {
+		return nil, errors.New("supervisor: no decider")
+	}
+	prog := opts.Program
+	if prog == nil {
+		var err error
+		if prog, err = bpf.Assemble(runtime.GOARCH); err != nil {
+			return nil, fmt.Errorf("build seccomp program: %w", err)
+		}
+	}
+	s := &Session{Cmd: cmd, loopDone: make(chan struct{}), errs: make(chan error, 16)}
+	type started struct {
+		listener int
+		killable bool
+		err      error
+	}
+	ch := make(chan started, 1)
+	go func() {
+		runtime.LockOSThread()
+		// No UnlockOSThread: this thread carries the filter and must exit.
+		fd, killable, err := bpf.Install(prog)
+		if err != nil {
+			ch <- started{-1, false, fmt.Errorf("%w: %w", ErrUnsupported, err)}
+			return
+		}
+		if err := cmd.Start(); err != nil {
+			unix.Close(fd)
+			ch <- started{-1, false, err}
+			return
+		}
+		ch <- started{fd, killable, nil}
+	}()
+	st := <-ch
+	if st.err != nil {
+		return nil, st.err
+	}
+	s.listener, s.KillableRecv = st.listener, st.killable
+	s.SyncWakeUp = setSyncWakeUp(s.listener)
+	l, err := newLoop(s.listener, opts.Decider, &s.Stats, s.errs)
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		unix.Close(s.listener)
+		return nil, err
+	}
+	s.loop = l
+	go func() {
+		defer close(s.loopDone)
+		l.run()
+	}()
+	return s, nil
+}
+
+// Wait waits for the command to exit, then stops the supervisor. Any
+// descendant still running loses its supervisor: its confined calls then
+// fail with ENOSYS (the kernel's answer once the listener is closed), so
+// a stray daemon is cut off, never let through.
+func (s *Session) Wait() error {
+	err := s.Cmd.Wait()
+	s.shutdown()
+	return err
+}
+
+func (s *Session) shutdown() {
+	s.loop.stop()
+	<-s.loopDone
+	s.loop.inflight.Wait()
+	unix.Close(s.listener)
+	s.loop.close()
+}
+
+// Errors returns the supervisor's own errors (not the command's), for the
+// caller to report. It never blocks.
+func (s *Session) Errors() []error {
+	var errs []error
+	for {
+		select {
+		case err := <-s.errs:
+			errs = append(errs, err)
+		default:
+			return errs
+		}
+	}
+}
+
+// Signal forwards sig to the command.
+func (s *Session) Signal(sig os.Signal) error {
+	if s.Cmd.Process == nil {
+		return errors.New("not started")
+	}
+	return s.Cmd.Process.Signal(sig)
+}

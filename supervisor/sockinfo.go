@@ -1,0 +1,122 @@
+package supervisor
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// socketType tells what kind of socket fd is in process pid. It first
+// borrows the descriptor with pidfd_getfd and asks the socket itself;
+// where that is refused (Docker's default profile denies pidfd_getfd
+// without CAP_SYS_PTRACE) it looks the socket's inode up in the target's
+// /proc/PID/net tables.
+func socketType(pid, tid, fd int) string {
+	if s := socketTypeByPidfd(pid, fd); s != "" {
+		return s
+	}
+	return socketTypeByInode(tid, fd)
+}
+
+func socketTypeByPidfd(pid, fd int) string {
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return ""
+	}
+	defer unix.Close(pidfd)
+	sfd, err := unix.PidfdGetfd(pidfd, fd, 0)
+	if err != nil {
+		return ""
+	}
+	defer unix.Close(sfd)
+	domain, err1 := unix.GetsockoptInt(sfd, unix.SOL_SOCKET, unix.SO_DOMAIN)
+	typ, err2 := unix.GetsockoptInt(sfd, unix.SOL_SOCKET, unix.SO_TYPE)
+	proto, err3 := unix.GetsockoptInt(sfd, unix.SOL_SOCKET, unix.SO_PROTOCOL)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return ""
+	}
+	return socketTypeName(domain, typ, proto)
+}
+
+// socketTypeName names a (domain, type, protocol) triple the way people
+// speak of sockets: tcp, udp, raw, unix-stream, packet, …
+func socketTypeName(domain, typ, proto int) string {
+	switch domain {
+	case unix.AF_INET, unix.AF_INET6:
+		switch {
+		case typ == unix.SOCK_STREAM && (proto == 0 || proto == unix.IPPROTO_TCP):
+			return "tcp"
+		case typ == unix.SOCK_DGRAM && (proto == 0 || proto == unix.IPPROTO_UDP):
+			return "udp"
+		case typ == unix.SOCK_DGRAM && (proto == unix.IPPROTO_ICMP || proto == unix.IPPROTO_ICMPV6):
+			return "icmp"
+		case typ == unix.SOCK_RAW:
+			return "raw"
+		case typ == unix.SOCK_PACKET:
+			return "packet"
+		case proto == unix.IPPROTO_SCTP:
+			return "sctp"
+		}
+		return fmt.Sprintf("inet type %d proto %d", typ, proto)
+	case unix.AF_UNIX:
+		switch typ {
+		case unix.SOCK_STREAM:
+			return "unix-stream"
+		case unix.SOCK_DGRAM:
+			return "unix-dgram"
+		case unix.SOCK_SEQPACKET:
+			return "unix-seqpacket"
+		}
+		return "unix"
+	case unix.AF_PACKET:
+		return "packet"
+	case unix.AF_NETLINK:
+		return "netlink"
+	}
+	return fmt.Sprintf("family %d", domain)
+}
+
+// socketTypeByInode finds the socket's inode through /proc/TID/fd and
+// looks for it in the target's own network namespace tables.
+func socketTypeByInode(tid, fd int) string {
+	link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", tid, fd))
+	if err != nil {
+		return ""
+	}
+	ino, ok := strings.CutPrefix(link, "socket:[")
+	if !ok {
+		return ""
+	}
+	ino = strings.TrimSuffix(ino, "]")
+	tables := []struct{ file, name string }{
+		{"tcp", "tcp"}, {"tcp6", "tcp"}, {"udp", "udp"}, {"udp6", "udp"},
+		{"raw", "raw"}, {"raw6", "raw"}, {"unix", "unix"}, {"packet", "packet"},
+		{"icmp", "icmp"}, {"icmp6", "icmp"}, {"udplite", "udp"}, {"udplite6", "udp"},
+	}
+	for _, tb := range tables {
+		if tableHasInode(fmt.Sprintf("/proc/%d/net/%s", tid, tb.file), ino) {
+			return tb.name
+		}
+	}
+	return ""
+}
+
+func tableHasInode(path, ino string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		for _, field := range strings.Fields(sc.Text()) {
+			if field == ino {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -2,6 +2,7 @@ package teststream
 
 import (
 	"bytes"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -184,6 +185,15 @@ func (r *Renderer) quietOutput(e *Event) {
 			return // the chatty benchmark runner's name line
 		}
 	}
+	if !r.qInLog && e.LineEnd && r.isTest(e.Test) {
+		if i := logStart(e.Raw); i > 0 {
+			// Output without newline followed by a log line: the binary
+			// printed the first part at once and buffered the second.
+			r.writeBytes(e.Raw[:i])
+			r.blocks[e.Test] = append(r.blocks[e.Test], e.Raw[i:]...)
+			return
+		}
+	}
 	if r.qInLog && r.isTest(r.qLog) {
 		r.blocks[r.qLog] = append(r.blocks[r.qLog], e.Raw...)
 		return
@@ -213,4 +223,17 @@ func (r *Renderer) quietEnd(e *Event) {
 		return
 	}
 	r.writeBytes(block)
+}
+
+// callSite matches the "    file.go:12: " that t.Log puts in front of a line.
+var callSite = regexp.MustCompile(`    (?:[^ \t\n]+\.go|\?\?\?):\d+: `)
+
+// logStart returns where a t.Log line starts inside a line that begins with
+// other output, or -1.
+func logStart(b []byte) int {
+	loc := callSite.FindIndex(b)
+	if loc == nil {
+		return -1
+	}
+	return loc[0]
 }

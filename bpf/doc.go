@@ -28,15 +28,20 @@
 //     else (netlink SOCK_RAW, AF_UNIX, ...) is allowed.
 //  4. Native policy (go-seccomp-bpf's assembler, default allow): connect,
 //     sendmsg, sendmmsg and io_uring_setup -> notify; sendto -> notify only
-//     when its 64-bit dest_addr (arg 4) is non-NULL.
+//     when its 64-bit dest_addr (arg 4) is non-NULL. It is assembled with
+//     the library's Program and SyscallWithConditions rather than
+//     Policy.Assemble, because Policy picks its arch from runtime.GOARCH
+//     (the field that would choose it is unexported), so it could not
+//     build the arm64 program on amd64, and its own arch prefix would
+//     repeat what the guard already decided.
 //
 // # Why the guard is in front of the library
 //
 // go-seccomp-bpf sends a syscall of a foreign architecture to the policy's
 // default action. Our default is allow, so an `int 0x80` (i386 ABI) from an
 // amd64 process would skip every rule. The guard therefore decides every
-// non-native arch before the library's code runs, and the library's own
-// arch check and x32 check are never reached with a foreign arch or x32 nr.
+// non-native arch, and every x32 nr, before the library's code runs: the
+// library part only ever sees native 64-bit syscalls.
 //
 // # Speed
 //

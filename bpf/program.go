@@ -99,8 +99,8 @@ func guardProgram(t target) ([]bpf.Instruction, error) {
 	a.mark(native)
 	a.load(offNr)
 	if t.x32 != nil {
-		// x32 must be split off before any native comparison: the
-		// library would otherwise see it (and answer ENOSYS for all).
+		// x32 shares AUDIT_ARCH_X86_64, so it must be split off by nr
+		// before any native comparison.
 		a.jump(bpf.JumpBitsSet, x32Bit, x32, next)
 	}
 	a.jump(bpf.JumpEqual, t.native.nrOf(Socket), socket, body)

@@ -1,0 +1,33 @@
+package main
+
+// ops lists every operation. Addresses are "ip:port" ("[v6]:port").
+var ops = map[string]op{
+	"tcp-connect":         {"ADDR", 1, false, tcpConnect},
+	"tcp-connect-nb":      {"ADDR", 1, false, tcpConnectNB},
+	"net-dial":            {"NET ADDR", 2, false, netDial},
+	"udp-sendto":          {"ADDR", 1, false, udpSendto},
+	"udp-sendmsg":         {"ADDR", 1, false, udpSendmsg},
+	"udp-sendmmsg":        {"ADDR1 ADDR2", 2, false, udpSendmmsg},
+	"udp-connect-write":   {"ADDR", 1, false, udpConnectWrite},
+	"tcp-fastopen":        {"ADDR", 1, false, tcpFastopen},
+	"unspec-sendto":       {"IPV4ADDR", 1, false, unspecSendto},
+	"raw-socket":          {"", 0, false, rawSocket},
+	"raw6-socket":         {"", 0, false, raw6Socket},
+	"packet-socket":       {"", 0, false, packetSocket},
+	"inet-sock-packet":    {"", 0, false, inetSockPacket},
+	"netlink-raw-socket":  {"", 0, false, netlinkRawSocket},
+	"io-uring-setup":      {"", 0, false, ioUringSetup},
+	"lookup":              {"NAME", 1, false, lookup},
+	"unix-path":           {"PATH", 1, false, unixPath},
+	"unix-abstract":       {"NAME", 1, false, unixAbstract},
+	"socketpair":          {"", 0, false, socketpair},
+	"netlink-interfaces":  {"", 0, false, netlinkInterfaces},
+	"goroutine-connect":   {"ADDR", 1, false, goroutineConnect},
+	"many-loopback":       {"N ADDR", 2, false, manyLoopback},
+	"exec":                {"PROG ARGS...", 1, true, execProg},
+	"i386-socket":         {"", 0, false, isolated(i386Socket)},
+	"i386-connect":        {"IPV4ADDR", 1, false, isolated(i386Connect)},
+	"i386-connect-direct": {"IPV4ADDR", 1, false, isolated(i386ConnectDirect)},
+	"sleep-then-connect":  {"SECONDS ADDR", 2, false, sleepThenConnect},
+	"block-in-connect":    {"ADDR", 1, false, blockInConnect},
+}

@@ -72,29 +72,51 @@ func readSockaddr(m *memReader, addr uint64, n int64, op classify.Op) (*classify
 // the msg_name of each. It follows copy_msghdr_from_user: a NULL name or a
 // zero length means no address, a negative length is EINVAL, a length over
 // sizeof(sockaddr_storage) is clamped.
+//
+// sendmmsg stops at the first message it cannot copy and returns how many
+// it sent, failing only if that is none. So an unreadable or malformed
+// message k > 0 ends the vector there: the kernel will never look past it,
+// and the call is decided on messages 0..k-1. At k == 0 the call fails
+// with that message's errno, as it would in the kernel.
 func readMsgDests(m *memReader, vec uint64, count, stride int) ([]classify.Dest, unix.Errno) {
-	if count == 0 {
-		return nil, 0
-	}
 	hdrs := make([]byte, count*stride)
 	if err := m.read(vec, hdrs); err != nil {
-		return nil, unix.EFAULT
+		// Some header is unreadable: find the first one.
+		hdrs = hdrs[:0]
+		for i := 0; i < count; i++ {
+			one := make([]byte, stride)
+			if m.read(vec+uint64(i*stride), one) != nil {
+				break
+			}
+			hdrs = append(hdrs, one...)
+		}
+		if len(hdrs) == 0 {
+			return nil, unix.EFAULT
+		}
+		count = len(hdrs) / stride
 	}
 	var dests []classify.Dest
 	for i := 0; i < count; i++ {
-		h := parseMsghdr(hdrs[i*stride:])
-		if h.name == 0 || h.namelen == 0 {
-			continue
-		}
-		if h.namelen < 0 {
-			return nil, unix.EINVAL
-		}
-		n := int64(min(h.namelen, sizeofSockaddrStorage))
-		d, errno := readSockaddr(m, h.name, n, classify.OpSend)
+		d, errno := readMsgName(m, parseMsghdr(hdrs[i*stride:]))
 		if errno != 0 {
-			return nil, errno
+			if i == 0 {
+				return nil, errno
+			}
+			break
 		}
-		dests = append(dests, *d)
+		if d != nil {
+			dests = append(dests, *d)
+		}
 	}
 	return dests, 0
+}
+
+func readMsgName(m *memReader, h msghdr) (*classify.Dest, unix.Errno) {
+	if h.name == 0 || h.namelen == 0 {
+		return nil, 0
+	}
+	if h.namelen < 0 {
+		return nil, unix.EINVAL
+	}
+	return readSockaddr(m, h.name, int64(min(h.namelen, sizeofSockaddrStorage)), classify.OpSend)
 }

@@ -1,0 +1,156 @@
+package supervisor_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/supervisor"
+)
+
+// The tests never install a filter in the go test process. They re-exec the
+// test binary twice: once as a supervisor (role "supervisor"), which confines
+// a third copy of itself as the victim (role "victim"). Everything they aim at
+// is on loopback: the test decider denies 127.0.0.2 and stalls 127.0.0.3, and
+// listeners there record whatever gets through.
+const roleEnv = "NETTRAP_SUPERVISOR_TEST_ROLE"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(roleEnv) {
+	case "supervisor":
+		os.Exit(supervisorRole(os.Args[len(os.Args)-1]))
+	case "victim":
+		os.Exit(victimRole(strings.Fields(os.Getenv("NETTRAP_VICTIM_OP"))))
+	}
+	os.Exit(m.Run())
+}
+
+var (
+	deniedNet  = netip.MustParsePrefix("127.0.0.2/32")
+	stalledNet = netip.MustParsePrefix("127.0.0.3/32")
+)
+
+// testDecider denies 127.0.0.2, holds calls to 127.0.0.3 until the caller
+// is gone, and allows the rest.
+func testDecider(c *supervisor.Call) supervisor.Answer {
+	for _, d := range c.Dests {
+		switch {
+		case deniedNet.Contains(d.Addr.Addr().Unmap()):
+			return supervisor.Answer{Errno: unix.EPERM}
+		case stalledNet.Contains(d.Addr.Addr().Unmap()):
+			deadline := time.Now().Add(20 * time.Second)
+			for c.Valid() && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			return supervisor.Answer{Errno: unix.EPERM}
+		}
+	}
+	if c.Syscall.Foreign || c.Syscall.Kind == bpf.Socket || c.Syscall.Kind == bpf.IOUringSetup {
+		return supervisor.Answer{Errno: unix.EPERM}
+	}
+	return supervisor.Answer{Allow: true}
+}
+
+type roleReport struct {
+	Status        int
+	Notifications uint64
+	Allowed       uint64
+	Denied        uint64
+	Vanished      uint64
+	Errors        []string
+}
+
+// supervisorRole confines the victim and writes a report to reportPath.
+func supervisorRole(reportPath string) int {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), roleEnv+"=victim")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	s, err := supervisor.Start(cmd, supervisor.Options{Decider: supervisor.DeciderFunc(testDecider)})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start:", err)
+		return 125
+	}
+	s.Wait()
+	r := roleReport{
+		Status:        cmd.ProcessState.ExitCode(),
+		Notifications: s.Stats.Notifications.Load(),
+		Allowed:       s.Stats.Allowed.Load(),
+		Denied:        s.Stats.Denied.Load(),
+		Vanished:      s.Stats.Vanished.Load(),
+	}
+	for _, e := range s.Errors() {
+		r.Errors = append(r.Errors, e.Error())
+	}
+	b, _ := json.Marshal(r)
+	if err := os.WriteFile(reportPath, b, 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 125
+	}
+	return 0
+}
+
+// confined runs op in a confined victim and returns its output lines and the
+// supervisor's report.
+func confined(t *testing.T, op ...string) ([]string, roleReport) {
+	t.Helper()
+	cmd, report := supervisorCmd(t, op...)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("supervisor role: %v\n%s", err, out)
+	}
+	return strings.Fields(string(out)), readReport(t, report)
+}
+
+func supervisorCmd(t *testing.T, op ...string) (*exec.Cmd, string) {
+	t.Helper()
+	requireSeccomp(t)
+	report := t.TempDir() + "/report.json"
+	cmd := exec.Command(os.Args[0], "-test.run=^$", report)
+	cmd.Env = append(os.Environ(), roleEnv+"=supervisor", "NETTRAP_VICTIM_OP="+strings.Join(op, " "))
+	cmd.Stderr = os.Stderr
+	return cmd, report
+}
+
+func readReport(t *testing.T, path string) roleReport {
+	t.Helper()
+	var r roleReport
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no supervisor report: %v", err)
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Errors) > 0 {
+		t.Errorf("supervisor errors: %v", r.Errors)
+	}
+	return r
+}
+
+// requireSeccomp skips when the kernel cannot do user notification, except
+// in CI, where a skip would hide that nothing was tested.
+func requireSeccomp(t *testing.T) {
+	t.Helper()
+	var why string
+	b, err := os.ReadFile("/proc/sys/kernel/seccomp/actions_avail")
+	switch {
+	case err != nil:
+		why = "no /proc/sys/kernel/seccomp/actions_avail: " + err.Error()
+	case !strings.Contains(string(b), "user_notif"):
+		why = "the kernel lacks SECCOMP_RET_USER_NOTIF"
+	default:
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true but %s", why)
+	}
+	t.Skip(why)
+}

@@ -1,0 +1,212 @@
+package supervisor_test
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// recorder listens on ip (TCP and UDP, same port) and counts what arrives.
+type recorder struct {
+	addr  string
+	mu    sync.Mutex
+	conns int
+	grams int
+}
+
+func listen(t *testing.T, ip string) *recorder {
+	t.Helper()
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	pc, err := net.ListenPacket("udp", net.JoinHostPort(ip, strconv.Itoa(port)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{addr: ln.Addr().String()}
+	t.Cleanup(func() { ln.Close(); pc.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			r.mu.Lock()
+			r.conns++
+			r.mu.Unlock()
+			c.Close()
+		}
+	}()
+	go func() {
+		buf := make([]byte, 64)
+		for {
+			if _, _, err := pc.ReadFrom(buf); err != nil {
+				return
+			}
+			r.mu.Lock()
+			r.grams++
+			r.mu.Unlock()
+		}
+	}()
+	return r
+}
+
+// counts waits a moment for stragglers, then reads the counters. The wait
+// only lets a leaked packet arrive; no assertion depends on timing.
+func (r *recorder) counts() (conns, grams int) {
+	time.Sleep(50 * time.Millisecond)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.conns, r.grams
+}
+
+func expect(t *testing.T, got []string, want ...string) {
+	t.Helper()
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("victim printed %v, want %v", got, want)
+	}
+}
+
+func TestConnectAllowedAndDenied(t *testing.T) {
+	ok, denied := listen(t, "127.0.0.1"), listen(t, "127.0.0.2")
+	out, rep := confined(t, "exec", "connect", ok.addr)
+	expect(t, out, "ok")
+	out, rep = confined(t, "connect", denied.addr)
+	expect(t, out, "EPERM")
+	if c, _ := ok.counts(); c != 1 {
+		t.Errorf("allowed listener saw %d connections, want 1", c)
+	}
+	if c, _ := denied.counts(); c != 0 {
+		t.Errorf("denied listener saw %d connections: the guard leaked", c)
+	}
+	if rep.Denied != 1 || rep.Status != 0 {
+		t.Errorf("report %+v, want one denial and status 0", rep)
+	}
+}
+
+// A confined program that execs another stays confined.
+func TestExecStaysConfined(t *testing.T) {
+	denied := listen(t, "127.0.0.2")
+	out, _ := confined(t, "exec", "connect", denied.addr)
+	expect(t, out, "EPERM")
+	if c, _ := denied.counts(); c != 0 {
+		t.Errorf("denied listener saw %d connections after exec", c)
+	}
+}
+
+// Bad pointers and lengths get the kernel's errno, never CONTINUE.
+func TestMalformedArguments(t *testing.T) {
+	denied := listen(t, "127.0.0.2")
+	tests := []struct {
+		op   []string
+		want string
+	}{
+		{[]string{"connect-raw", "1", "16"}, "EFAULT"},
+		{[]string{"connect-raw", "0", "16"}, "EFAULT"},
+		{[]string{"connect-raw", "0xffffffffffff0000", "16"}, "EFAULT"},
+		{[]string{"connect-len", "129", denied.addr}, "EINVAL"},
+		{[]string{"connect-len", "-1", denied.addr}, "EINVAL"},
+		{[]string{"connect-len", "8", denied.addr}, "EINVAL"},
+		{[]string{"connect-len", "0", denied.addr}, "EINVAL"},
+		// msg_namelen over sizeof(sockaddr_storage) is clamped by the
+		// kernel, so the address still counts and is still denied.
+		{[]string{"sendmsg-namelen", "4096", denied.addr}, "EPERM"},
+		{[]string{"sendmsg-namelen", "-5", denied.addr}, "EINVAL"},
+	}
+	for _, tt := range tests {
+		out, _ := confined(t, tt.op...)
+		expect(t, out, tt.want)
+	}
+	if c, g := denied.counts(); c+g != 0 {
+		t.Errorf("denied listener saw %d connections and %d datagrams", c, g)
+	}
+}
+
+// sendmmsg: one denied message denies the whole vector; a vlen larger than
+// the vector ends at the first unreadable message, as in the kernel.
+func TestSendmmsg(t *testing.T) {
+	ok, denied := listen(t, "127.0.0.1"), listen(t, "127.0.0.2")
+	out, _ := confined(t, "sendmmsg", ok.addr, denied.addr)
+	expect(t, out, "EPERM")
+	out, _ = confined(t, "sendmmsg", ok.addr, ok.addr)
+	expect(t, out, "sent:2")
+	out, _ = confined(t, "sendmmsg-vlen", "0xffffffff", ok.addr)
+	expect(t, out, "sent:1")
+	if _, g := denied.counts(); g != 0 {
+		t.Errorf("denied listener saw %d datagrams", g)
+	}
+	if _, g := ok.counts(); g != 3 {
+		t.Errorf("allowed listener saw %d datagrams, want 3", g)
+	}
+}
+
+func TestRawSocketDenied(t *testing.T) {
+	out, _ := confined(t, "socket-raw")
+	expect(t, out, "EPERM")
+}
+
+// Many threads in a trapped call at once: all are answered.
+func TestManyConcurrentConnects(t *testing.T) {
+	ok := listen(t, "127.0.0.1")
+	out, rep := confined(t, "many-connect", "1000", ok.addr)
+	expect(t, out, "ok:1000")
+	if rep.Notifications < 1000 {
+		t.Errorf("only %d notifications for 1000 connects", rep.Notifications)
+	}
+}
+
+// A target killed while its call waits for a decision: the loop drops it
+// and goes on serving.
+func TestTargetKilledMidCall(t *testing.T) {
+	ok := listen(t, "127.0.0.1")
+	out, rep := confined(t, "kill-mid-call", "127.0.0.3:9", ok.addr)
+	expect(t, out, "ok")
+	if rep.Vanished < 1 {
+		t.Errorf("report %+v: the killed call was not seen to vanish", rep)
+	}
+}
+
+// If the supervisor dies, confined calls fail (ENOSYS): closed, not open.
+func TestSupervisorKilled(t *testing.T) {
+	ok := listen(t, "127.0.0.1")
+	dir := t.TempDir()
+	cmd, _ := supervisorCmd(t, "wait-connect", dir, ok.addr)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFile(dir + "/ready") {
+		cmd.Process.Kill()
+		t.Fatal("the victim never started")
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	os.WriteFile(dir+"/go", nil, 0o644)
+	if !waitFile(dir + "/result") {
+		t.Fatal("the victim never reported")
+	}
+	if got, _ := os.ReadFile(dir + "/result"); string(got) != "ENOSYS" {
+		t.Fatalf("victim's connect after the supervisor died: %q, want ENOSYS", got)
+	}
+	if c, _ := ok.counts(); c != 0 {
+		t.Errorf("listener saw %d connections without a supervisor", c)
+	}
+}
+
+// waitFile waits for a file another process writes (a handshake, not a
+// timing assertion: the deadline only bounds a broken run).
+func waitFile(path string) bool {
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if st, err := os.Stat(path); err == nil && (st.Size() > 0 || filepath.Base(path) != "result") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,255 @@
+package supervisor_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// victimRole performs one operation and prints one result word per call it
+// makes: "ok" or the errno name.
+func victimRole(op []string) int {
+	if len(op) == 0 {
+		fmt.Println("no-op")
+		return 3
+	}
+	arg := func(i int) string {
+		if i < len(op) {
+			return op[i]
+		}
+		return ""
+	}
+	switch op[0] {
+	case "connect":
+		fmt.Println(result(connectTo(arg(1))))
+	case "connect-raw": // connect(fd, ptr, len) with a chosen pointer and length
+		ptr, _ := strconv.ParseUint(arg(1), 0, 64)
+		n, _ := strconv.ParseInt(arg(2), 0, 64)
+		fmt.Println(result(rawConnect(ptr, n)))
+	case "connect-len": // a valid sockaddr with a chosen length
+		n, _ := strconv.Atoi(arg(1))
+		fmt.Println(result(connectLen(arg(2), n)))
+	case "sendmsg-namelen":
+		n, _ := strconv.Atoi(arg(1))
+		fmt.Println(result(sendmsgNamelen(arg(2), int32(n))))
+	case "sendmmsg":
+		fmt.Println(sendmmsg(op[1:], 0))
+	case "sendmmsg-vlen":
+		vlen, _ := strconv.ParseUint(arg(1), 0, 32)
+		fmt.Println(sendmmsg(op[2:], uint32(vlen)))
+	case "many-connect":
+		n, _ := strconv.Atoi(arg(1))
+		fmt.Println(manyConnect(n, arg(2)))
+	case "exec":
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "NETTRAP_VICTIM_OP="+strings.Join(op[1:], " "))
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Println("exec-failed")
+		}
+	case "kill-mid-call": // a child stalls in connect, is killed, then we connect
+		fmt.Println(killMidCall(arg(1), arg(2)))
+	case "wait-connect": // for the supervisor-killed test: DIR/ready, wait for DIR/go, result to DIR/result
+		dir := arg(1)
+		os.WriteFile(dir+"/ready", nil, 0o644)
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(dir + "/go"); err == nil {
+				break
+			}
+		}
+		os.WriteFile(dir+"/result", []byte(result(connectTo(arg(2)))), 0o644)
+	case "socket-raw":
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP)
+		if err == nil {
+			unix.Close(fd)
+		}
+		fmt.Println(result(err))
+	default:
+		fmt.Println("unknown-op")
+		return 3
+	}
+	return 0
+}
+
+func result(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	if e, ok := err.(syscall.Errno); ok {
+		return unix.ErrnoName(e)
+	}
+	return "error:" + strings.ReplaceAll(err.Error(), " ", "_")
+}
+
+func sockaddr(s string) (unix.Sockaddr, int) {
+	ap := netip.MustParseAddrPort(s)
+	if ap.Addr().Is4() {
+		return &unix.SockaddrInet4{Addr: ap.Addr().As4(), Port: int(ap.Port())}, unix.AF_INET
+	}
+	return &unix.SockaddrInet6{Addr: ap.Addr().As16(), Port: int(ap.Port())}, unix.AF_INET6
+}
+
+// rawInet4 is a sockaddr_in as bytes.
+func rawInet4(s string) []byte {
+	ap := netip.MustParseAddrPort(s)
+	b := make([]byte, 16)
+	binary.NativeEndian.PutUint16(b, unix.AF_INET)
+	binary.BigEndian.PutUint16(b[2:], ap.Port())
+	a := ap.Addr().As4()
+	copy(b[4:], a[:])
+	return b
+}
+
+func connectTo(s string) error {
+	sa, fam := sockaddr(s)
+	fd, err := unix.Socket(fam, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Connect(fd, sa)
+}
+
+func rawConnect(ptr uint64, n int64) error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	_, _, e := unix.Syscall(unix.SYS_CONNECT, uintptr(fd), uintptr(ptr), uintptr(n))
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+func connectLen(s string, n int) error {
+	b := make([]byte, 256)
+	copy(b, rawInet4(s))
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	_, _, e := unix.Syscall(unix.SYS_CONNECT, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(n))
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+func udpSocket() (int, error) {
+	return unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+}
+
+func sendmsgNamelen(s string, namelen int32) error {
+	fd, err := udpSocket()
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	name := make([]byte, 256)
+	copy(name, rawInet4(s))
+	payload := []byte("x")
+	iov := unix.Iovec{Base: &payload[0]}
+	iov.SetLen(1)
+	msg := unix.Msghdr{Name: &name[0], Namelen: uint32(namelen), Iov: &iov}
+	msg.SetIovlen(1)
+	_, _, e := unix.Syscall(unix.SYS_SENDMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// mmsghdr is struct mmsghdr.
+type mmsghdr struct {
+	hdr unix.Msghdr
+	n   uint32
+	_   [4]byte
+}
+
+// sendmmsg sends one datagram to each address in one sendmmsg call and
+// prints how many the kernel says it sent, or the errno. vlen 0 means
+// len(addrs).
+func sendmmsg(addrs []string, vlen uint32) string {
+	fd, err := udpSocket()
+	if err != nil {
+		return result(err)
+	}
+	defer unix.Close(fd)
+	names := make([][]byte, len(addrs))
+	msgs := make([]mmsghdr, len(addrs))
+	payload := []byte("x")
+	iov := unix.Iovec{Base: &payload[0]}
+	iov.SetLen(1)
+	for i, a := range addrs {
+		names[i] = rawInet4(a)
+		msgs[i].hdr = unix.Msghdr{Name: &names[i][0], Namelen: 16, Iov: &iov}
+		msgs[i].hdr.SetIovlen(1)
+	}
+	if vlen == 0 {
+		vlen = uint32(len(addrs))
+	}
+	// The vector is followed by an unmapped page, so that a vlen larger
+	// than the vector makes the kernel (and the supervisor) fault there.
+	mem, err := unix.Mmap(-1, 0, 2*unix.Getpagesize(), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
+	if err != nil {
+		return result(err)
+	}
+	unix.Munmap(mem[unix.Getpagesize():])
+	size := len(msgs) * int(unsafe.Sizeof(mmsghdr{}))
+	off := unix.Getpagesize() - size
+	copy(mem[off:], unsafe.Slice((*byte)(unsafe.Pointer(&msgs[0])), size))
+	n, _, e := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(&mem[off])), uintptr(vlen), 0, 0, 0)
+	if e != 0 {
+		return unix.ErrnoName(e)
+	}
+	return "sent:" + strconv.Itoa(int(n))
+}
+
+func manyConnect(n int, addr string) string {
+	var ok atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan string, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := connectTo(addr); err != nil {
+				errs <- result(err)
+				return
+			}
+			ok.Add(1)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if first, bad := <-errs; bad {
+		return fmt.Sprintf("ok:%d first-error:%s", ok.Load(), first)
+	}
+	return fmt.Sprintf("ok:%d", ok.Load())
+}
+
+func killMidCall(stalled, allowed string) string {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "NETTRAP_VICTIM_OP=connect "+stalled)
+	if err := cmd.Start(); err != nil {
+		return "start-failed"
+	}
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Kill()
+	cmd.Wait()
+	return result(connectTo(allowed))
+}

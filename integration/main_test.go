@@ -1,0 +1,12 @@
+package integration
+
+import (
+	"testing"
+
+	"github.com/nettrap/nettrap/integration/internal/sandbox"
+	"github.com/nettrap/nettrap/integration/internal/victimbuild"
+)
+
+func TestMain(m *testing.M) {
+	sandbox.Main(m, victimbuild.Cleanup)
+}

@@ -84,6 +84,7 @@ func guardProgram(t target) ([]bpf.Instruction, error) {
 	a := newAsm()
 	native, compat, notify, allow := a.newLabel(), a.newLabel(), a.newLabel(), a.newLabel()
 	socket, inet, x32, body := a.newLabel(), a.newLabel(), a.newLabel(), a.newLabel()
+	proto := a.newLabel()
 
 	a.load(offArch)
 	a.jump(bpf.JumpEqual, t.native.audit, native, next)
@@ -121,9 +122,15 @@ func guardProgram(t target) ([]bpf.Instruction, error) {
 	a.mark(inet)
 	a.load(argLo(1))
 	a.emit(bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask})
-	a.jump(bpf.JumpEqual, unix.SOCK_STREAM, allow, next)
 	a.jump(bpf.JumpEqual, unix.SOCK_DGRAM, allow, next)
-	a.jump(bpf.JumpEqual, unix.SOCK_SEQPACKET, allow, notify)
+	a.jump(bpf.JumpEqual, unix.SOCK_STREAM, proto, next)
+	a.jump(bpf.JumpEqual, unix.SOCK_SEQPACKET, proto, notify)
+	// SCTP connects through setsockopt(SCTP_SOCKOPT_CONNECTX) and sends
+	// to addresses carried in control messages, past every check here:
+	// its sockets go to the supervisor like raw ones.
+	a.mark(proto)
+	a.load(argLo(2))
+	a.jump(bpf.JumpEqual, unix.IPPROTO_SCTP, notify, allow)
 
 	a.mark(allow)
 	a.ret(retAllow)

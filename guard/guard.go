@@ -95,6 +95,9 @@ func (g *Guard) attempts(c *supervisor.Call) []attempt {
 	}
 	switch c.Syscall.Kind {
 	case bpf.Socket:
+		if int32(c.Args[2]) == unix.IPPROTO_SCTP && int32(c.Args[0]) != unix.AF_PACKET {
+			return []attempt{{Attempt: policy.Attempt{Kind: policy.SCTPSocket}}}
+		}
 		return []attempt{{Attempt: policy.Attempt{Kind: policy.RawSocket}}}
 	case bpf.IOUringSetup:
 		return []attempt{{Attempt: policy.Attempt{Kind: policy.IOURing}}}

@@ -56,6 +56,9 @@ const (
 	IOURing
 	// ForeignABI: a network call through the i386, x32 or arm32 ABI.
 	ForeignABI
+	// SCTPSocket: socket(2) asking for SCTP, which connects through
+	// setsockopt and sends to addresses in control messages.
+	SCTPSocket
 )
 
 // Attempt is the policy's view of one network attempt: no pids, no
@@ -106,6 +109,8 @@ func (p *Policy) Decide(a Attempt) Decision {
 		return p.deny("io_uring can connect and send without passing through seccomp")
 	case ForeignABI:
 		return p.deny("network calls through a 32-bit ABI are not decoded")
+	case SCTPSocket:
+		return p.deny("SCTP sockets connect through setsockopt and send to addresses in control messages, past the checks")
 	}
 	if a.Class.AllowedByDefault() {
 		return Decision{Verdict: Allowed, Reason: a.Class.String()}

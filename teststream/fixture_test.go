@@ -127,7 +127,7 @@ func TestLive(t *testing.T) {
 	}
 }
 
-func writeGolden(t *testing.T, name string, m Mode, b []byte) {
+func writeGolden(t testing.TB, name string, m Mode, b []byte) {
 	t.Helper()
 	p := filepath.Join("testdata", "golden", name+"."+modeFiles[m])
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -138,7 +138,7 @@ func writeGolden(t *testing.T, name string, m Mode, b []byte) {
 	}
 }
 
-func readGolden(t *testing.T, name string, m Mode) []byte {
+func readGolden(t testing.TB, name string, m Mode) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "golden", name+"."+modeFiles[m]))
 	if err != nil {

@@ -3,6 +3,8 @@ package teststream
 import (
 	"bytes"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -179,7 +181,7 @@ func (r *Renderer) Close() error {
 	if r.mode == ModeQuiet {
 		// A failed test that never printed its end: its buffered output
 		// would be lost, as the binary loses it, but the verdict must show.
-		for t := range r.open {
+		for _, t := range slices.Sorted(maps.Keys(r.injected)) {
 			for _, l := range r.injected[t] {
 				r.write(verdictText(l, ""))
 			}

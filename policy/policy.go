@@ -117,7 +117,9 @@ func (p *Policy) Decide(a Attempt) Decision {
 	}
 	if a.Dest.Family == unix.AF_INET || a.Dest.Family == unix.AF_INET6 {
 		for _, r := range p.Rules {
-			if r.Match(a.Dest.Addr) {
+			// An AF_UNSPEC send can be read two ways (see
+			// classify.Dest.Unspec6): a rule must cover both.
+			if r.Match(a.Dest.Addr) && (!a.Dest.Unspec6.IsValid() || r.Match(a.Dest.Unspec6)) {
 				return Decision{Verdict: Allowed, Reason: "allowed: --allow " + r.String(), Audit: true}
 			}
 		}

@@ -58,6 +58,23 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+// An AF_UNSPEC send read both as IPv4 and IPv6 is allowed by a rule only
+// if the rule covers both readings.
+func TestRuleMustCoverBothUnspecReadings(t *testing.T) {
+	d := classify.Dest{Family: unix.AF_INET, Unspec: true,
+		Addr:    netip.MustParseAddrPort("192.0.2.7:443"),
+		Unspec6: netip.MustParseAddrPort("[2001:db8::7]:443")}
+	cls := (&classify.Resolvers{}).Classify(d)
+	p := Policy{Rules: []Rule{mustRule(t, "192.0.2.0/24")}}
+	if got := p.Decide(Attempt{Kind: Destination, Dest: d, Class: cls}); got.Verdict != Denied {
+		t.Errorf("rule covering only the IPv4 reading: %+v, want denied", got)
+	}
+	p.Rules = append(p.Rules, mustRule(t, "2001:db8::/32"))
+	if got := p.Decide(Attempt{Kind: Destination, Dest: d, Class: cls}); got.Verdict != Allowed {
+		t.Errorf("rules covering both readings: %+v, want allowed", got)
+	}
+}
+
 func TestDecideNonDestinations(t *testing.T) {
 	for _, k := range []Kind{RawSocket, IOURing, ForeignABI, SCTPSocket} {
 		p := Policy{Rules: []Rule{mustRule(t, "0.0.0.0/0")}}

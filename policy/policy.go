@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -116,18 +117,29 @@ func (p *Policy) Decide(a Attempt) Decision {
 		return Decision{Verdict: Allowed, Reason: a.Class.String()}
 	}
 	if a.Dest.Family == unix.AF_INET || a.Dest.Family == unix.AF_INET6 {
-		for _, r := range p.Rules {
-			// An AF_UNSPEC send can be read two ways (see
-			// classify.Dest.Unspec6): a rule must cover both.
-			if r.Match(a.Dest.Addr) && (!a.Dest.Unspec6.IsValid() || r.Match(a.Dest.Unspec6)) {
-				return Decision{Verdict: Allowed, Reason: "allowed: --allow " + r.String(), Audit: true}
-			}
+		// An AF_UNSPEC send can be read two ways (see
+		// classify.Dest.Unspec6): rules must cover both readings.
+		r, ok := p.match(a.Dest.Addr)
+		if ok && a.Dest.Unspec6.IsValid() {
+			_, ok = p.match(a.Dest.Unspec6)
+		}
+		if ok {
+			return Decision{Verdict: Allowed, Reason: "allowed: --allow " + r.String(), Audit: true}
 		}
 	}
 	if a.Context.Marked && !a.Context.Collection {
 		return Decision{Verdict: Allowed, Reason: "allowed: marked test", Audit: true}
 	}
 	return p.deny(denyReason(a))
+}
+
+func (p *Policy) match(ap netip.AddrPort) (Rule, bool) {
+	for _, r := range p.Rules {
+		if r.Match(ap) {
+			return r, true
+		}
+	}
+	return Rule{}, false
 }
 
 func (p *Policy) deny(reason string) Decision {

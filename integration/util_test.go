@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"errors"
 	"net"
 	"os/exec"
@@ -8,9 +9,15 @@ import (
 	"time"
 )
 
-// acceptOne listens on network/addr and reports the first accepted
-// connection's local address on the returned channel.
-func acceptOne(t *testing.T, network, addr string) <-chan string {
+// onceListener is a listener that accepts one connection and reports the
+// local address it was accepted on.
+type onceListener struct {
+	addr     string // what to connect to
+	accepted <-chan string
+}
+
+// listenOnce listens on network/addr (":0" ports welcome) until t ends.
+func listenOnce(t *testing.T, network, addr string) onceListener {
 	t.Helper()
 	ln, err := net.Listen(network, addr)
 	if err != nil {
@@ -26,10 +33,18 @@ func acceptOne(t *testing.T, network, addr string) <-chan string {
 		ch <- c.LocalAddr().String()
 		c.Close()
 	}()
-	return ch
+	return onceListener{addr: ln.Addr().String(), accepted: ch}
 }
 
-// waitAccepted waits for acceptOne's connection; the timeout only bounds a
+// pause waits a little between polls of something outside our control.
+func pause(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Millisecond):
+	}
+}
+
+// waitAccepted waits for listenOnce's connection; the timeout only bounds a
 // broken run.
 func waitAccepted(t *testing.T, ch <-chan string) string {
 	t.Helper()

@@ -132,15 +132,15 @@ func TestLocalOpsWork(t *testing.T) {
 	})
 	t.Run("unix-path", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "s")
-		accepted := acceptOne(t, "unix", path)
+		ln := listenOnce(t, "unix", path)
 		mustOK(t, runVictim(t, "unix-path", path))
-		waitAccepted(t, accepted)
+		waitAccepted(t, ln.accepted)
 	})
 	t.Run("unix-abstract", func(t *testing.T) {
 		name := "ntharness-" + strconv.Itoa(os.Getpid())
-		accepted := acceptOne(t, "unix", "@"+name)
+		ln := listenOnce(t, "unix", "@"+name)
 		mustOK(t, runVictim(t, "unix-abstract", name))
-		waitAccepted(t, accepted)
+		waitAccepted(t, ln.accepted)
 	})
 	t.Run("netlink-interfaces", func(t *testing.T) {
 		r := runVictim(t, "netlink-interfaces")

@@ -12,6 +12,8 @@
 //     listeners (see package fakehost);
 //   - routes multicast and limited broadcast to lo, so a send that a broken
 //     guard lets through shows up as a datagram instead of ENETUNREACH;
+//   - routes [BlackholeAddr] into lo without owning it, so a connect to it
+//     blocks in the kernel with no answer;
 //   - bind-mounts a generated resolv.conf naming only [Nameservers] over
 //     /etc/resolv.conf, so no resolver can ever aim at the machine's real
 //     nameserver.

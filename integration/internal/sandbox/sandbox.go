@@ -46,9 +46,9 @@ var nameservers = []netip.Addr{
 	netip.MustParseAddr("2001:db8::53"),
 }
 
-// BlackholeAddr is routed to a dummy interface that drops everything, so a
-// TCP connect to it stays blocked in the kernel (no RST, no answer). It is
-// only set up when the kernel offers dummy links; see [BlackholeReady].
+// BlackholeAddr is routed into lo but is not on it: packets to it are
+// dropped, so a TCP connect to it stays blocked in the kernel (no RST, no
+// answer). See [BlackholeReady].
 var BlackholeAddr = netip.MustParseAddr("198.51.100.99")
 
 var blackholeErr error = errNotChecked

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 )
 
 // verify checks that the sandbox is what the tests rely on: the only way out
@@ -38,7 +39,7 @@ func verify() error {
 
 var errNotChecked = errors.New("blackhole not checked")
 
-// verifyLinks makes sure no interface but lo and the blackhole dummy exists:
+// verifyLinks makes sure no interface but lo exists:
 // that is what keeps every packet on this machine.
 func verifyLinks() error {
 	links, err := netlink.LinkList()
@@ -47,7 +48,7 @@ func verifyLinks() error {
 	}
 	for _, l := range links {
 		name := l.Attrs().Name
-		if name != "lo" && !(name == blackholeLink && l.Type() == "dummy") {
+		if name != "lo" {
 			return fmt.Errorf("unexpected interface %q (%s) in the sandbox", name, l.Type())
 		}
 	}
@@ -105,13 +106,17 @@ func verifyRoutedToLo(dst netip.Addr) error {
 }
 
 func verifyBlackhole() error {
-	link, err := netlink.LinkByName(blackholeLink)
-	if err != nil {
-		return fmt.Errorf("blackhole link: %w", err)
+	if err := verifyRoutedToLo(BlackholeAddr); err != nil {
+		return fmt.Errorf("blackhole: %w", err)
 	}
-	rs, err := netlink.RouteGet(BlackholeAddr.AsSlice())
-	if err != nil || len(rs) == 0 || rs[0].LinkIndex != link.Attrs().Index {
-		return fmt.Errorf("%s is not routed to the blackhole: %v", BlackholeAddr, err)
+	local, err := netlink.RouteListFiltered(netlink.FAMILY_V4,
+		&netlink.Route{Table: unix.RT_TABLE_LOCAL, Dst: prefixNet(netip.PrefixFrom(BlackholeAddr, 32))},
+		netlink.RT_FILTER_TABLE|netlink.RT_FILTER_DST)
+	if err != nil {
+		return fmt.Errorf("blackhole: %w", err)
+	}
+	if len(local) != 0 {
+		return fmt.Errorf("blackhole %s is a local address: it would answer", BlackholeAddr)
 	}
 	return nil
 }

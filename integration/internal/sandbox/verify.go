@@ -55,9 +55,25 @@ func verifyLinks() error {
 	return nil
 }
 
+// usableWait bounds the wait for a fresh address to become usable.
+const usableWait = 10 * time.Second
+
 // verifyUsable listens on a and connects to it: a tentative or missing
-// address fails here rather than in some test.
+// address fails here rather than in some test. It waits a little, because
+// even with IFA_F_NODAD the kernel installs the local route of a new IPv6
+// address from a work queue, after RTM_NEWADDR has already returned.
 func verifyUsable(a netip.Addr) error {
+	deadline := time.Now().Add(usableWait)
+	for {
+		err := tryUsable(a)
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func tryUsable(a netip.Addr) error {
 	ln, err := net.Listen("tcp", netip.AddrPortFrom(a, 0).String())
 	if err != nil {
 		return fmt.Errorf("address %s not usable: %w", a, err)

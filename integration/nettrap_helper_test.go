@@ -1,0 +1,164 @@
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/sandbox"
+	"github.com/nettrap/nettrap/integration/internal/victimbuild"
+)
+
+// nettrapRun is the outcome of one nettrap run.
+type nettrapRun struct {
+	stdout, stderr string
+	code           int
+}
+
+// runNettrap runs the nettrap binary with args inside the sandbox.
+func runNettrap(t *testing.T, args ...string) nettrapRun {
+	t.Helper()
+	sandbox.Require(t)
+	bin := victimbuild.Nettrap(t)
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := exitCode(err)
+	if code < 0 {
+		t.Fatalf("nettrap %s: %v\nstderr: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return nettrapRun{stdout.String(), stderr.String(), code}
+}
+
+// confinedVictim runs the victim under nettrap (extra flags first) and
+// returns nettrap's run and the victim's result.
+func confinedVictim(t *testing.T, flags []string, args ...string) (nettrapRun, victimResult) {
+	t.Helper()
+	argv := append(append(append([]string{}, flags...), "--", victimbuild.Victim(t)), args...)
+	run := runNettrap(t, argv...)
+	if run.code != 0 {
+		t.Fatalf("nettrap %q: exit %d, want the victim's 0\nstdout: %s\nstderr: %s", argv, run.code, run.stdout, run.stderr)
+	}
+	return run, parseVictim(t, []byte(run.stdout), run.stderr)
+}
+
+// blockedLines returns nettrap's denial lines in stderr.
+func blockedLines(stderr string) []string {
+	var out []string
+	for line := range strings.SplitSeq(stderr, "\n") {
+		if strings.HasPrefix(line, "nettrap: Outbound network blocked: ") {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// assertNothingArrived proves that e received nothing from the victim: a
+// sentinel sent now must be the endpoint's only record. TCP accept queues
+// and UDP receive queues are FIFO, so anything the victim had sent would be
+// recorded before the sentinel.
+func assertNothingArrived(t *testing.T, h *fakehost.Host, e fakehost.Endpoint) {
+	t.Helper()
+	sendSentinel(t, e)
+	_, ok := h.WaitFor(func(r fakehost.Record) bool {
+		return fakehost.To(e.Proto, e.Addr)(r) && string(r.Data) == "sentinel"
+	}, runTimeout)
+	if !ok {
+		t.Fatalf("sentinel to %s never recorded:\n%s", e, h.Dump())
+	}
+	var leaks []string
+	for _, r := range h.Records() {
+		if fakehost.To(e.Proto, e.Addr)(r) && string(r.Data) != "sentinel" {
+			leaks = append(leaks, r.String())
+		}
+	}
+	if len(leaks) > 0 {
+		t.Errorf("LEAK: %s received traffic under nettrap:\n%s", e, strings.Join(leaks, "\n"))
+	}
+}
+
+func sendSentinel(t *testing.T, e fakehost.Endpoint) {
+	t.Helper()
+	c, err := net.Dial(e.Proto, e.Addr.String())
+	if err != nil {
+		t.Fatalf("sentinel to %s: %v", e, err)
+	}
+	defer c.Close()
+	if uc, ok := c.(*net.UDPConn); ok && e.Addr.Addr().Is4() {
+		if err := setBroadcast(uc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Write([]byte("sentinel")); err != nil {
+		t.Fatalf("sentinel to %s: %v", e, err)
+	}
+}
+
+func setBroadcast(c *net.UDPConn) error {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	err = raw.Control(func(fd uintptr) { serr = setsockoptBroadcast(int(fd)) })
+	if err != nil {
+		return err
+	}
+	return serr
+}
+
+// auditRecord is one line of nettrap's audit log (the fields the tests use).
+type auditRecord struct {
+	Schema   json.RawMessage `json:"schema"`
+	Time     string          `json:"time"`
+	RunID    string          `json:"run_id"`
+	PID      int             `json:"pid"`
+	TID      int             `json:"tid"`
+	Exe      string          `json:"exe"`
+	Argv0    string          `json:"argv0"`
+	Syscall  string          `json:"syscall"`
+	Family   string          `json:"family"`
+	SockType string          `json:"sock_type"`
+	Dest     string          `json:"dest"`
+	Class    string          `json:"class"`
+	Decision string          `json:"decision"`
+	Reason   string          `json:"reason"`
+}
+
+// readAudit parses the JSONL audit log at path; every line must be a
+// complete JSON object.
+func readAudit(t *testing.T, path string) []auditRecord {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("audit log: %v", err)
+	}
+	defer f.Close()
+	var out []auditRecord
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r auditRecord
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("audit line %q: %v", sc.Text(), err)
+		}
+		out = append(out, r)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func auditPath(t *testing.T) string { return filepath.Join(t.TempDir(), "audit.jsonl") }

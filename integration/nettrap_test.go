@@ -1,0 +1,183 @@
+package integration
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/victimbuild"
+)
+
+// TestNettrapBlocksEveryLeak runs every operation that reaches a fake host
+// unguarded (see TestUnguardedOpsReachFakeHosts) under nettrap: each must
+// fail with EPERM, print a denial line, and deliver nothing.
+func TestNettrapBlocksEveryLeak(t *testing.T) {
+	h := fakehost.Start(t, fakehost.Standard()...)
+	victim := victimbuild.Victim(t)
+	for _, tc := range leakCases(victim) {
+		t.Run(tc.name, func(t *testing.T) {
+			run, r := confinedVictim(t, nil, tc.args...)
+			if tc.name == "exec" {
+				r = parseVictim(t, r.Child, run.stderr)
+			}
+			if r.OK || r.Errno != "EPERM" {
+				t.Errorf("victim %s under nettrap: ok=%v errno=%q err=%q, want EPERM", tc.args, r.OK, r.Errno, r.Err)
+			}
+			if len(blockedLines(run.stderr)) == 0 {
+				t.Errorf("no denial line on stderr:\n%s", run.stderr)
+			}
+			for _, e := range tc.want {
+				assertNothingArrived(t, h, e)
+			}
+		})
+	}
+}
+
+// TestNettrapDeniesRawSockets: sockets that need no destination to send.
+func TestNettrapDeniesRawSockets(t *testing.T) {
+	for _, op := range []string{"raw-socket", "raw6-socket", "packet-socket", "inet-sock-packet", "io-uring-setup"} {
+		t.Run(op, func(t *testing.T) {
+			run, r := confinedVictim(t, nil, op)
+			if r.OK || r.Errno != "EPERM" {
+				t.Errorf("%s under nettrap: ok=%v errno=%q err=%q, want EPERM\nstderr: %s", op, r.OK, r.Errno, r.Err, run.stderr)
+			}
+		})
+	}
+}
+
+// TestNettrapDeniesI386 guards the other ABI: an i386 connect must not pass.
+func TestNettrapDeniesI386(t *testing.T) {
+	requireI386(t)
+	h := fakehost.Start(t, fakehost.TCP("203.0.113.7:443"))
+	for _, op := range []string{"i386-connect", "i386-connect-direct"} {
+		t.Run(op, func(t *testing.T) {
+			run, r := confinedVictim(t, nil, op, "203.0.113.7:443")
+			if r.OK {
+				t.Errorf("%s under nettrap succeeded\nstderr: %s", op, run.stderr)
+			}
+			assertNothingArrived(t, h, fakehost.TCP("203.0.113.7:443"))
+		})
+	}
+}
+
+// TestNettrapDeniesLookup: the resolver's query to the resolv.conf
+// nameserver is class dns and denied; no query reaches the fake DNS.
+func TestNettrapDeniesLookup(t *testing.T) {
+	h := fakehost.Start(t, append(fakehost.Both("192.0.2.53:53"), fakehost.Both("[2001:db8::53]:53")...)...)
+	run, r := confinedVictim(t, nil, "lookup", "blocked-probe.example")
+	if r.OK {
+		t.Errorf("lookup under nettrap succeeded: %s\nstderr: %s", r.Value, run.stderr)
+	}
+	if _, ok := h.WaitFor(fakehost.Queried("blocked-probe.example"), 0); ok {
+		t.Errorf("LEAK: the fake DNS got the query:\n%s", h.Dump())
+	}
+	for _, e := range []fakehost.Endpoint{fakehost.UDP("192.0.2.53:53"), fakehost.UDP("[2001:db8::53]:53")} {
+		assertNothingArrived(t, h, e)
+	}
+}
+
+// TestNettrapAllowsLocal: loopback, Unix sockets and netlink keep working.
+func TestNettrapAllowsLocal(t *testing.T) {
+	t.Run("loopback", func(t *testing.T) {
+		ln := listenOnce(t, "tcp", "127.0.0.1:0")
+		_, r := confinedVictim(t, nil, "tcp-connect", ln.addr)
+		mustOK(t, r)
+		waitAccepted(t, ln.accepted)
+	})
+	t.Run("many-loopback", func(t *testing.T) {
+		ln := listenLoopback(t)
+		_, r := confinedVictim(t, nil, "many-loopback", "64", ln.Addr().String())
+		mustOK(t, r)
+		if n := value[int](t, r); n != 64 {
+			t.Errorf("%d of 64 loopback connects succeeded", n)
+		}
+	})
+	for _, op := range []string{"socketpair", "netlink-interfaces", "netlink-raw-socket"} {
+		t.Run(op, func(t *testing.T) {
+			_, r := confinedVictim(t, nil, op)
+			mustOK(t, r)
+		})
+	}
+	t.Run("unix-path", func(t *testing.T) {
+		path := t.TempDir() + "/s"
+		ln := listenOnce(t, "unix", path)
+		_, r := confinedVictim(t, nil, "unix-path", path)
+		mustOK(t, r)
+		waitAccepted(t, ln.accepted)
+	})
+}
+
+// TestNettrapAllowRule: --allow opens exactly the given address and port.
+func TestNettrapAllowRule(t *testing.T) {
+	h := fakehost.Start(t, fakehost.TCP("203.0.113.7:443"), fakehost.TCP("203.0.113.7:80"))
+	flags := []string{"--allow", "203.0.113.7/32:443"}
+	_, r := confinedVictim(t, flags, "tcp-connect", "203.0.113.7:443")
+	mustOK(t, r)
+	if _, ok := h.WaitFor(fakehost.To("tcp", fakehost.TCP("203.0.113.7:443").Addr), runTimeout); !ok {
+		t.Fatalf("allowed connect not recorded:\n%s", h.Dump())
+	}
+	_, r = confinedVictim(t, flags, "tcp-connect", "203.0.113.7:80")
+	if r.OK || r.Errno != "EPERM" {
+		t.Errorf("port 80 outside the rule: ok=%v errno=%q, want EPERM", r.OK, r.Errno)
+	}
+	assertNothingArrived(t, h, fakehost.TCP("203.0.113.7:80"))
+}
+
+// TestNettrapAuditLog checks the JSONL record of a denial.
+func TestNettrapAuditLog(t *testing.T) {
+	log := auditPath(t)
+	run, r := confinedVictim(t, []string{"--audit-log", log}, "tcp-connect", "203.0.113.7:443")
+	if r.Errno != "EPERM" {
+		t.Fatalf("errno %q, want EPERM\nstderr: %s", r.Errno, run.stderr)
+	}
+	recs := readAudit(t, log)
+	i := slices.IndexFunc(recs, func(a auditRecord) bool { return a.Dest == "203.0.113.7:443" })
+	if i < 0 {
+		t.Fatalf("no audit record for 203.0.113.7:443: %+v", recs)
+	}
+	a := recs[i]
+	if a.Decision != "denied" || a.Class != "external" || a.Syscall != "connect" {
+		t.Errorf("record %+v: want decision denied, class external, syscall connect", a)
+	}
+	if len(a.Schema) == 0 || a.Time == "" || a.RunID == "" || a.PID == 0 || a.TID == 0 || a.Exe == "" || a.Argv0 == "" || a.Reason == "" {
+		t.Errorf("record lacks fields: %+v", a)
+	}
+	line := blockedLines(run.stderr)
+	if len(line) != 1 || !strings.Contains(line[0], "connect tcp 203.0.113.7:443 (external)") {
+		t.Errorf("denial lines %q", line)
+	}
+}
+
+// TestNettrapAuditMode lets the call through and records would-deny.
+func TestNettrapAuditMode(t *testing.T) {
+	h := fakehost.Start(t, fakehost.TCP("203.0.113.7:443"))
+	log := auditPath(t)
+	_, r := confinedVictim(t, []string{"--mode=audit", "--audit-log", log}, "tcp-connect", "203.0.113.7:443")
+	mustOK(t, r)
+	if _, ok := h.WaitFor(fakehost.To("tcp", fakehost.TCP("203.0.113.7:443").Addr), runTimeout); !ok {
+		t.Fatalf("audit mode did not let the connect through:\n%s", h.Dump())
+	}
+	recs := readAudit(t, log)
+	if !slices.ContainsFunc(recs, func(a auditRecord) bool {
+		return a.Dest == "203.0.113.7:443" && a.Decision == "would-deny"
+	}) {
+		t.Errorf("no would-deny record: %+v", recs)
+	}
+}
+
+func TestNettrapExitStatus(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"--", "/bin/sh", "-c", "exit 7"}, 7},
+		{[]string{"--", "/bin/sh", "-c", "kill -9 $$"}, 128 + 9},
+		{[]string{"--no-such-flag", "--", "/bin/true"}, 125},
+		{[]string{"--", "/nonexistent/program"}, 125},
+	} {
+		if run := runNettrap(t, tc.args...); run.code != tc.want {
+			t.Errorf("nettrap %q: exit %d, want %d\nstderr: %s", tc.args, run.code, tc.want, run.stderr)
+		}
+	}
+}

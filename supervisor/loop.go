@@ -47,13 +47,14 @@ type loop struct {
 	listener int
 	decider  Decider
 	stats    *Stats
-	wake     [2]int // pipe: a write stops the loop
+	wake     [2]int        // pipe: a write stops the loop
+	done     chan struct{} // closed by the goroutine that ends the loop
 	inflight sync.WaitGroup
 	errs     chan<- error
 }
 
 func newLoop(listener int, d Decider, stats *Stats, errs chan<- error) (*loop, error) {
-	l := &loop{listener: listener, decider: d, stats: stats, errs: errs}
+	l := &loop{listener: listener, decider: d, stats: stats, errs: errs, done: make(chan struct{})}
 	if err := unix.Pipe2(l.wake[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
 		return nil, os.NewSyscallError("pipe2", err)
 	}
@@ -64,7 +65,43 @@ func newLoop(listener int, d Decider, stats *Stats, errs chan<- error) (*loop, e
 // RECV itself would block forever once the last target is gone (the
 // kernel only wakes pollers with POLLHUP), so every RECV waits in poll
 // first, together with the wake pipe.
+//
+// One goroutine at a time polls. When it receives a notification it
+// starts its successor to poll on, and answers the call itself. The
+// stopped target thus never waits for a goroutine to be handed to another
+// OS thread: on a small machine that wake-up (futex, spinning Ms) cost
+// more than the whole answer. A slow decision still stalls nobody, since
+// the successor already polls.
 func (l *loop) run() {
+	l.serve()
+	<-l.done
+}
+
+// serve polls until it receives a notification, which it then answers
+// after starting its successor; or it ends the loop.
+func (l *loop) serve() {
+	for {
+		n, end := l.next()
+		if end {
+			close(l.done)
+			return
+		}
+		if n == nil {
+			continue
+		}
+		// Counted before the successor exists, hence before the loop can
+		// end: shutdown's inflight.Wait after <-done never misses it.
+		l.inflight.Add(1)
+		go l.serve()
+		l.handle(n)
+		l.inflight.Done()
+		return
+	}
+}
+
+// next waits for a notification and receives it. It returns nil when
+// there was none to receive after all, and end when the loop must stop.
+func (l *loop) next() (n *notif, end bool) {
 	fds := []unix.PollFd{
 		{Fd: int32(l.listener), Events: unix.POLLIN},
 		{Fd: int32(l.wake[0]), Events: unix.POLLIN},
@@ -76,22 +113,22 @@ func (l *loop) run() {
 				continue
 			}
 			l.report(os.NewSyscallError("poll", err))
-			return
+			return nil, true
 		}
 		if fds[1].Revents != 0 {
-			return
+			return nil, true
 		}
 		if fds[0].Revents&unix.POLLIN != 0 {
-			l.receive()
-			continue
+			return l.receive(), false
 		}
 		if fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
-			return
+			return nil, true
 		}
 	}
 }
 
-func (l *loop) receive() {
+// receive takes one notification from the kernel, or returns nil.
+func (l *loop) receive() *notif {
 	n := new(notif)
 	if err := recvNotif(l.listener, n); err != nil {
 		// ENOENT: the target left the syscall (a signal, Go's SIGURG
@@ -100,14 +137,10 @@ func (l *loop) receive() {
 		if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.EINTR) {
 			l.report(os.NewSyscallError("ioctl(SECCOMP_IOCTL_NOTIF_RECV)", err))
 		}
-		return
+		return nil
 	}
 	l.stats.Notifications.Add(1)
-	l.inflight.Add(1)
-	go func() {
-		defer l.inflight.Done()
-		l.handle(n)
-	}()
+	return n
 }
 
 // handle reads the call's arguments, checks that the notification is still

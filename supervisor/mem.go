@@ -20,19 +20,27 @@ var errFault = errors.New("target memory unreadable")
 // profiles, where process_vm_readv is not always. The file is opened per
 // notification: a cached descriptor would outlive an exec or a pid reuse
 // and read somebody else's address space.
+//
+// It holds a raw descriptor, not an *os.File: os.Open tries to register
+// every file with the netpoller and Fd() puts it back in blocking mode,
+// four extra syscalls on every trapped call while the target waits.
 type memReader struct {
-	f *os.File
+	fd int
 }
 
 func openMem(tid uint32) (*memReader, error) {
-	f, err := os.Open("/proc/" + strconv.FormatUint(uint64(tid), 10) + "/mem")
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errFault, err)
+	path := "/proc/" + strconv.FormatUint(uint64(tid), 10) + "/mem"
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	for err == unix.EINTR {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	}
-	return &memReader{f: f}, nil
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errFault, &os.PathError{Op: "open", Path: path, Err: err})
+	}
+	return &memReader{fd: fd}, nil
 }
 
-func (m *memReader) Close() error { return m.f.Close() }
+func (m *memReader) Close() error { return unix.Close(m.fd) }
 
 // read fills buf from address addr, all of it or errFault.
 func (m *memReader) read(addr uint64, buf []byte) error {
@@ -42,7 +50,7 @@ func (m *memReader) read(addr uint64, buf []byte) error {
 	if addr == 0 || addr+uint64(len(buf)) < addr || addr > 1<<63-1 {
 		return errFault
 	}
-	n, err := unix.Pread(int(m.f.Fd()), buf, int64(addr))
+	n, err := unix.Pread(m.fd, buf, int64(addr))
 	if err != nil {
 		return fmt.Errorf("%w: %w", errFault, err)
 	}

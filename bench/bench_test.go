@@ -1,0 +1,176 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// ops are the workload's operations, in the issue's order (a)–(d).
+var ops = []string{"getppid", "tcpconnect", "udpsendto", "udpsend"}
+
+// trapped are the ops whose calls go to the supervisor; added-vs-floor
+// only means something for them.
+var trapped = map[string]bool{"tcpconnect": true, "udpsendto": true}
+
+// runners, in the order they run: the ratios need bare (and floor) first.
+var runners = []string{"bare", "floor", "nettrap"}
+
+const (
+	workloadPkg = "github.com/nettrap/nettrap/bench/internal/workload"
+	floorPkg    = "github.com/nettrap/nettrap/bench/internal/floor"
+	nettrapPkg  = "github.com/nettrap/nettrap/cmd/nettrap"
+)
+
+// exitCantRun is the status nettrap and floor give when they cannot
+// confine at all (no seccomp user notification here).
+const exitCantRun = 125
+
+// result is what the workload prints.
+type result struct {
+	Op        string  `json:"op"`
+	N         int     `json:"n"`
+	NsPerOp   float64 `json:"ns_per_op"`
+	SelfHWM   int     `json:"self_hwm_kib"`
+	ParentHWM int     `json:"parent_hwm_kib"`
+}
+
+func BenchmarkOps(b *testing.B) {
+	bins := binaries(b)
+	for _, op := range ops {
+		b.Run(op, func(b *testing.B) {
+			last := map[string]float64{}
+			for _, r := range runners {
+				b.Run(r, func(b *testing.B) {
+					res := runWorkload(b, bins, r, op, b.N)
+					last[r] = res.NsPerOp
+					report(b, op, r, res, last)
+				})
+			}
+		})
+	}
+}
+
+func report(b *testing.B, op, runner string, res result, last map[string]float64) {
+	b.ReportMetric(res.NsPerOp, "ns/op")
+	b.ReportMetric(float64(res.SelfHWM), "rss-KiB")
+	if runner == "bare" {
+		return
+	}
+	b.ReportMetric(float64(res.ParentHWM), "sup-rss-KiB")
+	bare, ok := last["bare"]
+	if !ok || bare <= 0 {
+		return
+	}
+	b.ReportMetric(res.NsPerOp/bare, "x-bare")
+	floor, ok := last["floor"]
+	if runner == "nettrap" && trapped[op] && ok && floor > bare {
+		b.ReportMetric((res.NsPerOp-bare)/(floor-bare), "added-vs-floor")
+	}
+}
+
+// runWorkload runs the workload for n operations under runner and returns
+// what it measured.
+func runWorkload(b *testing.B, bins *builds, runner, op string, n int) result {
+	b.Helper()
+	args := []string{bins.workload, op, strconv.Itoa(n)}
+	switch runner {
+	case "floor":
+		args = append([]string{bins.floor}, args...)
+	case "nettrap":
+		args = append([]string{bins.nettrap, "--"}, args...)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = cleanEnv()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err != nil {
+		if cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == exitCantRun && runner != "bare" {
+			skipOrFail(b, fmt.Sprintf("%s cannot confine here: %s", runner, strings.TrimSpace(stderr.String())))
+		}
+		b.Fatalf("%s %s: %v\n%s", runner, op, err, stderr.String())
+	}
+	var res result
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		b.Fatalf("%s %s: bad workload output %q: %v\n%s", runner, op, stdout.String(), err, stderr.String())
+	}
+	if res.N != n || res.NsPerOp <= 0 {
+		b.Fatalf("%s %s: workload ran %d ops in %v ns/op, want %d", runner, op, res.N, res.NsPerOp, n)
+	}
+	return res
+}
+
+// cleanEnv keeps the caller's NETTRAP_* settings away from the measured
+// nettrap, which must run with its defaults.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "NETTRAP_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+func skipOrFail(b *testing.B, reason string) {
+	b.Helper()
+	if os.Getenv("CI") == "true" {
+		b.Fatal(reason)
+	}
+	b.Skip(reason)
+}
+
+// builds are the binaries the benchmarks run, built once per test binary.
+type builds struct {
+	workload, floor, nettrap string
+}
+
+var (
+	buildOnce sync.Once
+	built     *builds
+	buildDir  string
+	buildErr  error
+)
+
+func binaries(b *testing.B) *builds {
+	b.Helper()
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "nettrap-bench-")
+		if buildErr != nil {
+			return
+		}
+		bs := &builds{}
+		for _, p := range []struct {
+			dst *string
+			pkg string
+		}{{&bs.workload, workloadPkg}, {&bs.floor, floorPkg}, {&bs.nettrap, nettrapPkg}} {
+			*p.dst = filepath.Join(buildDir, filepath.Base(p.pkg))
+			out, err := exec.Command("go", "build", "-o", *p.dst, p.pkg).CombinedOutput()
+			if err != nil {
+				buildErr = fmt.Errorf("go build %s: %w\n%s", p.pkg, err, out)
+				return
+			}
+		}
+		built = bs
+	})
+	if buildErr != nil {
+		b.Fatal(buildErr)
+	}
+	return built
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+const sample = `goos: linux
+BenchmarkOps/getppid/bare-2    	    2000	      2409 ns/op	      4520 rss-KiB
+BenchmarkOps/getppid/nettrap-2 	    2000	      2500 ns/op	      4488 rss-KiB	      6276 sup-rss-KiB	         1.04 x-bare
+BenchmarkOps/udpsendto/bare-2  	    2000	      1000 ns/op	      4000 rss-KiB
+BenchmarkOps/udpsendto/floor-2 	    2000	      3000 ns/op	      4000 rss-KiB	      3000 sup-rss-KiB	         3 x-bare
+BenchmarkOps/udpsendto/nettrap-2	    2000	      3200 ns/op	         1.1 added-vs-floor	      4000 rss-KiB	      6000 sup-rss-KiB	         3.2 x-bare
+BenchmarkOps/udpsendto/bare-2  	    2000	      1200 ns/op	      4100 rss-KiB
+BenchmarkOther-2 100 5 ns/op
+PASS
+`
+
+func TestParse(t *testing.T) {
+	s := parse(sample)
+	tests := []struct {
+		op, runner, unit string
+		want             []float64
+	}{
+		{"getppid", "bare", "ns/op", []float64{2409}},
+		{"getppid", "nettrap", "x-bare", []float64{1.04}},
+		{"udpsendto", "bare", "ns/op", []float64{1000, 1200}},
+		{"udpsendto", "nettrap", "added-vs-floor", []float64{1.1}},
+		{"udpsendto", "floor", "sup-rss-KiB", []float64{3000}},
+		{"udpsendto", "nettrap", "ns/op", []float64{3200}},
+	}
+	for _, tt := range tests {
+		got := s.get(tt.op, tt.runner, tt.unit)
+		if len(got) != len(tt.want) {
+			t.Errorf("%s/%s %s = %v, want %v", tt.op, tt.runner, tt.unit, got, tt.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != tt.want[i] {
+				t.Errorf("%s/%s %s = %v, want %v", tt.op, tt.runner, tt.unit, got, tt.want)
+			}
+		}
+	}
+	if got := s.get("Other", "", "ns/op"); got != nil {
+		t.Errorf("non-BenchmarkOps line parsed: %v", got)
+	}
+	if n := s.runs(); n != 2 {
+		t.Errorf("runs = %d, want 2", n)
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, tt := range []struct {
+		in   []float64
+		want float64
+	}{{nil, 0}, {[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}} {
+		if got := median(tt.in); got != tt.want {
+			t.Errorf("median(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestRender(t *testing.T) {
+	out := render(parse(sample), "test machine")
+	for _, want := range []string{
+		"Machine: test machine. Medians of 2 interleaved runs",
+		"| (a) untrapped syscall (getppid) | 2409 | – | 2500 | – | 1.04 | – | ×1.00 |",
+		"| (c) unconnected loopback UDP sendto | 1100 | 3000 | 3200 | 3.00 | 3.20 | 1.10 | added ≤ 1.25× floor's |",
+		"| workload, bare | 4100 | 1.00 |",
+		"| nettrap supervisor process | 6138 | 1.50 |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("render output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "(b)") {
+		t.Errorf("render shows an op with no samples:\n%s", out)
+	}
+}

@@ -1,0 +1,76 @@
+// Command workload runs one operation N times in a loop and prints the
+// time per operation as JSON. The benchmarks in package bench run it bare,
+// under a floor supervisor and under nettrap: timing inside the process
+// keeps process start-up and supervisor set-up out of the figure.
+//
+//	workload OP N
+//
+// Every address is on loopback (127.0.0.1); the peers live in this process.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+)
+
+// result is what the benchmark reads from stdout.
+type result struct {
+	Op      string  `json:"op"`
+	N       int     `json:"n"`
+	NsPerOp float64 `json:"ns_per_op"`
+	// SelfHWM is this process's peak RSS, ParentHWM its parent's (the
+	// supervisor, when there is one), both in KiB from /proc/*/status.
+	SelfHWM   int `json:"self_hwm_kib"`
+	ParentHWM int `json:"parent_hwm_kib"`
+}
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "workload:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	if len(args) != 2 {
+		return fmt.Errorf("usage: workload OP N (ops: %v)", opNames())
+	}
+	n, err := strconv.Atoi(args[1])
+	if err != nil || n < 1 {
+		return fmt.Errorf("bad N %q", args[1])
+	}
+	mk, ok := ops[args[0]]
+	if !ok {
+		return fmt.Errorf("unknown op %q (ops: %v)", args[0], opNames())
+	}
+	op, cleanup, err := mk()
+	if err != nil {
+		return fmt.Errorf("set up %s: %w", args[0], err)
+	}
+	defer cleanup()
+	// Warm-up: page in the code paths, fill the UDP receive buffer, let
+	// the supervisor's goroutines and the kernel's caches settle.
+	for i := 0; i < min(n, warmup); i++ {
+		if err := op(); err != nil {
+			return fmt.Errorf("%s (warm-up): %w", args[0], err)
+		}
+	}
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		if err := op(); err != nil {
+			return fmt.Errorf("%s: %w", args[0], err)
+		}
+	}
+	elapsed := time.Since(start)
+	res := result{
+		Op: args[0], N: n, NsPerOp: float64(elapsed.Nanoseconds()) / float64(n),
+		SelfHWM:   hwm("/proc/self/status"),
+		ParentHWM: hwm("/proc/" + strconv.Itoa(os.Getppid()) + "/status"),
+	}
+	return json.NewEncoder(os.Stdout).Encode(res)
+}
+
+const warmup = 2000

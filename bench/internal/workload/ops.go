@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// An op is one timed operation; its maker sets up what it needs (peers,
+// sockets) and returns how to tear that down.
+type op func() error
+
+type maker func() (op, func(), error)
+
+// ops are the operations of the benchmark list.
+var ops = map[string]maker{
+	// (a) a syscall the filter never hands to user space.
+	"getppid": func() (op, func(), error) {
+		return func() error {
+			syscall.RawSyscall(unix.SYS_GETPPID, 0, 0, 0)
+			return nil
+		}, func() {}, nil
+	},
+	// (b) socket + connect + close to a loopback TCP listener.
+	"tcpconnect": makeTCPConnect,
+	// (c) sendto on an unconnected UDP socket, naming a loopback peer.
+	"udpsendto": makeUDPSendTo,
+	// (d) send (sendto with a NULL address) on a connected UDP socket.
+	"udpsend": makeUDPSend,
+}
+
+func opNames() []string {
+	names := make([]string, 0, len(ops))
+	for n := range ops {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+var loopback = [4]byte{127, 0, 0, 1}
+
+// makeTCPConnect serves a listener that accepts and closes. The client
+// closes first, so its port goes to TIME_WAIT; on loopback the kernel
+// reuses those (net.ipv4.tcp_tw_reuse defaults to 2, loopback only).
+func makeTCPConnect() (op, func(), error) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return nil, nil, err
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	sa := &unix.SockaddrInet4{Port: ln.Addr().(*net.TCPAddr).Port, Addr: loopback}
+	return func() error {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return os.NewSyscallError("socket", err)
+		}
+		err = unix.Connect(fd, sa)
+		unix.Close(fd)
+		return os.NewSyscallError("connect", err)
+	}, func() { ln.Close() }, nil
+}
+
+// udpPeer binds a loopback UDP socket that is never read: once its receive
+// buffer is full every datagram is dropped, silently and at the same cost.
+func udpPeer() (int, *unix.SockaddrInet4, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, nil, os.NewSyscallError("socket", err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: loopback}); err != nil {
+		unix.Close(fd)
+		return -1, nil, os.NewSyscallError("bind", err)
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		unix.Close(fd)
+		return -1, nil, os.NewSyscallError("getsockname", err)
+	}
+	in4, ok := sa.(*unix.SockaddrInet4)
+	if !ok {
+		unix.Close(fd)
+		return -1, nil, errors.New("udp peer: not an IPv4 address")
+	}
+	return fd, in4, nil
+}
+
+func udpSender(peer *unix.SockaddrInet4, connect bool) (int, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, os.NewSyscallError("socket", err)
+	}
+	if connect {
+		if err := unix.Connect(fd, peer); err != nil {
+			unix.Close(fd)
+			return -1, os.NewSyscallError("connect", err)
+		}
+	}
+	return fd, nil
+}
+
+var payload = make([]byte, 64)
+
+func makeUDPSendTo() (op, func(), error) { return makeUDP(false) }
+func makeUDPSend() (op, func(), error)   { return makeUDP(true) }
+
+func makeUDP(connected bool) (op, func(), error) {
+	pfd, peer, err := udpPeer()
+	if err != nil {
+		return nil, nil, err
+	}
+	fd, err := udpSender(peer, connected)
+	if err != nil {
+		unix.Close(pfd)
+		return nil, nil, err
+	}
+	var to unix.Sockaddr = peer
+	if connected {
+		to = nil // sendto(fd, buf, len, 0, NULL, 0): send(2)
+	}
+	cleanup := func() { unix.Close(fd); unix.Close(pfd) }
+	return func() error {
+		return os.NewSyscallError("sendto", unix.Sendto(fd, payload, 0, to))
+	}, cleanup, nil
+}
+
+// hwm reads VmHWM (peak resident set, KiB) from a /proc status file; 0 if
+// it cannot.
+func hwm(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kib, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return kib
+		}
+	}
+	return 0
+}

@@ -1,0 +1,34 @@
+#!/bin/sh
+# Runs the nettrap benchmarks and summarizes them.
+#
+#   bench/run.sh [RUNS] [extra go test flags...]
+#
+# The runners of one op (bare, floor, nettrap) run back to back, and the
+# whole set is repeated RUNS times (default 5) with -count=1 each, so that
+# each ratio pairs measurements taken seconds apart and a drifting machine
+# load spreads over all runners alike. Prints benchstat's summary and a
+# Markdown table of the ratios for the README. Needs seccomp user
+# notification (Linux 5.0+); run as a user allowed to read /proc/PID/mem
+# of its own children (the default).
+set -eu
+cd "$(dirname "$0")/.."
+runs=${1:-5}
+[ $# -gt 0 ] && shift
+out=$(mktemp "${TMPDIR:-/tmp}/nettrap-bench.XXXXXX")
+trap 'rm -f "$out"' EXIT
+go test -c -o "$out.test" ./bench/
+trap 'rm -f "$out" "$out.test"' EXIT
+i=1
+while [ "$i" -le "$runs" ]; do
+	echo "run $i/$runs" >&2
+	(cd bench && "$out.test" -test.run='^$' -test.bench=. -test.count=1 "$@") >>"$out"
+	i=$((i + 1))
+done
+echo "## benchstat"
+if ! go run golang.org/x/perf/cmd/benchstat@latest "$out"; then
+	echo "(benchstat unavailable; raw output follows)"
+	cat "$out"
+fi
+echo
+echo "## ratios"
+go run ./bench/internal/table <"$out"

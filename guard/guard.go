@@ -24,11 +24,17 @@ type Who struct {
 	Candidates []string // several tests could have made it (t.Parallel)
 }
 
-// Attribution tells which test made a call and learns of the denials, so
-// that it can fail that test. Nil means generic mode (processes only).
+// Attribution tells which test made a call and learns of every audited
+// attempt, so that it can fail the test a denial belongs to. Nil means
+// generic mode (processes only).
 type Attribution interface {
-	Who(c *supervisor.Call) Who
-	Denied(w Who, line string)
+	// Who tells who made c. The guard calls release once the call's
+	// records are written and reported.
+	Who(c *supervisor.Call) (w Who, release func())
+	// Report is told of every audited attempt, with the message line of a
+	// denial ("Outbound network blocked: …"; "" for others). It shows the
+	// line itself: the guard does not print it.
+	Report(w Who, rec audit.Record, line string)
 }
 
 // Guard is the supervisor.Decider of nettrap: it classifies what a call
@@ -69,7 +75,9 @@ func (g *Guard) Decide(c *supervisor.Call) supervisor.Answer {
 	}
 	var who Who
 	if g.Attribution != nil {
-		who = g.Attribution.Who(c)
+		var release func()
+		who, release = g.Attribution.Who(c)
+		defer release()
 	}
 	answer := supervisor.Answer{Allow: true}
 	for i := range atts {
@@ -145,12 +153,15 @@ func (g *Guard) record(c *supervisor.Call, who Who, atts []attempt) {
 		}
 		rec := g.newRecord(c, who, caller, sock, a, now)
 		g.count(d)
+		line := ""
 		if d.Verdict != policy.Allowed {
-			line := Line(rec, who.Test == "")
-			fmt.Fprintln(g.Messages, "nettrap: "+line)
-			if g.Attribution != nil && d.Verdict == policy.Denied {
-				g.Attribution.Denied(who, "nettrap: "+line)
-			}
+			line = "nettrap: " + Line(rec, who.Test == "")
+		}
+		if g.Attribution != nil {
+			g.Attribution.Report(who, rec, line)
+		}
+		if line != "" && (g.Attribution == nil || d.Verdict != policy.Denied) {
+			fmt.Fprintln(g.Messages, line)
 		}
 		if g.Audit != nil {
 			if err := g.Audit.Write(rec); err != nil {
@@ -207,6 +218,25 @@ func (g *Guard) auditFailed(err error, rec audit.Record) {
 	fmt.Fprintf(g.Messages, "nettrap: %v; the record follows:\n", err)
 	if b, jerr := jsonLine(rec); jerr == nil {
 		fmt.Fprintf(g.Messages, "nettrap: audit record: %s\n", b)
+	}
+}
+
+// WriteRecord adds a record of the caller's own (a stale marker) to the
+// audit trail, with the same care for failed writes.
+func (g *Guard) WriteRecord(rec audit.Record) {
+	if rec.Schema == 0 {
+		rec.Schema = audit.SchemaVersion
+	}
+	if rec.Time.IsZero() {
+		rec.Time = time.Now().UTC()
+	}
+	if rec.RunID == "" {
+		rec.RunID = g.RunID
+	}
+	if g.Audit != nil {
+		if err := g.Audit.Write(rec); err != nil {
+			g.auditFailed(err, rec)
+		}
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 //
 // byProcess names the process (generic mode); otherwise the test.
 func Line(r audit.Record, byProcess bool) string {
+	byProcess = byProcess && len(r.Candidates) == 0
 	var b strings.Builder
 	if r.Decision == "would-deny" {
 		b.WriteString("audit: would block: ")
@@ -31,10 +32,12 @@ func Line(r audit.Record, byProcess bool) string {
 		fmt.Fprintf(&b, " %s (%s)", r.Dest, r.Class)
 	}
 	switch {
+	case len(r.Candidates) > 1:
+		fmt.Fprintf(&b, " in one of %s (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)", strings.Join(r.Candidates, ", "))
+	case r.Test == "collection":
+		b.WriteString(" at collection time (package init, TestMain, or between tests)")
 	case byProcess || r.Test == "":
 		fmt.Fprintf(&b, " by pid %d %s", r.PID, r.Argv0)
-	case len(r.Candidates) > 1:
-		fmt.Fprintf(&b, " in one of %s (ambiguous: tests ran in parallel; rerun with -test.parallel=1 to pin it)", strings.Join(r.Candidates, ", "))
 	default:
 		b.WriteString(" in " + r.Test)
 	}

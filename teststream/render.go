@@ -158,6 +158,14 @@ func (r *Renderer) FailPackage(line string) {
 	r.inject(injection{line: line})
 }
 
+// Note prints line outside any test, before the final line, without
+// failing anything (e.g. nettrap's stale-marker report).
+func (r *Renderer) Note(line string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.inject(injection{line: line})
+}
+
 // Failed reports whether a verdict was injected, i.e. whether the run must
 // be reported as failed whatever the binary's own result.
 func (r *Renderer) Failed() bool {

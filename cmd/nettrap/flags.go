@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -15,6 +16,8 @@ import (
 type config struct {
 	mode       policy.Mode
 	rules      []policy.Rule
+	allowTests []*regexp.Regexp
+	generic    bool
 	errno      unix.Errno
 	auditLog   string
 	resolvConf string
@@ -46,14 +49,22 @@ A flag on the command line wins over the variable.
 Flags:
 `
 
-func newFlagSet(cfg *config, modeStr, errnoStr *string, allow *[]string) *pflag.FlagSet {
+// rawFlags are the flag values before checking.
+type rawFlags struct {
+	mode, errno       string
+	allow, allowTests []string
+}
+
+func newFlagSet(cfg *config, raw *rawFlags) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("nettrap", pflag.ContinueOnError)
 	// The command's own flags (-test.v …) are not ours: stop at the first
 	// argument that is not a flag.
 	fs.SetInterspersed(false)
-	fs.StringVar(modeStr, "mode", "enforce", "enforce: deny; audit: allow everything, record what would be denied")
-	fs.StringArrayVar(allow, "allow", nil, "allow CIDR[:PORT] (repeatable; addresses only, never names)")
-	fs.StringVar(errnoStr, "errno", "EPERM", "errno for denied calls (EPERM, EACCES, ECONNREFUSED, ENETUNREACH, …)")
+	fs.StringVar(&raw.mode, "mode", "enforce", "enforce: deny; audit: allow everything, record what would be denied")
+	fs.StringArrayVar(&raw.allow, "allow", nil, "allow CIDR[:PORT] (repeatable; addresses only, never names)")
+	fs.StringArrayVar(&raw.allowTests, "allow-test", nil, "let tests whose full name matches `REGEX` use the network, as if marked (repeatable)")
+	fs.BoolVar(&cfg.generic, "generic", false, "treat a Go test binary as any command: no per-test attribution")
+	fs.StringVar(&raw.errno, "errno", "EPERM", "errno for denied calls (EPERM, EACCES, ECONNREFUSED, ENETUNREACH, …)")
 	fs.StringVar(&cfg.auditLog, "audit-log", "", "append one JSON record per audited attempt to `FILE`")
 	fs.StringVar(&cfg.resolvConf, "resolv-conf", "/etc/resolv.conf", "where to read the nameservers whose port 53 is classed dns")
 	fs.StringVar(&cfg.runID, "run-id", "", "run id for the audit trail (default: a new random one)")
@@ -68,9 +79,8 @@ func newFlagSet(cfg *config, modeStr, errnoStr *string, allow *[]string) *pflag.
 // parseConfig reads flags from args and NETTRAP_* variables from env.
 func parseConfig(args []string, getenv func(string) string) (*config, error) {
 	cfg := &config{}
-	var modeStr, errnoStr string
-	var allow []string
-	fs := newFlagSet(cfg, &modeStr, &errnoStr, &allow)
+	var raw rawFlags
+	fs := newFlagSet(cfg, &raw)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -82,13 +92,20 @@ func parseConfig(args []string, getenv func(string) string) (*config, error) {
 		return cfg, nil
 	}
 	var err error
-	if cfg.mode, err = policy.ParseMode(modeStr); err != nil {
+	if cfg.mode, err = policy.ParseMode(raw.mode); err != nil {
 		return nil, err
 	}
-	if cfg.errno, err = parseErrno(errnoStr); err != nil {
+	if cfg.errno, err = parseErrno(raw.errno); err != nil {
 		return nil, err
 	}
-	for _, a := range allow {
+	for _, a := range raw.allowTests {
+		re, err := regexp.Compile(a)
+		if err != nil {
+			return nil, fmt.Errorf("bad --allow-test %q: %w", a, err)
+		}
+		cfg.allowTests = append(cfg.allowTests, re)
+	}
+	for _, a := range raw.allow {
 		r, err := policy.ParseRule(a)
 		if err != nil {
 			return nil, err
@@ -113,7 +130,9 @@ func applyEnv(fs *pflag.FlagSet, getenv func(string) string) error {
 			return
 		}
 		vals := []string{v}
-		if f.Value.Type() == "stringArray" {
+		// NETTRAP_ALLOW lists addresses; NETTRAP_ALLOW_TEST is one regular
+		// expression (use | for several), since a regexp may hold commas.
+		if f.Name == "allow" {
 			vals = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
 		}
 		for _, one := range vals {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/classify"
+	"github.com/nettrap/nettrap/gotest"
 	"github.com/nettrap/nettrap/guard"
 	"github.com/nettrap/nettrap/policy"
 	"github.com/nettrap/nettrap/supervisor"
@@ -42,7 +43,7 @@ func run(args []string) int {
 		return cantRun("%v (see nettrap --help)", err)
 	}
 	if cfg.help {
-		newFlagSet(&config{}, new(string), new(string), new([]string)).Usage()
+		newFlagSet(&config{}, &rawFlags{}).Usage()
 		return 0
 	}
 	if len(cfg.args) == 0 {
@@ -62,17 +63,34 @@ func confine(cfg *config) int {
 	if err != nil {
 		return cantRun("%v", err)
 	}
-	cmd := exec.Command(cfg.args[0], cfg.args[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if _, err := exec.LookPath(cfg.args[0]); err != nil {
 		closeAudit()
 		return cantRun("%v", err)
+	}
+	var tb *testBinary
+	argv := cfg.args
+	if !cfg.generic && gotest.IsTestBinary(argv) {
+		if tb, argv, err = newTestBinary(cfg, g); err != nil {
+			closeAudit()
+			return cantRun("%v", err)
+		}
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if tb != nil {
+		// Like the go command, give the binary one pipe for both: the
+		// order of its output is kept, and it all goes through the
+		// tracker.
+		cmd.Stdout, cmd.Stderr = tb.w, tb.w
 	}
 	// Catch the signals before the child exists, so none is lost.
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(sigs)
 	sess, err := supervisor.Start(cmd, supervisor.Options{Decider: g})
+	if tb != nil {
+		tb.w.Close() // the child has its copy; EOF comes when it is done
+	}
 	if err != nil {
 		closeAudit()
 		if errors.Is(err, supervisor.ErrUnsupported) {
@@ -85,6 +103,9 @@ func confine(cfg *config) int {
 	status := exitStatus(cmd, waitErr)
 	for _, e := range sess.Errors() {
 		fmt.Fprintf(os.Stderr, "nettrap: supervisor: %v\n", e)
+	}
+	if tb != nil {
+		status = tb.finish(status)
 	}
 	if err := closeAudit(); err != nil {
 		fmt.Fprintf(os.Stderr, "nettrap: %v\n", err)

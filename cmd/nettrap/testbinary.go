@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/gotest"
+	"github.com/nettrap/nettrap/guard"
+)
+
+// pipeGrace is how long to wait for the test output's EOF after the binary
+// exited.
+const pipeGrace = 2 * time.Second
+
+// testBinary is the extra wiring for a Go test binary: its output pipe and
+// the tracker that reads it.
+type testBinary struct {
+	w       *os.File // the write end, the child's stdout and stderr
+	tracker *gotest.Tracker
+	g       *guard.Guard
+	done    chan error
+}
+
+// newTestBinary sets up attribution for a Go test binary and returns the
+// argv to run it with (-test.v=test2json).
+func newTestBinary(cfg *config, g *guard.Guard) (*testBinary, []string, error) {
+	argv, mode := gotest.Rewrite(cfg.args)
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, fmt.Errorf("pipe: %w", err)
+	}
+	wd, _ := os.Getwd()
+	tr, err := gotest.NewTracker(r, os.Stdout, mode, gotest.ImportPath(wd, cfg.args[0]), cfg.allowTests)
+	if err != nil {
+		r.Close()
+		w.Close()
+		return nil, nil, err
+	}
+	g.Attribution = tr
+	tb := &testBinary{w: w, tracker: tr, g: g, done: make(chan error, 1)}
+	go func() { tb.done <- tr.Run() }()
+	return tb, argv, nil
+}
+
+// finish waits for the output, reports stale markers, and gives the exit
+// status: 1 if nettrap failed a test the binary itself passed.
+func (tb *testBinary) finish(status int) int {
+	// The binary has exited. A subprocess it left behind may hold the
+	// pipe open: wait a little for EOF, as the go command's WaitDelay does,
+	// then take what is there and stop reading.
+	select {
+	case err := <-tb.done:
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "nettrap: reading the test output: %v\n", err)
+		}
+	case <-time.After(pipeGrace):
+		fmt.Fprintf(os.Stderr, "nettrap: a subprocess of the test binary still holds its output open; not waiting for it\n")
+	}
+	stale, err := tb.tracker.Finish()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "nettrap: writing the test output: %v\n", err)
+	}
+	for _, name := range stale {
+		tb.g.WriteRecord(audit.Record{
+			Package: tb.tracker.Package, Test: name, Marked: true,
+			Decision: "stale-marker", Reason: "marked test made no network attempt",
+		})
+	}
+	if tb.tracker.Failed() && status == 0 {
+		return 1
+	}
+	return status
+}

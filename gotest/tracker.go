@@ -1,0 +1,266 @@
+package gotest
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/guard"
+	"github.com/nettrap/nettrap/policy"
+	"github.com/nettrap/nettrap/supervisor"
+	"github.com/nettrap/nettrap/teststream"
+)
+
+// The marker: t.Attr("nettrap", "network").
+const (
+	MarkerKey   = "nettrap"
+	MarkerValue = "network"
+)
+
+// Tracker reads a test binary's -test.v=test2json stream, knows which test
+// runs at every moment, and turns denials into test failures. It
+// implements guard.Attribution.
+type Tracker struct {
+	Package    string
+	AllowTests []*regexp.Regexp
+
+	parser   *teststream.Parser
+	renderer *teststream.Renderer
+
+	// readMu serializes reads of the pipe: the reader goroutine and the
+	// deciders' drains take turns, so every byte reaches the parser once
+	// and in order.
+	readMu sync.Mutex
+	pipe   *os.File // kept so that its finalizer does not close fd
+	fd     int      // the pipe's descriptor, non-blocking
+	eof    bool // EOF seen, or Finish called: no more reads
+
+	mu      sync.Mutex
+	tests   []string        // every test seen, in order of start
+	used    map[string]bool // marked tests (and ancestors) that made an attempt
+	badAttr map[string]string
+}
+
+// NewTracker renders to w in mode what it reads from pipe (the read end of
+// the binary's stdout and stderr).
+func NewTracker(pipe *os.File, w io.Writer, mode teststream.Mode, pkg string, allow []*regexp.Regexp) (*Tracker, error) {
+	// os.File.Fd puts the descriptor in blocking mode: take it once,
+	// then make it non-blocking for good.
+	fd := int(pipe.Fd())
+	if err := unix.SetNonblock(fd, true); err != nil {
+		return nil, os.NewSyscallError("fcntl(O_NONBLOCK)", err)
+	}
+	t := &Tracker{Package: pkg, AllowTests: allow, pipe: pipe, fd: fd,
+		used: map[string]bool{}, badAttr: map[string]string{}}
+	t.renderer = teststream.NewRenderer(w, mode)
+	t.parser = teststream.NewParser(t.handle)
+	return t, nil
+}
+
+// handle sees every event before the renderer: it keeps the list of tests
+// and fails a test whose nettrap attribute has an unknown value.
+func (t *Tracker) handle(e *teststream.Event) {
+	switch {
+	case e.Kind == teststream.KindRun:
+		t.mu.Lock()
+		t.tests = append(t.tests, e.Test)
+		t.mu.Unlock()
+	case e.Kind == teststream.KindAttr && e.Key == MarkerKey && e.Value != MarkerValue:
+		t.mu.Lock()
+		t.badAttr[e.Test] = e.Value
+		t.mu.Unlock()
+	}
+	t.renderer.Handle(e)
+	if e.Kind == teststream.KindAttr && e.Key == MarkerKey && e.Value != MarkerValue {
+		t.renderer.Fail(e.Test, fmt.Sprintf("nettrap: unknown value %q of the %q attribute: the marker is t.Attr(%q, %q)",
+			e.Value, MarkerKey, MarkerKey, MarkerValue))
+	}
+}
+
+// Run copies the pipe into the parser until EOF. Reads are non-blocking
+// and wait in poll, so that drain can take its turn at any moment.
+func (t *Tracker) Run() error {
+	fds := []unix.PollFd{{Fd: int32(t.fd), Events: unix.POLLIN}}
+	for {
+		if err := t.drain(); err != nil {
+			return err
+		}
+		if t.isEOF() {
+			return nil
+		}
+		if _, err := unix.Poll(fds, -1); err != nil && err != unix.EINTR {
+			return os.NewSyscallError("poll", err)
+		}
+	}
+}
+
+func (t *Tracker) isEOF() bool {
+	t.readMu.Lock()
+	defer t.readMu.Unlock()
+	return t.eof
+}
+
+// drain feeds the parser everything that is in the pipe now. A thread
+// stopped in an intercepted call has written all it printed before the
+// call, so after drain the parser's state is the state at the call.
+func (t *Tracker) drain() error {
+	t.readMu.Lock()
+	defer t.readMu.Unlock()
+	buf := make([]byte, 64<<10)
+	for !t.eof {
+		n, err := unix.Read(t.fd, buf)
+		switch {
+		case n > 0:
+			t.parser.Write(buf[:n])
+		case err == unix.EAGAIN:
+			return nil
+		case err == unix.EINTR:
+		case err != nil:
+			return os.NewSyscallError("read", err)
+		default:
+			t.eof = true
+		}
+	}
+	return nil
+}
+
+// Who implements guard.Attribution. It holds the rendering of --- lines
+// until release, so that a verdict can still reach the test's report.
+func (t *Tracker) Who(c *supervisor.Call) (guard.Who, func()) {
+	release := t.renderer.Hold()
+	t.drain()
+	snap := t.parser.Snapshot()
+	w := guard.Who{Package: t.Package}
+	switch {
+	case snap.Collection || len(snap.Running) == 0:
+		w.Test, w.Collection = "collection", true
+	case len(snap.Running) == 1:
+		w.Test = snap.Running[0]
+		w.Marked = t.marked(w.Test)
+	default:
+		w.Candidates = snap.Running
+		w.Marked = true
+		for _, name := range snap.Running {
+			w.Marked = w.Marked && t.marked(name)
+		}
+	}
+	return w, release
+}
+
+// marked: the test or an ancestor carries the marker or matches
+// --allow-test.
+func (t *Tracker) marked(test string) bool {
+	if t.parser.Marked(test, MarkerKey, MarkerValue) {
+		return true
+	}
+	for name := test; name != ""; name = parentName(name) {
+		for _, re := range t.AllowTests {
+			if re.MatchString(name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Report implements guard.Attribution: a denial fails the test that made
+// it (every candidate when ambiguous) or, at collection time, the package.
+func (t *Tracker) Report(w guard.Who, rec audit.Record, line string) {
+	switch policy.Verdict(rec.Decision) {
+	case policy.Allowed:
+		if w.Marked {
+			t.markUsed(w)
+		}
+		return
+	case policy.Denied:
+	default:
+		return
+	}
+	if w.Collection {
+		t.renderer.FailPackage(line)
+		return
+	}
+	tests := w.Candidates
+	if len(tests) == 0 {
+		tests = []string{w.Test}
+	}
+	for _, name := range tests {
+		if !t.renderer.Fail(name, line) {
+			t.renderer.FailPackage(line)
+		}
+	}
+}
+
+func (t *Tracker) markUsed(w guard.Who) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, name := range append([]string{w.Test}, w.Candidates...) {
+		for ; name != ""; name = parentName(name) {
+			t.used[name] = true
+		}
+	}
+}
+
+// Finish reads what is left, reports stale markers (marked tests that made
+// no network attempt), and flushes the output. It returns the stale tests.
+// Call it once the binary has exited; what a leftover subprocess writes to
+// the pipe after that is not read.
+func (t *Tracker) Finish() ([]string, error) {
+	err := t.drain()
+	t.readMu.Lock()
+	t.eof = true
+	t.parser.Close()
+	t.readMu.Unlock()
+	stale := t.stale()
+	for _, name := range stale {
+		t.renderer.Note(fmt.Sprintf("nettrap: stale marker: %s may use the network but made no network attempt; remove the marker if the test is mocked", name))
+	}
+	return stale, errors.Join(err, t.renderer.Close())
+}
+
+// Failed reports whether nettrap failed a test or the package.
+func (t *Tracker) Failed() bool { return t.renderer.Failed() }
+
+// stale lists the tests that carry the marker themselves (not only through
+// a parent) and made no attempt, nor did any of their subtests.
+func (t *Tracker) stale() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []string
+	seen := map[string]bool{}
+	for _, name := range t.tests {
+		if seen[name] || t.used[name] {
+			continue
+		}
+		seen[name] = true
+		if v, ok := t.parser.Attr(name, MarkerKey); ok && v == MarkerValue {
+			out = append(out, name)
+			continue
+		}
+		for _, re := range t.AllowTests {
+			if re.MatchString(name) && (parentName(name) == "" || !re.MatchString(parentName(name))) {
+				out = append(out, name)
+				break
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// parentName is the name of a subtest's parent, "" for a top-level test.
+func parentName(name string) string {
+	for i := len(name) - 1; i >= 0; i-- {
+		if name[i] == '/' {
+			return name[:i]
+		}
+	}
+	return ""
+}

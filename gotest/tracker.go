@@ -40,7 +40,7 @@ type Tracker struct {
 	readMu sync.Mutex
 	pipe   *os.File // kept so that its finalizer does not close fd
 	fd     int      // the pipe's descriptor, non-blocking
-	eof    bool // EOF seen, or Finish called: no more reads
+	eof    bool     // EOF seen, or Finish called: no more reads
 
 	mu      sync.Mutex
 	tests   []string        // every test seen, in order of start

@@ -1,9 +1,13 @@
 package guard
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -68,6 +72,9 @@ type attempt struct {
 
 // Decide implements supervisor.Decider.
 func (g *Guard) Decide(c *supervisor.Call) supervisor.Answer {
+	if c.Err != 0 {
+		return g.unreadable(c)
+	}
 	atts := g.attempts(c)
 	if allPlain(atts) {
 		g.countPlain(atts)
@@ -88,11 +95,24 @@ func (g *Guard) Decide(c *supervisor.Call) supervisor.Answer {
 			answer = supervisor.Answer{Errno: a.decision.Errno}
 		}
 	}
-	if c.Err != 0 {
-		answer = supervisor.Answer{Errno: c.Err}
-	}
 	g.record(c, who, atts)
 	return answer
+}
+
+// unreadable answers a call whose arguments could not be read or are
+// malformed: it fails with the kernel's errno, in every mode, and is
+// recorded (a bad pointer in a network call is worth a look).
+func (g *Guard) unreadable(c *supervisor.Call) supervisor.Answer {
+	rec := g.newRecord(c, Who{}, c.Caller(), "", attempt{decision: policy.Decision{
+		Verdict: policy.Denied, Errno: c.Err,
+		Reason: "arguments unreadable or malformed (" + unix.ErrnoName(c.Err) + "): the kernel would fail the call too",
+	}}, time.Now().UTC())
+	if g.Audit != nil {
+		if err := g.Audit.Write(rec); err != nil {
+			g.auditFailed(err, rec)
+		}
+	}
+	return supervisor.Answer{Errno: c.Err}
 }
 
 // attempts turns a call into the policy's attempts, classifying every
@@ -113,6 +133,13 @@ func (g *Guard) attempts(c *supervisor.Call) []attempt {
 	atts := make([]attempt, 0, len(c.Dests))
 	for _, d := range c.Dests {
 		cls := g.Resolvers.Classify(d)
+		if cls == classify.DNS && d.Family == unix.AF_UNIX && !d.Abstract && !socketExists(c.TID, d.Path) {
+			// No name service daemon listens there (nscd is rarely
+			// installed): the kernel will answer ENOENT and nothing is
+			// reached. glibc tries nscd for passwd and group lookups
+			// too (os/user with cgo), which must not fail a test.
+			cls = classify.Unix
+		}
 		atts = append(atts, attempt{Attempt: policy.Attempt{Kind: policy.Destination, Dest: d, Class: cls}})
 	}
 	return atts
@@ -147,7 +174,7 @@ func (g *Guard) record(c *supervisor.Call, who Who, atts []attempt) {
 	now := time.Now().UTC()
 	for _, a := range atts {
 		d := a.decision
-		if !d.Audit && c.Err == 0 {
+		if !d.Audit {
 			g.countPlain([]attempt{a})
 			continue
 		}
@@ -179,19 +206,16 @@ func (g *Guard) newRecord(c *supervisor.Call, who Who, caller supervisor.Caller,
 		Syscall: c.Syscall.Name, ABI: c.Syscall.ABI, SockType: sock,
 		Decision: string(a.decision.Verdict), Reason: a.decision.Reason,
 	}
+	if c.Syscall.Kind == bpf.Socket && !c.Syscall.Foreign {
+		rec.Family = classify.FamilyName(uint16(c.Args[0]))
+	}
 	if a.Kind == policy.Destination {
 		rec.Family = a.Dest.FamilyName()
 		rec.Dest = a.Dest.String()
 		rec.Class = a.Class.String()
 	}
-	errno := a.decision.Errno
-	if c.Err != 0 {
-		errno = c.Err
-		rec.Decision = string(policy.Denied)
-		rec.Reason = "arguments unreadable or malformed: " + unix.ErrnoName(c.Err)
-	}
-	if errno != 0 {
-		rec.Errno = unix.ErrnoName(errno)
+	if a.decision.Errno != 0 {
+		rec.Errno = unix.ErrnoName(a.decision.Errno)
 	}
 	return rec
 }
@@ -238,6 +262,22 @@ func (g *Guard) WriteRecord(rec audit.Record) {
 			g.auditFailed(err, rec)
 		}
 	}
+}
+
+// socketExists tells whether a Unix socket path exists as the target sees
+// it: in its own mount namespace and root, relative to its working
+// directory. When in doubt (the target is gone) it says yes, so that the
+// call stays denied.
+func socketExists(tid int, path string) bool {
+	base := "/proc/" + strconv.Itoa(tid)
+	var p string
+	if filepath.IsAbs(path) {
+		p = base + "/root" + path
+	} else {
+		p = base + "/cwd/" + path
+	}
+	_, err := os.Stat(p)
+	return !errors.Is(err, fs.ErrNotExist)
 }
 
 // Counts returns a copy of the counts so far.

@@ -41,7 +41,7 @@ func Line(r audit.Record, byProcess bool) string {
 	default:
 		b.WriteString(" in " + r.Test)
 	}
-	if r.Class == "" || r.Class == "unspecified" || r.Class == "dns" || r.Class == "other-family" {
+	if r.Dest == "" || r.Class == "unspecified" || r.Class == "dns" || r.Class == "other-family" {
 		b.WriteString(": " + r.Reason)
 	}
 	return b.String()

@@ -161,6 +161,9 @@ func denyReason(a Attempt) string {
 		return "the unspecified address is not loopback, even though Linux routes it there: " +
 			"listen on 127.0.0.1:0 and dial that, or opt in with --allow ::/128 --allow 0.0.0.0/32"
 	case classify.DNS:
+		if a.Dest.Family == unix.AF_UNIX {
+			return "connect to a name service daemon (nscd or systemd-resolved): lookups of hosts, users or groups through it are not allowed; localhost comes from /etc/hosts"
+		}
 		return "DNS query to a nameserver: tests must not resolve names over the network (localhost comes from /etc/hosts)"
 	case classify.OtherFamily:
 		return "socket family " + a.Dest.FamilyName() + " is not allowed"

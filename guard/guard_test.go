@@ -1,0 +1,274 @@
+package guard
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/classify"
+	"github.com/nettrap/nettrap/policy"
+	"github.com/nettrap/nettrap/supervisor"
+)
+
+func inet(s string) classify.Dest {
+	ap := netip.MustParseAddrPort(s)
+	if ap.Addr().Is4() {
+		return classify.Dest{Family: unix.AF_INET, Addr: ap}
+	}
+	return classify.Dest{Family: unix.AF_INET6, Addr: ap}
+}
+
+// call builds a Call as the supervisor would, made by this process (so that
+// /proc lookups find something); its notification id is never valid.
+func call(kind bpf.Kind, dests ...classify.Dest) *supervisor.Call {
+	return &supervisor.Call{TID: os.Getpid(), Syscall: bpf.Call{Name: kind.String(), Kind: kind, ABI: "x86_64"},
+		Args: [6]uint64{^uint64(0)}, Dests: dests}
+}
+
+type fixture struct {
+	g    *Guard
+	msgs *bytes.Buffer
+	log  string
+}
+
+func newFixture(t *testing.T, p policy.Policy) *fixture {
+	t.Helper()
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	w, err := audit.Open(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	f := &fixture{msgs: &bytes.Buffer{}, log: log}
+	f.g = &Guard{Policy: &p, Resolvers: &classify.Resolvers{}, Audit: w, Messages: f.msgs, RunID: "run1"}
+	return f
+}
+
+func (f *fixture) records(t *testing.T) []audit.Record {
+	t.Helper()
+	b, err := os.ReadFile(f.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []audit.Record
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if line == "" {
+			continue
+		}
+		var r audit.Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("bad record %q: %v", line, err)
+		}
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+func TestPlainAllowedClassesAreCountedNotRecorded(t *testing.T) {
+	f := newFixture(t, policy.Policy{})
+	for _, d := range []classify.Dest{inet("127.0.0.1:80"), inet("[::1]:80"), {Family: unix.AF_UNIX, Path: "/tmp/x.sock"}} {
+		if a := f.g.Decide(call(bpf.Connect, d)); !a.Allow {
+			t.Errorf("%v denied", d)
+		}
+	}
+	if recs := f.records(t); len(recs) != 0 || f.msgs.Len() != 0 {
+		t.Errorf("plain allowed calls left records %v and messages %q", recs, f.msgs)
+	}
+	if c := f.g.Counts(); c.AllowedByClass["loopback"] != 2 || c.AllowedByClass["unix"] != 1 {
+		t.Errorf("counts %+v", c)
+	}
+}
+
+func TestDeniedIsRecordedAndReported(t *testing.T) {
+	f := newFixture(t, policy.Policy{})
+	a := f.g.Decide(call(bpf.Connect, inet("203.0.113.7:443")))
+	if a.Allow || a.Errno != unix.EPERM {
+		t.Fatalf("answer %+v, want EPERM", a)
+	}
+	recs := f.records(t)
+	if len(recs) != 1 {
+		t.Fatalf("%d records, want 1", len(recs))
+	}
+	r := recs[0]
+	if r.Schema != audit.SchemaVersion || r.RunID != "run1" || r.Dest != "203.0.113.7:443" || r.Class != "external" ||
+		r.Decision != "denied" || r.Syscall != "connect" || r.Family != "inet" || r.PID != os.Getpid() || r.Errno != "EPERM" {
+		t.Errorf("record %+v", r)
+	}
+	want := "nettrap: Outbound network blocked: connect"
+	if !strings.Contains(f.msgs.String(), want) || !strings.Contains(f.msgs.String(), "203.0.113.7:443 (external) by pid") {
+		t.Errorf("message %q lacks %q", f.msgs, want)
+	}
+}
+
+func TestAuditModeAllowsAndRecordsWouldDeny(t *testing.T) {
+	f := newFixture(t, policy.Policy{Mode: policy.Audit})
+	if a := f.g.Decide(call(bpf.SendTo, inet("10.0.0.1:53"))); !a.Allow {
+		t.Fatalf("audit mode denied: %+v", a)
+	}
+	recs := f.records(t)
+	if len(recs) != 1 || recs[0].Decision != "would-deny" || recs[0].Class != "private" {
+		t.Errorf("records %+v", recs)
+	}
+	if !strings.Contains(f.msgs.String(), "audit: would block") {
+		t.Errorf("message %q", f.msgs)
+	}
+}
+
+// A vector with one denied message is denied whole; the allowed message
+// is counted, the denied one recorded.
+func TestSendmmsgOneDeniedDeniesAll(t *testing.T) {
+	f := newFixture(t, policy.Policy{})
+	a := f.g.Decide(call(bpf.SendMMsg, inet("127.0.0.1:53"), inet("198.51.100.1:53")))
+	if a.Allow {
+		t.Fatal("sendmmsg with an external message allowed")
+	}
+	if recs := f.records(t); len(recs) != 1 || recs[0].Dest != "198.51.100.1:53" {
+		t.Errorf("records %+v", recs)
+	}
+}
+
+func TestUnreadableArgumentsKeepTheirErrno(t *testing.T) {
+	f := newFixture(t, policy.Policy{Mode: policy.Audit})
+	c := call(bpf.Connect)
+	c.Err = unix.EFAULT
+	if a := f.g.Decide(c); a.Allow || a.Errno != unix.EFAULT {
+		t.Fatalf("answer %+v, want EFAULT even in audit mode", a)
+	}
+}
+
+func TestRawSocketAndForeignABI(t *testing.T) {
+	f := newFixture(t, policy.Policy{})
+	sock := call(bpf.Socket)
+	sock.Args = [6]uint64{unix.AF_PACKET, unix.SOCK_RAW, 0}
+	if a := f.g.Decide(sock); a.Allow {
+		t.Error("packet socket allowed")
+	}
+	foreign := call(bpf.Connect)
+	foreign.Syscall.Foreign, foreign.Syscall.ABI = true, "i386"
+	if a := f.g.Decide(foreign); a.Allow {
+		t.Error("i386 connect allowed")
+	}
+	recs := f.records(t)
+	if len(recs) != 2 || recs[0].Family != "packet" || recs[1].ABI != "i386" {
+		t.Errorf("records %+v", recs)
+	}
+}
+
+// A resolver socket that does not exist cannot be reached: the call goes to
+// the kernel (which says ENOENT) and fails nothing.
+func TestMissingResolverSocketIsNotDNS(t *testing.T) {
+	f := newFixture(t, policy.Policy{})
+	f.g.Resolvers = &classify.Resolvers{UnixSockets: []string{"/nonexistent/nscd/socket"}}
+	d := classify.Dest{Family: unix.AF_UNIX, Path: "/nonexistent/nscd/socket"}
+	if a := f.g.Decide(call(bpf.Connect, d)); !a.Allow {
+		t.Error("connect to a missing resolver socket denied")
+	}
+	real := filepath.Join(t.TempDir(), "socket")
+	if err := os.WriteFile(real, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.g.Resolvers = &classify.Resolvers{UnixSockets: []string{real}}
+	if a := f.g.Decide(call(bpf.Connect, classify.Dest{Family: unix.AF_UNIX, Path: real})); a.Allow {
+		t.Error("connect to an existing resolver socket allowed")
+	}
+}
+
+type fakeAttribution struct {
+	mu      sync.Mutex
+	who     Who
+	reports []string
+	held    int
+}
+
+func (f *fakeAttribution) Who(*supervisor.Call) (Who, func()) {
+	f.mu.Lock()
+	f.held++
+	f.mu.Unlock()
+	return f.who, func() { f.mu.Lock(); f.held--; f.mu.Unlock() }
+}
+
+func (f *fakeAttribution) Report(w Who, rec audit.Record, line string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reports = append(f.reports, rec.Decision+"|"+rec.Test+"|"+line)
+}
+
+func TestAttributionGetsTheDenialNotStderr(t *testing.T) {
+	f := newFixture(t, policy.Policy{})
+	attr := &fakeAttribution{who: Who{Package: "example.com/p", Test: "TestFetch"}}
+	f.g.Attribution = attr
+	f.g.Decide(call(bpf.Connect, inet("203.0.113.7:80")))
+	if len(attr.reports) != 1 || !strings.HasPrefix(attr.reports[0], "denied|TestFetch|nettrap: Outbound network blocked: connect") ||
+		!strings.HasSuffix(attr.reports[0], "203.0.113.7:80 (external) in TestFetch") {
+		t.Errorf("reports %q", attr.reports)
+	}
+	if f.msgs.Len() != 0 {
+		t.Errorf("denial also printed to messages: %q", f.msgs)
+	}
+	if attr.held != 0 {
+		t.Errorf("hold not released")
+	}
+	if recs := f.records(t); len(recs) != 1 || recs[0].Package != "example.com/p" || recs[0].Test != "TestFetch" {
+		t.Errorf("records %+v", recs)
+	}
+	attr.who = Who{Test: "collection", Context: policy.Context{Collection: true, Marked: true}}
+	if a := f.g.Decide(call(bpf.Connect, inet("203.0.113.7:80"))); a.Allow {
+		t.Error("collection-time attempt allowed")
+	}
+	attr.who = Who{Test: "TestLive", Context: policy.Context{Marked: true}}
+	if a := f.g.Decide(call(bpf.Connect, inet("203.0.113.7:80"))); !a.Allow {
+		t.Error("marked test denied")
+	}
+	if last := attr.reports[len(attr.reports)-1]; last != "allowed|TestLive|" {
+		t.Errorf("marked allow reported as %q", last)
+	}
+}
+
+// A full disk loses no record: it goes to the messages, and the error is kept.
+func TestAuditFullDisk(t *testing.T) {
+	w, err := audit.Open("/dev/full")
+	if err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	defer w.Close()
+	var msgs bytes.Buffer
+	g := &Guard{Policy: &policy.Policy{}, Audit: w, Messages: &msgs}
+	g.Decide(call(bpf.Connect, inet("203.0.113.7:80")))
+	if len(g.AuditErrors()) != 1 {
+		t.Fatalf("audit errors %v", g.AuditErrors())
+	}
+	if !strings.Contains(msgs.String(), `"dest":"203.0.113.7:80"`) || !strings.Contains(msgs.String(), "no space left") {
+		t.Errorf("the lost record is not in the messages: %q", msgs.String())
+	}
+}
+
+func TestLine(t *testing.T) {
+	base := audit.Record{Syscall: "connect", SockType: "tcp", Dest: "203.0.113.7:443", Class: "external", Decision: "denied", PID: 42, Argv0: "curl"}
+	tests := []struct {
+		mod  func(*audit.Record)
+		want string
+	}{
+		{func(*audit.Record) {}, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) by pid 42 curl"},
+		{func(r *audit.Record) { r.Test = "TestFetch" }, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) in TestFetch"},
+		{func(r *audit.Record) { r.Candidates = []string{"TestA", "TestB"} }, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) in one of TestA, TestB (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)"},
+		{func(r *audit.Record) { r.Test = "collection" }, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) at collection time (package init, TestMain, or between tests)"},
+		{func(r *audit.Record) { r.Decision = "would-deny" }, "audit: would block: connect tcp 203.0.113.7:443 (external) by pid 42 curl"},
+		{func(r *audit.Record) { r.ABI = "i386"; r.Dest = ""; r.SockType = ""; r.Reason = "not decoded" }, "Outbound network blocked: connect (i386 ABI) by pid 42 curl: not decoded"},
+	}
+	for _, tt := range tests {
+		r := base
+		tt.mod(&r)
+		if got := Line(r, r.Test == ""); got != tt.want {
+			t.Errorf("Line(%+v)\n got %q\nwant %q", r, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,172 @@
+package gotest
+
+import (
+	"bytes"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/guard"
+	"github.com/nettrap/nettrap/teststream"
+)
+
+const mark = "\x16"
+
+type trackerFixture struct {
+	t   *testing.T
+	w   *os.File
+	tr  *Tracker
+	out *bytes.Buffer
+}
+
+func newTrackerFixture(t *testing.T, allow ...string) *trackerFixture {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res []*regexp.Regexp
+	for _, a := range allow {
+		res = append(res, regexp.MustCompile(a))
+	}
+	out := &bytes.Buffer{}
+	tr, err := NewTracker(r, out, teststream.ModeVerbose, "example.com/p", res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close(); r.Close() })
+	return &trackerFixture{t: t, w: w, tr: tr, out: out}
+}
+
+// emit writes lines as the test binary would; Who then drains them.
+func (f *trackerFixture) emit(lines ...string) {
+	for _, l := range lines {
+		if _, err := f.w.WriteString(l + "\n"); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+}
+
+func (f *trackerFixture) who() guard.Who {
+	w, release := f.tr.Who(nil)
+	release()
+	return w
+}
+
+func (f *trackerFixture) deny(w guard.Who, line string) {
+	// Holding, as the guard does while it decides and reports.
+	_, release := f.tr.Who(nil)
+	f.tr.Report(w, audit.Record{Decision: "denied"}, line)
+	release()
+}
+
+func (f *trackerFixture) finish() (string, []string) {
+	f.w.Close()
+	stale, err := f.tr.Finish()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return f.out.String(), stale
+}
+
+func TestAttributionSequential(t *testing.T) {
+	f := newTrackerFixture(t)
+	if w := f.who(); !w.Collection || w.Test != "collection" {
+		t.Errorf("before any test: %+v, want collection", w)
+	}
+	f.emit(mark+"=== RUN   TestA", "    a_test.go:3: hello")
+	w := f.who()
+	if w.Test != "TestA" || w.Marked || w.Collection || w.Package != "example.com/p" {
+		t.Errorf("in TestA: %+v", w)
+	}
+	f.deny(w, "nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) in TestA")
+	f.emit(mark+"--- PASS: TestA (0.00s)")
+	if w := f.who(); !w.Collection {
+		t.Errorf("between tests: %+v, want collection", w)
+	}
+	f.emit(mark+"PASS")
+	out, _ := f.finish()
+	for _, want := range []string{"--- FAIL: TestA", "    nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) in TestA", "\nFAIL\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "PASS") {
+		t.Errorf("output still says PASS:\n%s", out)
+	}
+	if !f.tr.Failed() {
+		t.Error("Failed() = false after a denial")
+	}
+}
+
+func TestAttributionMarkerAndSubtests(t *testing.T) {
+	f := newTrackerFixture(t)
+	f.emit(mark+"=== RUN   TestLive", mark+"=== ATTR  TestLive nettrap network", mark+"=== RUN   TestLive/sub")
+	w := f.who()
+	if w.Test != "TestLive/sub" || !w.Marked {
+		t.Errorf("subtest of a marked test: %+v, want marked", w)
+	}
+	f.tr.Report(w, audit.Record{Decision: "allowed"}, "")
+	f.emit(mark+"--- PASS: TestLive/sub (0.00s)", mark+"--- PASS: TestLive (0.00s)")
+	f.emit(mark+"=== RUN   TestSibling")
+	if w := f.who(); w.Test != "TestSibling" || w.Marked {
+		t.Errorf("sibling after a marked test: %+v, want unmarked", w)
+	}
+	f.emit(mark+"--- PASS: TestSibling (0.00s)", mark+"=== RUN   TestStale", mark+"=== ATTR  TestStale nettrap network",
+		mark+"--- PASS: TestStale (0.00s)", mark+"PASS")
+	out, stale := f.finish()
+	if !slices.Equal(stale, []string{"TestStale"}) {
+		t.Errorf("stale = %q, want [TestStale] (TestLive used its marker through its subtest)", stale)
+	}
+	if !strings.Contains(out, "nettrap: stale marker: TestStale") || f.tr.Failed() {
+		t.Errorf("stale marker report missing or failing the run:\n%s", out)
+	}
+}
+
+func TestAttributionParallel(t *testing.T) {
+	f := newTrackerFixture(t, "^TestB$")
+	f.emit(mark+"=== RUN   TestB", mark+"=== PAUSE TestB", mark+"=== RUN   TestC", mark+"=== PAUSE TestC",
+		mark+"=== CONT  TestB", mark+"=== CONT  TestC")
+	w := f.who()
+	if !slices.Equal(w.Candidates, []string{"TestB", "TestC"}) || w.Marked {
+		t.Errorf("parallel: %+v, want candidates TestB, TestC, not marked (only TestB matches --allow-test)", w)
+	}
+	f.deny(w, "nettrap: blocked")
+	f.emit(mark+"--- PASS: TestB (0.00s)", mark+"--- PASS: TestC (0.00s)", mark+"PASS")
+	out, _ := f.finish()
+	if !strings.Contains(out, "--- FAIL: TestB") || !strings.Contains(out, "--- FAIL: TestC") {
+		t.Errorf("both candidates must fail:\n%s", out)
+	}
+}
+
+func TestAllowTestRegexp(t *testing.T) {
+	f := newTrackerFixture(t, "^TestLive")
+	f.emit(mark+"=== RUN   TestLiveAPI", mark+"=== RUN   TestLiveAPI/x")
+	if w := f.who(); !w.Marked {
+		t.Errorf("--allow-test ^TestLive: %+v, want marked", w)
+	}
+}
+
+func TestUnknownMarkerValueFails(t *testing.T) {
+	f := newTrackerFixture(t)
+	f.emit(mark+"=== RUN   TestOdd", mark+"=== ATTR  TestOdd nettrap yes-please", mark+"--- PASS: TestOdd (0.00s)", mark+"PASS")
+	out, _ := f.finish()
+	if !strings.Contains(out, "--- FAIL: TestOdd") || !strings.Contains(out, `unknown value "yes-please"`) {
+		t.Errorf("unknown attribute value did not fail the test:\n%s", out)
+	}
+}
+
+func TestCollectionTimeFailsPackage(t *testing.T) {
+	f := newTrackerFixture(t)
+	f.emit(mark+"=== RUN   TestA", mark+"--- PASS: TestA (0.00s)")
+	w := f.who()
+	f.deny(w, "nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) at collection time")
+	f.emit(mark+"PASS")
+	out, _ := f.finish()
+	if !strings.Contains(out, "--- PASS: TestA") || !strings.Contains(out, "at collection time") || !strings.HasSuffix(out, "FAIL\n") {
+		t.Errorf("collection-time denial must fail the package, not TestA:\n%s", out)
+	}
+}

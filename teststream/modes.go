@@ -9,6 +9,10 @@ import (
 
 // render writes one event in r's mode. Called with r.mu held.
 func (r *Renderer) render(e *Event) {
+	if e.Kind == kindVerdict {
+		r.injectNow(injection{test: e.Test, line: e.Value})
+		return
+	}
 	if e.Framed && len(r.pending) > 0 {
 		// A framed line starts a line for test2json (and for readers).
 		r.flushPending(true)

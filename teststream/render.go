@@ -198,8 +198,30 @@ func (r *Renderer) Close() error {
 	return r.err
 }
 
-// inject places a verdict line at the next line boundary. Called with r.mu.
+// kindVerdict is a verdict line waiting in the queue (never made by the
+// Parser): Test is the test ("" for the package), Value the line.
+const kindVerdict Kind = -1
+
+// inject places a verdict line. Events still queued by a Hold were printed
+// before the call the verdict is about, so the verdict goes behind them
+// (but before the failed test's own queued end and the final line, which
+// it must precede); otherwise it goes out at the next line boundary.
+// Called with r.mu.
 func (r *Renderer) inject(in injection) {
+	if len(r.queue) == 0 {
+		r.injectNow(in)
+		return
+	}
+	i := slices.IndexFunc(r.queue, func(e Event) bool {
+		return e.Kind == KindFinal || (in.test != "" && e.Kind == KindEnd && e.Test == in.test)
+	})
+	if i < 0 {
+		i = len(r.queue)
+	}
+	r.queue = slices.Insert(r.queue, i, Event{Kind: kindVerdict, Test: in.test, Value: in.line})
+}
+
+func (r *Renderer) injectNow(in injection) {
 	if r.mode == ModeQuiet && r.isTest(in.test) {
 		r.blocks[in.test] = append(r.blocks[in.test], verdictText(in.line, "    ")...)
 		return

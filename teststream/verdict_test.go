@@ -275,3 +275,37 @@ func TestFailMidLine(t *testing.T) {
 		t.Errorf("%s", lineDiff(out.Bytes(), []byte(want)))
 	}
 }
+
+// A hold taken when a call arrives queues the previous test's end and what
+// follows; the verdict is about the call, made after all of that, so it
+// must come out behind it, under the test that made the call.
+func TestFailBehindHeldLines(t *testing.T) {
+	for _, m := range allModes {
+		s := newSession(t, "allpass", m)
+		s.upTo("fixture_test.go:13: passing log")
+		release := s.r.Hold()
+		s.upTo("=== RUN   TestSkip")
+		if !s.r.Fail("TestSkip", blocked) {
+			t.Fatal("Fail of a running test reported false")
+		}
+		release()
+		got := s.finish()
+		switch m {
+		case ModeJSONFramed:
+			checkJSON(t, got, blocked, "TestSkip", "TestSkip")
+			if i, j := strings.Index(got, "=== RUN   TestSkip"), strings.Index(got, blocked); j < i {
+				t.Errorf("framed: verdict before the test's RUN line:\n%s", got)
+			}
+		case ModeVerbose:
+			want := "--- PASS: TestPass (0.00s)\n=== RUN   TestSkip\n    " + blocked + "\n    fixture_test.go:21: not today\n--- FAIL: TestSkip (0.00s)\n"
+			if !strings.Contains(got, want) {
+				t.Errorf("verbose output lacks %q:\n%s", want, got)
+			}
+		case ModeQuiet:
+			want := "--- FAIL: TestSkip (0.00s)\n    " + blocked + "\n    fixture_test.go:21: not today\nFAIL\n"
+			if got != want {
+				t.Errorf("quiet:\n%s", lineDiff([]byte(got), []byte(want)))
+			}
+		}
+	}
+}

@@ -1,0 +1,147 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nettrap/nettrap/audit"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func readFixture(t *testing.T) []audit.Record {
+	t.Helper()
+	recs, err := ReadFiles(filepath.Join("testdata", "run.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+func TestGolden(t *testing.T) {
+	s := Build(readFixture(t), "r1")
+	s.Logs = []string{"/tmp/nettrap-run/audit.jsonl"}
+	var text, md, js bytes.Buffer
+	if err := s.Text(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Markdown(&md, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.JSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "run.txt", text.Bytes())
+	golden(t, "run.md", md.Bytes())
+	golden(t, "run.json", js.Bytes())
+}
+
+func TestBuildCounts(t *testing.T) {
+	s := Build(readFixture(t), "r1")
+	want := Totals{Blocked: 5, Collection: 1, Allowed: 1, Stale: 1, Packages: 4}
+	if s.Totals != want {
+		t.Errorf("totals %+v, want %+v", s.Totals, want)
+	}
+	if len(s.RunIDs) != 1 || s.RunIDs[0] != "r1" {
+		t.Errorf("run ids %v, want [r1]: the other run's record must be left out", s.RunIDs)
+	}
+	var fetch *Row
+	for i := range s.Blocked {
+		if s.Blocked[i].Test == "TestFetch" {
+			fetch = &s.Blocked[i]
+		}
+	}
+	if fetch == nil || fetch.Count != 2 || fetch.Dest != "203.0.113.7:443" || fetch.Operation != "connect tcp" {
+		t.Errorf("TestFetch row %+v, want the two connects counted in one row", fetch)
+	}
+	if len(s.Collection) != 1 || s.Collection[0].Package != "example.com/m/mainleak" {
+		t.Errorf("collection rows %+v", s.Collection)
+	}
+}
+
+func TestBuildAllRuns(t *testing.T) {
+	s := Build(readFixture(t), "")
+	if len(s.RunIDs) != 2 || s.Totals.Blocked != 6 {
+		t.Errorf("merged logs: runs %v, blocked %d; want 2 runs, 6 blocked", s.RunIDs, s.Totals.Blocked)
+	}
+}
+
+func TestCleanIsOneLine(t *testing.T) {
+	recs := []audit.Record{{Schema: 1, RunID: "r9", Package: "p", Test: "TestLive", Marked: true,
+		Syscall: "connect", Dest: "192.0.2.1:80", Class: "external", Decision: Allowed, Reason: "allowed: marked test"}}
+	for name, s := range map[string]*Summary{"empty": Build(nil, ""), "allowed only": Build(recs, "r9")} {
+		var b bytes.Buffer
+		if err := s.Text(&b); err != nil {
+			t.Fatal(err)
+		}
+		if !s.Clean() || strings.Count(b.String(), "\n") != 1 || !strings.Contains(b.String(), "no outbound network attempt blocked") {
+			t.Errorf("%s: want one line saying nothing was blocked, got %q", name, b.String())
+		}
+	}
+}
+
+func TestReadRejectsTornLine(t *testing.T) {
+	good, _ := json.Marshal(audit.Record{Schema: 1, Time: time.Unix(0, 0).UTC(), Syscall: "connect", Decision: Denied})
+	in := string(good) + "\n" + `{"schema":1,"syscall":"conn` + "\n"
+	recs, err := Read(strings.NewReader(in), "log")
+	if err == nil || !strings.Contains(err.Error(), "log:2:") {
+		t.Fatalf("Read of a torn log = %v, want an error naming line 2", err)
+	}
+	if len(recs) != 1 {
+		t.Errorf("got %d records before the torn line, want 1", len(recs))
+	}
+}
+
+func TestReadRejectsOtherSchema(t *testing.T) {
+	if _, err := Read(strings.NewReader(`{"schema":2,"syscall":"connect","decision":"denied"}`+"\n"), "log"); err == nil {
+		t.Fatal("a record of an unknown schema was accepted")
+	}
+}
+
+func TestMarkdownMaxRows(t *testing.T) {
+	var recs []audit.Record
+	for _, name := range []string{"TestA", "TestB", "TestC"} {
+		recs = append(recs, audit.Record{Schema: 1, Package: "p", Test: name, Syscall: "connect", Dest: "192.0.2.1:80", Class: "external", Decision: Denied})
+	}
+	var b bytes.Buffer
+	if err := Build(recs, "").Markdown(&b, 1); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "`TestA`") || strings.Contains(b.String(), "`TestB`") || !strings.Contains(b.String(), "2 more rows not shown") {
+		t.Errorf("Markdown with 1 row per table:\n%s", b.String())
+	}
+}
+
+func TestMarkdownEscapesCells(t *testing.T) {
+	recs := []audit.Record{{Schema: 1, Package: "p", Test: "TestX/a|b`c", Syscall: "connect", Dest: "192.0.2.1:80", Class: "external", Decision: Denied}}
+	var b bytes.Buffer
+	if err := Build(recs, "").Markdown(&b, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "`TestX/a\\|b'c`") {
+		t.Errorf("cell not escaped:\n%s", b.String())
+	}
+}

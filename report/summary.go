@@ -1,0 +1,182 @@
+package report
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/nettrap/nettrap/audit"
+)
+
+// Decisions as the audit trail spells them.
+const (
+	Denied      = "denied"
+	WouldDeny   = "would-deny"
+	Allowed     = "allowed"
+	StaleMarker = "stale-marker"
+	// Error is a record an inner nettrap (the -exec of a run) writes when
+	// it could not do its job, so that the run ends with status 125.
+	Error = "nettrap-error"
+	// Collection is the test name of an attempt at collection time.
+	Collection = "collection"
+)
+
+// Row is one line of a summary table: the records with the same package,
+// test, operation, destination, class and decision, counted.
+type Row struct {
+	Package    string   `json:"package,omitempty"`
+	Test       string   `json:"test,omitempty"`
+	Candidates []string `json:"candidates,omitempty"`
+	Process    string   `json:"process,omitempty"` // argv[0], for records outside Go tests
+	Operation  string   `json:"operation,omitempty"`
+	Dest       string   `json:"destination,omitempty"`
+	Class      string   `json:"class,omitempty"`
+	Decision   string   `json:"decision"`
+	Reason     string   `json:"reason,omitempty"`
+	Count      int      `json:"count"`
+}
+
+// Who names the origin of the row's attempts: the test, the candidates of
+// an ambiguous attempt, collection time, or the process.
+func (r Row) Who() string {
+	switch {
+	case len(r.Candidates) > 0:
+		return "one of " + strings.Join(r.Candidates, ", ")
+	case r.Test == Collection:
+		return "(collection)"
+	case r.Test != "":
+		return r.Test
+	case r.Process != "":
+		return "process " + r.Process
+	}
+	return "-"
+}
+
+// Totals count attempts (not rows).
+type Totals struct {
+	Blocked    int `json:"blocked"`     // denied in a test (or a process)
+	Collection int `json:"collection"`  // denied at collection time
+	WouldBlock int `json:"would_block"` // --mode=audit: what enforce would deny
+	Allowed    int `json:"allowed"`     // by a marker or an --allow rule
+	Stale      int `json:"stale_markers"`
+	Errors     int `json:"nettrap_errors"`
+	Packages   int `json:"packages_with_findings"`
+}
+
+// Summary is what a run (or several merged logs) found.
+type Summary struct {
+	RunIDs     []string `json:"run_ids"`
+	Logs       []string `json:"audit_logs,omitempty"`
+	Blocked    []Row    `json:"blocked"`
+	Collection []Row    `json:"collection"`
+	WouldBlock []Row    `json:"would_block"`
+	Allowed    []Row    `json:"allowed"`
+	Stale      []Row    `json:"stale_markers"`
+	Errors     []Row    `json:"nettrap_errors"`
+	Totals     Totals   `json:"totals"`
+}
+
+// Clean reports whether nothing was blocked or would have been, no marker
+// is stale and nettrap had no trouble: the one-line case.
+func (s *Summary) Clean() bool {
+	t := s.Totals
+	return t.Blocked+t.Collection+t.WouldBlock+t.Stale+t.Errors == 0
+}
+
+// Build groups records into a summary. runID, when not empty, keeps only
+// that run's records (a log given with --audit-log may hold older runs).
+func Build(recs []audit.Record, runID string) *Summary {
+	s := &Summary{RunIDs: []string{}, Blocked: []Row{}, Collection: []Row{}, WouldBlock: []Row{},
+		Allowed: []Row{}, Stale: []Row{}, Errors: []Row{}}
+	groups := map[string]*Row{}
+	var order []*Row
+	runs := map[string]bool{}
+	pkgs := map[string]bool{}
+	for _, rec := range recs {
+		if runID != "" && rec.RunID != runID {
+			continue
+		}
+		if rec.RunID != "" && !runs[rec.RunID] {
+			runs[rec.RunID] = true
+			s.RunIDs = append(s.RunIDs, rec.RunID)
+		}
+		row := rowOf(rec)
+		key := strings.Join([]string{row.Package, row.Test, strings.Join(row.Candidates, "\x00"), row.Process,
+			row.Operation, row.Dest, row.Class, row.Decision, row.Reason}, "\x01")
+		if g := groups[key]; g != nil {
+			g.Count++
+			continue
+		}
+		row.Count = 1
+		groups[key] = &row
+		order = append(order, &row)
+	}
+	for _, r := range order {
+		s.add(*r, pkgs)
+	}
+	s.Totals.Packages = len(pkgs)
+	for _, rows := range []*[]Row{&s.Blocked, &s.Collection, &s.WouldBlock, &s.Allowed, &s.Stale, &s.Errors} {
+		slices.SortStableFunc(*rows, compareRows)
+	}
+	slices.Sort(s.RunIDs)
+	return s
+}
+
+func rowOf(rec audit.Record) Row {
+	op := rec.Syscall
+	if rec.SockType != "" {
+		op += " " + rec.SockType
+	}
+	r := Row{Package: rec.Package, Test: rec.Test, Candidates: rec.Candidates, Operation: op,
+		Dest: rec.Dest, Class: rec.Class, Decision: rec.Decision, Reason: rec.Reason}
+	if r.Package == "" && r.Test == "" {
+		r.Process = rec.Argv0
+	}
+	if r.Decision == Denied || r.Decision == WouldDeny {
+		// Denials of one destination differ only by detail; keep the
+		// reason for rows without a destination (raw sockets, io_uring).
+		if r.Dest != "" {
+			r.Reason = ""
+		}
+	}
+	return r
+}
+
+func (s *Summary) add(r Row, pkgs map[string]bool) {
+	finding := true
+	switch {
+	case r.Decision == StaleMarker:
+		s.Stale = append(s.Stale, r)
+		s.Totals.Stale += r.Count
+	case r.Decision == Error:
+		s.Errors = append(s.Errors, r)
+		s.Totals.Errors += r.Count
+	case r.Decision == Allowed:
+		s.Allowed = append(s.Allowed, r)
+		s.Totals.Allowed += r.Count
+		finding = false
+	case r.Decision == WouldDeny:
+		s.WouldBlock = append(s.WouldBlock, r)
+		s.Totals.WouldBlock += r.Count
+	case r.Test == Collection:
+		s.Collection = append(s.Collection, r)
+		s.Totals.Collection += r.Count
+	default:
+		s.Blocked = append(s.Blocked, r)
+		s.Totals.Blocked += r.Count
+	}
+	if finding {
+		pkgs[r.Package+"\x00"+r.Process] = true
+	}
+}
+
+func compareRows(a, b Row) int {
+	return cmp.Or(
+		cmp.Compare(a.Package, b.Package),
+		cmp.Compare(a.Process, b.Process),
+		cmp.Compare(a.Who(), b.Who()),
+		cmp.Compare(a.Operation, b.Operation),
+		cmp.Compare(a.Dest, b.Dest),
+		cmp.Compare(a.Class, b.Class),
+	)
+}

@@ -1,0 +1,146 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// Headline is the summary's first line; for a clean run, the only one.
+func (s *Summary) Headline() string {
+	t := s.Totals
+	var b strings.Builder
+	b.WriteString("nettrap: ")
+	switch {
+	case t.Blocked+t.Collection > 0:
+		fmt.Fprintf(&b, "%s blocked in %s", plural(t.Blocked+t.Collection, "outbound network attempt"), plural(t.Packages, "package"))
+	case t.WouldBlock > 0:
+		fmt.Fprintf(&b, "audit mode: %s would have been blocked", plural(t.WouldBlock, "outbound network attempt"))
+	case t.Stale+t.Errors > 0:
+		b.WriteString("no outbound network attempt blocked, but see below")
+	default:
+		b.WriteString("no outbound network attempt blocked")
+		if t.Allowed > 0 {
+			fmt.Fprintf(&b, " (%d allowed by marker or --allow)", t.Allowed)
+		}
+	}
+	if src := s.source(); src != "" {
+		b.WriteString(" (" + src + ")")
+	}
+	return b.String()
+}
+
+func (s *Summary) source() string {
+	var parts []string
+	if len(s.RunIDs) == 1 {
+		parts = append(parts, "run "+s.RunIDs[0])
+	} else if len(s.RunIDs) > 1 {
+		parts = append(parts, fmt.Sprintf("%d runs", len(s.RunIDs)))
+	}
+	if len(s.Logs) > 0 {
+		parts = append(parts, "audit log "+strings.Join(s.Logs, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// TotalsLine is the summary's last line.
+func (s *Summary) TotalsLine() string {
+	t := s.Totals
+	parts := []string{
+		fmt.Sprintf("%d blocked in tests", t.Blocked),
+		fmt.Sprintf("%d at collection time", t.Collection),
+	}
+	if t.WouldBlock > 0 {
+		parts = append(parts, fmt.Sprintf("%d would be blocked (audit mode)", t.WouldBlock))
+	}
+	parts = append(parts, fmt.Sprintf("%d allowed", t.Allowed), plural(t.Stale, "stale marker"))
+	if t.Errors > 0 {
+		parts = append(parts, plural(t.Errors, "nettrap error"))
+	}
+	return "nettrap: total: " + strings.Join(parts, ", ")
+}
+
+// section is one table of the summary.
+type section struct {
+	title string
+	rows  []Row
+	cols  []string
+	cells func(Row) []string
+}
+
+func blockedCells(r Row) []string {
+	return []string{pkgOf(r), r.Who(), r.Operation, dash(r.Dest), dash(r.Class), fmt.Sprint(r.Count)}
+}
+
+func (s *Summary) sections() []section {
+	blockedCols := []string{"PACKAGE", "TEST", "OPERATION", "DESTINATION", "CLASS", "COUNT"}
+	return []section{
+		{"Blocked", s.Blocked, blockedCols, blockedCells},
+		{"At collection time (package init, TestMain, between tests: fails the package)", s.Collection, blockedCols, blockedCells},
+		{"Would be blocked (--mode=audit)", s.WouldBlock, blockedCols, blockedCells},
+		{"Allowed", s.Allowed, []string{"PACKAGE", "TEST", "OPERATION", "DESTINATION", "REASON", "COUNT"},
+			func(r Row) []string {
+				return []string{pkgOf(r), r.Who(), r.Operation, dash(r.Dest), dash(r.Reason), fmt.Sprint(r.Count)}
+			}},
+		{"Stale markers (marked tests that made no network attempt: remove the marker if the test is mocked)", s.Stale,
+			[]string{"PACKAGE", "TEST"}, func(r Row) []string { return []string{pkgOf(r), r.Who()} }},
+		{"nettrap errors", s.Errors, []string{"PACKAGE", "REASON"},
+			func(r Row) []string { return []string{pkgOf(r), dash(r.Reason)} }},
+	}
+}
+
+// Text writes the human summary: one line when the run is clean, else the
+// headline, a table per kind of finding, and the totals.
+func (s *Summary) Text(w io.Writer) error {
+	if s.Clean() {
+		_, err := fmt.Fprintln(w, s.Headline())
+		return err
+	}
+	fmt.Fprintln(w, s.Headline())
+	for _, sec := range s.sections() {
+		if len(sec.rows) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s:\n", sec.title)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  "+strings.Join(sec.cols, "\t"))
+		for _, r := range sec.rows {
+			fmt.Fprintln(tw, "  "+strings.Join(sec.cells(r), "\t"))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintln(w, "\n"+s.TotalsLine())
+	return err
+}
+
+// JSON writes the summary as one indented JSON object.
+func (s *Summary) JSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
+}
+
+func pkgOf(r Row) string {
+	if r.Package == "" {
+		return "-"
+	}
+	return r.Package
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

@@ -24,6 +24,9 @@ type config struct {
 	runID      string
 	help       bool
 	args       []string
+	// raw keeps the flag values as given, so that `nettrap -- go test`
+	// can hand them to the nettrap of every test binary (NETTRAP_*).
+	raw rawFlags
 }
 
 const usage = `nettrap runs a command with outbound network cut off, by a seccomp filter
@@ -33,8 +36,14 @@ and is reported.
 
 Usage:
   nettrap [flags] [--] COMMAND [ARGS...]
+  nettrap [flags] -- go test [go test flags] [packages]
   go test -exec nettrap ./...
+  nettrap report [--format=text|json|markdown] AUDIT_LOG...
   nettrap version
+
+With "go test" as the command, the go command runs unconfined (it may
+build and download modules) and every test binary it starts runs under
+nettrap with the same flags; one audit log and one summary cover the run.
 
 Examples:
   nettrap -- curl https://example.com        # blocked: external
@@ -88,6 +97,7 @@ func parseConfig(args []string, getenv func(string) string) (*config, error) {
 		return nil, err
 	}
 	cfg.args = fs.Args()
+	cfg.raw = raw
 	if cfg.help {
 		return cfg, nil
 	}
@@ -130,10 +140,14 @@ func applyEnv(fs *pflag.FlagSet, getenv func(string) string) error {
 			return
 		}
 		vals := []string{v}
-		// NETTRAP_ALLOW lists addresses; NETTRAP_ALLOW_TEST is one regular
-		// expression (use | for several), since a regexp may hold commas.
-		if f.Name == "allow" {
+		// NETTRAP_ALLOW lists addresses; NETTRAP_ALLOW_TEST holds regular
+		// expressions one a line (use | for several on one line), since a
+		// regexp may hold commas and spaces but a test name no newline.
+		switch f.Name {
+		case "allow":
 			vals = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
+		case "allow-test":
+			vals = strings.FieldsFunc(v, func(r rune) bool { return r == '\n' })
 		}
 		for _, one := range vals {
 			if e := fs.Set(f.Name, one); e != nil {

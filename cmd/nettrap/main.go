@@ -27,13 +27,23 @@ import (
 const exitCantRun = 125
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	code := run(os.Args[1:])
+	if code == exitCantRun {
+		noteFailure(os.Args[1:])
+	}
+	os.Exit(code)
 }
+
+// failure is the last reason nettrap gave for not doing its job.
+var failure string
 
 func run(args []string) int {
 	if len(args) > 0 && args[0] == "version" {
 		printVersion(os.Stdout)
 		return 0
+	}
+	if len(args) > 0 && args[0] == "report" {
+		return runReport(args[1:])
 	}
 	cfg, err := parseConfig(args, os.Getenv)
 	if err != nil {
@@ -49,11 +59,15 @@ func run(args []string) int {
 	if len(cfg.args) == 0 {
 		return cantRun("no command given: nettrap [flags] -- COMMAND [ARGS...] (see nettrap --help)")
 	}
+	if i := goTestIndex(cfg.args); i > 0 && !cfg.generic {
+		return runGoTest(cfg, i)
+	}
 	return confine(cfg)
 }
 
 func cantRun(format string, a ...any) int {
-	fmt.Fprintf(os.Stderr, "nettrap: "+format+"\n", a...)
+	failure = fmt.Sprintf(format, a...)
+	fmt.Fprintf(os.Stderr, "nettrap: %s\n", failure)
 	return exitCantRun
 }
 
@@ -108,12 +122,10 @@ func confine(cfg *config) int {
 		status = tb.finish(status)
 	}
 	if err := closeAudit(); err != nil {
-		fmt.Fprintf(os.Stderr, "nettrap: %v\n", err)
-		return exitCantRun
+		return cantRun("%v", err)
 	}
 	if errs := g.AuditErrors(); len(errs) > 0 {
-		fmt.Fprintf(os.Stderr, "nettrap: the audit log is incomplete (%d records could not be written; they are printed above): %v\n", len(errs), errs[0])
-		return exitCantRun
+		return cantRun("the audit log is incomplete (%d records could not be written; they are printed above): %v", len(errs), errs[0])
 	}
 	return status
 }

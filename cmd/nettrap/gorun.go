@@ -1,0 +1,229 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/ghactions"
+	"github.com/nettrap/nettrap/report"
+)
+
+// goTestIndex returns the index of "test" in `go [-C dir] test …`, or -1
+// when args is not a go test command.
+func goTestIndex(args []string) int {
+	if len(args) < 2 || filepath.Base(args[0]) != "go" {
+		return -1
+	}
+	i := 1
+	// -C is the only flag the go command takes before the subcommand.
+	switch {
+	case args[i] == "-C" || args[i] == "--C":
+		i += 2
+	case strings.HasPrefix(args[i], "-C=") || strings.HasPrefix(args[i], "--C="):
+		i++
+	}
+	if i < len(args) && args[i] == "test" {
+		return i
+	}
+	return -1
+}
+
+// isExecFlag: arg sets go test's -exec.
+func isExecFlag(arg string) bool {
+	name, _, _ := strings.Cut(strings.TrimPrefix(arg, "-"), "=")
+	return strings.HasPrefix(arg, "-") && name == "exec"
+}
+
+// userExec finds an -exec the user gave (on the command line, up to
+// -args, or in GOFLAGS): nettrap must be the -exec program, and the go
+// command would silently keep only one of them.
+func userExec(testArgs []string, goflags string) string {
+	for _, a := range testArgs {
+		if a == "-args" || a == "--args" {
+			break
+		}
+		if isExecFlag(a) {
+			return a
+		}
+	}
+	for _, f := range strings.Fields(goflags) {
+		if isExecFlag(strings.Trim(f, `'"`)) {
+			return "GOFLAGS=" + goflags
+		}
+	}
+	return ""
+}
+
+// execFlag is the -exec flag naming this nettrap. The go command splits
+// the value into words with shell-like quoting, so a path with spaces is
+// quoted.
+func execFlag(self string) (string, error) {
+	if strings.ContainsAny(self, `'"\`) {
+		return "", fmt.Errorf("the path of nettrap %q holds a quote or backslash, which go test -exec cannot take", self)
+	}
+	if strings.ContainsAny(self, " \t\n") {
+		self = "'" + self + "'"
+	}
+	return "-exec=" + self, nil
+}
+
+// runGoTest runs `go test` unconfined, with every test binary under this
+// nettrap (go test -exec), then prints the run's summary from the shared
+// audit log. The status is the go command's own.
+func runGoTest(cfg *config, testIdx int) int {
+	if !bpf.Detect().UserNotif {
+		return cantRun("cannot confine: seccomp user notification unavailable; nettrap needs Linux 5.0+ with seccomp user notification, and a container runtime that allows seccomp(2)")
+	}
+	if u := userExec(cfg.args[testIdx+1:], os.Getenv("GOFLAGS")); u != "" {
+		return cantRun("%s: nettrap runs the test binaries itself through go test -exec; drop your -exec, or use `go test -exec nettrap` on its own", u)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return cantRun("cannot find the nettrap executable for go test -exec: %v", err)
+	}
+	execArg, err := execFlag(self)
+	if err != nil {
+		return cantRun("%v", err)
+	}
+	if cfg.runID == "" {
+		cfg.runID = newRunID()
+	}
+	logPath, err := prepareAuditLog(cfg)
+	if err != nil {
+		return cantRun("%v", err)
+	}
+	resolv, err := filepath.Abs(cfg.resolvConf)
+	if err != nil {
+		return cantRun("%v", err)
+	}
+	argv := append(append(append([]string{}, cfg.args[:testIdx+1]...), execArg), cfg.args[testIdx+1:]...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = innerEnv(os.Environ(), cfg, logPath, resolv)
+	status, err := runForwardingSignals(cmd)
+	if err != nil {
+		return cantRun("cannot start %s: %v", cfg.args[0], err)
+	}
+	return finishRun(cfg, logPath, status)
+}
+
+// prepareAuditLog returns the absolute path of the run's audit log (the
+// test binaries run in their package directories), creating it to check
+// it can be written: in a new temporary directory unless --audit-log.
+func prepareAuditLog(cfg *config) (string, error) {
+	path := cfg.auditLog
+	if path == "" {
+		dir, err := os.MkdirTemp("", "nettrap-run-")
+		if err != nil {
+			return "", fmt.Errorf("audit log directory: %w", err)
+		}
+		path = filepath.Join(dir, "audit.jsonl")
+	}
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	w, err := audit.Open(path)
+	if err != nil {
+		return "", err
+	}
+	return path, w.Close()
+}
+
+// innerEnv is the environment of the go command and, through it, of every
+// nettrap it starts with -exec: the run's flags as NETTRAP_* variables.
+func innerEnv(env []string, cfg *config, logPath, resolv string) []string {
+	set := map[string]string{
+		"NETTRAP_MODE":        cfg.raw.mode,
+		"NETTRAP_ERRNO":       cfg.raw.errno,
+		"NETTRAP_ALLOW":       strings.Join(cfg.raw.allow, ","),
+		"NETTRAP_ALLOW_TEST":  strings.Join(cfg.raw.allowTests, "\n"),
+		"NETTRAP_AUDIT_LOG":   logPath,
+		"NETTRAP_RESOLV_CONF": resolv,
+		"NETTRAP_RUN_ID":      cfg.runID,
+	}
+	out := make([]string, 0, len(env)+len(set))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ours := set[k]; !ours && k != "NETTRAP_GENERIC" {
+			out = append(out, kv)
+		}
+	}
+	for k, v := range set {
+		if v != "" {
+			out = append(out, k+"="+v)
+		}
+	}
+	return out
+}
+
+// runForwardingSignals runs cmd and passes the signals nettrap gets on to
+// it and to everything it started: the go command does not stop running
+// test binaries on SIGINT, it only stops starting new ones. The error is
+// only for a command that could not start.
+func runForwardingSignals(cmd *exec.Cmd) (int, error) {
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			select {
+			case sig := <-sigs:
+				signalTree(cmd.Process.Pid, sig.(syscall.Signal))
+			case <-done:
+				return
+			}
+		}
+	}()
+	err := cmd.Wait()
+	if errors.Is(err, exec.ErrWaitDelay) {
+		err = nil
+	}
+	return exitStatus(cmd, err), nil
+}
+
+// finishRun prints the summary of the run from the audit log, reports to
+// GitHub Actions when there, and gives the exit status: the go command's,
+// or 125 when nettrap itself failed somewhere.
+func finishRun(cfg *config, logPath string, status int) int {
+	recs, err := report.ReadFiles(logPath)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "nettrap: %v\n", err)
+		return exitCantRun
+	}
+	s := report.Build(recs, cfg.runID)
+	s.Logs = []string{logPath}
+	if len(s.RunIDs) == 0 {
+		s.RunIDs = []string{cfg.runID}
+	}
+	if err := s.Text(os.Stderr); err != nil {
+		return exitCantRun
+	}
+	if ghactions.Enabled(os.Getenv) {
+		if err := ghactions.Annotate(os.Stderr, s); err != nil {
+			fmt.Fprintf(os.Stderr, "nettrap: annotations: %v\n", err)
+		}
+		if p := os.Getenv("GITHUB_STEP_SUMMARY"); p != "" {
+			if err := ghactions.AppendStepSummary(p, s); err != nil {
+				fmt.Fprintf(os.Stderr, "nettrap: %v\n", err)
+			}
+		}
+	}
+	if s.Totals.Errors > 0 {
+		return exitCantRun
+	}
+	return status
+}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/gotest"
+	"github.com/nettrap/nettrap/report"
+)
+
+// noteFailure: a nettrap started by `nettrap -- go test` (through -exec)
+// that could not do its job says so in the run's audit log, so that the
+// outer nettrap ends the run with status 125 instead of the go command's
+// plain 1. Best effort: the reason is on stderr already.
+func noteFailure(args []string) {
+	runID, logPath := os.Getenv("NETTRAP_RUN_ID"), os.Getenv("NETTRAP_AUDIT_LOG")
+	if failure == "" || runID == "" || logPath == "" {
+		return
+	}
+	argv := testArgv(args)
+	if !gotest.IsTestBinary(argv) {
+		return
+	}
+	w, err := audit.Open(logPath)
+	if err != nil {
+		return
+	}
+	defer w.Close()
+	wd, _ := os.Getwd()
+	w.Write(audit.Record{Time: time.Now().UTC(), RunID: runID, Package: gotest.ImportPath(wd, argv[0]),
+		Decision: report.Error, Reason: failure})
+}
+
+// testArgv is args without nettrap's own flags in front.
+func testArgv(args []string) []string {
+	for i, a := range args {
+		if a == "--" {
+			return args[i+1:]
+		}
+		if !strings.HasPrefix(a, "-") {
+			return args[i:]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/nettrap/nettrap/report"
+)
+
+const reportUsage = `Usage: nettrap report [--format=text|json|markdown] [--run-id ID] AUDIT_LOG...
+
+Prints the summary of one or more audit logs (e.g. merged from CI shards):
+per package and test, what was blocked, what marked tests were allowed,
+stale markers and attempts at collection time, then the totals.
+Exit status: 0, or 125 when a log cannot be read or is damaged.
+
+Flags:
+`
+
+// runReport is `nettrap report`.
+func runReport(args []string) int {
+	fs := pflag.NewFlagSet("nettrap report", pflag.ContinueOnError)
+	format := fs.String("format", "text", "text, json or markdown")
+	runID := fs.String("run-id", "", "only the records of this run")
+	fs.Usage = func() {
+		fmt.Fprint(os.Stderr, reportUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return 0
+		}
+		return cantRun("report: %v (see nettrap report --help)", err)
+	}
+	if fs.NArg() == 0 {
+		return cantRun("report: no audit log given: nettrap report [--format=text|json|markdown] AUDIT_LOG...")
+	}
+	recs, err := report.ReadFiles(fs.Args()...)
+	if err != nil {
+		return cantRun("report: %v", err)
+	}
+	s := report.Build(recs, *runID)
+	s.Logs = fs.Args()
+	switch *format {
+	case "text":
+		err = s.Text(os.Stdout)
+	case "json":
+		err = s.JSON(os.Stdout)
+	case "markdown", "md":
+		err = s.Markdown(os.Stdout, 0)
+	default:
+		return cantRun("report: bad --format %q: text, json or markdown", *format)
+	}
+	if err != nil {
+		return cantRun("report: %v", err)
+	}
+	return 0
+}

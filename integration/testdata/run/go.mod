@@ -1,0 +1,3 @@
+module example.com/runfix
+
+go 1.26

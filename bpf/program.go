@@ -166,6 +166,15 @@ func nativePolicy(native *abiInfo) ([]bpf.Instruction, error) {
 		{Num: native.nrOf(SendMsg)},
 		{Num: native.nrOf(SendMMsg)},
 		{Num: native.nrOf(IOUringSetup)},
+		// Attaching to another process: only these two requests; the
+		// rest of ptrace (PTRACE_TRACEME, requests on an attached
+		// tracee) passes.
+		{Num: native.nrOf(Ptrace), Conditions: []seccomp.ArgumentConditions{
+			{{Argument: 0, Operation: seccomp.Equal, Value: unix.PTRACE_ATTACH}},
+			{{Argument: 0, Operation: seccomp.Equal, Value: unix.PTRACE_SEIZE}},
+		}},
+		{Num: native.nrOf(ProcessVMWritev)},
+		{Num: native.nrOf(PidfdGetfd)},
 	}
 	p := seccomp.NewProgram()
 	action, end := p.NewLabel(), p.NewLabel()

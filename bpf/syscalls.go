@@ -21,17 +21,26 @@ const (
 	Socket
 	IOUringSetup
 	SocketCall // i386 (and old-ABI arm) multiplexer: socket, connect, sendto... in one nr
+	// Cross-process access, native ABI only: a confined process that
+	// attaches to, writes into or borrows descriptors from an unconfined
+	// process of the same user could make that process do its networking.
+	Ptrace          // ptrace(PTRACE_ATTACH or PTRACE_SEIZE) only
+	ProcessVMWritev // process_vm_writev
+	PidfdGetfd      // pidfd_getfd
 )
 
 var kindNames = [...]string{
-	Other:        "other",
-	Connect:      "connect",
-	SendTo:       "sendto",
-	SendMsg:      "sendmsg",
-	SendMMsg:     "sendmmsg",
-	Socket:       "socket",
-	IOUringSetup: "io_uring_setup",
-	SocketCall:   "socketcall",
+	Other:           "other",
+	Connect:         "connect",
+	SendTo:          "sendto",
+	SendMsg:         "sendmsg",
+	SendMMsg:        "sendmmsg",
+	Socket:          "socket",
+	IOUringSetup:    "io_uring_setup",
+	SocketCall:      "socketcall",
+	Ptrace:          "ptrace",
+	ProcessVMWritev: "process_vm_writev",
+	PidfdGetfd:      "pidfd_getfd",
 }
 
 // String returns the syscall name the kind stands for ("other" for Other).
@@ -115,6 +124,7 @@ var abiX8664Info = &abiInfo{
 	traps: []trap{
 		{41, Socket}, {42, Connect}, {44, SendTo}, {46, SendMsg},
 		{307, SendMMsg}, {425, IOUringSetup},
+		{101, Ptrace}, {311, ProcessVMWritev}, {438, PidfdGetfd},
 	},
 }
 
@@ -138,6 +148,7 @@ var abiAArch64Info = &abiInfo{
 	traps: []trap{
 		{198, Socket}, {203, Connect}, {206, SendTo}, {211, SendMsg},
 		{269, SendMMsg}, {425, IOUringSetup},
+		{117, Ptrace}, {271, ProcessVMWritev}, {438, PidfdGetfd},
 	},
 }
 

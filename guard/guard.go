@@ -129,6 +129,8 @@ func (g *Guard) attempts(c *supervisor.Call) []attempt {
 		return []attempt{{Attempt: policy.Attempt{Kind: policy.RawSocket}}}
 	case bpf.IOUringSetup:
 		return []attempt{{Attempt: policy.Attempt{Kind: policy.IOURing}}}
+	case bpf.Ptrace, bpf.ProcessVMWritev, bpf.PidfdGetfd:
+		return []attempt{{Attempt: policy.Attempt{Kind: policy.CrossProcess}}}
 	}
 	atts := make([]attempt, 0, len(c.Dests))
 	for _, d := range c.Dests {

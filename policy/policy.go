@@ -60,6 +60,9 @@ const (
 	// SCTPSocket: socket(2) asking for SCTP, which connects through
 	// setsockopt and sends to addresses in control messages.
 	SCTPSocket
+	// CrossProcess: ptrace attach, process_vm_writev or pidfd_getfd,
+	// which could make an unconfined process do the networking.
+	CrossProcess
 )
 
 // Attempt is the policy's view of one network attempt: no pids, no
@@ -110,6 +113,8 @@ func (p *Policy) Decide(a Attempt) Decision {
 		return p.deny("io_uring can connect and send without passing through seccomp")
 	case ForeignABI:
 		return p.deny("network calls through a 32-bit ABI are not decoded")
+	case CrossProcess:
+		return p.deny("attaching to, writing into or taking descriptors from another process could make an unconfined process reach the network")
 	case SCTPSocket:
 		return p.deny("SCTP sockets connect through setsockopt and send to addresses in control messages, past the checks")
 	}

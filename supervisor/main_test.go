@@ -53,6 +53,10 @@ func testDecider(c *supervisor.Call) supervisor.Answer {
 			return supervisor.Answer{Errno: unix.EPERM}
 		}
 	}
+	switch c.Syscall.Kind {
+	case bpf.Ptrace, bpf.ProcessVMWritev, bpf.PidfdGetfd:
+		return supervisor.Answer{Errno: unix.EPERM}
+	}
 	if c.Syscall.Foreign || c.Syscall.Kind == bpf.Socket || c.Syscall.Kind == bpf.IOUringSetup {
 		return supervisor.Answer{Errno: unix.EPERM}
 	}

@@ -148,6 +148,14 @@ func TestSendmmsg(t *testing.T) {
 	}
 }
 
+// Attaching to an unconfined process would let the confined one drive it.
+func TestCrossProcessAccessDenied(t *testing.T) {
+	for _, op := range []string{"ptrace-parent", "pidfd-getfd-parent"} {
+		out, _ := confined(t, op)
+		expect(t, out, "EPERM")
+	}
+}
+
 func TestRawSocketDenied(t *testing.T) {
 	out, _ := confined(t, "socket-raw")
 	expect(t, out, "EPERM")

@@ -69,6 +69,22 @@ func victimRole(op []string) int {
 			}
 		}
 		os.WriteFile(dir+"/result", []byte(result(connectTo(arg(2)))), 0o644)
+	case "ptrace-parent": // attach to the unconfined supervisor
+		err := unix.PtraceAttach(os.Getppid())
+		if err == nil {
+			unix.PtraceDetach(os.Getppid())
+		}
+		fmt.Println(result(err))
+	case "pidfd-getfd-parent":
+		pidfd, err := unix.PidfdOpen(os.Getppid(), 0)
+		if err == nil {
+			var fd int
+			fd, err = unix.PidfdGetfd(pidfd, 0, 0)
+			if err == nil {
+				unix.Close(fd)
+			}
+		}
+		fmt.Println(result(err))
 	case "socket-raw":
 		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP)
 		if err == nil {

@@ -49,6 +49,8 @@ func socketTypeName(domain, typ, proto int) string {
 		switch {
 		case typ == unix.SOCK_STREAM && (proto == 0 || proto == unix.IPPROTO_TCP):
 			return "tcp"
+		case typ == unix.SOCK_STREAM && proto == unix.IPPROTO_MPTCP:
+			return "tcp" // Go's listeners use MPTCP where the kernel has it
 		case typ == unix.SOCK_DGRAM && (proto == 0 || proto == unix.IPPROTO_UDP):
 			return "udp"
 		case typ == unix.SOCK_DGRAM && (proto == unix.IPPROTO_ICMP || proto == unix.IPPROTO_ICMPV6):
@@ -91,20 +93,25 @@ func socketTypeByInode(tid, fd int) string {
 		return ""
 	}
 	ino = strings.TrimSuffix(ino, "]")
-	tables := []struct{ file, name string }{
-		{"tcp", "tcp"}, {"tcp6", "tcp"}, {"udp", "udp"}, {"udp6", "udp"},
-		{"raw", "raw"}, {"raw6", "raw"}, {"unix", "unix"}, {"packet", "packet"},
-		{"icmp", "icmp"}, {"icmp6", "icmp"}, {"udplite", "udp"}, {"udplite6", "udp"},
+	// The inode's column in each table (see proc_net_tcp(5) and
+	// net/unix/af_unix.c, net/packet/af_packet.c).
+	tables := []struct {
+		file, name string
+		col        int
+	}{
+		{"tcp", "tcp", 9}, {"tcp6", "tcp", 9}, {"udp", "udp", 9}, {"udp6", "udp", 9},
+		{"raw", "raw", 9}, {"raw6", "raw", 9}, {"unix", "unix", 6}, {"packet", "packet", 8},
+		{"icmp", "icmp", 9}, {"icmp6", "icmp", 9}, {"udplite", "udp", 9}, {"udplite6", "udp", 9},
 	}
 	for _, tb := range tables {
-		if tableHasInode(fmt.Sprintf("/proc/%d/net/%s", tid, tb.file), ino) {
+		if tableHasInode(fmt.Sprintf("/proc/%d/net/%s", tid, tb.file), ino, tb.col) {
 			return tb.name
 		}
 	}
 	return ""
 }
 
-func tableHasInode(path, ino string) bool {
+func tableHasInode(path, ino string, col int) bool {
 	f, err := os.Open(path)
 	if err != nil {
 		return false
@@ -112,10 +119,8 @@ func tableHasInode(path, ino string) bool {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		for _, field := range strings.Fields(sc.Text()) {
-			if field == ino {
-				return true
-			}
+		if f := strings.Fields(sc.Text()); len(f) > col && f[col] == ino {
+			return true
 		}
 	}
 	return false

@@ -38,7 +38,7 @@ func goTestIndex(args []string) int {
 
 // isExecFlag: arg sets go test's -exec.
 func isExecFlag(arg string) bool {
-	name, _, _ := strings.Cut(strings.TrimPrefix(arg, "-"), "=")
+	name, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(arg, "-"), "-"), "=")
 	return strings.HasPrefix(arg, "-") && name == "exec"
 }
 

@@ -83,11 +83,11 @@ func TestAttributionSequential(t *testing.T) {
 		t.Errorf("in TestA: %+v", w)
 	}
 	f.deny(w, "nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) in TestA")
-	f.emit(mark+"--- PASS: TestA (0.00s)")
+	f.emit(mark + "--- PASS: TestA (0.00s)")
 	if w := f.who(); !w.Collection {
 		t.Errorf("between tests: %+v, want collection", w)
 	}
-	f.emit(mark+"PASS")
+	f.emit(mark + "PASS")
 	out, _ := f.finish()
 	for _, want := range []string{"--- FAIL: TestA", "    nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) in TestA", "\nFAIL\n"} {
 		if !strings.Contains(out, want) {
@@ -111,7 +111,7 @@ func TestAttributionMarkerAndSubtests(t *testing.T) {
 	}
 	f.tr.Report(w, audit.Record{Decision: "allowed"}, "")
 	f.emit(mark+"--- PASS: TestLive/sub (0.00s)", mark+"--- PASS: TestLive (0.00s)")
-	f.emit(mark+"=== RUN   TestSibling")
+	f.emit(mark + "=== RUN   TestSibling")
 	if w := f.who(); w.Test != "TestSibling" || w.Marked {
 		t.Errorf("sibling after a marked test: %+v, want unmarked", w)
 	}
@@ -164,7 +164,7 @@ func TestCollectionTimeFailsPackage(t *testing.T) {
 	f.emit(mark+"=== RUN   TestA", mark+"--- PASS: TestA (0.00s)")
 	w := f.who()
 	f.deny(w, "nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) at collection time")
-	f.emit(mark+"PASS")
+	f.emit(mark + "PASS")
 	out, _ := f.finish()
 	if !strings.Contains(out, "--- PASS: TestA") || !strings.Contains(out, "at collection time") || !strings.HasSuffix(out, "FAIL\n") {
 		t.Errorf("collection-time denial must fail the package, not TestA:\n%s", out)

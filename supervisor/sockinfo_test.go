@@ -54,7 +54,6 @@ func TestSocketType(t *testing.T) {
 	}
 }
 
-
 func fdOf(t *testing.T, c interface{ File() (*os.File, error) }) int {
 	t.Helper()
 	f, err := c.File() // a dup: same socket, same inode

@@ -1,0 +1,3 @@
+module example.com/fixtures
+
+go 1.25

@@ -59,7 +59,7 @@ func TestConcurrentWritersAcrossProcesses(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperWriter$")
-			cmd.Env = append(os.Environ(), "NETTRAP_AUDIT_CHILD="+path, "NETTRAP_AUDIT_ID="+strconv.Itoa(p), "NETTRAP_AUDIT_N="+strconv.Itoa(perProc))
+			cmd.Env = append(os.Environ(), "NETTRAP_AUDIT_CHILD="+path, "NETTRAP_AUDIT_ID="+strconv.Itoa(p), "NETTRAP_AUDIT_N="+strconv.Itoa(perProc), "GORACE=atexit_sleep_ms=0")
 			if out, err := cmd.CombinedOutput(); err != nil {
 				errs <- fmt.Errorf("writer %d: %v: %s", p, err, out)
 			}

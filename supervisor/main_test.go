@@ -30,6 +30,11 @@ func TestMain(m *testing.M) {
 	case "victim":
 		os.Exit(victimRole(strings.Fields(os.Getenv("NETTRAP_VICTIM_OP"))))
 	}
+	// Under -race every re-exec'd copy would sleep a second at exit
+	// (ThreadSanitizer's atexit_sleep_ms); races are still reported.
+	if os.Getenv("GORACE") == "" {
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	os.Exit(m.Run())
 }
 

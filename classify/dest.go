@@ -66,6 +66,11 @@ func (d Dest) String() string {
 	case d.NoDest:
 		return "none"
 	case d.Family == unix.AF_INET || d.Family == unix.AF_INET6:
+		// Go's UDP sockets are dual-stack: their IPv4 destinations come
+		// v4-mapped. Shown as the IPv4 address they reach.
+		if a := d.Addr.Addr(); a.Is4In6() {
+			return netip.AddrPortFrom(a.Unmap(), d.Addr.Port()).String()
+		}
 		return d.Addr.String()
 	case d.Family == unix.AF_UNIX:
 		return d.unixString()

@@ -39,7 +39,7 @@ func TestParseInet6(t *testing.T) {
 		{"scope", sa6(t, "fe80::1", 80, 7), "[fe80::1%7]:80"},
 		{"rfc2133 no scope", sa6(t, "fe80::1", 80, 7)[:24], "[fe80::1]:80"},
 		{"25 bytes: partial scope ignored", sa6(t, "fe80::1", 80, 7)[:25], "[fe80::1]:80"},
-		{"mapped stays v6", sa6(t, "::ffff:10.0.0.1", 80, 0), "[::ffff:10.0.0.1]:80"},
+		{"mapped shown as IPv4", sa6(t, "::ffff:10.0.0.1", 80, 0), "10.0.0.1:80"},
 		{"high port", sa6(t, "2001:db8::2", 65535, 0), "[2001:db8::2]:65535"},
 	}
 	for _, tt := range tests {

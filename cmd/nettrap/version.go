@@ -29,7 +29,15 @@ func printVersion(w io.Writer) {
 		fmt.Fprintf(w, "kernel: %s\n", unix.ByteSliceToString(u.Release[:]))
 	}
 	f := bpf.Detect()
-	fmt.Fprintf(w, "seccomp user notification: %v\n", yesNo(f.UserNotif))
+	fmt.Fprintf(w, "seccomp filter: %s\n", yesNo(f.Filter))
+	fmt.Fprintf(w, "seccomp user notification (SECCOMP_RET_USER_NOTIF, NEW_LISTENER): %s\n", yesNo(f.UserNotif && f.NewListener))
+	fmt.Fprintf(w, "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (5.19+): %s\n", yesNo(f.WaitKillableRecv))
+	fmt.Fprintf(w, "SECCOMP_RET_KILL_PROCESS: %s\n", yesNo(f.KillProcess))
+	if err := f.Check(); err != nil {
+		fmt.Fprintf(w, "nettrap cannot confine here: %v\n", err)
+	} else {
+		fmt.Fprintln(w, "nettrap can confine here")
+	}
 }
 
 func yesNo(b bool) string {

@@ -18,6 +18,7 @@ import (
 	"github.com/nettrap/nettrap/classify"
 	"github.com/nettrap/nettrap/gotest"
 	"github.com/nettrap/nettrap/guard"
+	"github.com/nettrap/nettrap/hub"
 	"github.com/nettrap/nettrap/policy"
 	"github.com/nettrap/nettrap/supervisor"
 )
@@ -59,6 +60,9 @@ func run(args []string) int {
 	if len(cfg.args) == 0 {
 		return cantRun("no command given: nettrap [flags] -- COMMAND [ARGS...] (see nettrap --help)")
 	}
+	if path := os.Getenv(hub.Env); path != "" {
+		return runInner(cfg, path)
+	}
 	if i := goTestIndex(cfg.args); i > 0 && !cfg.generic {
 		return runGoTest(cfg, i)
 	}
@@ -73,24 +77,39 @@ func cantRun(format string, a ...any) int {
 
 // confine runs the command under the supervisor and returns its status.
 func confine(cfg *config) int {
+	if _, err := exec.LookPath(cfg.args[0]); err != nil {
+		return cantRun("%v", err)
+	}
+	testBin := !cfg.generic && gotest.IsTestBinary(cfg.args)
+	h := &outerHub{}
+	if !cfg.generic && !testBin {
+		var err error
+		if h, err = prepareHub(cfg); err != nil {
+			return cantRun("%v", err)
+		}
+	}
 	g, closeAudit, err := newGuard(cfg)
 	if err != nil {
 		return cantRun("%v", err)
 	}
-	if _, err := exec.LookPath(cfg.args[0]); err != nil {
-		closeAudit()
-		return cantRun("%v", err)
-	}
 	var tb *testBinary
 	argv := cfg.args
-	if !cfg.generic && gotest.IsTestBinary(argv) {
-		if tb, argv, err = newTestBinary(cfg, g); err != nil {
+	if testBin {
+		if tb, argv, err = newTestBinary(cfg); err != nil {
 			closeAudit()
 			return cantRun("%v", err)
 		}
+		g.Attribution = tb.tracker
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if h.logPath != "" {
+		if cmd.Env, err = h.listen(cfg, g); err != nil {
+			closeAudit()
+			return cantRun("%v", err)
+		}
+		defer h.srv.Close()
+	}
 	if tb != nil {
 		// Like the go command, give the binary one pipe for both: the
 		// order of its output is kept, and it all goes through the
@@ -119,7 +138,11 @@ func confine(cfg *config) int {
 		fmt.Fprintf(os.Stderr, "nettrap: supervisor: %v\n", e)
 	}
 	if tb != nil {
-		status = tb.finish(status)
+		status = tb.finish(status, g.WriteRecord)
+	}
+	if h.srv != nil {
+		// No inner can add records once the hub is closed.
+		h.srv.Close()
 	}
 	if err := closeAudit(); err != nil {
 		return cantRun("%v", err)
@@ -127,7 +150,7 @@ func confine(cfg *config) int {
 	if errs := g.AuditErrors(); len(errs) > 0 {
 		return cantRun("the audit log is incomplete (%d records could not be written; they are printed above): %v", len(errs), errs[0])
 	}
-	return status
+	return h.finish(cfg, status)
 }
 
 func newGuard(cfg *config) (*guard.Guard, func() error, error) {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/gotest"
-	"github.com/nettrap/nettrap/guard"
 )
 
 // pipeGrace is how long to wait for the test output's EOF after the binary
@@ -19,13 +18,12 @@ const pipeGrace = 2 * time.Second
 type testBinary struct {
 	w       *os.File // the write end, the child's stdout and stderr
 	tracker *gotest.Tracker
-	g       *guard.Guard
 	done    chan error
 }
 
 // newTestBinary sets up attribution for a Go test binary and returns the
 // argv to run it with (-test.v=test2json).
-func newTestBinary(cfg *config, g *guard.Guard) (*testBinary, []string, error) {
+func newTestBinary(cfg *config) (*testBinary, []string, error) {
 	argv, mode := gotest.Rewrite(cfg.args)
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -38,15 +36,15 @@ func newTestBinary(cfg *config, g *guard.Guard) (*testBinary, []string, error) {
 		w.Close()
 		return nil, nil, err
 	}
-	g.Attribution = tr
-	tb := &testBinary{w: w, tracker: tr, g: g, done: make(chan error, 1)}
+	tb := &testBinary{w: w, tracker: tr, done: make(chan error, 1)}
 	go func() { tb.done <- tr.Run() }()
 	return tb, argv, nil
 }
 
-// finish waits for the output, reports stale markers, and gives the exit
-// status: 1 if nettrap failed a test the binary itself passed.
-func (tb *testBinary) finish(status int) int {
+// finish waits for the output, reports stale markers (to write), and
+// gives the exit status: 1 if nettrap failed a test the binary itself
+// passed.
+func (tb *testBinary) finish(status int, write func(audit.Record)) int {
 	// The binary has exited. A subprocess it left behind may hold the
 	// pipe open: wait a little for EOF, as the go command's WaitDelay does,
 	// then take what is there and stop reading.
@@ -63,7 +61,7 @@ func (tb *testBinary) finish(status int) int {
 		fmt.Fprintf(os.Stderr, "nettrap: writing the test output: %v\n", err)
 	}
 	for _, name := range stale {
-		tb.g.WriteRecord(audit.Record{
+		write(audit.Record{
 			Package: tb.tracker.Package, Test: name, Marked: true,
 			Decision: "stale-marker", Reason: "marked test made no network attempt",
 		})

@@ -1,0 +1,139 @@
+package hub
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/guard"
+)
+
+// Client is an inner nettrap's end: it registers, then answers the outer
+// nettrap's questions from an attribution (the test binary's tracker).
+type Client struct {
+	c      *conn
+	done   chan struct{}
+	served bool
+
+	mu    sync.Mutex
+	holds map[uint64]hold
+}
+
+type hold struct {
+	who     guard.Who
+	release func()
+}
+
+// Dial connects to the outer nettrap at path and registers this process
+// as the nettrap running pkg (argv0 is the test binary). It waits for the
+// outer's answer, so that no call of the binary comes before the outer
+// knows of this process.
+func Dial(path, pkg, argv0 string, timeout time.Duration) (*Client, error) {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	nc, err := net.DialTimeout("unix", path, timeout)
+	if err != nil {
+		return nil, fmt.Errorf("connect to the outer nettrap: %w", err)
+	}
+	return register(nc, pkg, argv0, timeout)
+}
+
+func register(rw io.ReadWriteCloser, pkg, argv0 string, timeout time.Duration) (*Client, error) {
+	c := newConn(rw)
+	setDeadline(rw, time.Now().Add(timeout))
+	err := c.send(message{Op: opRegister, Package: pkg, Argv0: argv0})
+	var m message
+	if err == nil {
+		m, err = c.recv()
+	}
+	if err == nil && m.Op != opOK {
+		err = fmt.Errorf("the outer nettrap refused: %s %s", m.Op, m.Error)
+	}
+	if err != nil {
+		c.close()
+		return nil, fmt.Errorf("register with the outer nettrap: %w", err)
+	}
+	setDeadline(rw, time.Time{})
+	return &Client{c: c, done: make(chan struct{}), holds: map[uint64]hold{}}, nil
+}
+
+// Serve answers the outer's questions from a in the background until the
+// connection ends. a.Who is called with a nil call: the outer has it.
+func (cl *Client) Serve(a guard.Attribution) {
+	cl.served = true
+	go func() {
+		defer close(cl.done)
+		defer cl.releaseAll()
+		for {
+			m, err := cl.c.recv()
+			if err != nil {
+				return
+			}
+			if err := cl.answer(a, m); err != nil {
+				cl.c.close()
+				return
+			}
+		}
+	}()
+}
+
+func (cl *Client) answer(a guard.Attribution, m message) error {
+	switch m.Op {
+	case opWho:
+		w, release := a.Who(nil)
+		cl.mu.Lock()
+		cl.holds[m.ID] = hold{w, release}
+		cl.mu.Unlock()
+		return cl.c.send(message{Op: opWho, ID: m.ID, Who: &w})
+	case opVerdict:
+		cl.mu.Lock()
+		h, ok := cl.holds[m.ID]
+		delete(cl.holds, m.ID)
+		cl.mu.Unlock()
+		if ok {
+			for _, r := range m.Reports {
+				a.Report(h.who, r.Record, r.Line)
+			}
+			h.release()
+		}
+		return cl.c.send(message{Op: opReleased, ID: m.ID})
+	}
+	return fmt.Errorf("%w: unexpected %q", errProtocol, m.Op)
+}
+
+// releaseAll lets go of the holds of calls whose verdict will never come
+// (the outer went away): the output must not stay held.
+func (cl *Client) releaseAll() {
+	cl.mu.Lock()
+	holds := cl.holds
+	cl.holds = map[uint64]hold{}
+	cl.mu.Unlock()
+	for _, h := range holds {
+		h.release()
+	}
+}
+
+// Record hands a record of the inner's own (a stale marker) to the outer,
+// which writes the audit trail.
+func (cl *Client) Record(rec audit.Record) error {
+	return cl.c.send(message{Op: opRecord, Record: &rec})
+}
+
+// Close ends the connection and waits for Serve to stop.
+func (cl *Client) Close() error {
+	err := cl.c.close()
+	if !cl.served {
+		return err
+	}
+	select {
+	case <-cl.done:
+	case <-time.After(DefaultTimeout):
+		return errors.New("hub client: serve did not stop")
+	}
+	return err
+}

@@ -1,0 +1,366 @@
+package hub
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/guard"
+	"github.com/nettrap/nettrap/policy"
+	"github.com/nettrap/nettrap/supervisor"
+)
+
+// DefaultTimeout bounds every wait for an inner nettrap: a confined thread
+// waits that long at most, then its call counts as unmarked.
+const DefaultTimeout = 10 * time.Second
+
+// maxDepth bounds the walk up the process tree.
+const maxDepth = 1024
+
+// Server is the outer nettrap's end: it accepts inner nettraps and
+// implements guard.Attribution by asking the inner nettrap above the
+// calling process. Calls from processes under no inner get generic
+// attribution (the zero Who: pid and argv0).
+type Server struct {
+	// Messages gets the "nettrap: …" lines the guard leaves to
+	// attribution: denials of processes under no inner, and of inners
+	// that could not be told.
+	Messages io.Writer
+	// Records writes the records inner nettraps send (stale markers).
+	Records func(audit.Record)
+	// Timeout bounds each wait for an inner; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Path is the socket; it lies in a directory only we can enter.
+	Path string
+
+	dir    string
+	ln     net.Listener
+	parent func(pid int) int // the process tree; tests replace it
+	wg     sync.WaitGroup
+
+	mu         sync.Mutex
+	inners     map[int]*inner // by pid
+	pending    map[int]*txn   // by tid of the call being decided
+	registered int
+	closed     bool
+	closeOnce  sync.Once
+	closeErr   error
+}
+
+// inner is one registered inner nettrap.
+type inner struct {
+	pid     int
+	pkg     string
+	argv0   string
+	c       *conn
+	dead    chan struct{} // closed when the connection is gone
+	mu      sync.Mutex
+	nextID  uint64
+	waiting map[uint64]chan message
+}
+
+// txn is a call an inner holds its output for, until the verdict.
+type txn struct {
+	in      *inner
+	id      uint64
+	who     guard.Who
+	reports []Report
+}
+
+// Listen opens the socket in a new private directory and starts
+// accepting inner nettraps.
+func Listen() (*Server, error) {
+	dir, err := os.MkdirTemp("", "nettrap-hub-") // mode 0700
+	if err != nil {
+		return nil, fmt.Errorf("hub directory: %w", err)
+	}
+	path := filepath.Join(dir, "hub.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("hub socket: %w", err)
+	}
+	s := &Server{Path: path, dir: dir, ln: ln, parent: parentPID,
+		inners: map[int]*inner{}, pending: map[int]*txn{}}
+	s.wg.Add(1)
+	go s.accept()
+	return s, nil
+}
+
+func (s *Server) timeout() time.Duration {
+	if s.Timeout > 0 {
+		return s.Timeout
+	}
+	return DefaultTimeout
+}
+
+func (s *Server) accept() {
+	defer s.wg.Done()
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		pid, err := peerPID(nc)
+		if err != nil {
+			s.notef("an inner nettrap connected but its pid is unknown: %v", err)
+			nc.Close()
+			continue
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.serve(newConn(nc), pid)
+		}()
+	}
+}
+
+// serve registers the inner nettrap of pid and then reads its messages
+// until it goes away.
+func (s *Server) serve(c *conn, pid int) {
+	defer c.close()
+	setDeadline(c.rw, time.Now().Add(s.timeout()))
+	m, err := c.recv()
+	if err != nil || m.Op != opRegister {
+		if err == nil {
+			c.send(message{Op: opError, Error: "first message must be register, not " + m.Op})
+		}
+		return
+	}
+	in := &inner{pid: pid, pkg: m.Package, argv0: m.Argv0, c: c,
+		dead: make(chan struct{}), waiting: map[uint64]chan message{}}
+	if !s.add(in) {
+		c.send(message{Op: opError, Error: "the run is over"})
+		return
+	}
+	defer s.remove(in)
+	if err := c.send(message{Op: opOK}); err != nil {
+		return
+	}
+	setDeadline(c.rw, time.Time{})
+	for {
+		m, err := c.recv()
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				s.notef("the nettrap running %s (pid %d): %v", in.pkg, pid, err)
+			}
+			return
+		}
+		switch m.Op {
+		case opRecord:
+			if m.Record != nil && s.Records != nil {
+				s.Records(*m.Record)
+			}
+		case opWho, opReleased:
+			in.deliver(m)
+		default:
+			s.notef("the nettrap running %s (pid %d): %v: unexpected %q", in.pkg, pid, errProtocol, m.Op)
+			return
+		}
+	}
+}
+
+func (s *Server) add(in *inner) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.inners[in.pid] = in
+	s.registered++
+	return true
+}
+
+// remove forgets an inner whose connection ended, and fails what waits
+// on it.
+func (s *Server) remove(in *inner) {
+	s.mu.Lock()
+	if s.inners[in.pid] == in {
+		delete(s.inners, in.pid)
+	}
+	s.mu.Unlock()
+	close(in.dead)
+}
+
+// Registered tells how many inner nettraps registered so far.
+func (s *Server) Registered() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.registered
+}
+
+// Close stops accepting, drops every inner and removes the socket. It may
+// be called more than once.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+func (s *Server) close() error {
+	s.mu.Lock()
+	s.closed = true
+	conns := make([]*conn, 0, len(s.inners))
+	for _, in := range s.inners {
+		conns = append(conns, in.c)
+	}
+	s.mu.Unlock()
+	err := s.ln.Close()
+	for _, c := range conns {
+		c.close()
+	}
+	s.wg.Wait()
+	return errors.Join(err, os.RemoveAll(s.dir))
+}
+
+// Who implements guard.Attribution.
+func (s *Server) Who(c *supervisor.Call) (guard.Who, func()) {
+	return s.who(c.Caller().PID, c.TID)
+}
+
+func (s *Server) who(pid, tid int) (guard.Who, func()) {
+	in := s.find(pid)
+	if in == nil {
+		return guard.Who{}, func() {}
+	}
+	r, err := in.ask(message{Op: opWho}, s.timeout())
+	if err == nil && (r.Op != opWho || r.Who == nil) {
+		err = fmt.Errorf("%w: answer %q to who", errProtocol, r.Op)
+		in.c.close()
+	}
+	if err != nil {
+		s.notef("no answer from the nettrap running %s (pid %d): %v; the call counts as made by no test, unmarked", in.pkg, in.pid, err)
+		return guard.Who{Package: in.pkg}, func() {}
+	}
+	t := &txn{in: in, id: r.ID, who: *r.Who}
+	s.mu.Lock()
+	s.pending[tid] = t
+	s.mu.Unlock()
+	return t.who, func() { s.release(tid, t) }
+}
+
+// release sends the verdict of a call to the inner that holds its output
+// and waits until the inner has reported it.
+func (s *Server) release(tid int, t *txn) {
+	s.mu.Lock()
+	delete(s.pending, tid)
+	s.mu.Unlock()
+	r, err := t.in.ask(message{Op: opVerdict, ID: t.id, Reports: t.reports}, s.timeout())
+	if err == nil && r.Op != opReleased {
+		err = fmt.Errorf("%w: answer %q to verdict", errProtocol, r.Op)
+		t.in.c.close()
+	}
+	if err != nil {
+		s.notef("could not tell the nettrap running %s (pid %d) of a verdict: %v", t.in.pkg, t.in.pid, err)
+		for _, rep := range t.reports {
+			if rep.Line != "" && policy.Verdict(rep.Record.Decision) == policy.Denied {
+				fmt.Fprintln(s.Messages, rep.Line)
+			}
+		}
+	}
+}
+
+// Report implements guard.Attribution: the attempts of a call an inner
+// holds go to that inner with the verdict; the guard leaves the denial
+// lines of the others to us.
+func (s *Server) Report(w guard.Who, rec audit.Record, line string) {
+	s.mu.Lock()
+	t := s.pending[rec.TID]
+	if t != nil {
+		t.reports = append(t.reports, Report{Record: rec, Line: line})
+	}
+	s.mu.Unlock()
+	if t == nil && line != "" && policy.Verdict(rec.Decision) == policy.Denied {
+		fmt.Fprintln(s.Messages, line)
+	}
+}
+
+// find returns the nearest registered inner above pid: the nettrap whose
+// test binary (or a subprocess of it) made the call. An inner's own calls
+// are not asked about (it would be asked while it waits in the call).
+func (s *Server) find(pid int) *inner {
+	s.mu.Lock()
+	n := len(s.inners)
+	s.mu.Unlock()
+	if n == 0 || pid <= 0 {
+		return nil
+	}
+	p := pid
+	for i := 0; i < maxDepth; i++ {
+		if p = s.parent(p); p <= 1 {
+			return nil
+		}
+		s.mu.Lock()
+		in := s.inners[p]
+		s.mu.Unlock()
+		if in != nil {
+			return in
+		}
+	}
+	return nil
+}
+
+func (s *Server) notef(format string, a ...any) {
+	if s.Messages != nil {
+		fmt.Fprintf(s.Messages, "nettrap: "+format+"\n", a...)
+	}
+}
+
+// ask sends m with a new id (or m.ID when set) and waits, bounded, for
+// the answer with the same id. On timeout the inner is dropped: its
+// later calls then fail fast instead of waiting again.
+func (in *inner) ask(m message, timeout time.Duration) (message, error) {
+	ch := make(chan message, 1)
+	in.mu.Lock()
+	if m.ID == 0 {
+		in.nextID++
+		m.ID = in.nextID
+	}
+	in.waiting[m.ID] = ch
+	in.mu.Unlock()
+	defer func() {
+		in.mu.Lock()
+		delete(in.waiting, m.ID)
+		in.mu.Unlock()
+	}()
+	select {
+	case <-in.dead:
+		return message{}, errors.New("it is gone")
+	default:
+	}
+	setWriteDeadline(in.c.rw, time.Now().Add(timeout))
+	if err := in.c.send(m); err != nil {
+		in.c.close()
+		return message{}, err
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case r := <-ch:
+		return r, nil
+	case <-in.dead:
+		return message{}, errors.New("it went away")
+	case <-timer.C:
+		in.c.close()
+		return message{}, fmt.Errorf("no answer in %v", timeout)
+	}
+}
+
+// deliver hands an answer to the ask waiting for it; a late answer (after
+// a timeout) has no one waiting and is dropped.
+func (in *inner) deliver(m message) {
+	in.mu.Lock()
+	ch := in.waiting[m.ID]
+	in.mu.Unlock()
+	if ch != nil {
+		select {
+		case ch <- m:
+		default:
+		}
+	}
+}

@@ -5,10 +5,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/victimbuild"
 )
 
 // A subprocess in another language is confined as well: bash's /dev/tcp
@@ -125,4 +127,45 @@ func TestNettrapAllowsLocalhostByName(t *testing.T) {
 	if len(blockedLines(run.stderr)) != 0 {
 		t.Errorf("localhost dial produced denials:\n%s", run.stderr)
 	}
+}
+
+// Without root: nettrap sets no_new_privs itself, so an unprivileged user
+// can confine. Run as nobody (needs root to switch; an unprivileged run of
+// this suite covers it by itself).
+func TestNettrapAsNobody(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("not root: this whole run is unprivileged already")
+	}
+	h := fakehost.Start(t, fakehost.TCP("203.0.113.7:443"))
+	dir, err := os.MkdirTemp("", "nettrap-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	var bins []string
+	for _, src := range []string{victimbuild.Nettrap(t), victimbuild.Victim(t)} {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(dir, filepath.Base(src))
+		if err := os.WriteFile(dst, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		bins = append(bins, dst)
+	}
+	cmd := exec.Command(bins[0], "--", bins[1], "tcp-connect", "203.0.113.7:443")
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("nettrap as nobody: %v\nstderr: %s", err, stderr.String())
+	}
+	r := parseVictim(t, []byte(stdout.String()), stderr.String())
+	if r.OK || r.Errno != "EPERM" || len(blockedLines(stderr.String())) != 1 {
+		t.Errorf("as nobody: ok=%v errno=%q\nstderr: %s", r.OK, r.Errno, stderr.String())
+	}
+	assertNothingArrived(t, h, fakehost.TCP("203.0.113.7:443"))
 }

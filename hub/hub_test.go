@@ -1,0 +1,373 @@
+package hub
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/guard"
+	"github.com/nettrap/nettrap/policy"
+	"github.com/nettrap/nettrap/supervisor"
+)
+
+// fakeAttr is the inner's attribution: it answers with who and logs what
+// happens, in order.
+type fakeAttr struct {
+	who   guard.Who
+	block chan struct{} // when set, Who waits on it
+	mu    sync.Mutex
+	log   []string
+	recs  []audit.Record
+	rel   chan struct{} // closed by the first release
+	once  sync.Once
+}
+
+func newFakeAttr(w guard.Who) *fakeAttr { return &fakeAttr{who: w, rel: make(chan struct{})} }
+
+func (f *fakeAttr) add(s string) {
+	f.mu.Lock()
+	f.log = append(f.log, s)
+	f.mu.Unlock()
+}
+
+func (f *fakeAttr) Who(c *supervisor.Call) (guard.Who, func()) {
+	f.add("who")
+	if f.block != nil {
+		<-f.block
+	}
+	return f.who, func() {
+		f.add("release")
+		f.once.Do(func() { close(f.rel) })
+	}
+}
+
+func (f *fakeAttr) Report(w guard.Who, rec audit.Record, line string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.log = append(f.log, "report "+w.Test+" "+rec.Dest+" "+line)
+	f.recs = append(f.recs, rec)
+}
+
+func (f *fakeAttr) events() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return strings.Join(f.log, "; ")
+}
+
+// syncBuf is a Messages writer safe for the server's goroutines.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// child is the fake pid of a test binary under this process, the inner.
+const child = 1 << 30
+
+// newPair starts a server and registers this process as an inner whose
+// test binary is child.
+func newPair(t *testing.T, a guard.Attribution) (*Server, *Client, *syncBuf) {
+	t.Helper()
+	s, err := Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := &syncBuf{}
+	s.Messages = msgs
+	self := os.Getpid()
+	s.parent = func(pid int) int {
+		if pid == child {
+			return self
+		}
+		return parentPID(pid)
+	}
+	t.Cleanup(func() { s.Close() })
+	cl, err := Dial(s.Path, "example.com/p", "p.test", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	if s.Registered() != 1 {
+		t.Fatalf("registered %d, want 1 once Dial returned", s.Registered())
+	}
+	if a != nil {
+		cl.Serve(a)
+	}
+	return s, cl, msgs
+}
+
+func TestWhoReportRelease(t *testing.T) {
+	fa := newFakeAttr(guard.Who{Package: "example.com/p", Test: "TestLeak"})
+	s, _, msgs := newPair(t, fa)
+	w, release := s.who(child, child+1)
+	if w.Test != "TestLeak" || w.Package != "example.com/p" {
+		t.Fatalf("who = %+v, want the inner's answer", w)
+	}
+	rec := audit.Record{TID: child + 1, Dest: "203.0.113.7:443", Decision: string(policy.Denied)}
+	s.Report(w, rec, "nettrap: blocked")
+	if got := fa.events(); got != "who" {
+		t.Errorf("before release the inner saw %q, want only who: the verdict goes with the release", got)
+	}
+	release()
+	// release returned: the inner has reported and let go of the hold.
+	want := "who; report TestLeak 203.0.113.7:443 nettrap: blocked; release"
+	if got := fa.events(); got != want {
+		t.Errorf("inner saw %q, want %q", got, want)
+	}
+	if msgs.String() != "" {
+		t.Errorf("the outer printed %q; the inner renders the line under the test", msgs.String())
+	}
+}
+
+func TestSeveralReportsOneVerdict(t *testing.T) {
+	fa := newFakeAttr(guard.Who{Package: "example.com/p", Test: "TestMulti"})
+	s, _, _ := newPair(t, fa)
+	w, release := s.who(child, 7)
+	for _, d := range []string{"192.0.2.1:53", "192.0.2.2:53"} {
+		s.Report(w, audit.Record{TID: 7, Dest: d, Decision: string(policy.Denied)}, "line "+d)
+	}
+	release()
+	if len(fa.recs) != 2 || fa.recs[0].Dest != "192.0.2.1:53" || fa.recs[1].Dest != "192.0.2.2:53" {
+		t.Errorf("inner got records %+v, want both destinations in order", fa.recs)
+	}
+}
+
+func TestGenericCaller(t *testing.T) {
+	fa := newFakeAttr(guard.Who{Test: "TestX"})
+	s, _, msgs := newPair(t, fa)
+	// A process not under the inner: pid 1's parent is 0.
+	w, release := s.who(1, 1)
+	if w.Test != "" || w.Package != "" || w.Marked || len(w.Candidates) > 0 {
+		t.Errorf("who = %+v, want the zero Who (by process)", w)
+	}
+	s.Report(w, audit.Record{TID: 1, Decision: string(policy.Denied)}, "nettrap: blocked by pid 1 init")
+	s.Report(w, audit.Record{TID: 1, Decision: string(policy.WouldDeny)}, "nettrap: audit: would block")
+	release()
+	if got := msgs.String(); got != "nettrap: blocked by pid 1 init\n" {
+		t.Errorf("messages %q: want the denial line only (the guard prints the others)", got)
+	}
+	if got := fa.events(); got != "" {
+		t.Errorf("the inner was asked about a process not under it: %q", got)
+	}
+}
+
+func TestInnerItselfIsNotAsked(t *testing.T) {
+	fa := newFakeAttr(guard.Who{Test: "TestX"})
+	s, _, _ := newPair(t, fa)
+	if in := s.find(os.Getpid()); in != nil {
+		t.Errorf("find(inner's own pid) = pid %d; the inner must not be asked about its own calls", in.pid)
+	}
+	if in := s.find(child); in == nil || in.pid != os.Getpid() {
+		t.Errorf("find(child) = %v, want the inner", in)
+	}
+}
+
+func TestTimeoutFailsClosed(t *testing.T) {
+	fa := newFakeAttr(guard.Who{Package: "example.com/p", Test: "TestMarked", Context: policy.Context{Marked: true}})
+	fa.block = make(chan struct{})
+	defer close(fa.block)
+	s, _, msgs := newPair(t, fa)
+	s.Timeout = 50 * time.Millisecond
+	w, release := s.who(child, 9)
+	if w.Marked || w.Test != "" || w.Package != "example.com/p" {
+		t.Errorf("who after no answer = %+v, want unmarked, no test, the inner's package", w)
+	}
+	s.Report(w, audit.Record{TID: 9, Decision: string(policy.Denied)}, "nettrap: blocked by pid 9")
+	release()
+	out := msgs.String()
+	if !strings.Contains(out, "no answer from the nettrap running example.com/p") || !strings.Contains(out, "nettrap: blocked by pid 9") {
+		t.Errorf("messages %q: want the missing answer and the denial said", out)
+	}
+	// The inner is dropped: the next call does not wait again.
+	s.Timeout = time.Hour
+	if w, _ := s.who(child, 10); w.Marked {
+		t.Errorf("second who = %+v after the inner was dropped, want unmarked", w)
+	}
+}
+
+func TestInnerGoneBeforeVerdict(t *testing.T) {
+	fa := newFakeAttr(guard.Who{Test: "TestGone"})
+	s, cl, msgs := newPair(t, fa)
+	w, release := s.who(child, 11)
+	cl.Close()
+	<-fa.rel // the inner let go of its hold when the connection ended
+	s.Report(w, audit.Record{TID: 11, Decision: string(policy.Denied)}, "nettrap: blocked in TestGone")
+	release()
+	if out := msgs.String(); !strings.Contains(out, "could not tell the nettrap running") || !strings.Contains(out, "nettrap: blocked in TestGone") {
+		t.Errorf("messages %q: want the lost verdict and its line", out)
+	}
+}
+
+func TestRecordsReachOuter(t *testing.T) {
+	got := make(chan audit.Record, 1)
+	s, err := Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Records = func(r audit.Record) { got <- r }
+	cl, err := Dial(s.Path, "example.com/p", "p.test", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := audit.Record{Package: "example.com/p", Test: "TestStale", Marked: true, Decision: "stale-marker"}
+	if err := cl.Record(want); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-got; r.Test != want.Test || r.Decision != want.Decision || !r.Marked {
+		t.Errorf("outer got %+v, want %+v", r, want)
+	}
+	cl.Close()
+}
+
+func TestRegisterMustComeFirst(t *testing.T) {
+	s, err := Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	nc, err := net.Dial("unix", s.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	c := newConn(nc)
+	if err := c.send(message{Op: opWho, ID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := c.recv()
+	if err != nil || m.Op != opError {
+		t.Fatalf("answer %+v, %v; want an error message", m, err)
+	}
+	if _, err := c.recv(); !errors.Is(err, io.EOF) {
+		t.Errorf("after the error: %v, want EOF", err)
+	}
+	if s.Registered() != 0 {
+		t.Errorf("registered %d, want 0", s.Registered())
+	}
+}
+
+func TestGarbageClosesConnection(t *testing.T) {
+	s, err := Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	nc, err := net.Dial("unix", s.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.Write([]byte("not json\n"))
+	if _, err := newConn(nc).recv(); !errors.Is(err, io.EOF) {
+		t.Errorf("after garbage: %v, want EOF", err)
+	}
+}
+
+func TestRegisterRefusedAfterClose(t *testing.T) {
+	s, err := Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := Dial(s.Path, "p", "p.test", 0); err == nil {
+		t.Error("Dial after Close succeeded")
+	}
+	if _, err := os.Stat(s.Path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket left behind: %v", err)
+	}
+}
+
+func TestSocketDirIsPrivate(t *testing.T) {
+	s, err := Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	fi, err := os.Stat(s.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := fi.Mode().Perm(); perm != 0o700 {
+		t.Errorf("socket directory mode %v, want 0700", perm)
+	}
+}
+
+// rwc is a ReadWriteCloser over fixed input.
+type rwc struct {
+	in  io.Reader
+	out bytes.Buffer
+}
+
+func (r *rwc) Read(p []byte) (int, error)  { return r.in.Read(p) }
+func (r *rwc) Write(p []byte) (int, error) { return r.out.Write(p) }
+func (r *rwc) Close() error                { return nil }
+
+func TestRecvErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     error
+	}{
+		{"eof", "", io.EOF},
+		{"truncated", `{"op":"who"`, errProtocol},
+		{"not json", "hello\n", errProtocol},
+		{"no op", "{}\n", errProtocol},
+		{"too long", `{"op":"` + strings.Repeat("x", maxLine+1) + "\"}\n", errProtocol},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newConn(&rwc{in: strings.NewReader(tc.in)})
+			if _, err := c.recv(); !errors.Is(err, tc.want) {
+				t.Errorf("recv = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestClientRejectsUnknownOp(t *testing.T) {
+	cl := &Client{c: newConn(&rwc{in: strings.NewReader("")}), holds: map[uint64]hold{}}
+	if err := cl.answer(newFakeAttr(guard.Who{}), message{Op: opRecord}); !errors.Is(err, errProtocol) {
+		t.Errorf("answer(record) = %v, want a protocol error", err)
+	}
+}
+
+func TestVerdictWithoutHoldIsAnswered(t *testing.T) {
+	out := &rwc{in: strings.NewReader("")}
+	cl := &Client{c: newConn(out), holds: map[uint64]hold{}}
+	fa := newFakeAttr(guard.Who{})
+	if err := cl.answer(fa, message{Op: opVerdict, ID: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.out.String(); got != `{"op":"released","id":5}`+"\n" {
+		t.Errorf("sent %q, want released 5", got)
+	}
+	if fa.events() != "" {
+		t.Errorf("attribution touched: %q", fa.events())
+	}
+}
+
+func TestParentPIDOfSelf(t *testing.T) {
+	if got := parentPID(os.Getpid()); got != os.Getppid() {
+		t.Errorf("parentPID(self) = %d, want %d", got, os.Getppid())
+	}
+	if got := parentPID(-1); got != 0 {
+		t.Errorf("parentPID(-1) = %d, want 0", got)
+	}
+}

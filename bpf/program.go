@@ -84,7 +84,7 @@ func guardProgram(t target) ([]bpf.Instruction, error) {
 	a := newAsm()
 	native, compat, notify, allow := a.newLabel(), a.newLabel(), a.newLabel(), a.newLabel()
 	socket, inet, x32, body := a.newLabel(), a.newLabel(), a.newLabel(), a.newLabel()
-	proto := a.newLabel()
+	proto, sso, ssoIP, ssoIP6 := a.newLabel(), a.newLabel(), a.newLabel(), a.newLabel()
 
 	a.load(offArch)
 	a.jump(bpf.JumpEqual, t.native.audit, native, next)
@@ -104,7 +104,8 @@ func guardProgram(t target) ([]bpf.Instruction, error) {
 		// before any native comparison.
 		a.jump(bpf.JumpBitsSet, x32Bit, x32, next)
 	}
-	a.jump(bpf.JumpEqual, t.native.nrOf(Socket), socket, body)
+	a.jump(bpf.JumpEqual, t.native.nrOf(Socket), socket, next)
+	a.jump(bpf.JumpEqual, t.native.nrOf(SetSockOpt), sso, body)
 
 	if t.x32 != nil {
 		a.mark(x32)
@@ -131,6 +132,24 @@ func guardProgram(t target) ([]bpf.Instruction, error) {
 	a.mark(proto)
 	a.load(argLo(2))
 	a.jump(bpf.JumpEqual, unix.IPPROTO_SCTP, notify, allow)
+
+	// setsockopt(fd, level, optname, …): level and optname are C ints,
+	// so again only the low 32 bits count. Source routes make the packet
+	// go first to an address inside the option (tcp_v4_connect routes to
+	// opt.faddr; fl6_update_dst to the routing header's first segment):
+	// a connect to loopback would leave the machine.
+	a.mark(sso)
+	a.load(argLo(1))
+	a.jump(bpf.JumpEqual, unix.IPPROTO_IP, ssoIP, next)
+	a.jump(bpf.JumpEqual, unix.IPPROTO_IPV6, ssoIP6, allow)
+	a.mark(ssoIP)
+	a.load(argLo(2))
+	a.jump(bpf.JumpEqual, unix.IP_OPTIONS, notify, allow)
+	a.mark(ssoIP6)
+	a.load(argLo(2))
+	a.jump(bpf.JumpEqual, unix.IPV6_RTHDR, notify, next)
+	a.jump(bpf.JumpEqual, unix.IPV6_2292RTHDR, notify, next)
+	a.jump(bpf.JumpEqual, unix.IPV6_2292PKTOPTIONS, notify, allow)
 
 	a.mark(allow)
 	a.ret(retAllow)

@@ -27,6 +27,11 @@ const (
 	Ptrace          // ptrace(PTRACE_ATTACH or PTRACE_SEIZE) only
 	ProcessVMWritev // process_vm_writev
 	PidfdGetfd      // pidfd_getfd
+	// SetSockOpt: setsockopt(2) of an IPv4 source route (IP_OPTIONS) or an
+	// IPv6 routing header (IPV6_RTHDR, IPV6_2292RTHDR,
+	// IPV6_2292PKTOPTIONS): the packet then goes first to an address in
+	// the option, whatever destination connect or sendto named.
+	SetSockOpt
 )
 
 var kindNames = [...]string{
@@ -41,6 +46,7 @@ var kindNames = [...]string{
 	Ptrace:          "ptrace",
 	ProcessVMWritev: "process_vm_writev",
 	PidfdGetfd:      "pidfd_getfd",
+	SetSockOpt:      "setsockopt",
 }
 
 // String returns the syscall name the kind stands for ("other" for Other).
@@ -124,7 +130,7 @@ var abiX8664Info = &abiInfo{
 	traps: []trap{
 		{41, Socket}, {42, Connect}, {44, SendTo}, {46, SendMsg},
 		{307, SendMMsg}, {425, IOUringSetup},
-		{101, Ptrace}, {311, ProcessVMWritev}, {438, PidfdGetfd},
+		{101, Ptrace}, {311, ProcessVMWritev}, {438, PidfdGetfd}, {54, SetSockOpt},
 	},
 }
 
@@ -148,7 +154,7 @@ var abiAArch64Info = &abiInfo{
 	traps: []trap{
 		{198, Socket}, {203, Connect}, {206, SendTo}, {211, SendMsg},
 		{269, SendMMsg}, {425, IOUringSetup},
-		{117, Ptrace}, {271, ProcessVMWritev}, {438, PidfdGetfd},
+		{117, Ptrace}, {271, ProcessVMWritev}, {438, PidfdGetfd}, {208, SetSockOpt},
 	},
 }
 

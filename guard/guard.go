@@ -132,7 +132,10 @@ func (g *Guard) attempts(c *supervisor.Call) []attempt {
 	case bpf.Ptrace, bpf.ProcessVMWritev, bpf.PidfdGetfd:
 		return []attempt{{Attempt: policy.Attempt{Kind: policy.CrossProcess}}}
 	}
-	atts := make([]attempt, 0, len(c.Dests))
+	atts := make([]attempt, 0, len(c.Dests)+1)
+	if c.SourceRoute {
+		atts = append(atts, attempt{Attempt: policy.Attempt{Kind: policy.SourceRoute}})
+	}
 	for _, d := range c.Dests {
 		cls := g.Resolvers.Classify(d)
 		if cls == classify.DNS && d.Family == unix.AF_UNIX && !d.Abstract && !socketExists(c.TID, d.Path) {

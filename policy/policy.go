@@ -60,6 +60,9 @@ const (
 	// SCTPSocket: socket(2) asking for SCTP, which connects through
 	// setsockopt and sends to addresses in control messages.
 	SCTPSocket
+	// SourceRoute: an IPv4 source route or IPv6 routing header, which
+	// sends the packet first to an address inside the option.
+	SourceRoute
 	// CrossProcess: ptrace attach, process_vm_writev or pidfd_getfd,
 	// which could make an unconfined process do the networking.
 	CrossProcess
@@ -113,6 +116,8 @@ func (p *Policy) Decide(a Attempt) Decision {
 		return p.deny("io_uring can connect and send without passing through seccomp")
 	case ForeignABI:
 		return p.deny("network calls through a 32-bit ABI are not decoded")
+	case SourceRoute:
+		return p.deny("a source route (IP_OPTIONS, IP_RETOPTS, IPV6_RTHDR) sends packets to an address inside the option, past the destination check")
 	case CrossProcess:
 		return p.deny("attaching to, writing into or taking descriptors from another process could make an unconfined process reach the network")
 	case SCTPSocket:

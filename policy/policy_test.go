@@ -76,7 +76,7 @@ func TestRuleMustCoverBothUnspecReadings(t *testing.T) {
 }
 
 func TestDecideNonDestinations(t *testing.T) {
-	for _, k := range []Kind{RawSocket, IOURing, ForeignABI, SCTPSocket, CrossProcess} {
+	for _, k := range []Kind{RawSocket, IOURing, ForeignABI, SCTPSocket, CrossProcess, SourceRoute} {
 		p := Policy{Rules: []Rule{mustRule(t, "0.0.0.0/0")}}
 		if d := p.Decide(Attempt{Kind: k, Context: Context{Marked: true}}); d.Verdict != Denied || d.Errno != unix.EPERM {
 			t.Errorf("kind %d: %+v, want denied with EPERM whatever the rules and markers", k, d)

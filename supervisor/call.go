@@ -24,6 +24,10 @@ type Call struct {
 	// sendto, one for a sendmsg with a msg_name, one per named message of
 	// a sendmmsg. Empty when the call names none.
 	Dests []classify.Dest
+	// SourceRoute: a message carries an IPv4 source route (IP_RETOPTS) or
+	// an IPv6 routing header in its control messages, or the call is a
+	// setsockopt that sets one.
+	SourceRoute bool
 	// Err is set when the arguments could not be read or are malformed:
 	// the call must then fail with this errno, as the kernel would.
 	Err unix.Errno

@@ -62,6 +62,9 @@ func testDecider(c *supervisor.Call) supervisor.Answer {
 	case bpf.Ptrace, bpf.ProcessVMWritev, bpf.PidfdGetfd:
 		return supervisor.Answer{Errno: unix.EPERM}
 	}
+	if c.SourceRoute {
+		return supervisor.Answer{Errno: unix.EPERM}
+	}
 	if c.Syscall.Foreign || c.Syscall.Kind == bpf.Socket || c.Syscall.Kind == bpf.IOUringSetup {
 		return supervisor.Answer{Errno: unix.EPERM}
 	}

@@ -60,11 +60,14 @@ func (m *memReader) read(addr uint64, buf []byte) error {
 	return nil
 }
 
-// msghdr is the part of struct msghdr (64-bit) that decides the
-// destination: msg_name and msg_namelen.
+// msghdr is the part of struct msghdr (64-bit) that decides where a
+// message goes: msg_name and msg_namelen, and the control messages, which
+// can carry a source route.
 type msghdr struct {
-	name    uint64
-	namelen int32
+	name       uint64
+	namelen    int32
+	control    uint64
+	controllen uint64
 }
 
 const (
@@ -78,5 +81,8 @@ func parseMsghdr(b []byte) msghdr {
 	return msghdr{
 		name:    binary.NativeEndian.Uint64(b[0:8]),
 		namelen: int32(binary.NativeEndian.Uint32(b[8:12])),
+		// msg_iov (16) and msg_iovlen (24) do not matter here.
+		control:    binary.NativeEndian.Uint64(b[32:40]),
+		controllen: binary.NativeEndian.Uint64(b[40:48]),
 	}
 }

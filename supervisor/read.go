@@ -24,13 +24,16 @@ func readDests(m *memReader, c *Call) ([]classify.Dest, unix.Errno) {
 		d, errno := readSockaddr(m, a[4], int64(int32(a[5])), classify.OpSend)
 		return oneDest(d, errno)
 	case bpf.SendMsg:
-		return readMsgDests(m, a[1], 1, sizeofMsghdr)
+		return readMsgDests(m, c, a[1], 1, sizeofMsghdr)
 	case bpf.SendMMsg:
 		vlen := uint32(a[2])
 		if vlen > uioMaxIOV {
 			vlen = uioMaxIOV // __sys_sendmmsg clamps rather than fails
 		}
-		return readMsgDests(m, a[1], int(vlen), sizeofMmsghdr)
+		return readMsgDests(m, c, a[1], int(vlen), sizeofMmsghdr)
+	case bpf.SetSockOpt:
+		// The filter only sends source-route options here.
+		c.SourceRoute = true
 	}
 	return nil, 0
 }
@@ -78,7 +81,7 @@ func readSockaddr(m *memReader, addr uint64, n int64, op classify.Op) (*classify
 // message k > 0 ends the vector there: the kernel will never look past it,
 // and the call is decided on messages 0..k-1. At k == 0 the call fails
 // with that message's errno, as it would in the kernel.
-func readMsgDests(m *memReader, vec uint64, count, stride int) ([]classify.Dest, unix.Errno) {
+func readMsgDests(m *memReader, c *Call, vec uint64, count, stride int) ([]classify.Dest, unix.Errno) {
 	hdrs := make([]byte, count*stride)
 	if err := m.read(vec, hdrs); err != nil {
 		// Some header is unreadable: find the first one.
@@ -97,7 +100,13 @@ func readMsgDests(m *memReader, vec uint64, count, stride int) ([]classify.Dest,
 	}
 	var dests []classify.Dest
 	for i := 0; i < count; i++ {
-		d, errno := readMsgName(m, parseMsghdr(hdrs[i*stride:]))
+		h := parseMsghdr(hdrs[i*stride:])
+		d, errno := readMsgName(m, h)
+		if errno == 0 {
+			var sr bool
+			sr, errno = readSourceRoute(m, h)
+			c.SourceRoute = c.SourceRoute || sr
+		}
 		if errno != 0 {
 			if i == 0 {
 				return nil, errno

@@ -156,6 +156,21 @@ func TestCrossProcessAccessDenied(t *testing.T) {
 	}
 }
 
+// A source route would send the packet to the hop, not to the loopback
+// destination that was checked.
+func TestSourceRouteDenied(t *testing.T) {
+	ok := listen(t, "127.0.0.1")
+	out, _ := confined(t, "setsockopt-lsrr", "127.0.0.2:0")
+	expect(t, out, "EPERM")
+	out, _ = confined(t, "sendmsg-retopts", ok.addr, "127.0.0.2:0")
+	expect(t, out, "EPERM")
+	out, _ = confined(t, "sendmsg-retopts", ok.addr)
+	expect(t, out, "ok")
+	if _, g := ok.counts(); g != 1 {
+		t.Errorf("listener got %d datagrams, want only the one without a source route", g)
+	}
+}
+
 func TestRawSocketDenied(t *testing.T) {
 	out, _ := confined(t, "socket-raw")
 	expect(t, out, "EPERM")

@@ -85,6 +85,15 @@ func victimRole(op []string) int {
 			}
 		}
 		fmt.Println(result(err))
+	case "setsockopt-lsrr": // an IPv4 loose source route via ADDR
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err == nil {
+			err = unix.SetsockoptString(fd, unix.IPPROTO_IP, unix.IP_OPTIONS, string(lsrr(arg(1))))
+			unix.Close(fd)
+		}
+		fmt.Println(result(err))
+	case "sendmsg-retopts": // a datagram to ADDR, with a source route via ADDR2 if given
+		fmt.Println(result(sendmsgRetopts(arg(1), arg(2))))
 	case "socket-raw":
 		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP)
 		if err == nil {
@@ -233,6 +242,32 @@ func sendmmsg(addrs []string, vlen uint32) string {
 		return unix.ErrnoName(e)
 	}
 	return "sent:" + strconv.Itoa(int(n))
+}
+
+// lsrr is an IPv4 loose source route option through one hop.
+func lsrr(hop string) []byte {
+	a := netip.MustParseAddrPort(hop).Addr().As4()
+	// type 131 (LSRR), length 7, pointer 4, the hop, then NOP padding.
+	return []byte{131, 7, 4, a[0], a[1], a[2], a[3], 1}
+}
+
+func sendmsgRetopts(dst, hop string) error {
+	fd, err := udpSocket()
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	sa, _ := sockaddr(dst)
+	var oob []byte
+	if hop != "" {
+		opt := lsrr(hop)
+		oob = make([]byte, unix.CmsgSpace(len(opt)))
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		h.Level, h.Type = unix.IPPROTO_IP, unix.IP_RETOPTS
+		h.SetLen(unix.CmsgLen(len(opt)))
+		copy(oob[unix.CmsgLen(0):], opt)
+	}
+	return unix.Sendmsg(fd, []byte("x"), oob, sa, 0)
 }
 
 func manyConnect(n int, addr string) string {

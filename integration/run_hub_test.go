@@ -1,0 +1,156 @@
+package integration
+
+import (
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/victimbuild"
+)
+
+// The leaky package's endpoints: TestLeak's is blocked, TestMarked's is
+// reached.
+var (
+	leakEndpoint   = fakehost.TCP("203.0.113.7:443")
+	markedEndpoint = fakehost.TCP("198.51.100.1:80")
+)
+
+// requireMake skips without make, or fails when CI=true.
+func requireMake(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("make"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("make not on PATH (CI=true, so this is fatal): %v; install Debian's make package", err)
+		}
+		t.Skipf("make not on PATH: %v (Debian: apt-get install make)", err)
+	}
+}
+
+// TestRunHubMake: `nettrap -- make test` confines the whole tree and still
+// names the test that leaked: the go command's test binaries run through
+// inner nettraps that tell the outer one which test is running.
+func TestRunHubMake(t *testing.T) {
+	requireMake(t)
+	h := fakehost.Start(t, leakEndpoint, markedEndpoint)
+	log := auditPath(t)
+	run := runModIn(t, runModEnv(), victimbuild.Nettrap(t), "--audit-log", log, "--", "make", "test")
+	if run.code != 2 {
+		t.Fatalf("exit %d, want make's own 2 (a recipe failed)\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
+	}
+	checkHubLeaky(t, h, run, log)
+	if !strings.Contains(run.stdout, "ok  \t"+fixMod+"clean") {
+		t.Errorf("the clean package did not pass:\n%s", run.stdout)
+	}
+	if !strings.Contains(run.stderr, "make: *** [Makefile") {
+		t.Errorf("make's own failure line missing:\n%s", run.stderr)
+	}
+}
+
+// TestRunHubShell: a script running go test, with the parallel and
+// TestMain packages too, names the same tests as `nettrap -- go test`.
+func TestRunHubShell(t *testing.T) {
+	h := fakehost.Start(t, append(slices.Clone(blockedEndpoints), markedEndpoint)...)
+	log := auditPath(t)
+	run := runModIn(t, runModEnv(), victimbuild.Nettrap(t), "--audit-log", log, "--",
+		"sh", "-c", "go test -count=1 -p=4 ./... && echo unreachable")
+	if run.code != 1 {
+		t.Fatalf("exit %d, want sh's 1 (go test failed)\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
+	}
+	for _, e := range blockedEndpoints {
+		assertNothingArrived(t, h, e)
+	}
+	checkHubLeaky(t, h, run, log)
+	denied := map[string]string{}
+	for _, r := range readRunAudit(t, log) {
+		if r.Decision == "denied" {
+			denied[strings.TrimPrefix(r.Package, fixMod)+" "+r.Dest] = strings.Join(append([]string{r.Test}, r.Candidates...), ",")
+		}
+	}
+	if got := denied["mainleak 10.0.0.1:80"]; got != "collection" {
+		t.Errorf("TestMain's attempt attributed to %q, want collection (all: %v)", got, denied)
+	}
+	if got := denied["parallel 192.0.2.1:443"]; !strings.Contains(got, "TestParA") {
+		t.Errorf("parallel attempt attributed to %q, want TestParA among them (all: %v)", got, denied)
+	}
+	if strings.Contains(run.stdout, "unreachable") {
+		t.Error("go test exited 0 under the script")
+	}
+}
+
+// TestRunHubExplicitExec: `go test -exec nettrap` typed inside a generic
+// run finds the outer nettrap through the environment, with no GOFLAGS.
+func TestRunHubExplicitExec(t *testing.T) {
+	h := fakehost.Start(t, leakEndpoint, markedEndpoint)
+	log := auditPath(t)
+	nt := victimbuild.Nettrap(t)
+	run := runModIn(t, runModEnv("NT="+nt), nt, "--audit-log", log, "--",
+		"bash", "-c", `GOFLAGS= go test -count=1 -exec "$NT" ./leaky/ ./clean/`)
+	if run.code != 1 {
+		t.Fatalf("exit %d, want 1\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
+	}
+	checkHubLeaky(t, h, run, log)
+}
+
+// TestRunHubNoGoTest: a script that runs no go test ends with no summary
+// and leaves no audit log behind (as before there was a hub).
+func TestRunHubNoGoTest(t *testing.T) {
+	run := runModIn(t, runModEnv(), victimbuild.Nettrap(t), "--", "sh", "-c", "exit 3")
+	if run.code != 3 {
+		t.Fatalf("exit %d, want the script's 3\nstderr: %s", run.code, run.stderr)
+	}
+	if lines := nettrapLines(run.stderr); len(lines) != 0 {
+		t.Errorf("nettrap said %q for a run with nothing to report", lines)
+	}
+}
+
+// TestRunHubOutsideARun: the variable alone does not make an unconfined
+// nettrap run tests without a filter.
+func TestRunHubOutsideARun(t *testing.T) {
+	run := runModIn(t, runModEnv("NETTRAP_HUB=/nonexistent/hub.sock"), victimbuild.Nettrap(t), "--", "true")
+	if run.code != 125 || !strings.Contains(run.stderr, "not under a seccomp filter") {
+		t.Errorf("exit %d, want 125 with the reason\nstderr: %s", run.code, run.stderr)
+	}
+}
+
+// checkHubLeaky checks the leaky package's outcome in a hub run: TestLeak
+// failed with the nettrap line under it, TestMarked reached its host, the
+// summary and the audit log name the tests.
+func checkHubLeaky(t *testing.T, h *fakehost.Host, run nettrapRun, log string) {
+	t.Helper()
+	assertNothingArrived(t, h, leakEndpoint)
+	if _, ok := h.WaitFor(fakehost.To(markedEndpoint.Proto, markedEndpoint.Addr), runTimeout); !ok {
+		t.Errorf("TestMarked's connection never reached %s:\n%s", markedEndpoint, h.Dump())
+	}
+	blocked := "    nettrap: Outbound network blocked: connect tcp 203.0.113.7:443 (external) in TestLeak"
+	if i := strings.Index(run.stdout, "--- FAIL: TestLeak"); i < 0 || !strings.HasPrefix(run.stdout[strings.IndexByte(run.stdout[i:], '\n')+i+1:], blocked) {
+		t.Errorf("want --- FAIL: TestLeak with %q under it:\n%s", blocked, run.stdout)
+	}
+	if !strings.Contains(run.stdout, "FAIL\t"+fixMod+"leaky") {
+		t.Errorf("the leaky package did not fail:\n%s", run.stdout)
+	}
+	for _, want := range []string{
+		"outbound network attempt", "blocked in", fixMod + "leaky", "TestLeak", "203.0.113.7:443",
+		"TestMarked", "198.51.100.1:80", "allowed: marked test", "TestStaleMarker", "audit log " + log,
+	} {
+		if !strings.Contains(run.stderr, want) {
+			t.Errorf("summary lacks %q:\n%s", want, run.stderr)
+		}
+	}
+	var leak, marked, stale bool
+	for _, r := range readRunAudit(t, log) {
+		switch {
+		case r.Decision == "denied" && r.Dest == "203.0.113.7:443":
+			leak = r.Package == fixMod+"leaky" && r.Test == "TestLeak" && r.PID > 0
+		case r.Decision == "allowed" && r.Dest == "198.51.100.1:80":
+			marked = r.Test == "TestMarked" && r.Marked
+		case r.Decision == "stale-marker":
+			stale = r.Test == "TestStaleMarker" && r.Package == fixMod+"leaky"
+		}
+	}
+	if !leak || !marked || !stale {
+		t.Errorf("audit log: TestLeak denied %v, TestMarked allowed %v, TestStaleMarker stale %v; want all", leak, marked, stale)
+	}
+}

@@ -167,6 +167,9 @@ func TestGenericCaller(t *testing.T) {
 	if got := fa.events(); got != "" {
 		t.Errorf("the inner was asked about a process not under it: %q", got)
 	}
+	if s.Lost() != 0 {
+		t.Errorf("lost %d: a process under no inner is attributed by process, not lost", s.Lost())
+	}
 }
 
 func TestInnerItselfIsNotAsked(t *testing.T) {
@@ -196,6 +199,9 @@ func TestTimeoutFailsClosed(t *testing.T) {
 	if !strings.Contains(out, "no answer from the nettrap running example.com/p") || !strings.Contains(out, "nettrap: blocked by pid 9") {
 		t.Errorf("messages %q: want the missing answer and the denial said", out)
 	}
+	if s.Lost() != 1 {
+		t.Errorf("lost denials %d, want 1: no test failed for it", s.Lost())
+	}
 	// The inner is dropped: the next call does not wait again.
 	s.Timeout = time.Hour
 	if w, _ := s.who(child, 10); w.Marked {
@@ -213,6 +219,9 @@ func TestInnerGoneBeforeVerdict(t *testing.T) {
 	release()
 	if out := msgs.String(); !strings.Contains(out, "could not tell the nettrap running") || !strings.Contains(out, "nettrap: blocked in TestGone") {
 		t.Errorf("messages %q: want the lost verdict and its line", out)
+	}
+	if s.Lost() != 1 {
+		t.Errorf("lost denials %d, want 1", s.Lost())
 	}
 }
 

@@ -48,6 +48,7 @@ type Server struct {
 	inners     map[int]*inner // by pid
 	pending    map[int]*txn   // by tid of the call being decided
 	registered int
+	lost       int
 	closed     bool
 	closeOnce  sync.Once
 	closeErr   error
@@ -71,6 +72,7 @@ type txn struct {
 	id      uint64
 	who     guard.Who
 	reports []Report
+	lost    bool // the inner could not be asked: report here
 }
 
 // Listen opens the socket in a new private directory and starts
@@ -235,7 +237,15 @@ func (s *Server) who(pid, tid int) (guard.Who, func()) {
 	}
 	if err != nil {
 		s.notef("no answer from the nettrap running %s (pid %d): %v; the call counts as made by no test, unmarked", in.pkg, in.pid, err)
-		return guard.Who{Package: in.pkg}, func() {}
+		t := &txn{lost: true}
+		s.mu.Lock()
+		s.pending[tid] = t
+		s.mu.Unlock()
+		return guard.Who{Package: in.pkg}, func() {
+			s.mu.Lock()
+			delete(s.pending, tid)
+			s.mu.Unlock()
+		}
 	}
 	t := &txn{in: in, id: r.ID, who: *r.Who}
 	s.mu.Lock()
@@ -258,9 +268,7 @@ func (s *Server) release(tid int, t *txn) {
 	if err != nil {
 		s.notef("could not tell the nettrap running %s (pid %d) of a verdict: %v", t.in.pkg, t.in.pid, err)
 		for _, rep := range t.reports {
-			if rep.Line != "" && policy.Verdict(rep.Record.Decision) == policy.Denied {
-				fmt.Fprintln(s.Messages, rep.Line)
-			}
+			s.lostReport(rep)
 		}
 	}
 }
@@ -271,13 +279,38 @@ func (s *Server) release(tid int, t *txn) {
 func (s *Server) Report(w guard.Who, rec audit.Record, line string) {
 	s.mu.Lock()
 	t := s.pending[rec.TID]
-	if t != nil {
+	if t != nil && !t.lost {
 		t.reports = append(t.reports, Report{Record: rec, Line: line})
 	}
 	s.mu.Unlock()
-	if t == nil && line != "" && policy.Verdict(rec.Decision) == policy.Denied {
+	switch {
+	case t != nil && t.lost:
+		s.lostReport(Report{Record: rec, Line: line})
+	case t == nil && line != "" && policy.Verdict(rec.Decision) == policy.Denied:
 		fmt.Fprintln(s.Messages, line)
 	}
+}
+
+// lostReport shows a denial no inner could put under its test, and counts
+// it: no test failed for it, so the run must fail instead.
+func (s *Server) lostReport(rep Report) {
+	if policy.Verdict(rep.Record.Decision) != policy.Denied {
+		return
+	}
+	if rep.Line != "" {
+		fmt.Fprintln(s.Messages, rep.Line)
+	}
+	s.mu.Lock()
+	s.lost++
+	s.mu.Unlock()
+}
+
+// Lost tells how many denials came from under an inner nettrap that could
+// not be asked or told: no test failed for them.
+func (s *Server) Lost() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lost
 }
 
 // find returns the nearest registered inner above pid: the nettrap whose

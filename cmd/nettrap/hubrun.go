@@ -78,6 +78,10 @@ func (h *outerHub) finish(cfg *config, status int) int {
 		return status
 	}
 	h.srv.Close()
+	if n := h.srv.Lost(); n > 0 && status == 0 {
+		fmt.Fprintf(os.Stderr, "nettrap: %d denied attempts could not be put under their test (see above); failing the run\n", n)
+		status = 1
+	}
 	if h.srv.Registered() == 0 {
 		if h.tempLog {
 			os.RemoveAll(filepath.Dir(h.logPath))

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -378,5 +379,21 @@ func TestParentPIDOfSelf(t *testing.T) {
 	}
 	if got := parentPID(-1); got != 0 {
 		t.Errorf("parentPID(-1) = %d, want 0", got)
+	}
+}
+
+// Only a process running the nettrap executable may register: a confined
+// test that forged the protocol could otherwise vouch for its children.
+func TestIsNettrap(t *testing.T) {
+	if !isNettrap(os.Getpid()) {
+		t.Error("this process is not recognized as running its own executable")
+	}
+	sleep := exec.Command("sleep", "5")
+	if err := sleep.Start(); err != nil {
+		t.Skip("no sleep:", err)
+	}
+	defer func() { sleep.Process.Kill(); sleep.Wait() }()
+	if isNettrap(sleep.Process.Pid) {
+		t.Error("a sleep process passes for nettrap")
 	}
 }

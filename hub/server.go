@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -123,6 +124,16 @@ func (s *Server) accept() {
 	}
 }
 
+// isNettrap tells whether pid runs the same executable as this process.
+func isNettrap(pid int) bool {
+	self, err := os.Stat("/proc/self/exe")
+	if err != nil {
+		return false
+	}
+	peer, err := os.Stat("/proc/" + strconv.Itoa(pid) + "/exe")
+	return err == nil && os.SameFile(self, peer)
+}
+
 // serve registers the inner nettrap of pid and then reads its messages
 // until it goes away.
 func (s *Server) serve(c *conn, pid int) {
@@ -133,6 +144,16 @@ func (s *Server) serve(c *conn, pid int) {
 		if err == nil {
 			c.send(message{Op: opError, Error: "first message must be register, not " + m.Op})
 		}
+		return
+	}
+	if !isNettrap(pid) {
+		// Only a real nettrap may speak for a test binary. A confined
+		// test that forged the protocol could otherwise answer "marked"
+		// for its own children. (A genuine nettrap only reports what the
+		// test stream says, which the test controls anyway through the
+		// marker.)
+		s.notef("pid %d tried to register but is not running nettrap", pid)
+		c.send(message{Op: opError, Error: "not a nettrap"})
 		return
 	}
 	in := &inner{pid: pid, pkg: m.Package, argv0: m.Argv0, c: c,

@@ -98,7 +98,7 @@ func newPair(t *testing.T, a guard.Attribution) (*Server, *Client, *syncBuf) {
 		if pid == child {
 			return self
 		}
-		return parentPID(pid)
+		return ParentPID(pid)
 	}
 	t.Cleanup(func() { s.Close() })
 	cl, err := Dial(s.Path, "example.com/p", "p.test", 0)
@@ -374,11 +374,11 @@ func TestVerdictWithoutHoldIsAnswered(t *testing.T) {
 }
 
 func TestParentPIDOfSelf(t *testing.T) {
-	if got := parentPID(os.Getpid()); got != os.Getppid() {
-		t.Errorf("parentPID(self) = %d, want %d", got, os.Getppid())
+	if got := ParentPID(os.Getpid()); got != os.Getppid() {
+		t.Errorf("ParentPID(self) = %d, want %d", got, os.Getppid())
 	}
-	if got := parentPID(-1); got != 0 {
-		t.Errorf("parentPID(-1) = %d, want 0", got)
+	if got := ParentPID(-1); got != 0 {
+		t.Errorf("ParentPID(-1) = %d, want 0", got)
 	}
 }
 

@@ -89,7 +89,7 @@ func Listen() (*Server, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("hub socket: %w", err)
 	}
-	s := &Server{Path: path, dir: dir, ln: ln, parent: parentPID,
+	s := &Server{Path: path, dir: dir, ln: ln, parent: ParentPID,
 		inners: map[int]*inner{}, pending: map[int]*txn{}}
 	s.wg.Add(1)
 	go s.accept()

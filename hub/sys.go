@@ -52,10 +52,10 @@ func setWriteDeadline(rw any, t time.Time) {
 	}
 }
 
-// parentPID reads the parent of p from /proc/p/stat (p may be a thread
+// ParentPID reads the parent of p from /proc/p/stat (p may be a thread
 // id); the command name in parentheses may hold spaces and parentheses,
 // so parse after the last ')'. 0 when p is gone.
-func parentPID(p int) int {
+func ParentPID(p int) int {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
 	if err != nil {
 		return 0

@@ -140,16 +140,23 @@ type auditRecord struct {
 // complete JSON object.
 func readAudit(t *testing.T, path string) []auditRecord {
 	t.Helper()
+	return readJSONL[auditRecord](t, path)
+}
+
+// readJSONL parses a JSONL file into records of type T, failing the test
+// on a torn or bad line.
+func readJSONL[T any](t *testing.T, path string) []T {
+	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatalf("audit log: %v", err)
 	}
 	defer f.Close()
-	var out []auditRecord
+	var out []T
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		var r auditRecord
+		var r T
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatalf("audit line %q: %v", sc.Text(), err)
 		}

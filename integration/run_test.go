@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -27,25 +26,7 @@ var blockedEndpoints = []fakehost.Endpoint{
 
 func readRunAudit(t *testing.T, path string) []runAuditRecord {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatalf("audit log: %v", err)
-	}
-	defer f.Close()
-	var out []runAuditRecord
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var r runAuditRecord
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("audit line %q: %v", sc.Text(), err)
-		}
-		out = append(out, r)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return readJSONL[runAuditRecord](t, path)
 }
 
 // TestRunGoTestModule is the "done when": a module with leaky,

@@ -108,7 +108,7 @@ func runGoTest(cfg *config, testIdx int) int {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = innerEnv(os.Environ(), cfg, logPath, resolv)
-	status, err := runForwardingSignals(cmd)
+	status, err := runForwardingSignals(cmd, func(sig os.Signal) { signalTree(cmd.Process.Pid, sig.(syscall.Signal)) })
 	if err != nil {
 		return cantRun("cannot start %s: %v", cfg.args[0], err)
 	}
@@ -165,13 +165,14 @@ func innerEnv(env []string, cfg *config, logPath, resolv string) []string {
 	return out
 }
 
-// runForwardingSignals runs cmd and passes the signals nettrap gets on to
-// it and to everything it started: the go command does not stop running
-// test binaries on SIGINT, it only stops starting new ones. The error is
-// only for a command that could not start.
-func runForwardingSignals(cmd *exec.Cmd) (int, error) {
+// runForwardingSignals starts cmd, hands the signals nettrap gets to
+// forward (to the command, or to its whole tree: the go command does not
+// stop running test binaries on SIGINT, it only stops starting new ones;
+// it sends SIGQUIT to the -exec program on -timeout) and waits. The error
+// is only for a command that could not start.
+func runForwardingSignals(cmd *exec.Cmd, forward func(os.Signal)) (int, error) {
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGHUP)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
 		return 0, err
@@ -182,7 +183,7 @@ func runForwardingSignals(cmd *exec.Cmd) (int, error) {
 		for {
 			select {
 			case sig := <-sigs:
-				signalTree(cmd.Process.Pid, sig.(syscall.Signal))
+				forward(sig)
 			case <-done:
 				return
 			}

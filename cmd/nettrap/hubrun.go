@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/gotest"
@@ -161,7 +159,7 @@ func runInnerTestBinary(cfg *config, path string) int {
 	cl.Serve(tb.tracker)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, tb.w, tb.w
-	status, err := runWithSignals(cmd)
+	status, err := runForwardingSignals(cmd, func(sig os.Signal) { cmd.Process.Signal(sig) })
 	tb.w.Close()
 	if err != nil {
 		return cantRun("cannot start %s: %v", cfg.args[0], err)
@@ -180,34 +178,9 @@ func runPlain(argv []string) int {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	status, err := runWithSignals(cmd)
+	status, err := runForwardingSignals(cmd, func(sig os.Signal) { cmd.Process.Signal(sig) })
 	if err != nil {
 		return cantRun("cannot start %s: %v", argv[0], err)
 	}
 	return status
-}
-
-// runWithSignals starts cmd, forwards nettrap's signals to it (the go
-// command sends SIGQUIT to the -exec program on -timeout), and waits.
-// The error is only for a command that could not start.
-func runWithSignals(cmd *exec.Cmd) (int, error) {
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
-	defer signal.Stop(sigs)
-	if err := cmd.Start(); err != nil {
-		return 0, err
-	}
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		for {
-			select {
-			case sig := <-sigs:
-				cmd.Process.Signal(sig)
-			case <-done:
-				return
-			}
-		}
-	}()
-	return exitStatus(cmd, cmd.Wait()), nil
 }

@@ -3,8 +3,9 @@ package main
 import (
 	"os"
 	"strconv"
-	"strings"
 	"syscall"
+
+	"github.com/nettrap/nettrap/hub"
 )
 
 // signalTree sends sig to pid and to all its descendants, found through
@@ -29,7 +30,7 @@ func descendants(pid int) []int {
 		if err != nil {
 			continue
 		}
-		if pp := parentPID(p); pp > 0 {
+		if pp := hub.ParentPID(p); pp > 0 {
 			children[pp] = append(children[pp], p)
 		}
 	}
@@ -44,24 +45,4 @@ func descendants(pid int) []int {
 		}
 	}
 	return out
-}
-
-// parentPID reads the parent of p from /proc/p/stat; the command name in
-// parentheses may hold spaces and parentheses, so parse after the last ')'.
-func parentPID(p int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
-		return 0
-	}
-	pp, _ := strconv.Atoi(f[1])
-	return pp
 }

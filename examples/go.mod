@@ -1,0 +1,3 @@
+module github.com/nettrap/nettrap/examples
+
+go 1.25

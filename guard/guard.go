@@ -130,6 +130,9 @@ func (g *Guard) attempts(c *supervisor.Call) []attempt {
 	case bpf.IOUringSetup:
 		return []attempt{{Attempt: policy.Attempt{Kind: policy.IOURing}}}
 	case bpf.Ptrace, bpf.ProcessVMWritev, bpf.PidfdGetfd:
+		if ownDescendant(c) {
+			return nil
+		}
 		return []attempt{{Attempt: policy.Attempt{Kind: policy.CrossProcess}}}
 	}
 	atts := make([]attempt, 0, len(c.Dests)+1)

@@ -15,6 +15,7 @@ import (
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/guard"
 	"github.com/nettrap/nettrap/policy"
+	"github.com/nettrap/nettrap/procfs"
 	"github.com/nettrap/nettrap/supervisor"
 )
 
@@ -98,7 +99,7 @@ func newPair(t *testing.T, a guard.Attribution) (*Server, *Client, *syncBuf) {
 		if pid == child {
 			return self
 		}
-		return ParentPID(pid)
+		return procfs.ParentPID(pid)
 	}
 	t.Cleanup(func() { s.Close() })
 	cl, err := Dial(s.Path, "example.com/p", "p.test", 0)
@@ -374,11 +375,11 @@ func TestVerdictWithoutHoldIsAnswered(t *testing.T) {
 }
 
 func TestParentPIDOfSelf(t *testing.T) {
-	if got := ParentPID(os.Getpid()); got != os.Getppid() {
-		t.Errorf("ParentPID(self) = %d, want %d", got, os.Getppid())
+	if got := procfs.ParentPID(os.Getpid()); got != os.Getppid() {
+		t.Errorf("procfs.ParentPID(self) = %d, want %d", got, os.Getppid())
 	}
-	if got := ParentPID(-1); got != 0 {
-		t.Errorf("ParentPID(-1) = %d, want 0", got)
+	if got := procfs.ParentPID(-1); got != 0 {
+		t.Errorf("procfs.ParentPID(-1) = %d, want 0", got)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/guard"
 	"github.com/nettrap/nettrap/policy"
+	"github.com/nettrap/nettrap/procfs"
 	"github.com/nettrap/nettrap/supervisor"
 )
 
@@ -89,7 +90,7 @@ func Listen() (*Server, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("hub socket: %w", err)
 	}
-	s := &Server{Path: path, dir: dir, ln: ln, parent: ParentPID,
+	s := &Server{Path: path, dir: dir, ln: ln, parent: procfs.ParentPID,
 		inners: map[int]*inner{}, pending: map[int]*txn{}}
 	s.wg.Add(1)
 	go s.accept()

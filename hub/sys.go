@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -50,27 +49,6 @@ func setWriteDeadline(rw any, t time.Time) {
 	if d, ok := rw.(deadliner); ok {
 		d.SetWriteDeadline(t)
 	}
-}
-
-// ParentPID reads the parent of p from /proc/p/stat (p may be a thread
-// id); the command name in parentheses may hold spaces and parentheses,
-// so parse after the last ')'. 0 when p is gone.
-func ParentPID(p int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
-		return 0
-	}
-	pp, _ := strconv.Atoi(f[1])
-	return pp
 }
 
 // Confined reports whether this process runs under a seccomp filter: an

@@ -169,3 +169,14 @@ func TestNettrapAsNobody(t *testing.T) {
 	}
 	assertNothingArrived(t, h, fakehost.TCP("203.0.113.7:443"))
 }
+
+// Attaching to one's own child (strace -f, a debugger) is allowed: the child
+// is confined too. Attaching to the unconfined parent is not.
+func TestNettrapPtrace(t *testing.T) {
+	_, r := confinedVictim(t, nil, "ptrace-child")
+	mustOK(t, r)
+	run, r := confinedVictim(t, nil, "ptrace-parent")
+	if r.OK || r.Errno != "EPERM" || !strings.Contains(run.stderr, "Outbound network blocked: ptrace") {
+		t.Errorf("ptrace of the parent: ok=%v errno=%q\nstderr: %s", r.OK, r.Errno, run.stderr)
+	}
+}

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/nettrap/nettrap/hub"
+	"github.com/nettrap/nettrap/procfs"
 )
 
 // signalTree sends sig to pid and to all its descendants, found through
@@ -30,7 +30,7 @@ func descendants(pid int) []int {
 		if err != nil {
 			continue
 		}
-		if pp := hub.ParentPID(p); pp > 0 {
+		if pp := procfs.ParentPID(p); pp > 0 {
 			children[pp] = append(children[pp], p)
 		}
 	}

@@ -30,4 +30,6 @@ var ops = map[string]op{
 	"i386-connect-direct": {"IPV4ADDR", 1, false, isolated(i386ConnectDirect)},
 	"sleep-then-connect":  {"SECONDS ADDR", 2, false, sleepThenConnect},
 	"block-in-connect":    {"ADDR", 1, false, blockInConnect},
+	"ptrace-child":        {"", 0, false, ptraceChild},
+	"ptrace-parent":       {"", 0, false, ptraceParent},
 }

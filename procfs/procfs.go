@@ -1,0 +1,76 @@
+package procfs
+
+import (
+	"os"
+	"strconv"
+	"strings"
+)
+
+// ParentPID reads the parent of p from /proc/p/stat (p may be a thread
+// id); the command name in parentheses may hold spaces and parentheses,
+// so parse after the last ')'. 0 when p is gone.
+func ParentPID(p int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	pp, _ := strconv.Atoi(f[1])
+	return pp
+}
+
+// maxDepth bounds a walk up the process tree (a loop cannot happen, but a
+// pid reused while walking could make the walk long).
+const maxDepth = 1024
+
+// IsDescendant reports whether process (or thread) p descends from process
+// ancestor: ancestor is p's parent, grandparent, and so on. A process is not
+// its own descendant.
+func IsDescendant(p, ancestor int) bool {
+	if p <= 0 || ancestor <= 0 {
+		return false
+	}
+	for i, cur := 0, ParentPID(p); i < maxDepth && cur > 0; i, cur = i+1, ParentPID(cur) {
+		if cur == ancestor {
+			return true
+		}
+	}
+	return false
+}
+
+// SamePIDNamespace reports whether task tid sees the same pid numbers as
+// this process. Pids a task passes in its syscalls are numbers of its own
+// pid namespace; they can only be looked up here if it is ours.
+func SamePIDNamespace(tid int) bool {
+	self, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return false
+	}
+	other, err := os.Readlink("/proc/" + strconv.Itoa(tid) + "/ns/pid")
+	return err == nil && other == self
+}
+
+// PidfdTarget returns the pid that descriptor fd of task tid refers to, if
+// it is a pidfd (the "Pid:" line of its fdinfo, in this process's pid
+// namespace), or 0.
+func PidfdTarget(tid, fd int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/fdinfo/" + strconv.Itoa(fd))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Pid:"); ok {
+			pid, _ := strconv.Atoi(strings.TrimSpace(v))
+			return pid
+		}
+	}
+	return 0
+}

@@ -137,7 +137,8 @@ func load(path string) run {
 				r.verdict[e.Test] = e.Action
 			}
 		case "output":
-			if strings.HasPrefix(e.Output, "nettrap: ") {
+			// Under a test the line is indented like t.Error output.
+			if strings.HasPrefix(strings.TrimLeft(e.Output, " "), "nettrap: ") {
 				r.lines[e.Test] = append(r.lines[e.Test], strings.TrimSpace(e.Output))
 			}
 		}

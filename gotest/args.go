@@ -1,7 +1,8 @@
 package gotest
 
 import (
-	"path/filepath"
+	"debug/buildinfo"
+	"os/exec"
 	"regexp"
 	"strings"
 
@@ -12,22 +13,21 @@ import (
 // spells it: -test.v, --test.v, -test.v=true, -test.v=test2json.
 var testVFlag = regexp.MustCompile(`^--?test\.v(=.*)?$`)
 
-// IsTestBinary tells whether argv runs a Go test binary: `go test -exec`
-// always passes -test.* flags (at least -test.paniconexit0 and
-// -test.timeout), and `go test -c` names binaries *.test.
+// IsTestBinary tells whether argv runs a Go test binary. Only those get
+// -test.v=test2json and attribution; any other program, even one named
+// *.test or given -test.* arguments, runs as it is. A binary built by the
+// go command carries its build info, whose main path ends in ".test" for a
+// test binary (`go test -c`, or the binary `go test -exec` hands over).
 func IsTestBinary(argv []string) bool {
 	if len(argv) == 0 {
 		return false
 	}
-	if strings.HasSuffix(filepath.Base(argv[0]), ".test") {
-		return true
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return false
 	}
-	for _, a := range argv[1:] {
-		if strings.HasPrefix(a, "-test.") || strings.HasPrefix(a, "--test.") {
-			return true
-		}
-	}
-	return false
+	bi, err := buildinfo.ReadFile(path)
+	return err == nil && strings.HasSuffix(bi.Path, ".test")
 }
 
 // Rewrite returns argv with the verbosity set to -test.v=test2json, the

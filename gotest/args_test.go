@@ -2,6 +2,7 @@ package gotest
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -10,15 +11,22 @@ import (
 )
 
 func TestIsTestBinary(t *testing.T) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh := filepath.Join(t.TempDir(), "script.test")
+	os.WriteFile(sh, []byte("#!/bin/sh\necho hi\n"), 0o755)
 	tests := []struct {
 		argv []string
 		want bool
 	}{
-		{[]string{"/tmp/go-build1/b001/pkg.test", "-test.paniconexit0", "-test.timeout=10m0s"}, true},
-		{[]string{"./x.test"}, true},
-		{[]string{"/tmp/b/foo", "-test.v=true"}, true},
-		{[]string{"curl", "https://example.com"}, false},
-		{[]string{"bash", "-c", "echo -test.v"}, false},
+		{[]string{os.Args[0], "-test.paniconexit0", "-test.timeout=10m0s"}, true}, // this very test binary
+		{[]string{os.Args[0]}, true},
+		{[]string{goCmd, "-test.v=true"}, false}, // a Go program, not a test binary
+		{[]string{sh, "-test.v"}, false},         // named *.test, not Go
+		{[]string{"sh", "-c", "echo -test.v"}, false},
+		{[]string{"/no/such/thing.test"}, false},
 		{nil, false},
 	}
 	for _, tt := range tests {

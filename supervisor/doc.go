@@ -6,7 +6,7 @@
 //  1. The kernel stops the calling thread and queues a notification on the
 //     listener fd. The loop polls the listener (RECV alone would block
 //     forever once the last target is gone) and receives it.
-//  2. A goroutine per notification reads the arguments the kernel will use
+//  2. The goroutine that received it (see loop.run) reads the arguments the kernel will use
 //     (the sockaddr, every msghdr of a sendmmsg) from /proc/TID/mem,
 //     mirroring the kernel's own checks so that a bad pointer or length
 //     gets the errno the kernel would give.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -19,10 +20,11 @@ type Answer struct {
 	Errno unix.Errno
 }
 
-// Decider decides intercepted calls. It is called from many goroutines at
-// once, one per pending call, and must be safe for that. It may block (for
-// instance to drain a test's output first), but every moment it takes is a
-// moment the calling thread waits.
+// Decider decides intercepted calls. It may be called from several
+// goroutines at once and must be safe for that. It may block (for instance
+// to drain a test's output first), but every moment it takes is a moment
+// the calling thread waits, and past a millisecond another goroutine takes
+// over receiving the other threads' calls.
 type Decider interface {
 	Decide(c *Call) Answer
 }
@@ -41,8 +43,8 @@ type Stats struct {
 	Vanished      atomic.Uint64 // the target left the call before the answer (ENOENT)
 }
 
-// loop receives notifications from the listener and answers each in its
-// own goroutine, so that one slow decision never stalls other threads.
+// loop receives notifications from the listener and answers them; see run
+// for who answers what.
 type loop struct {
 	listener int
 	decider  Decider
@@ -66,19 +68,22 @@ func newLoop(listener int, d Decider, stats *Stats, errs chan<- error) (*loop, e
 // kernel only wakes pollers with POLLHUP), so every RECV waits in poll
 // first, together with the wake pipe.
 //
-// One goroutine at a time polls. When it receives a notification it
-// starts its successor to poll on, and answers the call itself. The
-// stopped target thus never waits for a goroutine to be handed to another
-// OS thread: on a small machine that wake-up (futex, spinning Ms) cost
-// more than the whole answer. A slow decision still stalls nobody, since
-// the successor already polls.
+// One goroutine at a time polls, and it answers what it receives itself:
+// the stopped target never waits for the Go scheduler to wake another OS
+// thread (on a small machine that wake-up cost as much as the answer). A
+// decision that takes longer than handOffAfter (a decider draining a test's
+// output, or asking an inner nettrap) hands the polling over to a new
+// goroutine, so other threads' calls wait that long at most.
 func (l *loop) run() {
 	l.serve()
 	<-l.done
 }
 
-// serve polls until it receives a notification, which it then answers
-// after starting its successor; or it ends the loop.
+// handOffAfter is how long one answer may keep the polling goroutine.
+const handOffAfter = time.Millisecond
+
+// serve polls and answers until the loop ends, or until an answer took so
+// long that a successor took over the polling.
 func (l *loop) serve() {
 	for {
 		n, end := l.next()
@@ -89,13 +94,15 @@ func (l *loop) serve() {
 		if n == nil {
 			continue
 		}
-		// Counted before the successor exists, hence before the loop can
+		// Counted before any successor exists, hence before the loop can
 		// end: shutdown's inflight.Wait after <-done never misses it.
 		l.inflight.Add(1)
-		go l.serve()
+		handOff := time.AfterFunc(handOffAfter, l.serve)
 		l.handle(n)
 		l.inflight.Done()
-		return
+		if !handOff.Stop() {
+			return // the successor polls now
+		}
 	}
 }
 
@@ -215,10 +222,12 @@ func (l *loop) report(err error) {
 	}
 }
 
-// stop ends run and waits for the calls being answered.
+// stop asks run to end. The caller then waits for run to return, and only
+// then for inflight: before run has returned the polling goroutine may
+// still receive a call (and Add to inflight), and a Wait racing with that
+// Add could let the listener be closed under an answer still being sent.
 func (l *loop) stop() {
 	unix.Write(l.wake[1], []byte{0})
-	l.inflight.Wait()
 }
 
 func (l *loop) close() {

@@ -113,7 +113,7 @@ func (s *Session) Wait() error {
 
 func (s *Session) shutdown() {
 	s.loop.stop()
-	<-s.loopDone
+	<-s.loopDone // no call is received after this
 	s.loop.inflight.Wait()
 	unix.Close(s.listener)
 	s.loop.close()

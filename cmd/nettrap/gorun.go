@@ -85,11 +85,7 @@ func runGoTest(cfg *config, testIdx int) int {
 	if u := userExec(cfg.args[testIdx+1:], os.Getenv("GOFLAGS")); u != "" {
 		return cantRun("%s: nettrap runs the test binaries itself through go test -exec; drop your -exec, or use `go test -exec nettrap` on its own", u)
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return cantRun("cannot find the nettrap executable for go test -exec: %v", err)
-	}
-	execArg, err := execFlag(self)
+	execArg, err := selfExecFlag()
 	if err != nil {
 		return cantRun("%v", err)
 	}
@@ -227,4 +223,14 @@ func finishRun(cfg *config, logPath string, status int) int {
 		return exitCantRun
 	}
 	return status
+}
+
+// selfExecFlag is the -exec flag that makes the go command run its test
+// binaries through this very nettrap.
+func selfExecFlag() (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("cannot find the nettrap executable for go test -exec: %w", err)
+	}
+	return execFlag(self)
 }

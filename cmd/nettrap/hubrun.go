@@ -124,11 +124,7 @@ func runInner(cfg *config, path string) int {
 	if i := goTestIndex(cfg.args); i > 0 && !cfg.generic {
 		argv := cfg.args
 		if userExec(argv[i+1:], os.Getenv("GOFLAGS")) == "" {
-			self, err := os.Executable()
-			if err != nil {
-				return cantRun("cannot find the nettrap executable for go test -exec: %v", err)
-			}
-			execArg, err := execFlag(self)
+			execArg, err := selfExecFlag()
 			if err != nil {
 				return cantRun("%v", err)
 			}

@@ -33,7 +33,7 @@ func Line(r audit.Record, byProcess bool) string {
 	}
 	switch {
 	case len(r.Candidates) > 1:
-		fmt.Fprintf(&b, " in one of %s (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)", strings.Join(r.Candidates, ", "))
+		fmt.Fprintf(&b, " in one of %s (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)", candidateList(r.Candidates))
 	case r.Test == "collection":
 		b.WriteString(" at collection time (package init, TestMain, or between tests)")
 	case byProcess || r.Test == "":
@@ -45,6 +45,16 @@ func Line(r audit.Record, byProcess bool) string {
 		b.WriteString(": " + r.Reason)
 	}
 	return b.String()
+}
+
+// maxNamed is how many candidates a line names; the audit record has all.
+const maxNamed = 8
+
+func candidateList(names []string) string {
+	if len(names) <= maxNamed {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:maxNamed], ", "), len(names)-maxNamed)
 }
 
 func jsonLine(r audit.Record) ([]byte, error) { return json.Marshal(r) }

@@ -59,9 +59,19 @@ func listen(t *testing.T, ip string) *recorder {
 	return r
 }
 
-// counts waits a moment for stragglers, then reads the counters. The wait
-// only lets a leaked packet arrive; no assertion depends on timing.
-func (r *recorder) counts() (conns, grams int) {
+// counts returns the counters once they reach at least the given minimums
+// (the accepting goroutine may lag behind the handshake), waiting at most
+// 20 s, plus a moment for stragglers. The waits only let traffic arrive;
+// no assertion depends on timing.
+func (r *recorder) counts(minConns, minGrams int) (conns, grams int) {
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		r.mu.Lock()
+		reached := r.conns >= minConns && r.grams >= minGrams
+		r.mu.Unlock()
+		if reached {
+			break
+		}
+	}
 	time.Sleep(50 * time.Millisecond)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -81,10 +91,10 @@ func TestConnectAllowedAndDenied(t *testing.T) {
 	expect(t, out, "ok")
 	out, rep = confined(t, "connect", denied.addr)
 	expect(t, out, "EPERM")
-	if c, _ := ok.counts(); c != 1 {
+	if c, _ := ok.counts(1, 0); c != 1 {
 		t.Errorf("allowed listener saw %d connections, want 1", c)
 	}
-	if c, _ := denied.counts(); c != 0 {
+	if c, _ := denied.counts(0, 0); c != 0 {
 		t.Errorf("denied listener saw %d connections: the guard leaked", c)
 	}
 	if rep.Denied != 1 || rep.Status != 0 {
@@ -97,7 +107,7 @@ func TestExecStaysConfined(t *testing.T) {
 	denied := listen(t, "127.0.0.2")
 	out, _ := confined(t, "exec", "connect", denied.addr)
 	expect(t, out, "EPERM")
-	if c, _ := denied.counts(); c != 0 {
+	if c, _ := denied.counts(0, 0); c != 0 {
 		t.Errorf("denied listener saw %d connections after exec", c)
 	}
 }
@@ -125,7 +135,7 @@ func TestMalformedArguments(t *testing.T) {
 		out, _ := confined(t, tt.op...)
 		expect(t, out, tt.want)
 	}
-	if c, g := denied.counts(); c+g != 0 {
+	if c, g := denied.counts(0, 0); c+g != 0 {
 		t.Errorf("denied listener saw %d connections and %d datagrams", c, g)
 	}
 }
@@ -140,10 +150,10 @@ func TestSendmmsg(t *testing.T) {
 	expect(t, out, "sent:2")
 	out, _ = confined(t, "sendmmsg-vlen", "0xffffffff", ok.addr)
 	expect(t, out, "sent:1")
-	if _, g := denied.counts(); g != 0 {
+	if _, g := denied.counts(0, 0); g != 0 {
 		t.Errorf("denied listener saw %d datagrams", g)
 	}
-	if _, g := ok.counts(); g != 3 {
+	if _, g := ok.counts(0, 3); g != 3 {
 		t.Errorf("allowed listener saw %d datagrams, want 3", g)
 	}
 }
@@ -166,7 +176,7 @@ func TestSourceRouteDenied(t *testing.T) {
 	expect(t, out, "EPERM")
 	out, _ = confined(t, "sendmsg-retopts", ok.addr)
 	expect(t, out, "ok")
-	if _, g := ok.counts(); g != 1 {
+	if _, g := ok.counts(0, 1); g != 1 {
 		t.Errorf("listener got %d datagrams, want only the one without a source route", g)
 	}
 }
@@ -218,7 +228,7 @@ func TestSupervisorKilled(t *testing.T) {
 	if got, _ := os.ReadFile(dir + "/result"); string(got) != "ENOSYS" {
 		t.Fatalf("victim's connect after the supervisor died: %q, want ENOSYS", got)
 	}
-	if c, _ := ok.counts(); c != 0 {
+	if c, _ := ok.counts(0, 0); c != 0 {
 		t.Errorf("listener saw %d connections without a supervisor", c)
 	}
 }

@@ -43,11 +43,13 @@
 //
 // Limits of ModeQuiet (and ModeVerbose), which must guess from the framed
 // stream what went through t.Log and what went straight to stdout:
-//   - a line of a test's output that starts with four spaces is taken for a
-//     t.Log line (held, and dropped if the test passes); fmt.Print output
-//     that starts with four spaces is held too, and t.Log output whose line
-//     was begun by fmt.Print without newline is recognized only by its
-//     "file.go:N: " prefix;
+//   - a line of a test's output is taken for t.Log output (held, and
+//     dropped if the test passes) when it starts with t.Log's
+//     "    file.go:N: " or continues such a line (eight spaces). fmt.Print
+//     output that looks exactly like that is held too; t.Output() lines
+//     (no file:line) appear at once where the binary would hold them; and
+//     t.Log output whose line was begun by fmt.Print without newline is
+//     recognized only by its "file.go:N: " prefix;
 //   - output that the binary wrote to stderr is merged with stdout (the
 //     binary merges them itself under -test.v=test2json);
 //   - benchmarks without -v print their name, results and a --- BENCH block

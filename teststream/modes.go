@@ -183,7 +183,12 @@ func (r *Renderer) quietOutput(e *Event) {
 		return
 	}
 	if e.LineStart {
-		r.qInLog = isLogLine(e.Raw) && r.isTest(e.Test)
+		// A log block starts with t.Log's "    file.go:12: " and goes on
+		// with its continuation lines (indented by eight). Only these
+		// are held: anything else a passing test prints, even indented,
+		// appears at once, as the binary prints it without -v.
+		cont := r.qInLog && r.qLog == e.Test && bytes.HasPrefix(e.Raw, []byte("        "))
+		r.qInLog = (cont || logStart(e.Raw) == 0) && r.isTest(e.Test)
 		r.qLog = e.Test
 		if kindOf(e.Test) == kindBench && strings.TrimSuffix(string(e.Raw), "\n") == e.Test {
 			return // the chatty benchmark runner's name line

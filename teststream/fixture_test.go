@@ -24,6 +24,7 @@ var allModes = []Mode{ModeJSONFramed, ModeVerbose, ModeQuiet}
 var scenarios = []scenario{
 	{"basic", []string{"-test.run=^(TestPass|TestFail|TestSkip|TestNoNewline)$"}, allModes},
 	{"allpass", []string{"-test.run=^(TestPass|TestSubPass|TestSkip)$"}, allModes},
+	{"indented", []string{"-test.run=^TestIndentedStdout$"}, allModes},
 	{"long", []string{"-test.run=^TestLong$"}, allModes},
 	{"subtests", []string{"-test.run=^(TestSub|TestSubPass)$"}, allModes},
 	// -test.parallel=1: the two parallel subtests then run one after the

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/sandbox"
 	"github.com/nettrap/nettrap/integration/internal/victimbuild"
 )
 
@@ -179,4 +180,27 @@ func TestNettrapPtrace(t *testing.T) {
 	if r.OK || r.Errno != "EPERM" || !strings.Contains(run.stderr, "Outbound network blocked: ptrace") {
 		t.Errorf("ptrace of the parent: ok=%v errno=%q\nstderr: %s", r.OK, r.Errno, run.stderr)
 	}
+}
+
+// Without a writable temporary directory the hub (which names the tests of
+// a go test run inside the command) cannot start: the command is confined
+// all the same.
+func TestNettrapWithoutTempDir(t *testing.T) {
+	sandbox.Require(t)
+	h := fakehost.Start(t, fakehost.TCP("203.0.113.7:443"))
+	cmd := exec.Command(victimbuild.Nettrap(t), "--", victimbuild.Victim(t), "tcp-connect", "203.0.113.7:443")
+	cmd.Env = append(os.Environ(), "TMPDIR=/nonexistent/tmp")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("nettrap: %v\nstderr: %s", err, stderr.String())
+	}
+	r := parseVictim(t, []byte(stdout.String()), stderr.String())
+	if r.OK || r.Errno != "EPERM" || len(blockedLines(stderr.String())) != 1 {
+		t.Errorf("without TMPDIR: ok=%v errno=%q\nstderr: %s", r.OK, r.Errno, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "will not name tests") {
+		t.Errorf("no warning about the hub:\n%s", stderr.String())
+	}
+	assertNothingArrived(t, h, fakehost.TCP("203.0.113.7:443"))
 }

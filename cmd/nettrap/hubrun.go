@@ -73,6 +73,9 @@ func (h *outerHub) listen(cfg *config, g *guard.Guard) (env []string, err error)
 // summary; the status stays the command's unless nettrap failed.
 func (h *outerHub) finish(cfg *config, status int) int {
 	if h.srv == nil {
+		if h.tempLog && h.logPath != "" {
+			os.RemoveAll(filepath.Dir(h.logPath))
+		}
 		return status
 	}
 	h.srv.Close()

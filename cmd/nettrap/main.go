@@ -83,9 +83,19 @@ func confine(cfg *config) int {
 	testBin := !cfg.generic && gotest.IsTestBinary(cfg.args)
 	h := &outerHub{}
 	if !cfg.generic && !testBin {
-		var err error
-		if h, err = prepareHub(cfg); err != nil {
+		// The hub only names the tests of a go test run inside the
+		// command: without it (no writable temporary directory) the
+		// command is confined all the same. An audit log asked for must
+		// work, though.
+		userLog := cfg.auditLog != ""
+		hh, err := prepareHub(cfg)
+		switch {
+		case err != nil && userLog:
 			return cantRun("%v", err)
+		case err != nil:
+			fmt.Fprintf(os.Stderr, "nettrap: go test inside will not name tests: %v (set TMPDIR to a writable directory)\n", err)
+		default:
+			h = hh
 		}
 	}
 	g, closeAudit, err := newGuard(cfg)
@@ -104,11 +114,13 @@ func confine(cfg *config) int {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if h.logPath != "" {
-		if cmd.Env, err = h.listen(cfg, g); err != nil {
-			closeAudit()
-			return cantRun("%v", err)
+		env, err := h.listen(cfg, g)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "nettrap: go test inside will not name tests: %v (set TMPDIR to a writable directory)\n", err)
+		} else {
+			cmd.Env = env
+			defer h.srv.Close()
 		}
-		defer h.srv.Close()
 	}
 	if tb != nil {
 		// Like the go command, give the binary one pipe for both: the

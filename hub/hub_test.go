@@ -249,17 +249,24 @@ func TestRecordsReachOuter(t *testing.T) {
 	cl.Close()
 }
 
-func TestRegisterMustComeFirst(t *testing.T) {
+// dialRaw opens a hub and a raw connection to it, as a misbehaving client.
+func dialRaw(t *testing.T) (*Server, net.Conn) {
+	t.Helper()
 	s, err := Listen()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
 	nc, err := net.Dial("unix", s.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
+	t.Cleanup(func() { nc.Close() })
+	return s, nc
+}
+
+func TestRegisterMustComeFirst(t *testing.T) {
+	s, nc := dialRaw(t)
 	c := newConn(nc)
 	if err := c.send(message{Op: opWho, ID: 1}); err != nil {
 		t.Fatal(err)
@@ -277,16 +284,7 @@ func TestRegisterMustComeFirst(t *testing.T) {
 }
 
 func TestGarbageClosesConnection(t *testing.T) {
-	s, err := Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	nc, err := net.Dial("unix", s.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	_, nc := dialRaw(t)
 	nc.Write([]byte("not json\n"))
 	if _, err := newConn(nc).recv(); !errors.Is(err, io.EOF) {
 		t.Errorf("after garbage: %v, want EOF", err)

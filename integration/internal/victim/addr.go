@@ -63,3 +63,18 @@ func socketFor(ap netip.AddrPort, typ, proto int) (int, unix.Sockaddr, error) {
 	}
 	return fd, sa, nil
 }
+
+// withSocket parses addr, opens a socket of typ for its family, runs op on
+// it and closes it: the common frame of the single-address operations.
+func withSocket(addr string, typ int, op func(fd int, sa unix.Sockaddr, ap netip.AddrPort) (any, error)) (any, error) {
+	ap, err := parseAddr(addr)
+	if err != nil {
+		return nil, err
+	}
+	fd, sa, err := socketFor(ap, typ, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	return op(fd, sa, ap)
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"time"
 
@@ -13,46 +14,32 @@ import (
 const ioTimeout = 20 * time.Second
 
 func tcpConnect(args []string) (any, error) {
-	ap, err := parseAddr(args[0])
-	if err != nil {
-		return nil, err
-	}
-	fd, sa, err := socketFor(ap, unix.SOCK_STREAM, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(fd)
-	return nil, sysErr("connect", unix.Connect(fd, sa))
+	return withSocket(args[0], unix.SOCK_STREAM, func(fd int, sa unix.Sockaddr, ap netip.AddrPort) (any, error) {
+		return nil, sysErr("connect", unix.Connect(fd, sa))
+	})
 }
 
 func tcpConnectNB(args []string) (any, error) {
-	ap, err := parseAddr(args[0])
-	if err != nil {
-		return nil, err
-	}
-	fd, sa, err := socketFor(ap, unix.SOCK_STREAM|unix.SOCK_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(fd)
-	err = unix.Connect(fd, sa)
-	if err == nil {
-		return "connected at once", nil
-	}
-	if err != unix.EINPROGRESS {
-		return nil, sysErr("connect", err)
-	}
-	if err := pollOut(fd); err != nil {
-		return nil, err
-	}
-	soerr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
-	if err != nil {
-		return nil, sysErr("getsockopt", err)
-	}
-	if soerr != 0 {
-		return nil, sysErr("connect", unix.Errno(soerr))
-	}
-	return "connected after poll", nil
+	return withSocket(args[0], unix.SOCK_STREAM|unix.SOCK_NONBLOCK, func(fd int, sa unix.Sockaddr, _ netip.AddrPort) (any, error) {
+		err := unix.Connect(fd, sa)
+		if err == nil {
+			return "connected at once", nil
+		}
+		if err != unix.EINPROGRESS {
+			return nil, sysErr("connect", err)
+		}
+		if err := pollOut(fd); err != nil {
+			return nil, err
+		}
+		soerr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
+		if err != nil {
+			return nil, sysErr("getsockopt", err)
+		}
+		if soerr != 0 {
+			return nil, sysErr("connect", unix.Errno(soerr))
+		}
+		return "connected after poll", nil
+	})
 }
 
 func pollOut(fd int) error {
@@ -85,19 +72,12 @@ func netDial(args []string) (any, error) {
 }
 
 func udpSendto(args []string) (any, error) {
-	ap, err := parseAddr(args[0])
-	if err != nil {
-		return nil, err
-	}
-	fd, sa, err := socketFor(ap, unix.SOCK_DGRAM, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(fd)
-	if err := allowBroadcast(fd, ap.Addr().Is4()); err != nil {
-		return nil, err
-	}
-	return nil, sysErr("sendto", unix.Sendto(fd, payload("udp-sendto"), 0, sa))
+	return withSocket(args[0], unix.SOCK_DGRAM, func(fd int, sa unix.Sockaddr, ap netip.AddrPort) (any, error) {
+		if err := allowBroadcast(fd, ap.Addr().Is4()); err != nil {
+			return nil, err
+		}
+		return nil, sysErr("sendto", unix.Sendto(fd, payload("udp-sendto"), 0, sa))
+	})
 }
 
 // allowBroadcast sets SO_BROADCAST so that 255.255.255.255 is a real send,
@@ -110,20 +90,13 @@ func allowBroadcast(fd int, v4 bool) error {
 }
 
 func udpSendmsg(args []string) (any, error) {
-	ap, err := parseAddr(args[0])
-	if err != nil {
-		return nil, err
-	}
-	fd, sa, err := socketFor(ap, unix.SOCK_DGRAM, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(fd)
-	if err := allowBroadcast(fd, ap.Addr().Is4()); err != nil {
-		return nil, err
-	}
-	n, err := unix.SendmsgN(fd, payload("udp-sendmsg"), nil, sa, 0)
-	return n, sysErr("sendmsg", err)
+	return withSocket(args[0], unix.SOCK_DGRAM, func(fd int, sa unix.Sockaddr, ap netip.AddrPort) (any, error) {
+		if err := allowBroadcast(fd, ap.Addr().Is4()); err != nil {
+			return nil, err
+		}
+		n, err := unix.SendmsgN(fd, payload("udp-sendmsg"), nil, sa, 0)
+		return n, sysErr("sendmsg", err)
+	})
 }
 
 func udpSendmmsg(args []string) (any, error) {
@@ -148,35 +121,21 @@ func udpSendmmsg(args []string) (any, error) {
 }
 
 func udpConnectWrite(args []string) (any, error) {
-	ap, err := parseAddr(args[0])
-	if err != nil {
-		return nil, err
-	}
-	fd, sa, err := socketFor(ap, unix.SOCK_DGRAM, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(fd)
-	if err := unix.Connect(fd, sa); err != nil {
-		return nil, sysErr("connect", err)
-	}
-	n, err := unix.Write(fd, payload("udp-connect-write"))
-	return n, sysErr("write", err)
+	return withSocket(args[0], unix.SOCK_DGRAM, func(fd int, sa unix.Sockaddr, ap netip.AddrPort) (any, error) {
+		if err := unix.Connect(fd, sa); err != nil {
+			return nil, sysErr("connect", err)
+		}
+		n, err := unix.Write(fd, payload("udp-connect-write"))
+		return n, sysErr("write", err)
+	})
 }
 
 // tcpFastopen connects and sends in one sendto on an unconnected socket:
 // a connect that never calls connect(2).
 func tcpFastopen(args []string) (any, error) {
-	ap, err := parseAddr(args[0])
-	if err != nil {
-		return nil, err
-	}
-	fd, sa, err := socketFor(ap, unix.SOCK_STREAM, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(fd)
-	return nil, sysErr("sendto", unix.Sendto(fd, payload("tcp-fastopen"), unix.MSG_FASTOPEN, sa))
+	return withSocket(args[0], unix.SOCK_STREAM, func(fd int, sa unix.Sockaddr, ap netip.AddrPort) (any, error) {
+		return nil, sysErr("sendto", unix.Sendto(fd, payload("tcp-fastopen"), unix.MSG_FASTOPEN, sa))
+	})
 }
 
 // unspecSendto sends with a sockaddr whose family is AF_UNSPEC but whose

@@ -294,35 +294,32 @@ type arrival struct {
 }
 
 // checkArrivals proves that exactly the wanted arrivals reached the fake
-// hosts on eps. Each wanted one is awaited; then a sentinel sent to every
-// endpoint must be all that came besides (accept and receive queues are
-// FIFO, so anything the fixture sent would be recorded before it).
-func checkArrivals(t *testing.T, h *fakehost.Host, eps []fakehost.Endpoint, want []arrival) {
+// hosts on eps after mark (taken before the run). Each wanted one is
+// awaited; then every endpoint is probed (see fakehost's Host.Arrived), so
+// anything else the fixture sent is recorded by the time it is looked for.
+func checkArrivals(t *testing.T, h *fakehost.Host, mark fakehost.Cursor, eps []fakehost.Endpoint, want []arrival) {
 	t.Helper()
+	wanted := func(r fakehost.Record) bool {
+		return slices.ContainsFunc(want, func(a arrival) bool {
+			return fakehost.To(a.ep.Proto, a.ep.Addr)(r) && string(r.Data) == a.tag
+		})
+	}
 	for _, a := range want {
-		if _, ok := h.WaitFor(func(r fakehost.Record) bool {
+		if _, ok := h.WaitFor(mark, func(r fakehost.Record) bool {
 			return fakehost.To(a.ep.Proto, a.ep.Addr)(r) && string(r.Data) == a.tag
 		}, runTimeout); !ok {
 			t.Errorf("allowed %s from %s never arrived:\n%s", a.ep, a.tag, h.Dump())
 		}
 	}
 	for _, e := range eps {
-		sendSentinel(t, e)
-		if _, ok := h.WaitFor(func(r fakehost.Record) bool {
-			return fakehost.To(e.Proto, e.Addr)(r) && string(r.Data) == "sentinel"
-		}, runTimeout); !ok {
-			t.Fatalf("sentinel to %s never recorded:\n%s", e, h.Dump())
+		got, err := h.Arrived(mark, e, runTimeout)
+		if err != nil {
+			t.Fatalf("%v:\n%s", err, h.Dump())
 		}
-	}
-	for _, r := range h.Records() {
-		if string(r.Data) == "sentinel" {
-			continue
-		}
-		ok := slices.ContainsFunc(want, func(a arrival) bool {
-			return fakehost.To(a.ep.Proto, a.ep.Addr)(r) && string(r.Data) == a.tag
-		})
-		if !ok {
-			t.Errorf("LEAK: %s reached a fake host, and no marked test sent it", r)
+		for _, r := range got {
+			if !wanted(r) {
+				t.Errorf("LEAK: %s reached a fake host, and no marked test sent it", r)
+			}
 		}
 	}
 }

@@ -70,6 +70,7 @@ func TestAttribution(t *testing.T) {
 			t.Run(sc.name+"/"+m.name, func(t *testing.T) {
 				eps := fixtureEndpoints()
 				h := fakehost.Start(t, eps...)
+				mark := h.Mark()
 				bin := filepath.Join(bins, sc.pkg+".test")
 				run := runConfined(t, bin, sc.pkg, sc.flags, slices.Concat(m.flags, sc.args))
 				checkRun(t, run, sc.want)
@@ -77,7 +78,7 @@ func TestAttribution(t *testing.T) {
 				if errs := diffOutcome(got, sc.want, m.name == "quiet"); len(errs) > 0 {
 					t.Errorf("%s\noutput:\n%s", strings.Join(errs, "\n"), run.stdout)
 				}
-				checkArrivals(t, h, eps, sc.want.arrivals)
+				checkArrivals(t, h, mark, eps, sc.want.arrivals)
 			})
 		}
 	}
@@ -142,6 +143,7 @@ func TestAttributionGoTestJSON(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			eps := fixtureEndpoints()
 			h := fakehost.Start(t, eps...)
+			mark := h.Mark()
 			args := slices.Concat([]string{"test", "-json", "-count=1", "-exec", nettrap}, tc.args)
 			out, code := goCmd(t, fixtureRoot(t), goEnv(tc.env...), args...)
 			if code != 1 {
@@ -160,7 +162,7 @@ func TestAttributionGoTestJSON(t *testing.T) {
 			if t.Failed() {
 				t.Logf("go test -json output:\n%s", out)
 			}
-			checkArrivals(t, h, eps, arrivals)
+			checkArrivals(t, h, mark, eps, arrivals)
 		})
 	}
 }

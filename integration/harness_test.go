@@ -130,6 +130,7 @@ func TestSandboxMountIsPrivate(t *testing.T) {
 // this process, with the resolv.conf of the sandbox.
 func TestFakeDNSOverTCP(t *testing.T) {
 	h := fakehost.Start(t, fakehost.TCP("192.0.2.53:53"), fakehost.TCP("[2001:db8::53]:53"))
+	mark := h.Mark()
 	var d net.Dialer
 	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, addr string) (net.Conn, error) {
 		return d.DialContext(ctx, "tcp", addr)
@@ -141,7 +142,7 @@ func TestFakeDNSOverTCP(t *testing.T) {
 	if !slices.Equal(addrs, []string{fakehost.DNSAnswerV4.String()}) {
 		t.Errorf("lookup: %v, want [%s]", addrs, fakehost.DNSAnswerV4)
 	}
-	rec, ok := h.WaitFor(fakehost.Queried("tcp-probe.example"), runTimeout)
+	rec, ok := h.WaitFor(mark, fakehost.Queried("tcp-probe.example"), runTimeout)
 	if !ok || rec.Proto != "tcp" {
 		t.Errorf("no TCP query recorded for tcp-probe.example:\n%s", h.Dump())
 	}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,58 +63,23 @@ func blockedLines(stderr string) []string {
 	return out
 }
 
-// assertNothingArrived proves that e received nothing from the victim: a
-// sentinel sent now must be the endpoint's only record. TCP accept queues
-// and UDP receive queues are FIFO, so anything the victim had sent would be
-// recorded before the sentinel.
-func assertNothingArrived(t *testing.T, h *fakehost.Host, e fakehost.Endpoint) {
+// assertNothingArrived proves that nothing reached the endpoints eps
+// after c (taken before the run under test): see fakehost's Host.Arrived.
+func assertNothingArrived(t *testing.T, h *fakehost.Host, c fakehost.Cursor, eps ...fakehost.Endpoint) {
 	t.Helper()
-	sendSentinel(t, e)
-	_, ok := h.WaitFor(func(r fakehost.Record) bool {
-		return fakehost.To(e.Proto, e.Addr)(r) && string(r.Data) == "sentinel"
-	}, runTimeout)
-	if !ok {
-		t.Fatalf("sentinel to %s never recorded:\n%s", e, h.Dump())
-	}
-	var leaks []string
-	for _, r := range h.Records() {
-		if fakehost.To(e.Proto, e.Addr)(r) && string(r.Data) != "sentinel" {
-			leaks = append(leaks, r.String())
+	for _, e := range eps {
+		leaks, err := h.Arrived(c, e, runTimeout)
+		if err != nil {
+			t.Fatalf("%v:\n%s", err, h.Dump())
+		}
+		if len(leaks) > 0 {
+			var lines []string
+			for _, r := range leaks {
+				lines = append(lines, r.String())
+			}
+			t.Errorf("LEAK: %s received traffic under nettrap:\n%s", e, strings.Join(lines, "\n"))
 		}
 	}
-	if len(leaks) > 0 {
-		t.Errorf("LEAK: %s received traffic under nettrap:\n%s", e, strings.Join(leaks, "\n"))
-	}
-}
-
-func sendSentinel(t *testing.T, e fakehost.Endpoint) {
-	t.Helper()
-	c, err := net.Dial(e.Proto, e.Addr.String())
-	if err != nil {
-		t.Fatalf("sentinel to %s: %v", e, err)
-	}
-	defer c.Close()
-	if uc, ok := c.(*net.UDPConn); ok && e.Addr.Addr().Is4() {
-		if err := setBroadcast(uc); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := c.Write([]byte("sentinel")); err != nil {
-		t.Fatalf("sentinel to %s: %v", e, err)
-	}
-}
-
-func setBroadcast(c *net.UDPConn) error {
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var serr error
-	err = raw.Control(func(fd uintptr) { serr = setsockoptBroadcast(int(fd)) })
-	if err != nil {
-		return err
-	}
-	return serr
 }
 
 // auditRecord is one line of nettrap's audit log (the fields the tests use).

@@ -36,11 +36,12 @@ func TestRunHubMake(t *testing.T) {
 	requireMake(t)
 	h := fakehost.Start(t, leakEndpoint, markedEndpoint)
 	log := auditPath(t)
+	mark := h.Mark()
 	run := runModIn(t, runModEnv(), victimbuild.Nettrap(t), "--audit-log", log, "--", "make", "test")
 	if run.code != 2 {
 		t.Fatalf("exit %d, want make's own 2 (a recipe failed)\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
 	}
-	checkHubLeaky(t, h, run, log)
+	checkHubLeaky(t, h, mark, run, log)
 	if !strings.Contains(run.stdout, "ok  \t"+fixMod+"clean") {
 		t.Errorf("the clean package did not pass:\n%s", run.stdout)
 	}
@@ -54,15 +55,14 @@ func TestRunHubMake(t *testing.T) {
 func TestRunHubShell(t *testing.T) {
 	h := fakehost.Start(t, append(slices.Clone(blockedEndpoints), markedEndpoint)...)
 	log := auditPath(t)
+	mark := h.Mark()
 	run := runModIn(t, runModEnv(), victimbuild.Nettrap(t), "--audit-log", log, "--",
 		"sh", "-c", "go test -count=1 -p=4 ./... && echo unreachable")
 	if run.code != 1 {
 		t.Fatalf("exit %d, want sh's 1 (go test failed)\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
 	}
-	for _, e := range blockedEndpoints {
-		assertNothingArrived(t, h, e)
-	}
-	checkHubLeaky(t, h, run, log)
+	assertNothingArrived(t, h, mark, blockedEndpoints...)
+	checkHubLeaky(t, h, mark, run, log)
 	denied := map[string]string{}
 	for _, r := range readRunAudit(t, log) {
 		if r.Decision == "denied" {
@@ -86,12 +86,13 @@ func TestRunHubExplicitExec(t *testing.T) {
 	h := fakehost.Start(t, leakEndpoint, markedEndpoint)
 	log := auditPath(t)
 	nt := victimbuild.Nettrap(t)
+	mark := h.Mark()
 	run := runModIn(t, runModEnv("NT="+nt), nt, "--audit-log", log, "--",
 		"bash", "-c", `GOFLAGS= go test -count=1 -exec "$NT" ./leaky/ ./clean/`)
 	if run.code != 1 {
 		t.Fatalf("exit %d, want 1\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
 	}
-	checkHubLeaky(t, h, run, log)
+	checkHubLeaky(t, h, mark, run, log)
 }
 
 // TestRunHubNoGoTest: a script that runs no go test ends with no summary
@@ -117,11 +118,11 @@ func TestRunHubOutsideARun(t *testing.T) {
 
 // checkHubLeaky checks the leaky package's outcome in a hub run: TestLeak
 // failed with the nettrap line under it, TestMarked reached its host, the
-// summary and the audit log name the tests.
-func checkHubLeaky(t *testing.T, h *fakehost.Host, run nettrapRun, log string) {
+// summary and the audit log name the tests. mark was taken before the run.
+func checkHubLeaky(t *testing.T, h *fakehost.Host, mark fakehost.Cursor, run nettrapRun, log string) {
 	t.Helper()
-	assertNothingArrived(t, h, leakEndpoint)
-	if _, ok := h.WaitFor(fakehost.To(markedEndpoint.Proto, markedEndpoint.Addr), runTimeout); !ok {
+	assertNothingArrived(t, h, mark, leakEndpoint)
+	if _, ok := h.WaitFor(mark, fakehost.To(markedEndpoint.Proto, markedEndpoint.Addr), runTimeout); !ok {
 		t.Errorf("TestMarked's connection never reached %s:\n%s", markedEndpoint, h.Dump())
 	}
 	blocked := "    nettrap: Outbound network blocked: connect tcp 203.0.113.7:443 (external) in TestLeak"

@@ -34,13 +34,12 @@ func readRunAudit(t *testing.T, path string) []runAuditRecord {
 func TestRunGoTestModule(t *testing.T) {
 	h := fakehost.Start(t, append(slices.Clone(blockedEndpoints), fakehost.TCP("198.51.100.1:80"))...)
 	log := auditPath(t)
+	mark := h.Mark()
 	run := runModGoTest(t, runModEnv(), []string{"--audit-log", log}, "-count=1", "-p=4", "./...")
 	if run.code != 1 {
 		t.Fatalf("exit %d, want 1 (tests failed by nettrap)\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
 	}
-	for _, e := range blockedEndpoints {
-		assertNothingArrived(t, h, e)
-	}
+	assertNothingArrived(t, h, mark, blockedEndpoints...)
 	recs := readRunAudit(t, log)
 	runID := ""
 	denied := map[string]int{} // package dest -> count

@@ -24,12 +24,18 @@ type Record struct {
 	Remote netip.AddrPort // the sender
 	Data   []byte         // first bytes received (TCP: filled in as they arrive)
 	Query  string         // DNS question name ("example.com."), if Data was a query
+	// Sentinel is set once the record carries a whole sentinel sent by
+	// this host's [Host.Probe].
+	Sentinel bool
 }
 
 func (r Record) String() string {
 	s := fmt.Sprintf("#%d %s %s -> %s %q", r.Seq, r.Proto, r.Remote, r.Local, r.Data)
 	if r.Query != "" {
 		s += " query=" + r.Query
+	}
+	if r.Sentinel {
+		s += " (sentinel)"
 	}
 	return s
 }
@@ -38,7 +44,8 @@ func (r Record) String() string {
 type Host struct {
 	mu      sync.Mutex
 	recs    []Record
-	changed chan struct{} // closed and replaced on every change
+	tokens  map[string]bool // sentinel tokens issued by Probe
+	changed chan struct{}   // closed and replaced on every change
 	closers []io.Closer
 	wg      sync.WaitGroup
 	closed  bool
@@ -49,7 +56,7 @@ type Host struct {
 func Start(t testing.TB, eps ...Endpoint) *Host {
 	t.Helper()
 	sandbox.Require(t)
-	h := &Host{changed: make(chan struct{})}
+	h := &Host{changed: make(chan struct{}), tokens: map[string]bool{}}
 	t.Cleanup(h.Close)
 	for _, ep := range eps {
 		if err := h.serve(ep); err != nil {
@@ -100,6 +107,7 @@ func (h *Host) add(r Record) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	r.Seq = len(h.recs)
+	r.Sentinel = h.isSentinelLocked(r)
 	h.recs = append(h.recs, r)
 	h.notifyLocked()
 	return r.Seq
@@ -110,6 +118,7 @@ func (h *Host) update(i int, f func(*Record)) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	f(&h.recs[i])
+	h.recs[i].Sentinel = h.isSentinelLocked(h.recs[i])
 	h.notifyLocked()
 }
 
@@ -118,40 +127,43 @@ func (h *Host) notifyLocked() {
 	h.changed = make(chan struct{})
 }
 
-// Records returns a copy of everything recorded so far, in order of arrival.
-func (h *Host) Records() []Record {
+// snapshot returns a copy of the records from index from on.
+func (h *Host) snapshot(from int) []Record {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make([]Record, len(h.recs))
-	for i, r := range h.recs {
+	from = min(from, len(h.recs))
+	out := make([]Record, 0, len(h.recs)-from)
+	for _, r := range h.recs[from:] {
 		r.Data = slices.Clone(r.Data)
-		out[i] = r
+		out = append(out, r)
 	}
 	return out
 }
 
-// Count returns how many records aimed at addr (any protocol).
-func (h *Host) Count(addr netip.AddrPort) int {
-	n := 0
-	for _, r := range h.Records() {
-		if r.Local == addr {
-			n++
-		}
-	}
-	return n
+// Mark returns a cursor at the end of what is recorded now. Take it before
+// the action a check is about.
+func (h *Host) Mark() Cursor {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return Cursor{next: len(h.recs)}
 }
 
-// WaitFor waits until a record satisfies pred and returns it. It returns
-// false when timeout passes first. This is a wait for something the test
-// caused, not a timed assertion: the timeout only bounds a broken run.
-func (h *Host) WaitFor(pred func(Record) bool, timeout time.Duration) (Record, bool) {
+// Since returns a copy of what was recorded after c, in order of arrival.
+func (h *Host) Since(c Cursor) []Record { return h.snapshot(c.next) }
+
+// WaitFor waits until a record made after c satisfies pred and returns it.
+// It returns false when timeout passes first. This is a wait for something
+// the test caused, not a timed assertion: the timeout only bounds a broken
+// run. Records before c are never looked at, so an earlier check's traffic
+// cannot satisfy this one.
+func (h *Host) WaitFor(c Cursor, pred func(Record) bool, timeout time.Duration) (Record, bool) {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	for {
 		h.mu.Lock()
 		ch := h.changed
 		h.mu.Unlock()
-		for _, r := range h.Records() {
+		for _, r := range h.Since(c) {
 			if pred(r) {
 				return r, true
 			}
@@ -167,7 +179,7 @@ func (h *Host) WaitFor(pred func(Record) bool, timeout time.Duration) (Record, b
 // Dump renders all records, one a line, for failure messages.
 func (h *Host) Dump() string {
 	var b strings.Builder
-	for _, r := range h.Records() {
+	for _, r := range h.snapshot(0) {
 		b.WriteString(r.String())
 		b.WriteByte('\n')
 	}

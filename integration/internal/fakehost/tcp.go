@@ -30,16 +30,19 @@ func (h *Host) serveTCP(addr netip.AddrPort) error {
 			if !h.track(c) {
 				return
 			}
-			h.wg.Go(func() { h.handleConn(c, addr) })
+			// Recorded here, in accept order, not in the connection's
+			// goroutine: a probe's FIFO argument (see Host.Arrived) needs
+			// every connection accepted before the probe's to be recorded
+			// before it.
+			i := h.add(Record{Proto: "tcp", Local: addrPort(c.LocalAddr(), addr), Remote: addrPort(c.RemoteAddr(), netip.AddrPort{})})
+			h.wg.Go(func() { h.handleConn(c, addr, i) })
 		}
 	})
 	return nil
 }
 
-func (h *Host) handleConn(c net.Conn, listen netip.AddrPort) {
+func (h *Host) handleConn(c net.Conn, listen netip.AddrPort, i int) {
 	defer c.Close()
-	local := addrPort(c.LocalAddr(), listen)
-	i := h.add(Record{Proto: "tcp", Local: local, Remote: addrPort(c.RemoteAddr(), netip.AddrPort{})})
 	_ = c.SetReadDeadline(time.Now().Add(readTimeout))
 	if listen.Port() == 53 {
 		h.serveDNSConn(c, i)
@@ -80,7 +83,7 @@ func (h *Host) serveDNSConn(c net.Conn, i int) {
 			h.update(i, func(r *Record) { r.Data, r.Query = clip(msg), name })
 		} else {
 			// Later queries on the same connection get records of their own.
-			r := h.Records()[i]
+			r := h.snapshot(i)[0]
 			r.Data, r.Query = clip(msg), name
 			h.add(r)
 		}

@@ -43,6 +43,15 @@ var (
 	stalledNet = netip.MustParsePrefix("127.0.0.3/32")
 )
 
+// stallNotice (in the supervisor role) gets one byte each time the decider
+// starts holding a call; the victim reads them on [stallNoticeFD]. That is
+// the handshake kill-mid-call needs: its child is killed only once its call
+// is known to be waiting for a decision.
+var stallNotice *os.File
+
+// stallNoticeFD is where the victim finds the read end of stallNotice.
+const stallNoticeFD = 3
+
 // testDecider denies 127.0.0.2, holds calls to 127.0.0.3 until the caller
 // is gone, and allows the rest.
 func testDecider(c *supervisor.Call) supervisor.Answer {
@@ -51,6 +60,11 @@ func testDecider(c *supervisor.Call) supervisor.Answer {
 		case deniedNet.Contains(d.Addr.Addr().Unmap()):
 			return supervisor.Answer{Errno: unix.EPERM}
 		case stalledNet.Contains(d.Addr.Addr().Unmap()):
+			if stallNotice != nil {
+				// A victim that is not waiting for it has the pipe
+				// open and unread; an exited one makes this EPIPE.
+				_, _ = stallNotice.Write([]byte{1})
+			}
 			deadline := time.Now().Add(20 * time.Second)
 			for c.Valid() && time.Now().Before(deadline) {
 				time.Sleep(5 * time.Millisecond)
@@ -85,7 +99,15 @@ func supervisorRole(reportPath string) int {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), roleEnv+"=victim")
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	notices, w, err := os.Pipe()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pipe:", err)
+		return 125
+	}
+	stallNotice = w
+	cmd.ExtraFiles = []*os.File{notices} // stallNoticeFD
 	s, err := supervisor.Start(cmd, supervisor.Options{Decider: supervisor.DeciderFunc(testDecider)})
+	notices.Close()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start:", err)
 		return 125

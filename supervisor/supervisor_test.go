@@ -12,12 +12,15 @@ import (
 	"time"
 )
 
-// recorder listens on ip (TCP and UDP, same port) and counts what arrives.
+// recorder listens on ip (TCP and UDP, same port) and records the source
+// address of every connection and datagram, in order of arrival.
 type recorder struct {
-	addr  string
-	mu    sync.Mutex
-	conns int
-	grams int
+	addr      string
+	mu        sync.Mutex
+	changed   chan struct{} // closed and replaced on every arrival
+	conns     []string
+	grams     []string
+	sentinels map[string]bool // source addresses of counts' own sentinels
 }
 
 func listen(t *testing.T, ip string) *recorder {
@@ -31,7 +34,7 @@ func listen(t *testing.T, ip string) *recorder {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &recorder{addr: ln.Addr().String()}
+	r := &recorder{addr: ln.Addr().String(), changed: make(chan struct{}), sentinels: map[string]bool{}}
 	t.Cleanup(func() { ln.Close(); pc.Close() })
 	go func() {
 		for {
@@ -39,43 +42,105 @@ func listen(t *testing.T, ip string) *recorder {
 			if err != nil {
 				return
 			}
-			r.mu.Lock()
-			r.conns++
-			r.mu.Unlock()
+			r.arrived(&r.conns, c.RemoteAddr().String())
 			c.Close()
 		}
 	}()
 	go func() {
 		buf := make([]byte, 64)
 		for {
-			if _, _, err := pc.ReadFrom(buf); err != nil {
+			_, from, err := pc.ReadFrom(buf)
+			if err != nil {
 				return
 			}
-			r.mu.Lock()
-			r.grams++
-			r.mu.Unlock()
+			r.arrived(&r.grams, from.String())
 		}
 	}()
 	return r
 }
 
-// counts returns the counters once they reach at least the given minimums
-// (the accepting goroutine may lag behind the handshake), waiting at most
-// 20 s, plus a moment for stragglers. The waits only let traffic arrive;
-// no assertion depends on timing.
-func (r *recorder) counts(minConns, minGrams int) (conns, grams int) {
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		r.mu.Lock()
-		reached := r.conns >= minConns && r.grams >= minGrams
-		r.mu.Unlock()
-		if reached {
-			break
-		}
-	}
-	time.Sleep(50 * time.Millisecond)
+func (r *recorder) arrived(list *[]string, from string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.conns, r.grams
+	*list = append(*list, from)
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// tally counts the arrivals that are not sentinels, and reports whether
+// every address in want has arrived.
+func (r *recorder) tally(want ...string) (conns, grams int, all bool, changed <-chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seen := map[string]bool{}
+	for _, list := range [][]string{r.conns, r.grams} {
+		for _, a := range list {
+			seen[a] = true
+		}
+	}
+	n := func(list []string) (k int) {
+		for _, a := range list {
+			if !r.sentinels[a] {
+				k++
+			}
+		}
+		return k
+	}
+	all = true
+	for _, w := range want {
+		all = all && seen[w]
+	}
+	return n(r.conns), n(r.grams), all, r.changed
+}
+
+// counts returns the counters once they reach at least the given minimums
+// (the accepting goroutine may lag behind the handshake) and everything
+// sent before the call has been counted: it then sends a TCP and a UDP
+// sentinel and waits for both. Accept and receive queues are FIFO and each
+// is read in order, so a connection or datagram made before them (a leak
+// included) is counted by then. The 20 s deadline only bounds a broken run.
+func (r *recorder) counts(t *testing.T, minConns, minGrams int) (conns, grams int) {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	wait := func(what string, done func() bool) {
+		t.Helper()
+		for {
+			_, _, _, changed := r.tally()
+			if done() {
+				return
+			}
+			select {
+			case <-changed:
+			case <-deadline:
+				t.Fatalf("%s: %s never arrived", r.addr, what)
+			}
+		}
+	}
+	wait("the expected traffic", func() bool {
+		c, g, _, _ := r.tally()
+		return c >= minConns && g >= minGrams
+	})
+	var sent []string
+	for _, network := range []string{"tcp", "udp"} {
+		c, err := net.Dial(network, r.addr)
+		if err != nil {
+			t.Fatalf("sentinel: %v", err)
+		}
+		r.mu.Lock()
+		r.sentinels[c.LocalAddr().String()] = true
+		r.mu.Unlock()
+		sent = append(sent, c.LocalAddr().String())
+		if _, err := c.Write([]byte("sentinel")); err != nil {
+			t.Fatalf("sentinel: %v", err)
+		}
+		c.Close()
+	}
+	wait("the sentinels", func() bool {
+		_, _, all, _ := r.tally(sent...)
+		return all
+	})
+	conns, grams, _, _ = r.tally()
+	return conns, grams
 }
 
 func expect(t *testing.T, got []string, want ...string) {
@@ -91,10 +156,10 @@ func TestConnectAllowedAndDenied(t *testing.T) {
 	expect(t, out, "ok")
 	out, rep = confined(t, "connect", denied.addr)
 	expect(t, out, "EPERM")
-	if c, _ := ok.counts(1, 0); c != 1 {
+	if c, _ := ok.counts(t, 1, 0); c != 1 {
 		t.Errorf("allowed listener saw %d connections, want 1", c)
 	}
-	if c, _ := denied.counts(0, 0); c != 0 {
+	if c, _ := denied.counts(t, 0, 0); c != 0 {
 		t.Errorf("denied listener saw %d connections: the guard leaked", c)
 	}
 	if rep.Denied != 1 || rep.Status != 0 {
@@ -107,7 +172,7 @@ func TestExecStaysConfined(t *testing.T) {
 	denied := listen(t, "127.0.0.2")
 	out, _ := confined(t, "exec", "connect", denied.addr)
 	expect(t, out, "EPERM")
-	if c, _ := denied.counts(0, 0); c != 0 {
+	if c, _ := denied.counts(t, 0, 0); c != 0 {
 		t.Errorf("denied listener saw %d connections after exec", c)
 	}
 }
@@ -135,7 +200,7 @@ func TestMalformedArguments(t *testing.T) {
 		out, _ := confined(t, tt.op...)
 		expect(t, out, tt.want)
 	}
-	if c, g := denied.counts(0, 0); c+g != 0 {
+	if c, g := denied.counts(t, 0, 0); c+g != 0 {
 		t.Errorf("denied listener saw %d connections and %d datagrams", c, g)
 	}
 }
@@ -150,10 +215,10 @@ func TestSendmmsg(t *testing.T) {
 	expect(t, out, "sent:2")
 	out, _ = confined(t, "sendmmsg-vlen", "0xffffffff", ok.addr)
 	expect(t, out, "sent:1")
-	if _, g := denied.counts(0, 0); g != 0 {
+	if _, g := denied.counts(t, 0, 0); g != 0 {
 		t.Errorf("denied listener saw %d datagrams", g)
 	}
-	if _, g := ok.counts(0, 3); g != 3 {
+	if _, g := ok.counts(t, 0, 3); g != 3 {
 		t.Errorf("allowed listener saw %d datagrams, want 3", g)
 	}
 }
@@ -176,7 +241,7 @@ func TestSourceRouteDenied(t *testing.T) {
 	expect(t, out, "EPERM")
 	out, _ = confined(t, "sendmsg-retopts", ok.addr)
 	expect(t, out, "ok")
-	if _, g := ok.counts(0, 1); g != 1 {
+	if _, g := ok.counts(t, 0, 1); g != 1 {
 		t.Errorf("listener got %d datagrams, want only the one without a source route", g)
 	}
 }
@@ -228,7 +293,7 @@ func TestSupervisorKilled(t *testing.T) {
 	if got, _ := os.ReadFile(dir + "/result"); string(got) != "ENOSYS" {
 		t.Fatalf("victim's connect after the supervisor died: %q, want ENOSYS", got)
 	}
-	if c, _ := ok.counts(0, 0); c != 0 {
+	if c, _ := ok.counts(t, 0, 0); c != 0 {
 		t.Errorf("listener saw %d connections without a supervisor", c)
 	}
 }

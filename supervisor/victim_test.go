@@ -293,14 +293,27 @@ func manyConnect(n int, addr string) string {
 	return fmt.Sprintf("ok:%d", ok.Load())
 }
 
+// killMidCall starts a child whose connect to stalled the decider holds,
+// kills the child once the supervisor says the call is held (see
+// stallNotice), then connects to allowed itself.
 func killMidCall(stalled, allowed string) string {
+	if err := unix.SetNonblock(stallNoticeFD, true); err != nil {
+		return "no-stall-notices:" + result(err)
+	}
+	notices := os.NewFile(stallNoticeFD, "stall notices") // pollable: it is non-blocking
+	defer notices.Close()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "NETTRAP_VICTIM_OP=connect "+stalled)
 	if err := cmd.Start(); err != nil {
 		return "start-failed"
 	}
-	time.Sleep(300 * time.Millisecond)
+	// The deadline only bounds a broken run.
+	_ = notices.SetReadDeadline(time.Now().Add(20 * time.Second))
+	_, err := notices.Read(make([]byte, 1))
 	cmd.Process.Kill()
 	cmd.Wait()
+	if err != nil {
+		return "never-held:" + result(err)
+	}
 	return result(connectTo(allowed))
 }

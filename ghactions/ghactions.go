@@ -57,8 +57,12 @@ func message(r report.Row) string {
 	switch {
 	case r.Test == report.Collection:
 		b.WriteString(" at collection time (package init, TestMain, or between tests)")
+	case r.Test == "" && r.Process != "":
+		b.WriteString(" by " + r.Who())
 	default:
-		b.WriteString(" in " + r.Who())
+		// What nettrap knows: the test that was running, not whose code
+		// made the call.
+		b.WriteString(" during " + r.Who())
 	}
 	if r.Package != "" {
 		b.WriteString(" of package " + r.Package)

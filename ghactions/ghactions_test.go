@@ -32,7 +32,7 @@ func TestAnnotateAtMostTen(t *testing.T) {
 	}
 	for _, l := range lines[:MaxAnnotations] {
 		if !strings.HasPrefix(l, "::error title=nettrap%3A example.com/m/leaky TestLeak") ||
-			!strings.Contains(l, "::Outbound network blocked: connect tcp 203.0.113.7:443 (external) in TestLeak") {
+			!strings.Contains(l, "::Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestLeak") {
 			t.Errorf("bad annotation %q", l)
 		}
 	}

@@ -82,14 +82,14 @@ func TestAttributionSequential(t *testing.T) {
 	if w.Test != "TestA" || w.Marked || w.Collection || w.Package != "example.com/p" {
 		t.Errorf("in TestA: %+v", w)
 	}
-	f.deny(w, "nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) in TestA")
+	f.deny(w, "nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) during TestA")
 	f.emit(mark + "--- PASS: TestA (0.00s)")
 	if w := f.who(); !w.Collection {
 		t.Errorf("between tests: %+v, want collection", w)
 	}
 	f.emit(mark + "PASS")
 	out, _ := f.finish()
-	for _, want := range []string{"--- FAIL: TestA", "    nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) in TestA", "\nFAIL\n"} {
+	for _, want := range []string{"--- FAIL: TestA", "    nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) during TestA", "\nFAIL\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -208,7 +208,7 @@ func TestAttributionGetsTheDenialNotStderr(t *testing.T) {
 	f.g.Attribution = attr
 	f.g.Decide(call(bpf.Connect, inet("203.0.113.7:80")))
 	if len(attr.reports) != 1 || !strings.HasPrefix(attr.reports[0], "denied|TestFetch|nettrap: Outbound network blocked: connect") ||
-		!strings.HasSuffix(attr.reports[0], "203.0.113.7:80 (external) in TestFetch") {
+		!strings.HasSuffix(attr.reports[0], "203.0.113.7:80 (external) during TestFetch") {
 		t.Errorf("reports %q", attr.reports)
 	}
 	if f.msgs.Len() != 0 {
@@ -258,11 +258,11 @@ func TestLine(t *testing.T) {
 		want string
 	}{
 		{func(*audit.Record) {}, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) by pid 42 curl"},
-		{func(r *audit.Record) { r.Test = "TestFetch" }, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) in TestFetch"},
-		{func(r *audit.Record) { r.Candidates = []string{"TestA", "TestB"} }, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) in one of TestA, TestB (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)"},
+		{func(r *audit.Record) { r.Test = "TestFetch" }, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestFetch"},
+		{func(r *audit.Record) { r.Candidates = []string{"TestA", "TestB"} }, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) during one of TestA, TestB (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)"},
 		{func(r *audit.Record) {
 			r.Candidates = []string{"T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8", "T9", "T10"}
-		}, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) in one of T1, T2, T3, T4, T5, T6, T7, T8 and 2 more (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)"},
+		}, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) during one of T1, T2, T3, T4, T5, T6, T7, T8 and 2 more (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)"},
 		{func(r *audit.Record) { r.Test = "collection" }, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) at collection time (package init, TestMain, or between tests)"},
 		{func(r *audit.Record) { r.Decision = "would-deny" }, "audit: would block: connect tcp 203.0.113.7:443 (external) by pid 42 curl"},
 		{func(r *audit.Record) { r.ABI = "i386"; r.Dest = ""; r.SockType = ""; r.Reason = "not decoded" }, "Outbound network blocked: connect (i386 ABI) by pid 42 curl: not decoded"},

@@ -66,8 +66,7 @@ func (r *Renderer) failFastEvent(e *Event) (drop bool) {
 	}
 	if r.ff.stopped {
 		if e.Kind == KindRun {
-			r.ff.dropped[e.Test] = true
-			delete(r.open, e.Test)
+			r.drop(e.Test)
 		}
 		return true
 	}
@@ -92,12 +91,10 @@ func (r *Renderer) failFastEvent(e *Event) (drop bool) {
 // what happened. Called with r.mu.
 func (r *Renderer) stopBinary(next string) {
 	r.ff.stopped = true
-	r.ff.dropped[next] = true
-	delete(r.open, next)
+	r.drop(next)
 	for _, e := range r.queue { // what the binary wrote after next's start
 		if e.Kind == KindRun {
-			r.ff.dropped[e.Test] = true
-			delete(r.open, e.Test)
+			r.drop(e.Test)
 		}
 	}
 	r.queue = nil
@@ -124,6 +121,17 @@ func (r *Renderer) stopBinary(next string) {
 		note += " (still running, without a result: " + strings.Join(running, ", ") + ")"
 	}
 	r.injectNow(injection{line: note})
+}
+
+// drop forgets a test whose start is not rendered, and the verdicts it got
+// meanwhile (a call it made before the binary was stopped). Called with
+// r.mu.
+func (r *Renderer) drop(test string) {
+	r.ff.dropped[test] = true
+	delete(r.open, test)
+	delete(r.injected, test)
+	delete(r.blocks, test)
+	delete(r.doomed, test)
 }
 
 // openByDepth lists the open tests, subtests before their parents.

@@ -126,3 +126,23 @@ func TestFailFastAfterStop(t *testing.T) {
 		t.Errorf("output:\n%s", got)
 	}
 }
+
+// A call of the next test, decided while the previous test's report is
+// still held: its verdict comes before the stop and must not show.
+func TestFailFastVerdictOfDroppedTest(t *testing.T) {
+	for _, m := range allModes {
+		s, stops := failFastSession(t, "allpass", m)
+		s.upTo("=== RUN   TestPass")
+		s.r.Fail("TestPass", blocked)
+		release := s.r.Hold()
+		s.upTo("=== RUN   TestSkip") // --- PASS: TestPass and === RUN TestSkip wait
+		if !s.r.Fail("TestSkip", "verdict of the dropped test") {
+			t.Fatal("Fail of a started test reported false")
+		}
+		release()
+		got := s.finish()
+		if *stops != 1 || strings.Contains(got, "verdict of the dropped test") || !strings.Contains(got, "later tests did not run") {
+			t.Errorf("mode %s: stop called %d times; output:\n%s", modeFiles[m], *stops, got)
+		}
+	}
+}

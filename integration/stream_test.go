@@ -152,14 +152,36 @@ func TestFailFast(t *testing.T) {
 	})
 }
 
-// TestFailFastGoTestJSON: `go test -json -failfast -exec nettrap` gets
-// valid test2json with no event of the tests that must not run.
+// TestFailFastGoTestJSON: `go test -json -failfast` with nettrap as -exec,
+// and under `nettrap -- go test` (inner nettraps, the outer supervising),
+// gets valid test2json with no event of the tests that must not run.
 func TestFailFastGoTestJSON(t *testing.T) {
 	sandbox.Require(t)
 	nettrap := victimbuild.Nettrap(t)
+	goTest := []string{"test", "-json", "-count=1", "-failfast"}
+	t.Run("exec", func(t *testing.T) {
+		checkFailFastJSON(t, func() (string, int) {
+			return goCmd(t, fixtureRoot(t), goEnv(), slices.Concat(goTest, []string{"-exec", nettrap, "./failfast"})...)
+		})
+	})
+	t.Run("outer", func(t *testing.T) {
+		checkFailFastJSON(t, func() (string, int) {
+			run := runIn(t, fixtureRoot(t), goEnv(), nettrap, slices.Concat([]string{"--", "go"}, goTest, []string{"./failfast"})...)
+			// TestSecond may have made its attempt before it was stopped:
+			// the audit trail has it then.
+			if !strings.Contains(run.stderr, "TestFirst  connect tcp  203.0.113.7:4002") {
+				t.Errorf("summary on stderr lacks TestFirst's attempt:\n%s", run.stderr)
+			}
+			return run.stdout, run.code
+		})
+	})
+}
+
+func checkFailFastJSON(t *testing.T, goTest func() (string, int)) {
+	t.Helper()
 	eps := streamEndpoints()
 	h := fakehost.Start(t, eps...)
-	out, code := goCmd(t, fixtureRoot(t), goEnv(), "test", "-json", "-count=1", "-failfast", "-exec", nettrap, "./failfast")
+	out, code := goTest()
 	if code != 1 {
 		t.Errorf("go test exit %d, want 1", code)
 	}

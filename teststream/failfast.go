@@ -109,7 +109,10 @@ func (r *Renderer) stopBinary(next string) {
 		}
 		// A parent of the failed test: it fails with it, and its report
 		// carries its subtests' reports.
-		elapsed := time.Since(r.ff.started[t]).Seconds()
+		elapsed := 0.0
+		if at, ok := r.ff.started[t]; ok {
+			elapsed = time.Since(at).Seconds()
+		}
 		raw := fmt.Sprintf("%c--- FAIL: %s (%.2fs)\n", marker, t, elapsed)
 		r.renderEvent(&Event{Kind: KindEnd, Test: t, Parent: r.open[t], Result: "FAIL",
 			Elapsed: fmt.Sprintf("%.2fs", elapsed), Framed: true, LineStart: true, LineEnd: true, Raw: []byte(raw)})

@@ -3,10 +3,15 @@ package audit
 import "time"
 
 // SchemaVersion is the version of Record's JSON form. It changes when a
-// field changes meaning or goes away; new fields do not change it.
+// field changes meaning or goes away; new fields, and fields left out of
+// records they do not apply to (read back as zero, as they were written
+// before), do not change it.
 const SchemaVersion = 1
 
-// Record is one audited network attempt: one JSON object per line.
+// Record is one audited network attempt, or a finding about a test (a
+// stale or bad marker): one JSON object per line. Fields that do not apply
+// to a record are left out: a stale-marker record has no pid, tid or
+// syscall.
 type Record struct {
 	Schema     int       `json:"schema"`
 	Time       time.Time `json:"time"`
@@ -15,17 +20,36 @@ type Record struct {
 	Test       string    `json:"test,omitempty"` // a test name, or "collection"
 	Candidates []string  `json:"candidates,omitempty"`
 	Marked     bool      `json:"marked,omitempty"`
-	PID        int       `json:"pid"`
-	TID        int       `json:"tid"`
-	Exe        string    `json:"exe,omitempty"`
-	Argv0      string    `json:"argv0,omitempty"`
-	Syscall    string    `json:"syscall"`
-	ABI        string    `json:"abi,omitempty"`
-	Family     string    `json:"family,omitempty"`
-	SockType   string    `json:"sock_type,omitempty"`
-	Dest       string    `json:"dest,omitempty"`
-	Class      string    `json:"class,omitempty"`
-	Decision   string    `json:"decision"`
-	Reason     string    `json:"reason,omitempty"`
-	Errno      string    `json:"errno,omitempty"`
+	// AfterTest is the test of the same binary that ended last before a
+	// single attributed attempt, if it ended within a short window
+	// (gotest.LeftoverWindow) before it; AfterMS is how long before, in
+	// milliseconds (at least 0.001). A goroutine that test left running
+	// may have made the attempt.
+	AfterTest string  `json:"after_test,omitempty"`
+	AfterMS   float64 `json:"after_ms,omitempty"`
+	PID       int     `json:"pid,omitempty"`
+	TID       int     `json:"tid,omitempty"`
+	Exe       string  `json:"exe,omitempty"`
+	Argv0     string  `json:"argv0,omitempty"`
+	Syscall   string  `json:"syscall,omitempty"`
+	ABI       string  `json:"abi,omitempty"`
+	Family    string  `json:"family,omitempty"`
+	SockType  string  `json:"sock_type,omitempty"`
+	Dest      string  `json:"dest,omitempty"`
+	Class     string  `json:"class,omitempty"`
+	Decision  string  `json:"decision"`
+	Reason    string  `json:"reason,omitempty"`
+	Errno     string  `json:"errno,omitempty"`
+	// MarkerValue is the value of a bad marker (decision "bad-marker").
+	MarkerValue string `json:"marker_value,omitempty"`
 }
+
+// Decisions of the records that are findings about a test rather than
+// attempts (no pid, tid or syscall).
+const (
+	// StaleMarker: a marked test made no network attempt.
+	StaleMarker = "stale-marker"
+	// BadMarker: a test set the nettrap attribute to an unknown value
+	// (MarkerValue); the test fails.
+	BadMarker = "bad-marker"
+)

@@ -21,12 +21,13 @@ const (
 func Enabled(getenv func(string) string) bool { return getenv("GITHUB_ACTIONS") == "true" }
 
 // Annotate writes one ::error command per blocked row (attempts at
-// collection time included), at most MaxAnnotations, then a plain line
-// saying how many more there are.
+// collection time included), bad marker and nettrap error, at most
+// MaxAnnotations, then a plain line saying how many more there are.
 func Annotate(w io.Writer, s *report.Summary) error {
 	var rows []report.Row
 	rows = append(rows, s.Blocked...)
 	rows = append(rows, s.Collection...)
+	rows = append(rows, s.BadMarkers...)
 	rows = append(rows, s.Errors...)
 	var b bytes.Buffer
 	for i, r := range rows {
@@ -44,8 +45,11 @@ func Annotate(w io.Writer, s *report.Summary) error {
 
 // message is the annotation's text for a row.
 func message(r report.Row) string {
-	if r.Decision == report.Error {
+	switch r.Decision {
+	case report.Error:
 		return "nettrap could not supervise " + r.Package + ": " + r.Reason
+	case report.BadMarker:
+		return fmt.Sprintf("%s of package %s fails: %s", r.Test, r.Package, r.Reason)
 	}
 	var b strings.Builder
 	b.WriteString("Outbound network blocked: " + r.Operation)
@@ -57,14 +61,21 @@ func message(r report.Row) string {
 	switch {
 	case r.Test == report.Collection:
 		b.WriteString(" at collection time (package init, TestMain, or between tests)")
+	case r.Test == "" && r.Process != "":
+		b.WriteString(" by " + r.Who())
 	default:
-		b.WriteString(" in " + r.Who())
+		// What nettrap knows: the test that was running, not whose code
+		// made the call.
+		b.WriteString(" during " + r.Who())
 	}
 	if r.Package != "" {
 		b.WriteString(" of package " + r.Package)
 	}
 	if r.Count > 1 {
 		fmt.Fprintf(&b, ", %d times", r.Count)
+	}
+	for _, h := range report.Hints([]report.Row{r}) {
+		b.WriteString(". " + h)
 	}
 	return b.String()
 }

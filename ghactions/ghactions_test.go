@@ -32,7 +32,7 @@ func TestAnnotateAtMostTen(t *testing.T) {
 	}
 	for _, l := range lines[:MaxAnnotations] {
 		if !strings.HasPrefix(l, "::error title=nettrap%3A example.com/m/leaky TestLeak") ||
-			!strings.Contains(l, "::Outbound network blocked: connect tcp 203.0.113.7:443 (external) in TestLeak") {
+			!strings.Contains(l, "::Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestLeak") {
 			t.Errorf("bad annotation %q", l)
 		}
 	}
@@ -131,5 +131,27 @@ func TestEnabled(t *testing.T) {
 	env := map[string]string{"GITHUB_ACTIONS": "true"}
 	if !Enabled(func(k string) string { return env[k] }) || Enabled(func(string) string { return "" }) {
 		t.Error("Enabled does not follow GITHUB_ACTIONS=true")
+	}
+}
+
+func TestAnnotateBadMarkerAndHint(t *testing.T) {
+	recs := []audit.Record{
+		{Schema: 1, Package: "example.com/m/p", Test: "TestOdd", Decision: report.BadMarker, MarkerValue: "yes",
+			Reason: `unknown value "yes" of the "nettrap" attribute; the marker is t.Attr("nettrap", "network")`},
+		{Schema: 1, Package: "example.com/m/p", Test: "TestB", AfterTest: "TestA", AfterMS: 1.5,
+			Syscall: "connect", SockType: "tcp", Dest: "203.0.113.7:443", Class: "external", Decision: report.Denied},
+	}
+	var b bytes.Buffer
+	if err := Annotate(&b, report.Build(recs, "")); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	for _, want := range []string{
+		"::error title=nettrap%3A example.com/m/p TestOdd::TestOdd of package example.com/m/p fails: unknown value \"yes\" of the \"nettrap\" attribute",
+		"during TestB of package example.com/m/p. hint: TestB made network attempts only right after TestA ended (1.5ms before the first)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("annotations lack %q:\n%s", want, got)
+		}
 	}
 }

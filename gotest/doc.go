@@ -12,4 +12,25 @@
 // every candidate is marked, and a denial fails them all. No running test
 // (package init, TestMain before or after m.Run, between tests) is
 // collection time: never marked, and a denial fails the package.
+//
+// What attribution knows is which test was running, not whose code made
+// the call: a goroutine that outlived its test is seen in whatever test
+// runs next, so the lines say "during TestX". When the last test of the
+// binary ended less than LeftoverWindow (100 ms) before a call attributed
+// to one other test, Who names it (guard.Who.AfterTest, the audit
+// record's after_test and after_ms), and the summary hints at a leftover
+// goroutine when all of a test's attempts came so. The hint is not put in
+// the failure line: a test that dials as soon as it starts looks the same,
+// and only the whole run shows that it made no other attempt.
+//
+// Findings about tests: a marked test that made no attempt (stale marker)
+// gets a note; a nettrap attribute of an unknown value fails its test.
+// Finish returns both as audit records (stale-marker, bad-marker).
+//
+// -test.failfast: the binary does not know that nettrap failed a test, so
+// it would start the next one. With FailFast(args) true, the tracker
+// stops the binary (its caller kills it) when a test starts after a test
+// nettrap failed has ended, renders the rest as the binary would have
+// ended (parents of the failed test fail, final FAIL), and says so in a
+// note. TestMain's code after m.Run does not run then.
 package gotest

@@ -7,7 +7,9 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -45,8 +47,23 @@ type Tracker struct {
 	mu      sync.Mutex
 	tests   []string        // every test seen, in order of start
 	used    map[string]bool // marked tests (and ancestors) that made an attempt
-	badAttr map[string]string
+	badAttr []badAttr
+	lastEnd testEnd          // the test whose --- line was read last
+	now     func() time.Time // the clock (tests set it)
 }
+
+// LeftoverWindow is how soon after a test ended an attempt attributed to
+// another test names the ended one in its audit record (after_test): a
+// goroutine it left running may have made the attempt. The report shows
+// the hint when the blamed test made no attempt outside that window.
+const LeftoverWindow = 100 * time.Millisecond
+
+type testEnd struct {
+	name string
+	at   time.Time
+}
+
+type badAttr struct{ test, value string }
 
 // NewTracker renders to w in mode what it reads from pipe (the read end of
 // the binary's stdout and stderr).
@@ -57,30 +74,47 @@ func NewTracker(pipe *os.File, w io.Writer, mode teststream.Mode, pkg string, al
 	if err := unix.SetNonblock(fd, true); err != nil {
 		return nil, os.NewSyscallError("fcntl(O_NONBLOCK)", err)
 	}
-	t := &Tracker{Package: pkg, AllowTests: allow, pipe: pipe, fd: fd,
-		used: map[string]bool{}, badAttr: map[string]string{}}
+	t := &Tracker{Package: pkg, AllowTests: allow, pipe: pipe, fd: fd, used: map[string]bool{}, now: time.Now}
 	t.renderer = teststream.NewRenderer(w, mode)
 	t.parser = teststream.NewParser(t.handle)
 	return t, nil
 }
 
+// FailFast makes the tracker stop the binary, by calling stop, when a test
+// that nettrap failed has ended and another test starts, as the binary
+// does for its own failures under -test.failfast (see
+// teststream.Renderer.FailFast). Call it before Run.
+func (t *Tracker) FailFast(stop func()) { t.renderer.FailFast(stop) }
+
+// Stopped reports whether the tracker stopped the binary under -failfast:
+// its exit status is then that of a failed run (1), not of the kill.
+func (t *Tracker) Stopped() bool { return t.renderer.Stopped() }
+
 // handle sees every event before the renderer: it keeps the list of tests
-// and fails a test whose nettrap attribute has an unknown value.
+// and when the last one ended, and fails a test whose nettrap attribute
+// has an unknown value.
 func (t *Tracker) handle(e *teststream.Event) {
 	switch {
 	case e.Kind == teststream.KindRun:
 		t.mu.Lock()
 		t.tests = append(t.tests, e.Test)
 		t.mu.Unlock()
+	case e.Kind == teststream.KindEnd:
+		t.mu.Lock()
+		t.lastEnd = testEnd{e.Test, t.now()}
+		t.mu.Unlock()
 	case e.Kind == teststream.KindAttr && e.Key == MarkerKey && e.Value != MarkerValue:
 		t.mu.Lock()
-		t.badAttr[e.Test] = e.Value
+		t.badAttr = append(t.badAttr, badAttr{e.Test, e.Value})
 		t.mu.Unlock()
 	}
 	t.renderer.Handle(e)
 	if e.Kind == teststream.KindAttr && e.Key == MarkerKey && e.Value != MarkerValue {
-		t.renderer.Fail(e.Test, fmt.Sprintf("nettrap: unknown value %q of the %q attribute: the marker is t.Attr(%q, %q)",
-			e.Value, MarkerKey, MarkerKey, MarkerValue))
+		if !t.renderer.Fail(e.Test, fmt.Sprintf("nettrap: unknown value %q of the %q attribute: the marker is t.Attr(%q, %q)",
+			e.Value, MarkerKey, MarkerKey, MarkerValue)) {
+			t.renderer.FailPackage(fmt.Sprintf("nettrap: %s: unknown value %q of the %q attribute: the marker is t.Attr(%q, %q)",
+				e.Test, e.Value, MarkerKey, MarkerKey, MarkerValue))
+		}
 	}
 }
 
@@ -144,6 +178,7 @@ func (t *Tracker) Who(c *supervisor.Call) (guard.Who, func()) {
 	case len(snap.Running) == 1:
 		w.Test = snap.Running[0]
 		w.Marked = t.marked(w.Test)
+		w.AfterTest, w.AfterGap = t.leftover(w.Test)
 	default:
 		w.Candidates = snap.Running
 		w.Marked = true
@@ -152,6 +187,21 @@ func (t *Tracker) Who(c *supervisor.Call) (guard.Who, func()) {
 		}
 	}
 	return w, release
+}
+
+// leftover names the test that ended last, if it ended less than
+// LeftoverWindow before now and is not test itself or a parent of it (a
+// parent cannot end while its subtest runs; a subtest can, and its
+// goroutines can outlive it as well as another test's).
+func (t *Tracker) leftover(test string) (string, time.Duration) {
+	t.mu.Lock()
+	end := t.lastEnd
+	gap := t.now().Sub(end.at)
+	t.mu.Unlock()
+	if end.name == "" || end.name == test || strings.HasPrefix(test, end.name+"/") || gap > LeftoverWindow {
+		return "", 0
+	}
+	return end.name, gap
 }
 
 // marked: the test or an ancestor carries the marker or matches
@@ -209,20 +259,31 @@ func (t *Tracker) markUsed(w guard.Who) {
 }
 
 // Finish reads what is left, reports stale markers (marked tests that made
-// no network attempt), and flushes the output. It returns the stale tests.
-// Call it once the binary has exited; what a leftover subprocess writes to
-// the pipe after that is not read.
-func (t *Tracker) Finish() ([]string, error) {
+// no network attempt), and flushes the output. It returns the audit
+// records of its findings about tests: stale markers and bad markers (a
+// nettrap attribute with an unknown value), in the order found, without
+// the fields of an attempt (pid, syscall, …), which do not apply. Call it
+// once the binary has exited; what a leftover subprocess writes to the
+// pipe after that is not read.
+func (t *Tracker) Finish() ([]audit.Record, error) {
 	err := t.drain()
 	t.readMu.Lock()
 	t.eof = true
 	t.parser.Close()
 	t.readMu.Unlock()
-	stale := t.stale()
-	for _, name := range stale {
-		t.renderer.Note(fmt.Sprintf("nettrap: stale marker: %s may use the network but made no network attempt; remove the marker if the test is mocked", name))
+	var recs []audit.Record
+	t.mu.Lock()
+	for _, b := range t.badAttr {
+		recs = append(recs, audit.Record{Package: t.Package, Test: b.test, Decision: audit.BadMarker, MarkerValue: b.value,
+			Reason: fmt.Sprintf("unknown value %q of the %q attribute; the marker is t.Attr(%q, %q)", b.value, MarkerKey, MarkerKey, MarkerValue)})
 	}
-	return stale, errors.Join(err, t.renderer.Close())
+	t.mu.Unlock()
+	for _, name := range t.stale() {
+		t.renderer.Note(fmt.Sprintf("nettrap: stale marker: %s may use the network but made no network attempt; remove the marker if the test is mocked", name))
+		recs = append(recs, audit.Record{Package: t.Package, Test: name, Marked: true,
+			Decision: audit.StaleMarker, Reason: "marked test made no network attempt"})
+	}
+	return recs, errors.Join(err, t.renderer.Close())
 }
 
 // Failed reports whether nettrap failed a test or the package.
@@ -236,8 +297,8 @@ func (t *Tracker) stale() []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, name := range t.tests {
-		if seen[name] || t.used[name] {
-			continue
+		if seen[name] || t.used[name] || t.renderer.Dropped(name) {
+			continue // a test -failfast stopped as it started had no time to try
 		}
 		seen[name] = true
 		if v, ok := t.parser.Attr(name, MarkerKey); ok && v == MarkerValue {

@@ -63,13 +63,26 @@ func (f *trackerFixture) deny(w guard.Who, line string) {
 	release()
 }
 
+// finish ends the run and returns the output and the tests of the stale
+// marker records (checking that they are that).
 func (f *trackerFixture) finish() (string, []string) {
+	out, recs := f.finishRecords()
+	var stale []string
+	for _, r := range recs {
+		if r.Decision == audit.StaleMarker {
+			stale = append(stale, r.Test)
+		}
+	}
+	return out, stale
+}
+
+func (f *trackerFixture) finishRecords() (string, []audit.Record) {
 	f.w.Close()
-	stale, err := f.tr.Finish()
+	recs, err := f.tr.Finish()
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	return f.out.String(), stale
+	return f.out.String(), recs
 }
 
 func TestAttributionSequential(t *testing.T) {
@@ -82,14 +95,14 @@ func TestAttributionSequential(t *testing.T) {
 	if w.Test != "TestA" || w.Marked || w.Collection || w.Package != "example.com/p" {
 		t.Errorf("in TestA: %+v", w)
 	}
-	f.deny(w, "nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) in TestA")
+	f.deny(w, "nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) during TestA")
 	f.emit(mark + "--- PASS: TestA (0.00s)")
 	if w := f.who(); !w.Collection {
 		t.Errorf("between tests: %+v, want collection", w)
 	}
 	f.emit(mark + "PASS")
 	out, _ := f.finish()
-	for _, want := range []string{"--- FAIL: TestA", "    nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) in TestA", "\nFAIL\n"} {
+	for _, want := range []string{"--- FAIL: TestA", "    nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) during TestA", "\nFAIL\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

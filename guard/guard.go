@@ -26,6 +26,10 @@ type Who struct {
 	Package    string
 	Test       string   // the test, or "collection"; "" outside Go tests
 	Candidates []string // several tests could have made it (t.Parallel)
+	// AfterTest ended AfterGap before the call, shortly enough that a
+	// goroutine it left running may have made the call (single Test only).
+	AfterTest string
+	AfterGap  time.Duration
 }
 
 // Attribution tells which test made a call and learns of every audited
@@ -210,6 +214,7 @@ func (g *Guard) newRecord(c *supervisor.Call, who Who, caller supervisor.Caller,
 	rec := audit.Record{
 		Schema: audit.SchemaVersion, Time: now, RunID: g.RunID,
 		Package: who.Package, Test: who.Test, Candidates: who.Candidates, Marked: who.Marked,
+		AfterTest: who.AfterTest, AfterMS: gapMS(who),
 		PID: caller.PID, TID: c.TID, Exe: caller.Exe, Argv0: filepath.Base(caller.Argv0),
 		Syscall: c.Syscall.Name, ABI: c.Syscall.ABI, SockType: sock,
 		Decision: string(a.decision.Verdict), Reason: a.decision.Reason,
@@ -226,6 +231,15 @@ func (g *Guard) newRecord(c *supervisor.Call, who Who, caller supervisor.Caller,
 		rec.Errno = unix.ErrnoName(a.decision.Errno)
 	}
 	return rec
+}
+
+// gapMS is Who.AfterGap in milliseconds, at least a microsecond's worth,
+// so that a record with after_test always has after_ms.
+func gapMS(w Who) float64 {
+	if w.AfterTest == "" {
+		return 0
+	}
+	return max(float64(w.AfterGap.Microseconds()), 1) / 1000
 }
 
 func (g *Guard) count(d policy.Decision) {

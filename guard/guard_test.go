@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -208,7 +209,7 @@ func TestAttributionGetsTheDenialNotStderr(t *testing.T) {
 	f.g.Attribution = attr
 	f.g.Decide(call(bpf.Connect, inet("203.0.113.7:80")))
 	if len(attr.reports) != 1 || !strings.HasPrefix(attr.reports[0], "denied|TestFetch|nettrap: Outbound network blocked: connect") ||
-		!strings.HasSuffix(attr.reports[0], "203.0.113.7:80 (external) in TestFetch") {
+		!strings.HasSuffix(attr.reports[0], "203.0.113.7:80 (external) during TestFetch") {
 		t.Errorf("reports %q", attr.reports)
 	}
 	if f.msgs.Len() != 0 {
@@ -258,11 +259,11 @@ func TestLine(t *testing.T) {
 		want string
 	}{
 		{func(*audit.Record) {}, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) by pid 42 curl"},
-		{func(r *audit.Record) { r.Test = "TestFetch" }, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) in TestFetch"},
-		{func(r *audit.Record) { r.Candidates = []string{"TestA", "TestB"} }, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) in one of TestA, TestB (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)"},
+		{func(r *audit.Record) { r.Test = "TestFetch" }, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestFetch"},
+		{func(r *audit.Record) { r.Candidates = []string{"TestA", "TestB"} }, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) during one of TestA, TestB (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)"},
 		{func(r *audit.Record) {
 			r.Candidates = []string{"T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8", "T9", "T10"}
-		}, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) in one of T1, T2, T3, T4, T5, T6, T7, T8 and 2 more (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)"},
+		}, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) during one of T1, T2, T3, T4, T5, T6, T7, T8 and 2 more (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)"},
 		{func(r *audit.Record) { r.Test = "collection" }, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) at collection time (package init, TestMain, or between tests)"},
 		{func(r *audit.Record) { r.Decision = "would-deny" }, "audit: would block: connect tcp 203.0.113.7:443 (external) by pid 42 curl"},
 		{func(r *audit.Record) { r.ABI = "i386"; r.Dest = ""; r.SockType = ""; r.Reason = "not decoded" }, "Outbound network blocked: connect (i386 ABI) by pid 42 curl: not decoded"},
@@ -273,5 +274,26 @@ func TestLine(t *testing.T) {
 		if got := Line(r, r.Test == ""); got != tt.want {
 			t.Errorf("Line(%+v)\n got %q\nwant %q", r, got, tt.want)
 		}
+	}
+}
+
+// The record carries the test that ended just before the call (from Who),
+// with the gap in milliseconds, never 0 once named; the line stays a fact.
+func TestRecordNamesTheTestThatEnded(t *testing.T) {
+	f := newFixture(t, policy.Policy{})
+	attr := &fakeAttribution{who: Who{Package: "example.com/p", Test: "TestB", AfterTest: "TestA", AfterGap: 2500 * time.Microsecond}}
+	f.g.Attribution = attr
+	f.g.Decide(call(bpf.Connect, inet("203.0.113.7:80")))
+	attr.who.AfterGap = 0
+	f.g.Decide(call(bpf.Connect, inet("203.0.113.7:81")))
+	attr.who = Who{Package: "example.com/p", Test: "TestB"}
+	f.g.Decide(call(bpf.Connect, inet("203.0.113.7:82")))
+	recs := f.records(t)
+	if len(recs) != 3 || recs[0].AfterTest != "TestA" || recs[0].AfterMS != 2.5 || recs[1].AfterMS != 0.001 ||
+		recs[2].AfterTest != "" || recs[2].AfterMS != 0 {
+		t.Errorf("records %+v", recs)
+	}
+	if !strings.HasSuffix(attr.reports[0], "(external) during TestB") {
+		t.Errorf("line %q", attr.reports[0])
 	}
 }

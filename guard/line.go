@@ -12,7 +12,10 @@ import (
 //
 //	Outbound network blocked: connect tcp 203.0.113.7:443 (external) by pid 4242 curl
 //
-// byProcess names the process (generic mode); otherwise the test.
+// byProcess names the process (generic mode); otherwise the test, as what
+// nettrap knows: the call was made while that test was running ("during
+// TestX"), not necessarily by its code (a goroutine a previous test left
+// running is indistinguishable).
 func Line(r audit.Record, byProcess bool) string {
 	byProcess = byProcess && len(r.Candidates) == 0
 	var b strings.Builder
@@ -33,13 +36,13 @@ func Line(r audit.Record, byProcess bool) string {
 	}
 	switch {
 	case len(r.Candidates) > 1:
-		fmt.Fprintf(&b, " in one of %s (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)", candidateList(r.Candidates))
+		fmt.Fprintf(&b, " during one of %s (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)", candidateList(r.Candidates))
 	case r.Test == "collection":
 		b.WriteString(" at collection time (package init, TestMain, or between tests)")
 	case byProcess || r.Test == "":
 		fmt.Fprintf(&b, " by pid %d %s", r.PID, r.Argv0)
 	default:
-		b.WriteString(" in " + r.Test)
+		b.WriteString(" during " + r.Test)
 	}
 	if r.Dest == "" || r.Class == "unspecified" || r.Class == "dns" || r.Class == "other-family" {
 		b.WriteString(": " + r.Reason)

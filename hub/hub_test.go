@@ -217,9 +217,9 @@ func TestInnerGoneBeforeVerdict(t *testing.T) {
 	w, release := s.who(child, 11)
 	cl.Close()
 	<-fa.rel // the inner let go of its hold when the connection ended
-	s.Report(w, audit.Record{TID: 11, Decision: string(policy.Denied)}, "nettrap: blocked in TestGone")
+	s.Report(w, audit.Record{TID: 11, Decision: string(policy.Denied)}, "nettrap: blocked during TestGone")
 	release()
-	if out := msgs.String(); !strings.Contains(out, "could not tell the nettrap running") || !strings.Contains(out, "nettrap: blocked in TestGone") {
+	if out := msgs.String(); !strings.Contains(out, "could not tell the nettrap running") || !strings.Contains(out, "nettrap: blocked during TestGone") {
 		t.Errorf("messages %q: want the lost verdict and its line", out)
 	}
 	if s.Lost() != 1 {

@@ -56,7 +56,7 @@ type expectation struct {
 // carries it.
 func blocked(op, host string, port int, class, who string) *regexp.Regexp {
 	if !strings.HasPrefix(who, " ") {
-		who = " in " + who
+		who = " during " + who
 	}
 	return regexp.MustCompile(fmt.Sprintf(`^Outbound network blocked: %s (%s|\[::ffff:%s\]):%d \(%s\)%s`,
 		regexp.QuoteMeta(op), regexp.QuoteMeta(host), regexp.QuoteMeta(host), port, class, regexp.QuoteMeta(who)))

@@ -38,7 +38,7 @@ func TestGotestsum(t *testing.T) {
 			if run.code != 1 {
 				t.Errorf("gotestsum exit %d, want 1\n%s", run.code, out)
 			}
-			if !strings.Contains(out, "--- FAIL: TestLeak") || !strings.Contains(out, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) in TestLeak") {
+			if !strings.Contains(out, "--- FAIL: TestLeak") || !strings.Contains(out, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestLeak") {
 				t.Errorf("gotestsum output lacks TestLeak's failure and nettrap's line:\n%s", out)
 			}
 			if !strings.Contains(out, "--- PASS: TestFine") {

@@ -125,7 +125,7 @@ func checkHubLeaky(t *testing.T, h *fakehost.Host, mark fakehost.Cursor, run net
 	if _, ok := h.WaitFor(mark, fakehost.To(markedEndpoint.Proto, markedEndpoint.Addr), runTimeout); !ok {
 		t.Errorf("TestMarked's connection never reached %s:\n%s", markedEndpoint, h.Dump())
 	}
-	blocked := "    nettrap: Outbound network blocked: connect tcp 203.0.113.7:443 (external) in TestLeak"
+	blocked := "    nettrap: Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestLeak"
 	if i := strings.Index(run.stdout, "--- FAIL: TestLeak"); i < 0 || !strings.HasPrefix(run.stdout[strings.IndexByte(run.stdout[i:], '\n')+i+1:], blocked) {
 		t.Errorf("want --- FAIL: TestLeak with %q under it:\n%s", blocked, run.stdout)
 	}

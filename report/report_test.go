@@ -13,6 +13,60 @@ import (
 	"github.com/nettrap/nettrap/audit"
 )
 
+// TestLeftoverHint: a test gets the hint only when every attempt it made
+// in the run came right after another test ended, and only for one run.
+func TestLeftoverHint(t *testing.T) {
+	den := func(run, test, after string, ms float64) audit.Record {
+		return audit.Record{Schema: 1, RunID: run, Package: "p", Test: test, AfterTest: after, AfterMS: ms,
+			Syscall: "connect", Dest: "192.0.2.1:80", Class: "external", Decision: Denied}
+	}
+	for _, tc := range []struct {
+		name string
+		recs []audit.Record
+		want string // after_test of TestB's row
+	}{
+		{"only attempt", []audit.Record{den("r", "TestB", "TestA", 2)}, "TestA"},
+		{"retries in the window", []audit.Record{den("r", "TestB", "TestA", 2), den("r", "TestB", "TestA", 0.5)}, "TestA"},
+		{"another attempt later", []audit.Record{den("r", "TestB", "TestA", 2), den("r", "TestB", "", 0)}, ""},
+		{"allowed attempt later", []audit.Record{den("r", "TestB", "TestA", 2),
+			{Schema: 1, RunID: "r", Package: "p", Test: "TestB", Decision: Allowed, Syscall: "connect"}}, ""},
+		{"after two tests", []audit.Record{den("r", "TestB", "TestA", 2), den("r", "TestB", "TestB/x", 1)}, ""},
+		{"two runs", []audit.Record{den("r", "TestB", "TestA", 2), den("r2", "TestB", "TestA", 2)}, ""},
+	} {
+		s := Build(tc.recs, "")
+		var got []string
+		for _, r := range s.Blocked {
+			if r.Test == "TestB" {
+				got = append(got, r.AfterTest)
+			}
+		}
+		if len(got) == 0 || got[0] != tc.want {
+			t.Errorf("%s: after_test of TestB's rows %q, want %q", tc.name, got, tc.want)
+		}
+		if hs := Hints(s.Blocked); (len(hs) > 0) != (tc.want != "") || len(hs) > 1 {
+			t.Errorf("%s: hints %q", tc.name, hs)
+		}
+	}
+}
+
+// A stale-marker record leaves out the fields of an attempt; an old one
+// with "pid":0 (as in testdata/run.jsonl) still reads.
+func TestStaleRecordOmitsAttemptFields(t *testing.T) {
+	b, err := json.Marshal(audit.Record{Schema: 1, Package: "p", Test: "TestOld", Marked: true, Decision: StaleMarker})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, absent := range []string{"pid", "tid", "syscall", "after_ms"} {
+		if strings.Contains(string(b), `"`+absent+`"`) {
+			t.Errorf("%s has %q", b, absent)
+		}
+	}
+	recs, err := Read(strings.NewReader(string(b)+"\n"), "log")
+	if err != nil || len(recs) != 1 || recs[0].Decision != StaleMarker {
+		t.Errorf("Read(%s) = %+v, %v", b, recs, err)
+	}
+}
+
 var update = flag.Bool("update", false, "rewrite the golden files")
 
 func golden(t *testing.T, name string, got []byte) {
@@ -61,7 +115,7 @@ func TestGolden(t *testing.T) {
 
 func TestBuildCounts(t *testing.T) {
 	s := Build(readFixture(t), "r1")
-	want := Totals{Blocked: 5, Collection: 1, Allowed: 1, Stale: 1, Packages: 4}
+	want := Totals{Blocked: 9, Collection: 1, Allowed: 1, Stale: 1, BadMarkers: 1, Packages: 5}
 	if s.Totals != want {
 		t.Errorf("totals %+v, want %+v", s.Totals, want)
 	}
@@ -84,7 +138,7 @@ func TestBuildCounts(t *testing.T) {
 
 func TestBuildAllRuns(t *testing.T) {
 	s := Build(readFixture(t), "")
-	if len(s.RunIDs) != 2 || s.Totals.Blocked != 6 {
+	if len(s.RunIDs) != 2 || s.Totals.Blocked != 10 {
 		t.Errorf("merged logs: runs %v, blocked %d; want 2 runs, 6 blocked", s.RunIDs, s.Totals.Blocked)
 	}
 }

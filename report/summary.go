@@ -13,7 +13,8 @@ const (
 	Denied      = "denied"
 	WouldDeny   = "would-deny"
 	Allowed     = "allowed"
-	StaleMarker = "stale-marker"
+	StaleMarker = audit.StaleMarker
+	BadMarker   = audit.BadMarker
 	// Error is a record an inner nettrap (the -exec of a run) writes when
 	// it could not do its job, so that the run ends with status 125.
 	Error = "nettrap-error"
@@ -33,7 +34,14 @@ type Row struct {
 	Class      string   `json:"class,omitempty"`
 	Decision   string   `json:"decision"`
 	Reason     string   `json:"reason,omitempty"`
+	Marker     string   `json:"marker_value,omitempty"` // a bad marker's value
 	Count      int      `json:"count"`
+	// AfterTest is set when every attempt of the row's test in its run
+	// came within gotest.LeftoverWindow after AfterTest ended (AfterMS
+	// before the first of them): a goroutine that test left running may
+	// have made them, as nettrap names the test running at the time.
+	AfterTest string  `json:"after_test,omitempty"`
+	AfterMS   float64 `json:"after_ms,omitempty"`
 }
 
 // Who names the origin of the row's attempts: the test, the candidates of
@@ -59,6 +67,7 @@ type Totals struct {
 	WouldBlock int `json:"would_block"` // --mode=audit: what enforce would deny
 	Allowed    int `json:"allowed"`     // by a marker or an --allow rule
 	Stale      int `json:"stale_markers"`
+	BadMarkers int `json:"bad_markers"`
 	Errors     int `json:"nettrap_errors"`
 	Packages   int `json:"packages_with_findings"`
 }
@@ -72,6 +81,7 @@ type Summary struct {
 	WouldBlock []Row    `json:"would_block"`
 	Allowed    []Row    `json:"allowed"`
 	Stale      []Row    `json:"stale_markers"`
+	BadMarkers []Row    `json:"bad_markers"`
 	Errors     []Row    `json:"nettrap_errors"`
 	Totals     Totals   `json:"totals"`
 }
@@ -80,29 +90,31 @@ type Summary struct {
 // is stale and nettrap had no trouble: the one-line case.
 func (s *Summary) Clean() bool {
 	t := s.Totals
-	return t.Blocked+t.Collection+t.WouldBlock+t.Stale+t.Errors == 0
+	return t.Blocked+t.Collection+t.WouldBlock+t.Stale+t.BadMarkers+t.Errors == 0
 }
 
 // Build groups records into a summary. runID, when not empty, keeps only
 // that run's records (a log given with --audit-log may hold older runs).
 func Build(recs []audit.Record, runID string) *Summary {
 	s := &Summary{RunIDs: []string{}, Blocked: []Row{}, Collection: []Row{}, WouldBlock: []Row{},
-		Allowed: []Row{}, Stale: []Row{}, Errors: []Row{}}
+		Allowed: []Row{}, Stale: []Row{}, BadMarkers: []Row{}, Errors: []Row{}}
 	groups := map[string]*Row{}
 	var order []*Row
 	runs := map[string]bool{}
 	pkgs := map[string]bool{}
+	var kept []audit.Record
 	for _, rec := range recs {
 		if runID != "" && rec.RunID != runID {
 			continue
 		}
+		kept = append(kept, rec)
 		if rec.RunID != "" && !runs[rec.RunID] {
 			runs[rec.RunID] = true
 			s.RunIDs = append(s.RunIDs, rec.RunID)
 		}
 		row := rowOf(rec)
 		key := strings.Join([]string{row.Package, row.Test, strings.Join(row.Candidates, "\x00"), row.Process,
-			row.Operation, row.Dest, row.Class, row.Decision, row.Reason}, "\x01")
+			row.Operation, row.Dest, row.Class, row.Decision, row.Reason, row.Marker}, "\x01")
 		if g := groups[key]; g != nil {
 			g.Count++
 			continue
@@ -111,11 +123,15 @@ func Build(recs []audit.Record, runID string) *Summary {
 		groups[key] = &row
 		order = append(order, &row)
 	}
+	hints := leftovers(kept)
 	for _, r := range order {
+		if h, ok := hints[testKey{r.Package, r.Test}]; ok && r.Decision != StaleMarker && r.Decision != BadMarker {
+			r.AfterTest, r.AfterMS = h.test, h.ms
+		}
 		s.add(*r, pkgs)
 	}
 	s.Totals.Packages = len(pkgs)
-	for _, rows := range []*[]Row{&s.Blocked, &s.Collection, &s.WouldBlock, &s.Allowed, &s.Stale, &s.Errors} {
+	for _, rows := range []*[]Row{&s.Blocked, &s.Collection, &s.WouldBlock, &s.Allowed, &s.Stale, &s.BadMarkers, &s.Errors} {
 		slices.SortStableFunc(*rows, compareRows)
 	}
 	slices.Sort(s.RunIDs)
@@ -128,7 +144,7 @@ func rowOf(rec audit.Record) Row {
 		op += " " + rec.SockType
 	}
 	r := Row{Package: rec.Package, Test: rec.Test, Candidates: rec.Candidates, Operation: op,
-		Dest: rec.Dest, Class: rec.Class, Decision: rec.Decision, Reason: rec.Reason}
+		Dest: rec.Dest, Class: rec.Class, Decision: rec.Decision, Reason: rec.Reason, Marker: rec.MarkerValue}
 	if r.Package == "" && r.Test == "" {
 		r.Process = rec.Argv0
 	}
@@ -148,6 +164,9 @@ func (s *Summary) add(r Row, pkgs map[string]bool) {
 	case r.Decision == StaleMarker:
 		s.Stale = append(s.Stale, r)
 		s.Totals.Stale += r.Count
+	case r.Decision == BadMarker:
+		s.BadMarkers = append(s.BadMarkers, r)
+		s.Totals.BadMarkers += r.Count
 	case r.Decision == Error:
 		s.Errors = append(s.Errors, r)
 		s.Totals.Errors += r.Count
@@ -179,4 +198,43 @@ func compareRows(a, b Row) int {
 		cmp.Compare(a.Dest, b.Dest),
 		cmp.Compare(a.Class, b.Class),
 	)
+}
+
+// testKey names a test of a package. A run has one binary per package, so
+// within a run it names one test of one binary; the hint is only given for
+// a single run (several runs may disagree).
+type testKey struct{ pkg, test string }
+
+type leftover struct {
+	test string
+	ms   float64
+}
+
+// leftovers finds the tests whose every attempt came shortly after
+// another test ended (after_test): a goroutine that test left running may
+// have made them. The gap shown is that of the first attempt.
+func leftovers(recs []audit.Record) map[testKey]leftover {
+	runs := map[string]bool{}
+	out := map[testKey]leftover{}
+	spoiled := map[testKey]bool{}
+	for _, rec := range recs {
+		runs[rec.RunID] = true
+		k := testKey{rec.Package, rec.Test}
+		if rec.Test == "" || rec.Test == Collection || len(rec.Candidates) > 0 ||
+			rec.Decision == StaleMarker || rec.Decision == BadMarker || rec.Decision == Error || spoiled[k] {
+			continue
+		}
+		prev, seen := out[k]
+		switch {
+		case rec.AfterTest == "" || (seen && prev.test != rec.AfterTest):
+			spoiled[k] = true
+			delete(out, k)
+		case !seen || rec.AfterMS < prev.ms:
+			out[k] = leftover{rec.AfterTest, rec.AfterMS}
+		}
+	}
+	if len(runs) > 1 {
+		return nil
+	}
+	return out
 }

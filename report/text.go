@@ -18,7 +18,7 @@ func (s *Summary) Headline() string {
 		fmt.Fprintf(&b, "%s blocked in %s", plural(t.Blocked+t.Collection, "outbound network attempt"), plural(t.Packages, "package"))
 	case t.WouldBlock > 0:
 		fmt.Fprintf(&b, "audit mode: %s would have been blocked", plural(t.WouldBlock, "outbound network attempt"))
-	case t.Stale+t.Errors > 0:
+	case t.Stale+t.BadMarkers+t.Errors > 0:
 		b.WriteString("no outbound network attempt blocked, but see below")
 	default:
 		b.WriteString("no outbound network attempt blocked")
@@ -56,18 +56,49 @@ func (s *Summary) TotalsLine() string {
 		parts = append(parts, fmt.Sprintf("%d would be blocked (audit mode)", t.WouldBlock))
 	}
 	parts = append(parts, fmt.Sprintf("%d allowed", t.Allowed), plural(t.Stale, "stale marker"))
+	if t.BadMarkers > 0 {
+		parts = append(parts, plural(t.BadMarkers, "bad marker"))
+	}
 	if t.Errors > 0 {
 		parts = append(parts, plural(t.Errors, "nettrap error"))
 	}
 	return "nettrap: total: " + strings.Join(parts, ", ")
 }
 
-// section is one table of the summary.
+// section is one table of the summary, with hints under it.
 type section struct {
 	title string
 	rows  []Row
 	cols  []string
 	cells func(Row) []string
+	hints bool // leftover-goroutine hints (Hints) under the table
+}
+
+// Hints are the lines that say, for the rows' tests whose every attempt
+// came shortly after another test ended, that a goroutine the other test
+// left running may have made them: nettrap names the test that was
+// running, which is not always whose code made the call.
+func Hints(rows []Row) []string {
+	var out []string
+	seen := map[testKey]bool{}
+	for _, r := range rows {
+		k := testKey{r.Package, r.Test}
+		if r.AfterTest == "" || seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, fmt.Sprintf("hint: %s made network attempts only right after %s ended (%s before the first): "+
+			"a goroutine left running by %s may have made them (nettrap knows which test was running, not whose code called)",
+			r.Test, r.AfterTest, formatMS(r.AfterMS), r.AfterTest))
+	}
+	return out
+}
+
+func formatMS(ms float64) string {
+	if ms < 1 {
+		return fmt.Sprintf("%.0fµs", ms*1000)
+	}
+	return fmt.Sprintf("%.1fms", ms)
 }
 
 func blockedCells(r Row) []string {
@@ -77,17 +108,19 @@ func blockedCells(r Row) []string {
 func (s *Summary) sections() []section {
 	blockedCols := []string{"PACKAGE", "TEST", "OPERATION", "DESTINATION", "CLASS", "COUNT"}
 	return []section{
-		{"Blocked", s.Blocked, blockedCols, blockedCells},
-		{"At collection time (package init, TestMain, between tests: fails the package)", s.Collection, blockedCols, blockedCells},
-		{"Would be blocked (--mode=audit)", s.WouldBlock, blockedCols, blockedCells},
+		{"Blocked", s.Blocked, blockedCols, blockedCells, true},
+		{"At collection time (package init, TestMain, between tests: fails the package)", s.Collection, blockedCols, blockedCells, false},
+		{"Would be blocked (--mode=audit)", s.WouldBlock, blockedCols, blockedCells, true},
 		{"Allowed", s.Allowed, []string{"PACKAGE", "TEST", "OPERATION", "DESTINATION", "REASON", "COUNT"},
 			func(r Row) []string {
 				return []string{pkgOf(r), r.Who(), r.Operation, dash(r.Dest), dash(r.Reason), fmt.Sprint(r.Count)}
-			}},
+			}, false},
 		{"Stale markers (marked tests that made no network attempt: remove the marker if the test is mocked)", s.Stale,
-			[]string{"PACKAGE", "TEST"}, func(r Row) []string { return []string{pkgOf(r), r.Who()} }},
+			[]string{"PACKAGE", "TEST"}, func(r Row) []string { return []string{pkgOf(r), r.Who()} }, false},
+		{`Bad markers (unknown value of the nettrap attribute: fails the test; the marker is t.Attr("nettrap", "network"))`, s.BadMarkers,
+			[]string{"PACKAGE", "TEST", "VALUE"}, func(r Row) []string { return []string{pkgOf(r), r.Who(), fmt.Sprintf("%q", r.Marker)} }, false},
 		{"nettrap errors", s.Errors, []string{"PACKAGE", "REASON"},
-			func(r Row) []string { return []string{pkgOf(r), dash(r.Reason)} }},
+			func(r Row) []string { return []string{pkgOf(r), dash(r.Reason)} }, false},
 	}
 }
 
@@ -111,6 +144,11 @@ func (s *Summary) Text(w io.Writer) error {
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+		if sec.hints {
+			for _, h := range Hints(sec.rows) {
+				fmt.Fprintln(w, "  "+h)
+			}
 		}
 	}
 	_, err := fmt.Fprintln(w, "\n"+s.TotalsLine())

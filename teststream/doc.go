@@ -71,6 +71,12 @@
 // any test and turns the final PASS into FAIL. Verdict lines go out at the
 // next line boundary. Failed tells whether the exit status must become 1.
 //
+// FailFast(stop) mirrors -test.failfast for verdicts: once the report of
+// a test failed by a verdict is rendered, the next test start calls stop
+// (to kill the binary) and is dropped with all that follows; the failed
+// test's open parents get a synthesized --- FAIL, a note says what
+// happened, and Close writes the final FAIL line.
+//
 // Wiring in the supervisor: one goroutine reads the pipe and writes into the
 // Parser (NewParser(renderer.Handle)); nothing else must be done for output
 // to flow. When a network call arrives:

@@ -7,8 +7,16 @@ import (
 	"strings"
 )
 
-// render writes one event in r's mode. Called with r.mu held.
+// render writes one event in r's mode, unless -failfast drops it. Called
+// with r.mu held.
 func (r *Renderer) render(e *Event) {
+	if r.failFastEvent(e) {
+		return
+	}
+	r.renderEvent(e)
+}
+
+func (r *Renderer) renderEvent(e *Event) {
 	if e.Kind == kindVerdict {
 		r.injectNow(injection{test: e.Test, line: e.Value})
 		return

@@ -52,6 +52,8 @@ type Renderer struct {
 	atStart  bool                // the written output ends a line
 	cur      string              // test that output is attributed to, as in the stream
 
+	ff failFast // -test.failfast
+
 	vLast  string            // ModeVerbose: the chatty printer's last test name
 	blocks map[string][]byte // held text per test: reports (verbose), logs and reports (quiet)
 	qLog   string            // ModeQuiet: the test whose log line is being buffered
@@ -78,6 +80,10 @@ func NewRenderer(w io.Writer, mode Mode) *Renderer {
 func (r *Renderer) Handle(e *Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.ff.stopped {
+		r.failFastEvent(e) // dropped
+		return
+	}
 	if e.Kind == KindRun {
 		r.open[e.Test] = e.Parent
 	}
@@ -136,6 +142,12 @@ func (r *Renderer) drain(all bool) {
 func (r *Renderer) Fail(test, line string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.ff.stopped {
+		// The binary was stopped under -failfast: the rest of its
+		// output, this test's report included, is not shown.
+		r.failed = true
+		return true
+	}
 	if _, ok := r.open[test]; !ok || test == "" {
 		return false
 	}
@@ -155,7 +167,9 @@ func (r *Renderer) FailPackage(line string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.failed = true
-	r.inject(injection{line: line})
+	if !r.ff.stopped {
+		r.inject(injection{line: line})
+	}
 }
 
 // Note prints line outside any test, before the final line, without
@@ -195,6 +209,7 @@ func (r *Renderer) Close() error {
 			}
 		}
 	}
+	r.failFastFinal()
 	return r.err
 }
 

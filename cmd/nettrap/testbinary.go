@@ -37,6 +37,9 @@ func newTestBinary(cfg *config) (*testBinary, []string, error) {
 		return nil, nil, err
 	}
 	tb := &testBinary{w: w, tracker: tr, done: make(chan error, 1)}
+	if gotest.FailFast(cfg.args[1:]) {
+		failFast(tb)
+	}
 	go func() { tb.done <- tr.Run() }()
 	return tb, argv, nil
 }
@@ -56,18 +59,15 @@ func (tb *testBinary) finish(status int, write func(audit.Record)) int {
 	case <-time.After(pipeGrace):
 		fmt.Fprintf(os.Stderr, "nettrap: a subprocess of the test binary still holds its output open; not waiting for it\n")
 	}
-	stale, err := tb.tracker.Finish()
+	recs, err := tb.tracker.Finish()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "nettrap: writing the test output: %v\n", err)
 	}
-	for _, name := range stale {
-		write(audit.Record{
-			Package: tb.tracker.Package, Test: name, Marked: true,
-			Decision: "stale-marker", Reason: "marked test made no network attempt",
-		})
+	for _, rec := range recs { // stale and bad markers
+		write(rec)
 	}
-	if tb.tracker.Failed() && status == 0 {
-		return 1
+	if tb.tracker.Failed() && (status == 0 || tb.tracker.Stopped()) {
+		return 1 // a failed run, even if nettrap killed it under -failfast
 	}
 	return status
 }

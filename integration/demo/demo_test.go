@@ -36,7 +36,7 @@ func TestDemo(t *testing.T) {
 	for _, want := range []string{
 		"--- PASS: TestForecast ",
 		"--- PASS: TestForecastUnavailable ",
-		"nettrap: Outbound network blocked: connect tcp 203.0.113.80:80 (external) in TestForecastBergen",
+		"nettrap: Outbound network blocked: connect tcp 203.0.113.80:80 (external) during TestForecastBergen",
 		"--- FAIL: TestForecastBergen ",
 		"=== ATTR  TestLiveForecast nettrap network",
 		"--- PASS: TestLiveForecast ",

@@ -1,0 +1,205 @@
+package integration
+
+import (
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/sandbox"
+	"github.com/nettrap/nettrap/integration/internal/victimbuild"
+)
+
+// streamEndpoints are what the leftover and failfast fixtures dial.
+func streamEndpoints() []fakehost.Endpoint {
+	return []fakehost.Endpoint{tcpEP(fxExternal, 4001), tcpEP(fxExternal, 4002), tcpEP(fxExternal, 4003), tcpEP(fxExternal, 4004)}
+}
+
+// rawRecords reads an audit log as generic objects, so that a test can
+// tell a field left out from a zero one.
+func rawRecords(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	return readJSONL[map[string]any](t, path)
+}
+
+// TestLeftoverGoroutine: a goroutine of TestA dials during TestB. The line
+// says what nettrap knows (during TestB); the audit record names TestA as
+// the test that ended just before; the summary gives the hint. TestOdd's
+// bad marker fails it, is in the audit log without the fields of an
+// attempt, and in the summary.
+func TestLeftoverGoroutine(t *testing.T) {
+	sandbox.Require(t)
+	bins := buildFixtures(t, "leftover")
+	eps := streamEndpoints()
+	h := fakehost.Start(t, eps...)
+	log := auditPath(t)
+	run := runConfined(t, filepath.Join(bins, "leftover.test"), "leftover", []string{"--audit-log", log}, []string{"-test.v=true"})
+	checkRun(t, run, expectation{code: 1})
+	want := expectation{
+		results: res("TestA", "PASS", "TestB", "FAIL", "TestOdd", "FAIL", "TestLast", "PASS"),
+		lines: map[string][]*regexp.Regexp{
+			"TestB":   {ext("connect tcp", 4001, "TestB")},
+			"TestOdd": {note(`unknown value "yes" of the "nettrap" attribute`)},
+		},
+		final: "FAIL",
+	}
+	if errs := diffOutcome(verboseOutcome(run.stdout), want, false); len(errs) > 0 {
+		t.Errorf("%s\noutput:\n%s", strings.Join(errs, "\n"), run.stdout)
+	}
+	checkArrivals(t, h, eps, nil)
+
+	var denied, bad map[string]any
+	for _, r := range rawRecords(t, log) {
+		switch {
+		case r["decision"] == "denied" && r["dest"] != nil && strings.HasSuffix(r["dest"].(string), ":4001"):
+			denied = r
+		case r["decision"] == "bad-marker":
+			bad = r
+		}
+	}
+	if denied == nil || bad == nil {
+		t.Fatalf("audit log lacks the denial or the bad marker: %v, %v", denied, bad)
+	}
+	if denied["test"] != "TestB" {
+		t.Errorf("denial attributed to %v, want TestB (the test running then)", denied["test"])
+	}
+	// after_test is there when the attempt came within 100ms of TestA's
+	// end, as it does but on a badly stalled machine: when there, it must
+	// name TestA, and the summary must give the hint.
+	hinted := denied["after_test"] != nil
+	t.Logf("DEBUG %v\n%s", denied, run.stdout)
+	if hinted && (denied["after_test"] != "TestA" || denied["after_ms"] == nil) {
+		t.Errorf("denial record: after_test %v, after_ms %v; want TestA and a gap", denied["after_test"], denied["after_ms"])
+	}
+	if !hinted {
+		t.Logf("the attempt came more than 100ms after TestA ended: no hint to check (record %v)", denied)
+	}
+	if bad["test"] != "TestOdd" || bad["marker_value"] != "yes" {
+		t.Errorf("bad-marker record %v, want test TestOdd, marker_value yes", bad)
+	}
+	for _, absent := range []string{"pid", "tid", "syscall", "dest"} {
+		if _, ok := bad[absent]; ok {
+			t.Errorf("bad-marker record has %q, which does not apply: %v", absent, bad)
+		}
+	}
+
+	rep := runIn(t, t.TempDir(), goEnv(), victimbuild.Nettrap(t), "report", log)
+	if rep.code != 0 {
+		t.Fatalf("nettrap report: exit %d\n%s%s", rep.code, rep.stdout, rep.stderr)
+	}
+	wantReport := []string{"Bad markers", "TestOdd", `"yes"`, "1 bad marker"}
+	if hinted {
+		wantReport = append(wantReport, "hint: TestB made network attempts only right after TestA ended")
+	}
+	for _, w := range wantReport {
+		if !strings.Contains(rep.stdout, w) {
+			t.Errorf("summary lacks %q:\n%s", w, rep.stdout)
+		}
+	}
+}
+
+// TestFailFast: under -test.failfast, a test nettrap fails stops the run
+// as a failure the binary knows of would: TestSecond and TestThird do not
+// run (TestThird, marked, would reach the fake host), the package fails,
+// and nettrap exits 1, in every output mode and with every spelling.
+func TestFailFast(t *testing.T) {
+	sandbox.Require(t)
+	bins := buildFixtures(t, "failfast")
+	bin := filepath.Join(bins, "failfast.test")
+	first := ext("connect tcp", 4002, "TestFirst")
+	stopped := note("-test.failfast: TestFirst failed, so nettrap stopped the test binary as TestSecond started: later tests did not run")
+	want := expectation{
+		results: res("TestFirst", "FAIL"),
+		lines:   map[string][]*regexp.Regexp{"TestFirst": {first}, "": {stopped}},
+		final:   "FAIL", code: 1,
+	}
+	for _, ff := range []string{"-test.failfast", "-test.failfast=true", "--test.failfast"} {
+		for _, m := range outputModes {
+			t.Run(ff+"/"+m.name, func(t *testing.T) {
+				eps := streamEndpoints()
+				h := fakehost.Start(t, eps...)
+				run := runConfined(t, bin, "failfast", nil, slices.Concat(m.flags, []string{ff}))
+				checkRun(t, run, want)
+				t.Logf("DEBUG\n%s", run.stdout)
+				got := outcomeOf(t, m, run.stdout, fixtureModule+"/failfast")
+				if errs := diffOutcome(got, want, m.name == "quiet"); len(errs) > 0 {
+					t.Errorf("%s\noutput:\n%s", strings.Join(errs, "\n"), run.stdout)
+				}
+				if strings.Contains(run.stdout, "RUN   TestSecond") || strings.Contains(run.stdout, "TestThird") {
+					t.Errorf("a test after the failed one shows:\n%s", run.stdout)
+				}
+				checkArrivals(t, h, eps, nil)
+			})
+		}
+	}
+	t.Run("without failfast", func(t *testing.T) {
+		eps := streamEndpoints()
+		h := fakehost.Start(t, eps...)
+		run := runConfined(t, bin, "failfast", nil, []string{"-test.v=true", "-test.failfast=false"})
+		all := expectation{
+			results: res("TestFirst", "FAIL", "TestSecond", "FAIL", "TestThird", "PASS"),
+			lines: map[string][]*regexp.Regexp{"TestFirst": {first},
+				"TestSecond": {ext("connect tcp", 4003, "TestSecond")}},
+			final: "FAIL", code: 1,
+		}
+		checkRun(t, run, all)
+		if errs := diffOutcome(verboseOutcome(run.stdout), all, false); len(errs) > 0 {
+			t.Errorf("%s\noutput:\n%s", strings.Join(errs, "\n"), run.stdout)
+		}
+		checkArrivals(t, h, eps, []arrival{{tcpEP(fxExternal, 4004), "TestThird"}})
+	})
+}
+
+// TestFailFastGoTestJSON: `go test -json -failfast` with nettrap as -exec,
+// and under `nettrap -- go test` (inner nettraps, the outer supervising),
+// gets valid test2json with no event of the tests that must not run.
+func TestFailFastGoTestJSON(t *testing.T) {
+	sandbox.Require(t)
+	nettrap := victimbuild.Nettrap(t)
+	goTest := []string{"test", "-json", "-count=1", "-failfast"}
+	t.Run("exec", func(t *testing.T) {
+		checkFailFastJSON(t, func() (string, int) {
+			return goCmd(t, fixtureRoot(t), goEnv(), slices.Concat(goTest, []string{"-exec", nettrap, "./failfast"})...)
+		})
+	})
+	t.Run("outer", func(t *testing.T) {
+		checkFailFastJSON(t, func() (string, int) {
+			run := runIn(t, fixtureRoot(t), goEnv(), nettrap, slices.Concat([]string{"--", "go"}, goTest, []string{"./failfast"})...)
+			// TestSecond may have made its attempt before it was stopped:
+			// the audit trail has it then.
+			if !regexp.MustCompile(`failfast +TestFirst +connect tcp +203\.0\.113\.7:4002 `).MatchString(run.stderr) {
+				t.Errorf("summary on stderr lacks TestFirst's attempt:\n%s", run.stderr)
+			}
+			return run.stdout, run.code
+		})
+	})
+}
+
+func checkFailFastJSON(t *testing.T, goTest func() (string, int)) {
+	t.Helper()
+	eps := streamEndpoints()
+	h := fakehost.Start(t, eps...)
+	out, code := goTest()
+	if code != 1 {
+		t.Errorf("go test exit %d, want 1", code)
+	}
+	evs := decodeJSON(t, out)
+	got := fromEvents(evs, fixtureModule+"/failfast")
+	want := expectation{
+		results: res("TestFirst", "FAIL"),
+		lines: map[string][]*regexp.Regexp{"TestFirst": {ext("connect tcp", 4002, "TestFirst")},
+			"": {note("-test.failfast: TestFirst failed")}},
+		final: "FAIL",
+	}
+	if errs := diffOutcome(got, want, false); len(errs) > 0 {
+		t.Errorf("%s\noutput:\n%s", strings.Join(errs, "\n"), out)
+	}
+	for _, e := range evs {
+		if e.Test == "TestSecond" || e.Test == "TestThird" {
+			t.Errorf("event of a test that must not run: %+v", e)
+		}
+	}
+	checkArrivals(t, h, eps, nil)
+}

@@ -34,6 +34,7 @@ func TestLeftoverGoroutine(t *testing.T) {
 	bins := buildFixtures(t, "leftover")
 	eps := streamEndpoints()
 	h := fakehost.Start(t, eps...)
+	mark := h.Mark()
 	log := auditPath(t)
 	run := runConfined(t, filepath.Join(bins, "leftover.test"), "leftover", []string{"--audit-log", log}, []string{"-test.v=true"})
 	checkRun(t, run, expectation{code: 1})
@@ -48,7 +49,7 @@ func TestLeftoverGoroutine(t *testing.T) {
 	if errs := diffOutcome(verboseOutcome(run.stdout), want, false); len(errs) > 0 {
 		t.Errorf("%s\noutput:\n%s", strings.Join(errs, "\n"), run.stdout)
 	}
-	checkArrivals(t, h, eps, nil)
+	checkArrivals(t, h, mark, eps, nil)
 
 	var denied, bad map[string]any
 	for _, r := range rawRecords(t, log) {
@@ -69,7 +70,6 @@ func TestLeftoverGoroutine(t *testing.T) {
 	// end, as it does but on a badly stalled machine: when there, it must
 	// name TestA, and the summary must give the hint.
 	hinted := denied["after_test"] != nil
-	t.Logf("DEBUG %v\n%s", denied, run.stdout)
 	if hinted && (denied["after_test"] != "TestA" || denied["after_ms"] == nil) {
 		t.Errorf("denial record: after_test %v, after_ms %v; want TestA and a gap", denied["after_test"], denied["after_ms"])
 	}
@@ -120,9 +120,9 @@ func TestFailFast(t *testing.T) {
 			t.Run(ff+"/"+m.name, func(t *testing.T) {
 				eps := streamEndpoints()
 				h := fakehost.Start(t, eps...)
+				mark := h.Mark()
 				run := runConfined(t, bin, "failfast", nil, slices.Concat(m.flags, []string{ff}))
 				checkRun(t, run, want)
-				t.Logf("DEBUG\n%s", run.stdout)
 				got := outcomeOf(t, m, run.stdout, fixtureModule+"/failfast")
 				if errs := diffOutcome(got, want, m.name == "quiet"); len(errs) > 0 {
 					t.Errorf("%s\noutput:\n%s", strings.Join(errs, "\n"), run.stdout)
@@ -130,13 +130,14 @@ func TestFailFast(t *testing.T) {
 				if strings.Contains(run.stdout, "RUN   TestSecond") || strings.Contains(run.stdout, "TestThird") {
 					t.Errorf("a test after the failed one shows:\n%s", run.stdout)
 				}
-				checkArrivals(t, h, eps, nil)
+				checkArrivals(t, h, mark, eps, nil)
 			})
 		}
 	}
 	t.Run("without failfast", func(t *testing.T) {
 		eps := streamEndpoints()
 		h := fakehost.Start(t, eps...)
+		mark := h.Mark()
 		run := runConfined(t, bin, "failfast", nil, []string{"-test.v=true", "-test.failfast=false"})
 		all := expectation{
 			results: res("TestFirst", "FAIL", "TestSecond", "FAIL", "TestThird", "PASS"),
@@ -148,7 +149,7 @@ func TestFailFast(t *testing.T) {
 		if errs := diffOutcome(verboseOutcome(run.stdout), all, false); len(errs) > 0 {
 			t.Errorf("%s\noutput:\n%s", strings.Join(errs, "\n"), run.stdout)
 		}
-		checkArrivals(t, h, eps, []arrival{{tcpEP(fxExternal, 4004), "TestThird"}})
+		checkArrivals(t, h, mark, eps, []arrival{{tcpEP(fxExternal, 4004), "TestThird"}})
 	})
 }
 
@@ -181,6 +182,7 @@ func checkFailFastJSON(t *testing.T, goTest func() (string, int)) {
 	t.Helper()
 	eps := streamEndpoints()
 	h := fakehost.Start(t, eps...)
+	mark := h.Mark()
 	out, code := goTest()
 	if code != 1 {
 		t.Errorf("go test exit %d, want 1", code)
@@ -201,5 +203,5 @@ func checkFailFastJSON(t *testing.T, goTest func() (string, int)) {
 			t.Errorf("event of a test that must not run: %+v", e)
 		}
 	}
-	checkArrivals(t, h, eps, nil)
+	checkArrivals(t, h, mark, eps, nil)
 }

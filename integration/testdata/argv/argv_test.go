@@ -1,7 +1,7 @@
 // Package argv is the fixture of the differential argv test: a package
 // with flags of its own and checks of its positional arguments, run by
 // hand with many argument forms, bare and under nettrap. It makes no
-// network calls.
+// network calls unless given -dial.
 package argv
 
 import (
@@ -9,12 +9,16 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"example.com/fixtures/fx"
 )
 
 var (
 	update = flag.Bool("update", false, "a custom bool flag, as golden-file tests have")
 	name   = flag.String("name", "", "a custom string flag")
 	level  = flag.Int("level", 0, "a custom int flag")
+	dial   = flag.Bool("dial", false, "TestDial makes an attempt (to be denied)")
+	marked = flag.Bool("marked", false, "TestMarked carries the marker and makes no attempt")
 )
 
 func TestPass(t *testing.T) { t.Log("passing") }
@@ -85,4 +89,23 @@ func BenchmarkSmall(b *testing.B) {
 func Example_hello() {
 	fmt.Println("hello")
 	// Output: hello
+}
+
+// TestDial connects to the sandbox's external host, for the audit record
+// of a denial.
+func TestDial(t *testing.T) {
+	if !*dial {
+		t.Skip("no -dial")
+	}
+	if err := fx.Dial(fx.External, 1201, t.Name()); err != nil {
+		t.Log(err)
+	}
+}
+
+// TestMarked is marked and makes no attempt: a stale marker.
+func TestMarked(t *testing.T) {
+	if !*marked {
+		t.Skip("no -marked")
+	}
+	t.Attr("nettrap", "network")
 }

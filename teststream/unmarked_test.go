@@ -268,3 +268,46 @@ func TestUnmarkedOutputInTest(t *testing.T) {
 		t.Errorf("running %q", got)
 	}
 }
+
+// FuzzUnmarked: any input without the marker, cut anywhere, read with
+// FramingAny, comes out of every mode unchanged (it is written as it is),
+// and the events' Raw bytes add up to it.
+func FuzzUnmarked(f *testing.F) {
+	for _, sc := range scenarios {
+		for _, m := range sc.modes {
+			if m != ModeJSONFramed {
+				in := readGolden(f, sc.name, m)
+				f.Add(in[:min(len(in), 2000)], uint8(7), uint8(64))
+			}
+		}
+	}
+	f.Add([]byte(verboseRun), uint8(3), uint8(16))
+	f.Add([]byte("=== RUN   T\nPASS\n--- PASS: T (0.00s)\nBenchmarkX\nPASS"), uint8(1), uint8(8))
+	f.Fuzz(func(t *testing.T, in []byte, chunk, size uint8) {
+		if bytes.IndexByte(in, marker) >= 0 {
+			return
+		}
+		n := max(int(chunk), 1)
+		sz := max(int(size), 8)
+		for _, m := range allModes {
+			var raw, out bytes.Buffer
+			r := NewRenderer(&out, m)
+			p := newParser(func(e *Event) {
+				raw.Write(e.Raw)
+				r.Handle(e)
+			}, sz)
+			p.framing = FramingAny
+			for i := 0; i < len(in); i += n {
+				p.Write(bytes.Clone(in[i:min(i+n, len(in))]))
+			}
+			p.Close()
+			r.Close()
+			if !bytes.Equal(raw.Bytes(), in) {
+				t.Fatalf("Raw bytes %q != input %q", raw.Bytes(), in)
+			}
+			if !bytes.Equal(out.Bytes(), in) {
+				t.Fatalf("mode %s: output %q != input %q", modeFiles[m], out.Bytes(), in)
+			}
+		}
+	})
+}

@@ -73,6 +73,19 @@ var argvForms = [][]string{
 	{"---test.v"},
 	{"-test.run"}, // no value
 	{"-test.count", "x", "-test.v"},
+	{"-test.v"},
+	{"-test.v=1"}, // -test.v takes true, false or test2json only: exit 2
+	{"-test.run=TestFail", "-test.v=test2json"},
+	{"-test.paniconexit0", "-test.timeout=10m0s", "-test.run", "TestPass"}, // as go test passes them
+	{"-test.run", "TestSub/c", "-name", "fail-sub"},
+	{"-test.run", "TestSub/b", "-test.v"},
+	{"-name", "fail-sub", "-test.v=test2json", "-test.run", "TestSub"},
+	{"-update=true", "-name=x y", "-test.run=TestFlags"},
+	{"-update", "-name", "x y", "-test.run", "TestFlags", "--", "pos1", "pos2"},
+	{"-update", "-name", "x y", "-test.run", "TestFlags|TestArgs", "pos1", "pos2"},
+	{"-test.benchmem", "-test.bench", ".", "-test.run", "^$", "-test.benchtime", "1x"},
+	{"-test.run", "TestPass", "-"}, // "-" is a positional argument
+	{"-test.run", "TestPass", "-test.v", "--"},
 }
 
 // argvGuessed are forms whose output mode nettrap cannot know: whether
@@ -177,6 +190,7 @@ var unstable = []struct {
 }{
 	{regexp.MustCompile(`\(\d+\.\d+s\)`), "(D)"},
 	{regexp.MustCompile(`\s+\d+\s+[\d.]+ ns/op`), " N ns/op"},
+	{regexp.MustCompile(`\s+\d+ (B|allocs)/op`), " N $1/op"},
 	{regexp.MustCompile(`-test\.shuffle \d+`), "-test.shuffle SEED"},
 }
 

@@ -3,15 +3,10 @@ package gotest
 import (
 	"debug/buildinfo"
 	"os/exec"
-	"regexp"
 	"strings"
 
 	"github.com/nettrap/nettrap/teststream"
 )
-
-// testVFlag matches the verbosity flag however the go command or a person
-// spells it: -test.v, --test.v, -test.v=true, -test.v=test2json.
-var testVFlag = regexp.MustCompile(`^--?test\.v(=.*)?$`)
 
 // IsTestBinary tells whether argv runs a Go test binary. Only those get
 // -test.v=test2json and attribution; any other program, even one named
@@ -22,40 +17,70 @@ func IsTestBinary(argv []string) bool {
 	if len(argv) == 0 {
 		return false
 	}
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
-		return false
-	}
-	bi, err := buildinfo.ReadFile(path)
-	return err == nil && strings.HasSuffix(bi.Path, ".test")
+	_, ok := testMainPath(argv[0])
+	return ok
 }
 
-// Rewrite returns argv with the verbosity set to -test.v=test2json, the
-// framing nettrap reads, and the output mode the caller asked for, which
-// nettrap renders back. Flags after a "--" or the first non-flag argument
-// belong to the test itself and are left alone.
-func Rewrite(argv []string) ([]string, teststream.Mode) {
-	mode := teststream.ModeQuiet
-	out := []string{argv[0]}
-	rest := argv[1:]
-	for i, a := range rest {
-		if a == "--" || !strings.HasPrefix(a, "-") {
-			out = append(out, "-test.v=test2json")
-			return append(out, rest[i:]...), mode
-		}
-		if !testVFlag.MatchString(a) {
-			out = append(out, a)
-			continue
-		}
-		_, v, hasValue := strings.Cut(a, "=")
-		switch {
-		case !hasValue || v == "true" || v == "1" || v == "t" || v == "T" || v == "TRUE" || v == "True":
-			mode = teststream.ModeVerbose
-		case v == "test2json":
-			mode = teststream.ModeJSONFramed
-		default:
-			mode = teststream.ModeQuiet
+// testMainPath returns the main path of the test binary that runs as
+// argv0 ("<import path>.test"), and false if argv0 is not one.
+func testMainPath(argv0 string) (string, bool) {
+	path, err := exec.LookPath(argv0)
+	if err != nil {
+		return "", false
+	}
+	bi, err := buildinfo.ReadFile(path)
+	if err != nil || !strings.HasSuffix(bi.Path, ".test") {
+		return "", false
+	}
+	return bi.Path, true
+}
+
+// Plan is how nettrap runs a test binary and reads its output.
+type Plan struct {
+	// Argv is the command: argv[0], -test.v=test2json, then every argument
+	// of the user, unchanged and in order.
+	Argv []string
+	// Mode is what to write if the binary prints the framed stream: the
+	// stream as it is if the user asked for -test.v=test2json, else what
+	// the binary prints without -test.v.
+	Mode teststream.Mode
+	// Framing is FramingMarked when the user's arguments certainly leave
+	// -test.v=test2json in effect, and FramingAny when they may turn it
+	// into -test.v=true or false: then the binary prints its output
+	// without the marker, as the user asked, and it is read that way and
+	// written as it is.
+	Framing teststream.Framing
+}
+
+// Rewrite returns how to run the test binary argv.
+//
+// The flag package gives every flag the value of its last occurrence, and
+// a flag in front of all others with its value after '=' consumes no
+// other argument. So -test.v=test2json right after argv[0] turns on the
+// framing that attribution reads, changes the meaning of no argument of
+// the user's (whatever flags the test's package defines, whatever their
+// arity, "--" and positional arguments included), and leaves the user's
+// own -test.v, if any, in effect. Which output the user asked for is found
+// by parsing the arguments as the testing package does (see verbosity).
+func Rewrite(argv []string) Plan {
+	out := make([]string, 0, len(argv)+1)
+	out = append(out, argv[0], "-test.v=test2json")
+	out = append(out, argv[1:]...)
+	likely, possible := verbosity(argv[1:])
+	p := Plan{Argv: out, Mode: teststream.ModeQuiet, Framing: teststream.FramingMarked}
+	for v := range possible {
+		if v == verbTrue || v == verbFalse {
+			p.Framing = teststream.FramingAny
 		}
 	}
-	return append(out, "-test.v=test2json"), mode
+	// Framed output means the binary ended with -test.v=test2json: the
+	// user gave it, or gave no -test.v at all (nettrap's is in effect).
+	switch {
+	case likely == verbJSON:
+		p.Mode = teststream.ModeJSONFramed
+	case likely == verbNone:
+	case possible[verbJSON] && !possible[verbNone]:
+		p.Mode = teststream.ModeJSONFramed
+	}
+	return p
 }

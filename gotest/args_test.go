@@ -1,6 +1,7 @@
 package gotest
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,29 +37,120 @@ func TestIsTestBinary(t *testing.T) {
 	}
 }
 
+// TestRewrite: the user's arguments come after -test.v=test2json,
+// untouched and in order, whatever they are.
 func TestRewrite(t *testing.T) {
+	for _, args := range [][]string{
+		nil,
+		{"-test.run", "TestFail"},
+		{"-test.count", "2", "-test.v"},
+		{"-name", "x y", "-update", "--", "-test.v=true", "pos"},
+		{"pos1", "-test.v"},
+		{"-", "--", "---", "-=x", "-test.v=bogus"},
+	} {
+		argv := append([]string{"p.test"}, args...)
+		got := Rewrite(argv).Argv
+		want := append([]string{"p.test", "-test.v=test2json"}, args...)
+		if !slices.Equal(got, want) {
+			t.Errorf("Rewrite(%q).Argv = %q, want %q", argv, got, want)
+		}
+	}
+}
+
+// TestRewriteMode: the mode for a framed stream, and whether the stream
+// may come without the marker.
+func TestRewriteMode(t *testing.T) {
+	const (
+		quiet  = teststream.ModeQuiet
+		json   = teststream.ModeJSONFramed
+		marked = teststream.FramingMarked
+		any    = teststream.FramingAny
+	)
 	tests := []struct {
-		in   []string
-		out  []string
-		mode teststream.Mode
+		args    []string
+		mode    teststream.Mode
+		framing teststream.Framing
 	}{
-		{[]string{"p.test", "-test.paniconexit0", "-test.timeout=10m0s"},
-			[]string{"p.test", "-test.paniconexit0", "-test.timeout=10m0s", "-test.v=test2json"}, teststream.ModeQuiet},
-		{[]string{"p.test", "-test.v=true", "-test.run=^TestX$"},
-			[]string{"p.test", "-test.run=^TestX$", "-test.v=test2json"}, teststream.ModeVerbose},
-		{[]string{"p.test", "-test.v"}, []string{"p.test", "-test.v=test2json"}, teststream.ModeVerbose},
-		{[]string{"p.test", "--test.v=test2json"}, []string{"p.test", "-test.v=test2json"}, teststream.ModeJSONFramed},
-		{[]string{"p.test", "-test.v=false"}, []string{"p.test", "-test.v=test2json"}, teststream.ModeQuiet},
-		// Arguments after the flags belong to the test: left alone.
-		{[]string{"p.test", "-test.v=true", "--", "-test.v=true"},
-			[]string{"p.test", "-test.v=test2json", "--", "-test.v=true"}, teststream.ModeVerbose},
-		{[]string{"p.test", "arg", "-test.v"}, []string{"p.test", "-test.v=test2json", "arg", "-test.v"}, teststream.ModeQuiet},
+		{nil, quiet, marked},
+		{[]string{"-test.paniconexit0", "-test.timeout=10m0s"}, quiet, marked},
+		{[]string{"-test.v=test2json", "-test.run", "X"}, json, marked},
+		{[]string{"--test.v=test2json"}, json, marked},
+		{[]string{"-test.v"}, quiet, any},
+		{[]string{"-test.v=true", "-test.run=^TestX$"}, quiet, any},
+		{[]string{"-test.v=false"}, quiet, any},
+		{[]string{"-test.v", "-test.v=test2json"}, json, marked}, // last wins
+		{[]string{"-test.v=test2json", "-test.v"}, quiet, any},
+		{[]string{"-test.v=1"}, quiet, marked}, // not a value -test.v takes: the usage, exit 2
+		// After "--" or the first positional argument, nothing is a flag.
+		{[]string{"--", "-test.v=test2json"}, quiet, marked},
+		{[]string{"pos", "-test.v"}, quiet, marked},
+		{[]string{"-test.run", "-test.v"}, quiet, marked}, // the value of -test.run
+		{[]string{"-test.count", "2", "-test.v=test2json"}, json, marked},
+		{[]string{"-test.short", "-test.v=test2json"}, json, marked},
+		{[]string{"-test.short=false", "-test.v=test2json"}, json, marked},
+		{[]string{"-test.short=maybe", "-test.v"}, quiet, marked}, // invalid: exit 2
+		{[]string{"-test.run"}, quiet, marked},                    // missing value: exit 2
+		// A flag of the package: arity unknown.
+		{[]string{"-name", "-test.v"}, quiet, any},                  // value or flag: either
+		{[]string{"-update", "-test.v=test2json"}, json, marked},    // likely a flag
+		{[]string{"-name", "x", "-test.v=test2json"}, json, marked}, // likely a value before it
+		{[]string{"-name=x", "-test.v=test2json"}, json, marked},    // certainly
+		{[]string{"-name", "-test.v=test2json"}, json, marked},      // likely the flag
+		{[]string{"-update", "x", "-test.v"}, quiet, any},           // x may be positional
+		{[]string{"-h", "-test.v=test2json"}, quiet, marked},        // usage, unless the package has -h
+		{[]string{"-help", "-test.v=true"}, quiet, any},
 	}
 	for _, tt := range tests {
-		out, mode := Rewrite(tt.in)
-		if !slices.Equal(out, tt.out) || mode != tt.mode {
-			t.Errorf("Rewrite(%q) = %q, %v; want %q, %v", tt.in, out, mode, tt.out, tt.mode)
+		p := Rewrite(append([]string{"p.test"}, tt.args...))
+		if p.Mode != tt.mode || p.Framing != tt.framing {
+			t.Errorf("Rewrite(%q): mode %v, framing %v; want %v, %v", tt.args, p.Mode, p.Framing, tt.mode, tt.framing)
 		}
+	}
+}
+
+func TestVerbosity(t *testing.T) {
+	tests := []struct {
+		args     []string
+		likely   verb
+		possible []verb
+	}{
+		{nil, verbNone, []verb{verbNone}},
+		{[]string{"-test.v"}, verbTrue, []verb{verbTrue}},
+		{[]string{"-test.v=true", "-test.v=false"}, verbFalse, []verb{verbFalse}},
+		{[]string{"--test.v=test2json"}, verbJSON, []verb{verbJSON}},
+		{[]string{"---test.v"}, verbError, []verb{verbError}},
+		{[]string{"-=x"}, verbError, []verb{verbError}},
+		{[]string{"-", "-test.v"}, verbNone, []verb{verbNone}},
+		{[]string{"-test.bench", ".", "-test.run", "^$", "-test.v"}, verbTrue, []verb{verbTrue}},
+		{[]string{"-name", "-test.v"}, verbTrue, []verb{verbTrue, verbNone}},
+		{[]string{"-name", "x y", "-test.v"}, verbTrue, []verb{verbTrue, verbNone}},
+		{[]string{"-a", "-b", "-test.v=false"}, verbFalse, []verb{verbFalse, verbNone}},
+		{[]string{"-a=1", "-b=2", "-test.v=false"}, verbFalse, []verb{verbFalse}},
+		{[]string{"-h"}, verbError, []verb{verbError, verbNone}},
+	}
+	for _, tt := range tests {
+		likely, possible := verbosity(tt.args)
+		want := map[verb]bool{}
+		for _, v := range tt.possible {
+			want[v] = true
+		}
+		if likely != tt.likely || !maps.Equal(possible, want) {
+			t.Errorf("verbosity(%q) = %v, %v; want %v, %v", tt.args, likely, possible, tt.likely, want)
+		}
+	}
+}
+
+// TestVerbosityLong: every reading of many flags of unknown arity is
+// considered without trying them one by one.
+func TestVerbosityLong(t *testing.T) {
+	var args []string
+	for range 10000 {
+		args = append(args, "-x")
+	}
+	args = append(args, "-test.v=false")
+	likely, possible := verbosity(args)
+	if likely != verbFalse || !possible[verbFalse] || !possible[verbNone] || len(possible) != 2 {
+		t.Errorf("verbosity = %v, %v", likely, possible)
 	}
 }
 
@@ -83,5 +175,25 @@ func TestParentName(t *testing.T) {
 		if got := parentName(in); got != want {
 			t.Errorf("parentName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestPackage: the package is the binary's own, from whatever directory,
+// and guessed from the directory only without build info.
+func TestPackage(t *testing.T) {
+	for _, dir := range []string{"/", t.TempDir(), "."} {
+		if got := Package(os.Args[0], dir); got != "github.com/nettrap/nettrap/gotest" {
+			t.Errorf("Package(this binary, %q) = %q", dir, got)
+		}
+	}
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "go.mod"), []byte("module example.com/m\n"), 0o644)
+	sh := filepath.Join(root, "loose.test")
+	os.WriteFile(sh, []byte("#!/bin/sh\n"), 0o755)
+	if got := Package(sh, root); got != "example.com/m" {
+		t.Errorf("Package(script, module root) = %q", got)
+	}
+	if got := Package(sh, "/"); got != "loose" {
+		t.Errorf("Package(script, /) = %q", got)
 	}
 }

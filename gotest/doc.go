@@ -1,8 +1,10 @@
-// Package gotest knows Go test binaries: it recognizes them, runs them
-// with -test.v=test2json, reads their stream to know which test is running
-// at every intercepted call (attribution), turns nettrap's denials into
-// failures of the test that made the attempt, reports stale markers, and
-// renders the stream back in the mode the user asked for (see teststream).
+// Package gotest knows Go test binaries: it recognizes them and names
+// their package from their build info, runs them with -test.v=test2json
+// in front of the user's arguments (see Rewrite), reads their stream to
+// know which test is running at every intercepted call (attribution),
+// turns nettrap's denials into failures of the test that made the
+// attempt, reports stale markers, and renders the stream back in the mode
+// the user asked for (see teststream).
 //
 // Attribution: when a call arrives, the thread that made it is stopped in
 // the kernel and has already written everything it printed before; the

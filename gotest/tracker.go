@@ -66,8 +66,14 @@ type testEnd struct {
 type badAttr struct{ test, value string }
 
 // NewTracker renders to w in mode what it reads from pipe (the read end of
-// the binary's stdout and stderr).
+// the binary's stdout and stderr), the -test.v=test2json stream.
 func NewTracker(pipe *os.File, w io.Writer, mode teststream.Mode, pkg string, allow []*regexp.Regexp) (*Tracker, error) {
+	return NewPlanTracker(pipe, w, Plan{Mode: mode}, pkg, allow)
+}
+
+// NewPlanTracker is NewTracker for a binary run as plan says: it reads the
+// stream in plan.Framing and renders it in plan.Mode.
+func NewPlanTracker(pipe *os.File, w io.Writer, plan Plan, pkg string, allow []*regexp.Regexp) (*Tracker, error) {
 	// os.File.Fd puts the descriptor in blocking mode: take it once,
 	// then make it non-blocking for good.
 	fd := int(pipe.Fd())
@@ -75,8 +81,8 @@ func NewTracker(pipe *os.File, w io.Writer, mode teststream.Mode, pkg string, al
 		return nil, os.NewSyscallError("fcntl(O_NONBLOCK)", err)
 	}
 	t := &Tracker{Package: pkg, AllowTests: allow, pipe: pipe, fd: fd, used: map[string]bool{}, now: time.Now}
-	t.renderer = teststream.NewRenderer(w, mode)
-	t.parser = teststream.NewParser(t.handle)
+	t.renderer = teststream.NewRenderer(w, plan.Mode)
+	t.parser = teststream.NewParserFraming(t.handle, plan.Framing)
 	return t, nil
 }
 

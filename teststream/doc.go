@@ -15,6 +15,15 @@
 // Each line becomes an Event for the Handler; the Events' Raw bytes add up
 // to the input exactly.
 //
+// NewParserFraming(h, FramingAny) also reads the lines without the marker
+// that -test.v=true prints (and the --- FAIL and final lines of
+// -test.v=false), until a line with the marker is seen, as test2json does.
+// That output differs in what it leaves out: a subtest's --- line comes
+// after its parent's, so a running subtest is taken as done when its
+// parent prints === RUN for the next one (t.Run returns only when it has
+// finished or paused); a benchmark prints its bare name instead of
+// === RUN; and a final PASS or FAIL is only one when no test is running.
+//
 // The state answers, from any goroutine: Running (running tests without a
 // running subtest: the candidates for the code executing now), Attr and
 // Marked (attribute on the test or an ancestor), InTest / Snapshot
@@ -36,6 +45,12 @@
 //     and printed, indented, under its --- FAIL line (inside the parent's
 //     block for a subtest) or dropped when it passes; other output passes
 //     at once.
+//
+// A stream whose framing lines come without the marker (FramingAny) is
+// already in the form the user asked for (their own -test.v=true or false
+// won): from its first such line on, the Renderer writes it as it is in any
+// mode, with the --- lines of failed tests and the final line turned into
+// FAIL and the verdict lines worked in under === NAME lines as needed.
 //
 // Golden tests check all three against a real fixture binary (tests,
 // failures, skips, subtests, parallel subtests, t.Attr, long lines, output

@@ -25,10 +25,12 @@ func (r *Renderer) renderEvent(e *Event) {
 		// A framed line starts a line for test2json (and for readers).
 		r.flushPending(true)
 	}
-	switch r.mode {
-	case ModeJSONFramed:
+	switch {
+	case r.asIs:
+		r.renderAsIs(e)
+	case r.mode == ModeJSONFramed:
 		r.renderJSON(e)
-	case ModeVerbose:
+	case r.mode == ModeVerbose:
 		r.renderVerbose(e)
 	default:
 		r.renderQuiet(e)

@@ -17,15 +17,39 @@ type Parser struct {
 	wmu     sync.Mutex // serializes Write and Close
 	split   *splitter
 	handler Handler
-	inLine  bool // the last output did not end its line
+	inLine  bool    // the last output did not end its line
+	framing Framing // which lines may be framing lines
+	marked  bool    // a line with the marker was seen: only such lines frame
 
 	mu sync.RWMutex // guards st
 	st tree
 }
 
-// NewParser returns a Parser that calls h (which may be nil) for every event.
+// Framing says which lines of the stream are framing lines.
+type Framing int
+
+const (
+	// FramingMarked: only lines that begin with the marker, as the binary
+	// prints them with -test.v=test2json. Output that merely looks like a
+	// framing line is output.
+	FramingMarked Framing = iota
+	// FramingAny: also lines without the marker, as -test.v=true and the
+	// --- FAIL lines of -test.v=false print them, until the first line with
+	// the marker is seen (cmd/test2json reads its input the same way).
+	FramingAny
+)
+
+// NewParser returns a Parser of -test.v=test2json output (FramingMarked)
+// that calls h (which may be nil) for every event.
 func NewParser(h Handler) *Parser {
 	return newParser(h, maxLine)
+}
+
+// NewParserFraming is NewParser for a stream whose framing is f.
+func NewParserFraming(h Handler, f Framing) *Parser {
+	p := newParser(h, maxLine)
+	p.framing = f
+	return p
 }
 
 func newParser(h Handler, size int) *Parser {
@@ -74,10 +98,15 @@ func (p *Parser) part(b []byte, end bool) {
 func (p *Parser) line(b []byte) {
 	p.inLine = false
 	e := &Event{Kind: KindOutput, Raw: b, LineStart: true, LineEnd: true}
-	if len(b) > 0 && b[0] == marker {
-		e.Framed = true
+	switch {
+	case len(b) > 0 && b[0] == marker:
+		e.Framed, p.marked = true, true
 		p.mu.Lock()
 		p.frame(e, trimEOL(b[1:]))
+		p.mu.Unlock()
+	case p.framing == FramingAny && !p.marked:
+		p.mu.Lock()
+		p.frameUnmarked(e, trimEOL(b))
 		p.mu.Unlock()
 	}
 	if e.Kind == KindOutput {
@@ -112,7 +141,7 @@ var reports = []string{"--- PASS: ", "--- FAIL: ", "--- SKIP: ", "--- BENCH: "}
 func (p *Parser) frame(e *Event, text []byte) {
 	s := string(text)
 	switch {
-	case s == "PASS" || s == "FAIL" || strings.HasPrefix(s, "FAIL\t"):
+	case isFinal(s):
 		e.Kind, e.Result = KindFinal, s[:4]
 		p.st.finalLine(e.Result)
 		return
@@ -147,6 +176,9 @@ func (p *Parser) update(e *Event, k Kind, name string) {
 	e.Kind = k
 	switch k {
 	case KindRun:
+		if !e.Framed {
+			p.st.endSiblings(name)
+		}
 		e.Test, e.Parent = name, p.st.run(name).parent
 	case KindPause:
 		e.Test = name

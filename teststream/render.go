@@ -58,6 +58,7 @@ type Renderer struct {
 	blocks map[string][]byte // held text per test: reports (verbose), logs and reports (quiet)
 	qLog   string            // ModeQuiet: the test whose log line is being buffered
 	qInLog bool
+	asIs   bool // the stream has unmarked framing lines: written as it is
 }
 
 type injection struct {
@@ -87,6 +88,7 @@ func (r *Renderer) Handle(e *Event) {
 	if e.Kind == KindRun {
 		r.open[e.Test] = e.Parent
 	}
+	r.latchAsIs(e)
 	if r.finalSeen || e.Kind == KindFinal || (r.holds > 0 && (e.Kind == KindEnd || len(r.queue) > 0)) {
 		c := *e
 		c.Raw = bytes.Clone(e.Raw)
@@ -200,7 +202,7 @@ func (r *Renderer) Close() error {
 	r.closed = true
 	r.drain(true)
 	r.flushPending(true)
-	if r.mode == ModeQuiet {
+	if r.mode == ModeQuiet && !r.asIs {
 		// A failed test that never printed its end: its buffered output
 		// would be lost, as the binary loses it, but the verdict must show.
 		for _, t := range slices.Sorted(maps.Keys(r.injected)) {
@@ -237,7 +239,7 @@ func (r *Renderer) inject(in injection) {
 }
 
 func (r *Renderer) injectNow(in injection) {
-	if r.mode == ModeQuiet && r.isTest(in.test) {
+	if r.mode == ModeQuiet && !r.asIs && r.isTest(in.test) {
 		r.blocks[in.test] = append(r.blocks[in.test], verdictText(in.line, "    ")...)
 		return
 	}
@@ -261,8 +263,10 @@ func (r *Renderer) writeInjection(in injection, force bool) {
 	if in.test != "" {
 		indent = "    "
 	}
-	switch r.mode {
-	case ModeJSONFramed:
+	switch {
+	case r.asIs:
+		r.writeAsIsInjection(in, indent, force)
+	case r.mode == ModeJSONFramed:
 		// A framed === NAME line attributes the verdict to the test in
 		// test2json, and a second one gives the following output back to
 		// the test it belonged to. The marker also ends an unfinished line.

@@ -29,7 +29,7 @@ func noteFailure(args []string) {
 	}
 	defer w.Close()
 	wd, _ := os.Getwd()
-	w.Write(audit.Record{Time: time.Now().UTC(), RunID: runID, Package: gotest.ImportPath(wd, argv[0]),
+	w.Write(audit.Record{Time: time.Now().UTC(), RunID: runID, Package: gotest.Package(argv[0], wd),
 		Decision: report.Error, Reason: failure})
 }
 

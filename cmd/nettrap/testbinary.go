@@ -22,15 +22,15 @@ type testBinary struct {
 }
 
 // newTestBinary sets up attribution for a Go test binary and returns the
-// argv to run it with (-test.v=test2json).
+// argv to run it with (-test.v=test2json in front of the user's arguments).
 func newTestBinary(cfg *config) (*testBinary, []string, error) {
-	argv, mode := gotest.Rewrite(cfg.args)
+	plan := gotest.Rewrite(cfg.args)
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, nil, fmt.Errorf("pipe: %w", err)
 	}
 	wd, _ := os.Getwd()
-	tr, err := gotest.NewTracker(r, os.Stdout, mode, gotest.ImportPath(wd, cfg.args[0]), cfg.allowTests)
+	tr, err := gotest.NewPlanTracker(r, os.Stdout, plan, gotest.Package(cfg.args[0], wd), cfg.allowTests)
 	if err != nil {
 		r.Close()
 		w.Close()
@@ -41,7 +41,7 @@ func newTestBinary(cfg *config) (*testBinary, []string, error) {
 		failFast(tb)
 	}
 	go func() { tb.done <- tr.Run() }()
-	return tb, argv, nil
+	return tb, plan.Argv, nil
 }
 
 // finish waits for the output, reports stale markers (to write), and

@@ -41,7 +41,8 @@ func Line(r audit.Record, byProcess bool) string {
 	default:
 		b.WriteString(" in " + r.Test)
 	}
-	if r.Dest == "" || r.Class == "unspecified" || r.Class == "dns" || r.Class == "other-family" {
+	// A marked test is only denied a destination under --sealed: say why.
+	if r.Dest == "" || r.Class == "unspecified" || r.Class == "dns" || r.Class == "other-family" || r.Marked {
 		b.WriteString(": " + r.Reason)
 	}
 	return b.String()

@@ -115,7 +115,6 @@ type Policy struct {
 // MarkerIgnored is the reason of a sealed denial of a marked test's attempt.
 const MarkerIgnored = "the test's network marker is ignored under --sealed (only --allow rules open anything)"
 
-
 // Decide decides one attempt.
 func (p *Policy) Decide(a Attempt) Decision {
 	switch a.Kind {

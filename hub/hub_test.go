@@ -286,7 +286,11 @@ func TestRegisterMustComeFirst(t *testing.T) {
 func TestGarbageClosesConnection(t *testing.T) {
 	_, nc := dialRaw(t)
 	nc.Write([]byte("not json\n"))
-	if _, err := newConn(nc).recv(); !errors.Is(err, io.EOF) {
+	c := newConn(nc)
+	if m, err := c.recv(); err != nil || m.Op != opError {
+		t.Fatalf("answer to garbage %+v, %v; want an error message", m, err)
+	}
+	if _, err := c.recv(); !errors.Is(err, io.EOF) {
 		t.Errorf("after garbage: %v, want EOF", err)
 	}
 }
@@ -384,7 +388,7 @@ func TestParentPIDOfSelf(t *testing.T) {
 // Only a process running the nettrap executable may register: a confined
 // test that forged the protocol could otherwise vouch for its children.
 func TestIsNettrap(t *testing.T) {
-	if !isNettrap(os.Getpid()) {
+	if !runs(os.Getpid(), "/proc/self/exe") {
 		t.Error("this process is not recognized as running its own executable")
 	}
 	sleep := exec.Command("sleep", "5")
@@ -392,7 +396,7 @@ func TestIsNettrap(t *testing.T) {
 		t.Skip("no sleep:", err)
 	}
 	defer func() { sleep.Process.Kill(); sleep.Wait() }()
-	if isNettrap(sleep.Process.Pid) {
+	if runs(sleep.Process.Pid, "/proc/self/exe") {
 		t.Error("a sleep process passes for nettrap")
 	}
 }

@@ -109,14 +109,17 @@ func (w *waitBuf) wait(s string) string {
 	return w.b.String()
 }
 
-func listen(t *testing.T) (*Server, *waitBuf) {
+// listenAs starts a hub for which exe is the nettrap executable, and
+// timeout bounds each wait.
+func listenAs(t *testing.T, exe string, timeout time.Duration) (*Server, *waitBuf) {
 	t.Helper()
-	s, err := Listen()
+	msgs := newWaitBuf()
+	s, err := listen(func(s *Server) {
+		s.exe, s.Timeout, s.Messages = exe, timeout, msgs
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	msgs := newWaitBuf()
-	s.Messages = msgs
 	t.Cleanup(func() { s.Close() })
 	return s, msgs
 }
@@ -156,8 +159,7 @@ func registered(s *Server, pid int) bool {
 
 // A process that does not run nettrap cannot register.
 func TestRegisterRefusedNotNettrap(t *testing.T) {
-	s, msgs := listen(t)
-	s.exe = shell(t) // nettrap is sh here; this test binary is not
+	s, msgs := listenAs(t, shell(t), 0) // nettrap is sh here; this test binary is not
 	_, err := Dial(s.Path, "example.com/p", "p.test", 0)
 	if err == nil || !strings.Contains(err.Error(), "is not running nettrap") {
 		t.Fatalf("Dial = %v, want a refusal: not running nettrap", err)
@@ -172,8 +174,7 @@ func TestRegisterRefusedNotNettrap(t *testing.T) {
 // child and execs nettrap; the child speaks. Every byte must come from the
 // process that connected, so the child's register is refused at once.
 func TestRegisterRefusedFromAnotherHolder(t *testing.T) {
-	s, msgs := listen(t)
-	s.exe = shell(t)
+	s, msgs := listenAs(t, shell(t), 0)
 	child := `printf '{"op":"register","package":"example.com/p","argv0":"p.test"}\n' >&3`
 	helper := startHelper(t, s, "connect", "read x", child)
 	out := msgs.wait("refused the registration of pid " + fmt.Sprint(helper.Process.Pid))
@@ -189,8 +190,7 @@ func TestRegisterRefusedFromAnotherHolder(t *testing.T) {
 // nettrap, but the nettrap it became never reads that socket: whoever
 // answers the challenge, it is not the process that connected.
 func TestRegisterRefusedAfterExec(t *testing.T) {
-	s, msgs := listen(t)
-	s.exe = shell(t)
+	s, msgs := listenAs(t, shell(t), 0)
 	// The helper becomes "nettrap" (sh), which sends register; its child
 	// answers the challenge.
 	answer := `IFS= read -r line <&3; n=${line#*'"nonce":"'}; n=${n%%'"'*}; printf '{"op":"confirm","nonce":"%s"}\n' "$n" >&3`
@@ -207,9 +207,7 @@ func TestRegisterRefusedAfterExec(t *testing.T) {
 // With no one else to answer, the challenge goes unanswered: refused when
 // the wait for the answer ends.
 func TestRegisterRefusedUnansweredChallenge(t *testing.T) {
-	s, msgs := listen(t)
-	s.exe = shell(t)
-	s.Timeout = 100 * time.Millisecond // the refusal comes at the end of the wait
+	s, msgs := listenAs(t, shell(t), 100*time.Millisecond) // the refusal comes at the end of the wait
 	helper := startHelper(t, s, "connect", `printf '{"op":"register","package":"example.com/p","argv0":"p.test"}\n' >&9; read x`, "")
 	msgs.wait("refused the registration of pid " + fmt.Sprint(helper.Process.Pid))
 	if s.Registered() != 0 {
@@ -220,7 +218,7 @@ func TestRegisterRefusedUnansweredChallenge(t *testing.T) {
 // Checked per message: a registered inner that execs something else is
 // dropped at its next message.
 func TestInnerDroppedAfterExec(t *testing.T) {
-	s, msgs := listen(t)
+	s, msgs := listenAs(t, "/proc/self/exe", 0)
 	helper := startHelper(t, s, "register", `printf '{"op":"who","id":1,"who":{"Package":"p","Test":"TestX","Marked":true}}\n' >&9; read x`, "")
 	out := msgs.wait(fmt.Sprintf("pid %d is not running nettrap", helper.Process.Pid))
 	if s.Registered() != 1 {
@@ -238,9 +236,20 @@ func TestForgedAnswerDropsInner(t *testing.T) {
 	fa := newFakeAttr(guard.Who{Package: "example.com/p", Test: "TestX"})
 	fa.block = make(chan struct{}) // the genuine inner does not answer
 	defer close(fa.block)
-	s, cl, _ := newPair(t, fa)
-	msgs := newWaitBuf()
-	s.Messages = msgs
+	s, msgs := listenAs(t, "/proc/self/exe", 0)
+	self := os.Getpid()
+	s.parent = func(pid int) int { // only who below reads it
+		if pid == child {
+			return self
+		}
+		return 0
+	}
+	cl, err := Dial(s.Path, "example.com/p", "p.test", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	cl.Serve(fa)
 	f, err := cl.c.rw.(*net.UnixConn).File()
 	if err != nil {
 		t.Fatal(err)

@@ -79,7 +79,10 @@ type txn struct {
 
 // Listen opens the socket in a new private directory and starts
 // accepting inner nettraps.
-func Listen() (*Server, error) {
+func Listen() (*Server, error) { return listen(nil) }
+
+// listen is Listen, with configure (tests) run before the first accept.
+func listen(configure func(*Server)) (*Server, error) {
 	dir, err := os.MkdirTemp("", "nettrap-hub-") // mode 0700
 	if err != nil {
 		return nil, fmt.Errorf("hub directory: %w", err)
@@ -97,6 +100,9 @@ func Listen() (*Server, error) {
 	}
 	s := &Server{Path: path, dir: dir, ln: ln, parent: procfs.ParentPID, exe: "/proc/self/exe",
 		inners: map[int]*inner{}, pending: map[int]*txn{}}
+	if configure != nil {
+		configure(s)
+	}
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil

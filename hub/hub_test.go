@@ -249,6 +249,40 @@ func TestRecordsReachOuter(t *testing.T) {
 	cl.Close()
 }
 
+// Under --sealed the records of inners are dropped: a stale marker means
+// nothing when markers open nothing. The record sent after it, through a
+// server that takes records, shows the first one was read and dropped.
+func TestSealedDropsInnerRecords(t *testing.T) {
+	got := make(chan audit.Record, 2)
+	s, err := listen(func(s *Server) {
+		s.Sealed = true
+		s.Records = func(r audit.Record) { got <- r }
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cl, err := Dial(s.Path, "example.com/p", "p.test", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.Record(audit.Record{Test: "TestStale", Decision: "stale-marker"}); err != nil {
+		t.Fatal(err)
+	}
+	// A who round trip: the record before it has been handled.
+	fa := newFakeAttr(guard.Who{Test: "TestX"})
+	cl.Serve(fa)
+	s.parent = func(int) int { return os.Getpid() }
+	_, release := s.who(child, child)
+	release()
+	select {
+	case r := <-got:
+		t.Errorf("a sealed outer wrote the inner's record %+v", r)
+	default:
+	}
+}
+
 // dialRaw opens a hub and a raw connection to it, as a misbehaving client.
 func dialRaw(t *testing.T) (*Server, net.Conn) {
 	t.Helper()

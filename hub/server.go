@@ -39,6 +39,11 @@ type Server struct {
 	Timeout time.Duration
 	// Path is the socket; it lies in a directory only we can enter.
 	Path string
+	// Sealed (--sealed): inners name tests and nothing more. Their
+	// "marked" reaches a sealed policy, which denies; the records they
+	// send (stale markers, meaningless when markers open nothing) are
+	// dropped. Set before the confined command starts.
+	Sealed bool
 
 	dir    string
 	ln     net.Listener
@@ -168,7 +173,7 @@ func (s *Server) serve(c *conn, p peer) {
 		}
 		switch m.Op {
 		case opRecord:
-			if m.Record != nil && s.Records != nil {
+			if m.Record != nil && s.Records != nil && !s.Sealed {
 				s.Records(*m.Record)
 			}
 		case opWho, opReleased:

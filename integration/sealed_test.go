@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 	"github.com/nettrap/nettrap/integration/internal/victimbuild"
@@ -138,6 +140,44 @@ func TestSealedRefusesAllowTest(t *testing.T) {
 			if run.code != 125 || !strings.Contains(run.stderr, "--sealed with --allow-test") {
 				t.Errorf("exit %d, want 125 with the reason\nstderr: %s", run.code, run.stderr)
 			}
+		})
+	}
+}
+
+// TestForgedInnerRefused replays issue 8's forged inner nettrap inside a
+// generic run: a confined process connects to the hub, hands the socket to
+// a child and execs nettrap; the child registers and would answer
+// "marked". The registration must be refused and the dial denied, in both
+// modes.
+func TestForgedInnerRefused(t *testing.T) {
+	sandbox.Require(t)
+	nettrap := victimbuild.Nettrap(t)
+	forge := victimbuild.Build(t, "github.com/nettrap/nettrap/integration/internal/forgehub")
+	for _, sealed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "default", true: "sealed"}[sealed], func(t *testing.T) {
+			ep := tcpEP(fxExternal, 3101)
+			h := fakehost.Start(t, ep)
+			mark := h.Mark()
+			fifo := filepath.Join(t.TempDir(), "outcome")
+			if err := unix.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"--", forge, "start", nettrap, "3101"}
+			if sealed {
+				args = append([]string{"--sealed"}, args...)
+			}
+			run := runIn(t, t.TempDir(), goEnv("FORGE_FIFO="+fifo), nettrap, args...)
+			for _, want := range []string{
+				"forgehub: the forged inner: refused: error bytes from pid",
+				"written by another process than the one that connected",
+				"nettrap: Outbound network blocked: connect tcp 203.0.113.7:3101 (external) by pid",
+				"forgehub: dial: dial tcp 203.0.113.7:3101: connect: operation not permitted",
+			} {
+				if !strings.Contains(run.stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, run.stderr)
+				}
+			}
+			assertNothingArrived(t, h, mark, ep)
 		})
 	}
 }

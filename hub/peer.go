@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"strconv"
@@ -58,25 +59,40 @@ func (s *Server) identify(nc net.Conn) (peer, *credConn, error) {
 }
 
 // check tells whether p still runs nettrap and is still the process that
-// connected.
-func (s *Server) check(p peer) error {
-	if !runs(p.pid, s.exe) {
-		return fmt.Errorf("pid %d is not running nettrap", p.pid)
+// connected. Once registered, a p that has exited passes: what it wrote
+// (the kernel says it did) it wrote while it ran nettrap, which never
+// execs anything else in its own process. An inner's last record may well
+// be read after it exited.
+func (s *Server) check(p peer, registered bool) error {
+	if runs(p.pid, s.exe) {
+		// After the executable: a pid reused in between shows here.
+		if st, err := procfs.StartTime(p.pid); err != nil || st != p.start {
+			return fmt.Errorf("pid %d is not the process that connected (its pid was reused)", p.pid)
+		}
+		return nil
 	}
-	// After the executable: a pid reused in between shows here.
-	if st, err := procfs.StartTime(p.pid); err != nil || st != p.start {
-		return fmt.Errorf("pid %d is not the process that connected (it is gone, or its pid was reused)", p.pid)
+	if registered && p.exited() {
+		return nil
 	}
-	return nil
+	return fmt.Errorf("pid %d is not running nettrap", p.pid)
+}
+
+// exited: p is gone, or is the same process and a zombie.
+func (p peer) exited() bool {
+	st, err := procfs.StartTime(p.pid)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	return err == nil && st == p.start && procfs.Exited(p.pid)
 }
 
 // recvFrom reads a message and checks that its writer may still speak.
-func (s *Server) recvFrom(c *conn, p peer) (message, error) {
+func (s *Server) recvFrom(c *conn, p peer, registered bool) (message, error) {
 	m, err := c.recv()
 	if err != nil {
 		return m, err
 	}
-	if err := s.check(p); err != nil {
+	if err := s.check(p, registered); err != nil {
 		return m, err
 	}
 	return m, nil
@@ -91,7 +107,7 @@ func (s *Server) register(c *conn, p peer) (message, bool) {
 		c.send(message{Op: opError, Error: reason})
 		return message{}, false
 	}
-	m, err := s.recvFrom(c, p)
+	m, err := s.recvFrom(c, p, false)
 	switch {
 	case err != nil:
 		return refuse("%v", err)
@@ -105,7 +121,7 @@ func (s *Server) register(c *conn, p peer) (message, bool) {
 	if err := c.send(message{Op: opChallenge, Nonce: nonce}); err != nil {
 		return message{}, false
 	}
-	r, err := s.recvFrom(c, p)
+	r, err := s.recvFrom(c, p, false)
 	switch {
 	case err != nil:
 		return refuse("%v", err)

@@ -18,6 +18,7 @@ import (
 	"github.com/nettrap/nettrap/classify"
 	"github.com/nettrap/nettrap/guard"
 	"github.com/nettrap/nettrap/policy"
+	"github.com/nettrap/nettrap/procfs"
 	"github.com/nettrap/nettrap/supervisor"
 )
 
@@ -306,5 +307,65 @@ func TestSealedInnerMarkedIsDenied(t *testing.T) {
 				t.Errorf("the inner's report %q does not say the marker was ignored", ev)
 			}
 		})
+	}
+}
+
+// An inner's last message may be read after it exited: once registered, a
+// peer that is a zombie or gone passes the check; before registration it
+// does not, nor does a live process that does not run nettrap.
+func TestCheckExitedPeer(t *testing.T) {
+	s, _ := listenAs(t, "/proc/self/exe", 0)
+	cmd := exec.Command(shell(t), "-c", "exit 0")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	start, err := procfs.StartTime(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := peer{pid: pid, start: start}
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
+		t.Fatal(os.NewSyscallError("waitid", err))
+	}
+	if !procfs.Exited(pid) {
+		t.Fatal("procfs.Exited = false for a zombie")
+	}
+	if err := s.check(p, true); err != nil {
+		t.Errorf("zombie, registered: %v", err)
+	}
+	if err := s.check(p, false); err == nil {
+		t.Error("zombie, registering: passed")
+	}
+	cmd.Wait()
+	if err := s.check(p, true); err != nil {
+		t.Errorf("gone, registered: %v", err)
+	}
+	live := exec.Command(shell(t), "-c", "read x")
+	stdin, err := live.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); live.Wait() }()
+	lstart, err := procfs.StartTime(live.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if procfs.Exited(live.Process.Pid) {
+		t.Error("procfs.Exited = true for a live process")
+	}
+	if err := s.check(peer{pid: live.Process.Pid, start: lstart}, true); err == nil {
+		t.Error("a live sh passed as a registered nettrap")
+	}
+	self, err := procfs.StartTime(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.check(peer{pid: os.Getpid(), start: self + 1}, true); err == nil {
+		t.Error("a reused pid (other start time) passed")
 	}
 }

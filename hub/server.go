@@ -164,7 +164,7 @@ func (s *Server) serve(c *conn, p peer) {
 	}
 	setDeadline(c.rw, time.Time{})
 	for {
-		m, err := s.recvFrom(c, p)
+		m, err := s.recvFrom(c, p, true)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				s.notef("the nettrap running %s (pid %d): %v", in.pkg, pid, err)

@@ -236,7 +236,6 @@ func TestInnerDroppedAfterExec(t *testing.T) {
 func TestForgedAnswerDropsInner(t *testing.T) {
 	fa := newFakeAttr(guard.Who{Package: "example.com/p", Test: "TestX"})
 	fa.block = make(chan struct{}) // the genuine inner does not answer
-	defer close(fa.block)
 	s, msgs := listenAs(t, "/proc/self/exe", 0)
 	self := os.Getpid()
 	s.parent = func(pid int) int { // only who below reads it
@@ -250,6 +249,7 @@ func TestForgedAnswerDropsInner(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
+	defer close(fa.block) // before Close, which waits for Serve
 	cl.Serve(fa)
 	f, err := cl.c.rw.(*net.UnixConn).File()
 	if err != nil {

@@ -32,6 +32,12 @@ const (
 type Tracker struct {
 	Package    string
 	AllowTests []*regexp.Regexp
+	// Sealed (--sealed): the test's word counts for nothing. --allow-test
+	// is not applied, the marker is still seen (so that a denial can say
+	// it was ignored), and there are no stale markers: under --sealed a
+	// marker opens nothing, so one that was not used hides nothing. Set it
+	// before Run.
+	Sealed bool
 
 	parser   *teststream.Parser
 	renderer *teststream.Renderer
@@ -216,6 +222,9 @@ func (t *Tracker) marked(test string) bool {
 	if t.parser.Marked(test, MarkerKey, MarkerValue) {
 		return true
 	}
+	if t.Sealed {
+		return false
+	}
 	for name := test; name != ""; name = parentName(name) {
 		for _, re := range t.AllowTests {
 			if re.MatchString(name) {
@@ -298,6 +307,9 @@ func (t *Tracker) Failed() bool { return t.renderer.Failed() }
 // stale lists the tests that carry the marker themselves (not only through
 // a parent) and made no attempt, nor did any of their subtests.
 func (t *Tracker) stale() []string {
+	if t.Sealed {
+		return nil
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var out []string

@@ -2,14 +2,19 @@ package gotest
 
 import (
 	"bytes"
+	"net/netip"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/classify"
 	"github.com/nettrap/nettrap/guard"
+	"github.com/nettrap/nettrap/policy"
 	"github.com/nettrap/nettrap/teststream"
 )
 
@@ -181,5 +186,46 @@ func TestCollectionTimeFailsPackage(t *testing.T) {
 	out, _ := f.finish()
 	if !strings.Contains(out, "--- PASS: TestA") || !strings.Contains(out, "at collection time") || !strings.HasSuffix(out, "FAIL\n") {
 		t.Errorf("collection-time denial must fail the package, not TestA:\n%s", out)
+	}
+}
+
+// Under --sealed a marked test's attempt is denied by the policy and fails
+// the test with a line saying the marker was ignored; --allow-test is not
+// applied, and a marker that opened nothing is not stale.
+func TestSealedMarkerFailsTest(t *testing.T) {
+	f := newTrackerFixture(t, "^TestAllowed$")
+	f.tr.Sealed = true
+	f.emit(mark + "=== RUN   TestAllowed")
+	if w := f.who(); w.Marked {
+		t.Errorf("--allow-test under --sealed: %+v, want unmarked", w)
+	}
+	f.emit(mark+"--- PASS: TestAllowed (0.00s)", mark+"=== RUN   TestLive", mark+"=== ATTR  TestLive nettrap network")
+	w := f.who()
+	if w.Test != "TestLive" || !w.Marked {
+		t.Fatalf("in TestLive: %+v, want the marker seen (so the denial can name it)", w)
+	}
+	d, err := netip.ParseAddrPort("203.0.113.7:443")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dest := classify.Dest{Family: unix.AF_INET, Addr: d}
+	dec := (&policy.Policy{Sealed: true}).Decide(policy.Attempt{Kind: policy.Destination, Dest: dest, Class: classify.External, Context: w.Context})
+	rec := audit.Record{Package: w.Package, Test: w.Test, Marked: w.Marked, Syscall: "connect", SockType: "tcp",
+		Dest: dest.String(), Class: "external", Decision: string(dec.Verdict), Reason: dec.Reason}
+	line := "nettrap: " + guard.Line(rec, false)
+	_, release := f.tr.Who(nil)
+	f.tr.Report(w, rec, line)
+	release()
+	f.emit(mark+"--- PASS: TestLive (0.00s)", mark+"=== RUN   TestUnused", mark+"=== ATTR  TestUnused nettrap network",
+		mark+"--- PASS: TestUnused (0.00s)", mark+"PASS")
+	out, stale := f.finish()
+	if !strings.Contains(out, "--- FAIL: TestLive") || !strings.Contains(out, "in TestLive: "+policy.MarkerIgnored) {
+		t.Errorf("the marked test's denial must fail it and say the marker was ignored:\n%s", out)
+	}
+	if !f.tr.Failed() {
+		t.Error("Failed() = false after a sealed denial")
+	}
+	if len(stale) != 0 || strings.Contains(out, "stale marker") {
+		t.Errorf("stale markers under --sealed: %q\n%s", stale, out)
 	}
 }

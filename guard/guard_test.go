@@ -267,6 +267,14 @@ func TestLine(t *testing.T) {
 		{func(r *audit.Record) { r.Test = "collection" }, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) at collection time (package init, TestMain, or between tests)"},
 		{func(r *audit.Record) { r.Decision = "would-deny" }, "audit: would block: connect tcp 203.0.113.7:443 (external) by pid 42 curl"},
 		{func(r *audit.Record) { r.ABI = "i386"; r.Dest = ""; r.SockType = ""; r.Reason = "not decoded" }, "Outbound network blocked: connect (i386 ABI) by pid 42 curl: not decoded"},
+		// --sealed: a marked test's denial says the marker was ignored.
+		{func(r *audit.Record) {
+			r.Test, r.Marked, r.Reason = "TestLive", true, policy.MarkerIgnored+"; external destination"
+		},
+			"Outbound network blocked: connect tcp 203.0.113.7:443 (external) in TestLive: " + policy.MarkerIgnored + "; external destination"},
+		// A marked record denied for another reason (at collection time) keeps the short line.
+		{func(r *audit.Record) { r.Test, r.Marked, r.Reason = "collection", true, "external destination" },
+			"Outbound network blocked: connect tcp 203.0.113.7:443 (external) at collection time (package init, TestMain, or between tests)"},
 	}
 	for _, tt := range tests {
 		r := base

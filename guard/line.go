@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/policy"
 )
 
 // Line is the one-line message for a denied (or would-be denied) attempt:
@@ -44,7 +45,9 @@ func Line(r audit.Record, byProcess bool) string {
 	default:
 		b.WriteString(" during " + r.Test)
 	}
-	if r.Dest == "" || r.Class == "unspecified" || r.Class == "dns" || r.Class == "other-family" {
+	// A marked test denied under --sealed is told why.
+	sealedMarker := r.Marked && strings.HasPrefix(r.Reason, policy.MarkerIgnored)
+	if r.Dest == "" || r.Class == "unspecified" || r.Class == "dns" || r.Class == "other-family" || sealedMarker {
 		b.WriteString(": " + r.Reason)
 	}
 	return b.String()

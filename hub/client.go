@@ -51,6 +51,13 @@ func register(rw io.ReadWriteCloser, pkg, argv0 string, timeout time.Duration) (
 	if err == nil {
 		m, err = c.recv()
 	}
+	if err == nil && m.Op == opChallenge {
+		// The outer has seen this process run nettrap: prove that this
+		// process reads the socket it registered on.
+		if err = c.send(message{Op: opConfirm, Nonce: m.Nonce}); err == nil {
+			m, err = c.recv()
+		}
+	}
 	if err == nil && m.Op != opOK {
 		err = fmt.Errorf("the outer nettrap refused: %s %s", m.Op, m.Error)
 	}

@@ -10,10 +10,16 @@
 //
 // Protocol: JSON objects, one a line, over a stream socket.
 //
-//	inner → outer  {"op":"register","package":P,"argv0":A}  answered {"op":"ok"} or {"op":"error","error":E}
+//	inner → outer  {"op":"register","package":P,"argv0":A}  answered {"op":"challenge","nonce":N} or {"op":"error","error":E}
+//	inner → outer  {"op":"confirm","nonce":N}               answered {"op":"ok"} or {"op":"error","error":E}
 //	inner → outer  {"op":"record","record":R}               not answered (stale markers)
 //	outer → inner  {"op":"who","id":N}                      answered {"op":"who","id":N,"who":W}
 //	outer → inner  {"op":"verdict","id":N,"reports":[…]}     answered {"op":"released","id":N}
+//
+// Only the process that connected may write on its connection (the kernel
+// names the writer of every read), and it must run the nettrap executable
+// at every message; see peer.go. In sealed mode the outer's policy ignores
+// an inner's "marked": inners name tests, they never allow.
 //
 // Between "who" and "released" the inner holds the rendering of test
 // results, so that the verdict still reaches the test's report. Only the

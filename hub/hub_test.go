@@ -249,6 +249,40 @@ func TestRecordsReachOuter(t *testing.T) {
 	cl.Close()
 }
 
+// Under --sealed the records of inners are dropped: a stale marker means
+// nothing when markers open nothing. The record sent after it, through a
+// server that takes records, shows the first one was read and dropped.
+func TestSealedDropsInnerRecords(t *testing.T) {
+	got := make(chan audit.Record, 2)
+	s, err := listen(func(s *Server) {
+		s.Sealed = true
+		s.Records = func(r audit.Record) { got <- r }
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cl, err := Dial(s.Path, "example.com/p", "p.test", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.Record(audit.Record{Test: "TestStale", Decision: "stale-marker"}); err != nil {
+		t.Fatal(err)
+	}
+	// A who round trip: the record before it has been handled.
+	fa := newFakeAttr(guard.Who{Test: "TestX"})
+	cl.Serve(fa)
+	s.parent = func(int) int { return os.Getpid() }
+	_, release := s.who(child, child)
+	release()
+	select {
+	case r := <-got:
+		t.Errorf("a sealed outer wrote the inner's record %+v", r)
+	default:
+	}
+}
+
 // dialRaw opens a hub and a raw connection to it, as a misbehaving client.
 func dialRaw(t *testing.T) (*Server, net.Conn) {
 	t.Helper()
@@ -286,7 +320,11 @@ func TestRegisterMustComeFirst(t *testing.T) {
 func TestGarbageClosesConnection(t *testing.T) {
 	_, nc := dialRaw(t)
 	nc.Write([]byte("not json\n"))
-	if _, err := newConn(nc).recv(); !errors.Is(err, io.EOF) {
+	c := newConn(nc)
+	if m, err := c.recv(); err != nil || m.Op != opError {
+		t.Fatalf("answer to garbage %+v, %v; want an error message", m, err)
+	}
+	if _, err := c.recv(); !errors.Is(err, io.EOF) {
 		t.Errorf("after garbage: %v, want EOF", err)
 	}
 }
@@ -384,7 +422,7 @@ func TestParentPIDOfSelf(t *testing.T) {
 // Only a process running the nettrap executable may register: a confined
 // test that forged the protocol could otherwise vouch for its children.
 func TestIsNettrap(t *testing.T) {
-	if !isNettrap(os.Getpid()) {
+	if !runs(os.Getpid(), "/proc/self/exe") {
 		t.Error("this process is not recognized as running its own executable")
 	}
 	sleep := exec.Command("sleep", "5")
@@ -392,7 +430,7 @@ func TestIsNettrap(t *testing.T) {
 		t.Skip("no sleep:", err)
 	}
 	defer func() { sleep.Process.Kill(); sleep.Wait() }()
-	if isNettrap(sleep.Process.Pid) {
+	if runs(sleep.Process.Pid, "/proc/self/exe") {
 		t.Error("a sleep process passes for nettrap")
 	}
 }

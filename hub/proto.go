@@ -17,13 +17,15 @@ const Env = "NETTRAP_HUB"
 
 // Operations.
 const (
-	opRegister = "register"
-	opOK       = "ok"
-	opError    = "error"
-	opRecord   = "record"
-	opWho      = "who"
-	opVerdict  = "verdict"
-	opReleased = "released"
+	opRegister  = "register"
+	opChallenge = "challenge"
+	opConfirm   = "confirm"
+	opOK        = "ok"
+	opError     = "error"
+	opRecord    = "record"
+	opWho       = "who"
+	opVerdict   = "verdict"
+	opReleased  = "released"
 )
 
 // maxLine bounds one message: a verdict carries a record per destination
@@ -43,6 +45,7 @@ type message struct {
 	Package string        `json:"package,omitempty"`
 	Argv0   string        `json:"argv0,omitempty"`
 	Error   string        `json:"error,omitempty"`
+	Nonce   string        `json:"nonce,omitempty"`
 	Record  *audit.Record `json:"record,omitempty"`
 	Who     *guard.Who    `json:"who,omitempty"`
 	Reports []Report      `json:"reports,omitempty"`

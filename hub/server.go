@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
 
@@ -40,10 +39,16 @@ type Server struct {
 	Timeout time.Duration
 	// Path is the socket; it lies in a directory only we can enter.
 	Path string
+	// Sealed (--sealed): inners name tests and nothing more. Their
+	// "marked" reaches a sealed policy, which denies; the records they
+	// send (stale markers, meaningless when markers open nothing) are
+	// dropped. Set before the confined command starts.
+	Sealed bool
 
 	dir    string
 	ln     net.Listener
 	parent func(pid int) int // the process tree; tests replace it
+	exe    string            // the nettrap executable; tests replace it
 	wg     sync.WaitGroup
 
 	mu         sync.Mutex
@@ -79,7 +84,10 @@ type txn struct {
 
 // Listen opens the socket in a new private directory and starts
 // accepting inner nettraps.
-func Listen() (*Server, error) {
+func Listen() (*Server, error) { return listen(nil) }
+
+// listen is Listen, with configure (tests) run before the first accept.
+func listen(configure func(*Server)) (*Server, error) {
 	dir, err := os.MkdirTemp("", "nettrap-hub-") // mode 0700
 	if err != nil {
 		return nil, fmt.Errorf("hub directory: %w", err)
@@ -90,8 +98,16 @@ func Listen() (*Server, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("hub socket: %w", err)
 	}
-	s := &Server{Path: path, dir: dir, ln: ln, parent: procfs.ParentPID,
+	if err := passCred(ln.(*net.UnixListener)); err != nil {
+		ln.Close()
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("hub socket: %w", err)
+	}
+	s := &Server{Path: path, dir: dir, ln: ln, parent: procfs.ParentPID, exe: "/proc/self/exe",
 		inners: map[int]*inner{}, pending: map[int]*txn{}}
+	if configure != nil {
+		configure(s)
+	}
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
@@ -111,50 +127,29 @@ func (s *Server) accept() {
 		if err != nil {
 			return
 		}
-		pid, err := peerPID(nc)
+		p, cc, err := s.identify(nc)
 		if err != nil {
-			s.notef("an inner nettrap connected but its pid is unknown: %v", err)
+			s.notef("refused a connection to the hub: %v", err)
 			nc.Close()
 			continue
 		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.serve(newConn(nc), pid)
+			s.serve(newConn(cc), p)
 		}()
 	}
 }
 
-// isNettrap tells whether pid runs the same executable as this process.
-func isNettrap(pid int) bool {
-	self, err := os.Stat("/proc/self/exe")
-	if err != nil {
-		return false
-	}
-	peer, err := os.Stat("/proc/" + strconv.Itoa(pid) + "/exe")
-	return err == nil && os.SameFile(self, peer)
-}
-
-// serve registers the inner nettrap of pid and then reads its messages
-// until it goes away.
-func (s *Server) serve(c *conn, pid int) {
+// serve registers the inner nettrap of p and then reads its messages
+// until it goes away. Every message is checked: written by p (credConn),
+// which still runs nettrap.
+func (s *Server) serve(c *conn, p peer) {
 	defer c.close()
+	pid := p.pid
 	setDeadline(c.rw, time.Now().Add(s.timeout()))
-	m, err := c.recv()
-	if err != nil || m.Op != opRegister {
-		if err == nil {
-			c.send(message{Op: opError, Error: "first message must be register, not " + m.Op})
-		}
-		return
-	}
-	if !isNettrap(pid) {
-		// Only a real nettrap may speak for a test binary. A confined
-		// test that forged the protocol could otherwise answer "marked"
-		// for its own children. (A genuine nettrap only reports what the
-		// test stream says, which the test controls anyway through the
-		// marker.)
-		s.notef("pid %d tried to register but is not running nettrap", pid)
-		c.send(message{Op: opError, Error: "not a nettrap"})
+	m, ok := s.register(c, p)
+	if !ok {
 		return
 	}
 	in := &inner{pid: pid, pkg: m.Package, argv0: m.Argv0, c: c,
@@ -169,7 +164,7 @@ func (s *Server) serve(c *conn, pid int) {
 	}
 	setDeadline(c.rw, time.Time{})
 	for {
-		m, err := c.recv()
+		m, err := s.recvFrom(c, p, true)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				s.notef("the nettrap running %s (pid %d): %v", in.pkg, pid, err)
@@ -178,7 +173,7 @@ func (s *Server) serve(c *conn, pid int) {
 		}
 		switch m.Op {
 		case opRecord:
-			if m.Record != nil && s.Records != nil {
+			if m.Record != nil && s.Records != nil && !s.Sealed {
 				s.Records(*m.Record)
 			}
 		case opWho, opReleased:

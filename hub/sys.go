@@ -2,9 +2,12 @@ package hub
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -64,4 +67,94 @@ func Confined() bool {
 		}
 	}
 	return false
+}
+
+// passCred makes the kernel tell, with every read on the socket, which
+// process wrote the bytes (SO_PASSCRED: an SCM_CREDENTIALS message). Set
+// on the listening socket, it is inherited by the accepted ones.
+func passCred(sc syscall.Conn) error {
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_PASSCRED, 1)
+	}); err != nil {
+		return err
+	}
+	return os.NewSyscallError("setsockopt(SO_PASSCRED)", serr)
+}
+
+// errForeignSender: bytes on an inner's connection were written by
+// another process than the one that connected.
+var errForeignSender = errors.New("written by another process than the one that connected")
+
+// credConn is the outer's end of an inner's connection. The kernel names
+// the writer of the bytes of every read (a stream read never joins the
+// bytes of two writers); bytes from any process but pid, the one that
+// connected, fail the read. So a socket handed on, inherited or kept
+// across an exec speaks only for the process that made it.
+type credConn struct {
+	*net.UnixConn
+	pid int
+	oob []byte
+}
+
+func newCredConn(uc *net.UnixConn, pid int) (*credConn, error) {
+	if err := passCred(uc); err != nil {
+		return nil, err
+	}
+	return &credConn{UnixConn: uc, pid: pid, oob: make([]byte, unix.CmsgSpace(unix.SizeofUcred))}, nil
+}
+
+func (c *credConn) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n, oobn, flags, _, err := c.ReadMsgUnix(p, c.oob)
+	if n < 0 { // an error, which some paths give with -1
+		n = 0
+	}
+	if n == 0 && err == nil {
+		return 0, io.EOF
+	}
+	if n > 0 {
+		if serr := c.checkSender(c.oob[:oobn], flags); serr != nil {
+			return 0, serr
+		}
+	}
+	return n, err
+}
+
+// checkSender reads the writer's credentials out of a read's control
+// data. Descriptors a peer sent along (which cannot fit, the buffer being
+// sized for the credentials) would be closed, never kept.
+func (c *credConn) checkSender(oob []byte, flags int) error {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return fmt.Errorf("%w: control data: %v", errProtocol, err)
+	}
+	pid := -1
+	for i := range msgs {
+		if fds, err := unix.ParseUnixRights(&msgs[i]); err == nil {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+			return fmt.Errorf("%w: descriptors sent", errProtocol)
+		}
+		if cr, err := unix.ParseUnixCredentials(&msgs[i]); err == nil {
+			pid = int(cr.Pid)
+		}
+	}
+	switch {
+	case flags&unix.MSG_CTRUNC != 0:
+		return fmt.Errorf("%w: control data truncated", errProtocol)
+	case pid == -1:
+		return fmt.Errorf("%w: the kernel did not name the writer", errProtocol)
+	case pid != c.pid:
+		// 0: a process of a pid namespace we cannot see.
+		return fmt.Errorf("bytes from pid %d: %w (pid %d)", pid, errForeignSender, c.pid)
+	}
+	return nil
 }

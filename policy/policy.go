@@ -105,7 +105,15 @@ type Policy struct {
 	Mode  Mode
 	Rules []Rule
 	Errno unix.Errno
+	// Sealed: the code under test is not trusted (--sealed). Only the
+	// rules, which come from nettrap's own command line, open anything: a
+	// marker is the test's own word, so a marked test is decided like any
+	// other, and its denial says the marker was ignored.
+	Sealed bool
 }
+
+// MarkerIgnored is the reason of a sealed denial of a marked test's attempt.
+const MarkerIgnored = "the test's network marker is ignored under --sealed (only --allow rules open anything)"
 
 // Decide decides one attempt.
 func (p *Policy) Decide(a Attempt) Decision {
@@ -138,6 +146,9 @@ func (p *Policy) Decide(a Attempt) Decision {
 		}
 	}
 	if a.Context.Marked && !a.Context.Collection {
+		if p.Sealed {
+			return p.deny(MarkerIgnored + "; " + denyReason(a))
+		}
 		return Decision{Verdict: Allowed, Reason: "allowed: marked test", Audit: true}
 	}
 	return p.deny(denyReason(a))

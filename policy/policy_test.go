@@ -117,3 +117,46 @@ func mustRule(t *testing.T, s string) Rule {
 	}
 	return r
 }
+
+// Under --sealed the marker is the untrusted code's own word: it never
+// allows, and the denial says it was ignored. Only rules open anything.
+func TestSealed(t *testing.T) {
+	rules := []Rule{mustRule(t, "192.0.2.0/24:443")}
+	tests := []struct {
+		name    string
+		p       Policy
+		dest    string
+		ctx     Context
+		verdict Verdict
+		ignored bool // the reason names the ignored marker
+	}{
+		{"marked external", Policy{Sealed: true}, "203.0.113.7:443", Context{Marked: true}, Denied, true},
+		{"marked private", Policy{Sealed: true}, "10.0.0.1:80", Context{Marked: true}, Denied, true},
+		{"marked audit mode", Policy{Sealed: true, Mode: Audit}, "203.0.113.7:443", Context{Marked: true}, WouldDeny, true},
+		{"unmarked external", Policy{Sealed: true}, "203.0.113.7:443", Context{}, Denied, false},
+		{"marked at collection", Policy{Sealed: true}, "203.0.113.7:443", Context{Marked: true, Collection: true}, Denied, false},
+		{"rule", Policy{Sealed: true, Rules: rules}, "192.0.2.7:443", Context{}, Allowed, false},
+		{"marked and ruled", Policy{Sealed: true, Rules: rules}, "192.0.2.7:443", Context{Marked: true}, Allowed, false},
+		{"loopback", Policy{Sealed: true}, "127.0.0.1:80", Context{Marked: true}, Allowed, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, cls := dest(t, tt.dest)
+			got := tt.p.Decide(Attempt{Kind: Destination, Dest: d, Class: cls, Context: tt.ctx})
+			if got.Verdict != tt.verdict {
+				t.Fatalf("Decide(%s) = %+v, want %s", tt.dest, got, tt.verdict)
+			}
+			if has := strings.Contains(got.Reason, MarkerIgnored); has != tt.ignored {
+				t.Errorf("reason %q: names the ignored marker %v, want %v", got.Reason, has, tt.ignored)
+			}
+			if tt.verdict == Denied && got.Errno != unix.EPERM {
+				t.Errorf("errno %v, want EPERM", got.Errno)
+			}
+		})
+	}
+	// The same marked attempt is allowed without --sealed.
+	d, cls := dest(t, "203.0.113.7:443")
+	if got := (&Policy{}).Decide(Attempt{Kind: Destination, Dest: d, Class: cls, Context: Context{Marked: true}}); got.Verdict != Allowed {
+		t.Errorf("unsealed marked attempt %+v, want allowed", got)
+	}
+}

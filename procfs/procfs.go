@@ -1,6 +1,7 @@
 package procfs
 
 import (
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -73,4 +74,38 @@ func PidfdTarget(tid, fd int) int {
 		}
 	}
 	return 0
+}
+
+// Exited reports whether process p has exited and not been reaped yet (a
+// zombie): its /proc entry stays, without an executable.
+func Exited(p int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	f := strings.Fields(s[i+1:])
+	return i >= 0 && len(f) > 0 && (f[0] == "Z" || f[0] == "X")
+}
+
+// StartTime is when process p started, in clock ticks after boot (field 22
+// of /proc/p/stat). With the pid it names one process for good: a pid
+// number that is reused gets a later start time. An exec keeps it.
+func StartTime(p int) (uint64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, errors.New("procfs: malformed stat of pid " + strconv.Itoa(p))
+	}
+	// The fields after the name start at field 3 (state).
+	f := strings.Fields(s[i+1:])
+	if len(f) < 22-2 {
+		return 0, errors.New("procfs: short stat of pid " + strconv.Itoa(p))
+	}
+	return strconv.ParseUint(f[22-3], 10, 64)
 }

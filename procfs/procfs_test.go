@@ -71,3 +71,37 @@ func TestPidfdTarget(t *testing.T) {
 		t.Errorf("stdin taken for a pidfd of %d", got)
 	}
 }
+
+func TestStartTime(t *testing.T) {
+	self, err := StartTime(os.Getpid())
+	if err != nil || self == 0 {
+		t.Fatalf("StartTime(self) = %d, %v", self, err)
+	}
+	if again, _ := StartTime(os.Getpid()); again != self {
+		t.Errorf("StartTime(self) changed: %d then %d", self, again)
+	}
+	// A later process, whose name holds ") (" to trip a naive parser.
+	link := t.TempDir() + "/a) (b"
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep:", err)
+	}
+	if err := os.Symlink(sleep, link); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(link, "5")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	child, err := StartTime(cmd.Process.Pid)
+	if err != nil || child < self {
+		t.Errorf("StartTime(child) = %d, %v; want >= %d", child, err, self)
+	}
+	if ParentPID(cmd.Process.Pid) != os.Getpid() {
+		t.Errorf("ParentPID of %q is not us", link)
+	}
+	if _, err := StartTime(-1); err == nil {
+		t.Error("StartTime(-1) succeeded")
+	}
+}

@@ -18,6 +18,7 @@ type config struct {
 	rules      []policy.Rule
 	allowTests []*regexp.Regexp
 	generic    bool
+	sealed     bool // --sealed: untrusted code; see policy.Policy.Sealed
 	errno      unix.Errno
 	auditLog   string
 	resolvConf string
@@ -72,6 +73,7 @@ func newFlagSet(cfg *config, raw *rawFlags) *pflag.FlagSet {
 	fs.StringVar(&raw.mode, "mode", "enforce", "enforce: deny; audit: allow everything, record what would be denied")
 	fs.StringArrayVar(&raw.allow, "allow", nil, "allow CIDR[:PORT] (repeatable; addresses only, never names)")
 	fs.StringArrayVar(&raw.allowTests, "allow-test", nil, "let tests whose full name matches `REGEX` use the network, as if marked (repeatable)")
+	fs.BoolVar(&cfg.sealed, "sealed", false, "untrusted code: markers and --allow-test count for nothing, only --allow rules open anything")
 	fs.BoolVar(&cfg.generic, "generic", false, "treat a Go test binary as any command: no per-test attribution")
 	fs.StringVar(&raw.errno, "errno", "EPERM", "errno for denied calls (EPERM, EACCES, ECONNREFUSED, ENETUNREACH, …)")
 	fs.StringVar(&cfg.auditLog, "audit-log", "", "append one JSON record per audited attempt to `FILE`")
@@ -107,6 +109,9 @@ func parseConfig(args []string, getenv func(string) string) (*config, error) {
 	}
 	if cfg.errno, err = parseErrno(raw.errno); err != nil {
 		return nil, err
+	}
+	if cfg.sealed && len(raw.allowTests) > 0 {
+		return nil, fmt.Errorf("--sealed with --allow-test %q (or NETTRAP_ALLOW_TEST): under --sealed no test may use the network by name; drop one, or allow addresses with --allow CIDR[:PORT]", raw.allowTests[0])
 	}
 	for _, a := range raw.allowTests {
 		re, err := regexp.Compile(a)

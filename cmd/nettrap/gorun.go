@@ -145,6 +145,7 @@ func innerEnv(env []string, cfg *config, logPath, resolv string) []string {
 		"NETTRAP_AUDIT_LOG":   logPath,
 		"NETTRAP_RESOLV_CONF": resolv,
 		"NETTRAP_RUN_ID":      cfg.runID,
+		"NETTRAP_SEALED":      sealedEnv(cfg.sealed),
 	}
 	out := make([]string, 0, len(env)+len(set))
 	for _, kv := range env {
@@ -159,6 +160,15 @@ func innerEnv(env []string, cfg *config, logPath, resolv string) []string {
 		}
 	}
 	return out
+}
+
+// sealedEnv is NETTRAP_SEALED for the inner nettraps: set or absent, never
+// inherited from elsewhere.
+func sealedEnv(sealed bool) string {
+	if sealed {
+		return "1"
+	}
+	return ""
 }
 
 // runForwardingSignals starts cmd, hands the signals nettrap gets to

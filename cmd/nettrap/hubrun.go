@@ -54,6 +54,7 @@ func (h *outerHub) listen(cfg *config, g *guard.Guard) (env []string, err error)
 	}
 	h.srv.Messages = os.Stderr
 	h.srv.Records = g.WriteRecord
+	h.srv.Sealed = cfg.sealed
 	g.Attribution = h.srv
 	env = append(innerEnv(os.Environ(), cfg, h.logPath, resolv), hub.Env+"="+h.srv.Path)
 	self, err := os.Executable()

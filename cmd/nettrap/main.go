@@ -171,7 +171,7 @@ func newGuard(cfg *config) (*guard.Guard, func() error, error) {
 		return nil, nil, fmt.Errorf("read nameservers: %w", err)
 	}
 	g := &guard.Guard{
-		Policy:    &policy.Policy{Mode: cfg.mode, Rules: cfg.rules, Errno: cfg.errno},
+		Policy:    &policy.Policy{Mode: cfg.mode, Rules: cfg.rules, Errno: cfg.errno, Sealed: cfg.sealed},
 		Resolvers: &classify.Resolvers{Nameservers: ns, UnixSockets: classify.DefaultResolverSockets()},
 		Messages:  os.Stderr,
 		RunID:     cfg.runID,

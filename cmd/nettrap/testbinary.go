@@ -36,6 +36,7 @@ func newTestBinary(cfg *config) (*testBinary, []string, error) {
 		w.Close()
 		return nil, nil, err
 	}
+	tr.Sealed = cfg.sealed
 	tb := &testBinary{w: w, tracker: tr, done: make(chan error, 1)}
 	if gotest.FailFast(cfg.args[1:]) {
 		failFast(tb)

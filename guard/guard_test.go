@@ -271,7 +271,7 @@ func TestLine(t *testing.T) {
 		{func(r *audit.Record) {
 			r.Test, r.Marked, r.Reason = "TestLive", true, policy.MarkerIgnored+"; external destination"
 		},
-			"Outbound network blocked: connect tcp 203.0.113.7:443 (external) in TestLive: " + policy.MarkerIgnored + "; external destination"},
+			"Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestLive: " + policy.MarkerIgnored + "; external destination"},
 		// A marked record denied for another reason (at collection time) keeps the short line.
 		{func(r *audit.Record) { r.Test, r.Marked, r.Reason = "collection", true, "external destination" },
 			"Outbound network blocked: connect tcp 203.0.113.7:443 (external) at collection time (package init, TestMain, or between tests)"},

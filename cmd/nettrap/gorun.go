@@ -10,10 +10,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/bpf"
-	"github.com/nettrap/nettrap/ghactions"
-	"github.com/nettrap/nettrap/report"
 )
 
 // goTestIndex returns the index of "test" in `go [-C dir] test …`, or -1
@@ -89,49 +86,52 @@ func runGoTest(cfg *config, testIdx int) int {
 	if err != nil {
 		return cantRun("%v", err)
 	}
+	if runsNothing(cfg.args[testIdx+1:]) {
+		// go test -c (or -n) builds and runs no test: no log, no summary.
+		cmd := exec.Command(cfg.args[0], cfg.args[1:]...)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+		status, err := runForwardingSignals(cmd, func(sig os.Signal) { signalTree(cmd.Process.Pid, sig.(syscall.Signal)) })
+		if err != nil {
+			return cantRun("cannot start %s: %v", cfg.args[0], err)
+		}
+		return status
+	}
 	if cfg.runID == "" {
 		cfg.runID = newRunID()
 	}
-	logPath, err := prepareAuditLog(cfg)
+	resolv, err := resolvForInners(cfg)
 	if err != nil {
 		return cantRun("%v", err)
 	}
-	resolv, err := filepath.Abs(cfg.resolvConf)
+	out, err := openSummary(cfg)
 	if err != nil {
+		return cantRun("%v", err)
+	}
+	log, err := prepareAuditLog(cfg)
+	if err != nil {
+		out.close()
 		return cantRun("%v", err)
 	}
 	argv := append(append(append([]string{}, cfg.args[:testIdx+1]...), execArg), cfg.args[testIdx+1:]...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = innerEnv(os.Environ(), cfg, logPath, resolv)
+	cmd.Env = innerEnv(os.Environ(), cfg, log.path, resolv)
 	status, err := runForwardingSignals(cmd, func(sig os.Signal) { signalTree(cmd.Process.Pid, sig.(syscall.Signal)) })
 	if err != nil {
+		out.close()
+		log.remove()
 		return cantRun("cannot start %s: %v", cfg.args[0], err)
 	}
-	return finishRun(cfg, logPath, status)
+	return finishRun(cfg, log, out, status)
 }
 
-// prepareAuditLog returns the absolute path of the run's audit log (the
-// test binaries run in their package directories), creating it to check
-// it can be written: in a new temporary directory unless --audit-log.
-func prepareAuditLog(cfg *config) (string, error) {
-	path := cfg.auditLog
-	if path == "" {
-		dir, err := os.MkdirTemp("", "nettrap-run-")
-		if err != nil {
-			return "", fmt.Errorf("audit log directory: %w", err)
-		}
-		path = filepath.Join(dir, "audit.jsonl")
+// resolvForInners is the --resolv-conf to hand down, absolute (the test
+// binaries run in their package directories); "" for the default.
+func resolvForInners(cfg *config) (string, error) {
+	if !cfg.resolvConfGiven {
+		return "", nil
 	}
-	path, err := filepath.Abs(path)
-	if err != nil {
-		return "", err
-	}
-	w, err := audit.Open(path)
-	if err != nil {
-		return "", err
-	}
-	return path, w.Close()
+	return filepath.Abs(cfg.resolvConf)
 }
 
 // innerEnv is the environment of the go command and, through it, of every
@@ -145,13 +145,24 @@ func innerEnv(env []string, cfg *config, logPath, resolv string) []string {
 		"NETTRAP_AUDIT_LOG":   logPath,
 		"NETTRAP_RESOLV_CONF": resolv,
 		"NETTRAP_RUN_ID":      cfg.runID,
+		innerMark:             "1",
+	}
+	if cfg.allowUnspecified {
+		set["NETTRAP_ALLOW_UNSPECIFIED"] = "1"
 	}
 	out := make([]string, 0, len(env)+len(set))
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
-		if _, ours := set[k]; !ours && k != "NETTRAP_GENERIC" {
-			out = append(out, kv)
+		if _, ours := set[k]; ours {
+			continue
 		}
+		// The inners take these from the outer's config or not at all:
+		// the summary is the outer's; generic is what the outer decided.
+		switch k {
+		case "NETTRAP_GENERIC", "NETTRAP_ALLOW_UNSPECIFIED", "NETTRAP_SUMMARY", "NETTRAP_RESOLV_CONF":
+			continue
+		}
+		out = append(out, kv)
 	}
 	for k, v := range set {
 		if v != "" {
@@ -190,39 +201,6 @@ func runForwardingSignals(cmd *exec.Cmd, forward func(os.Signal)) (int, error) {
 		err = nil
 	}
 	return exitStatus(cmd, err), nil
-}
-
-// finishRun prints the summary of the run from the audit log, reports to
-// GitHub Actions when there, and gives the exit status: the go command's,
-// or 125 when nettrap itself failed somewhere.
-func finishRun(cfg *config, logPath string, status int) int {
-	recs, err := report.ReadFiles(logPath)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "nettrap: %v\n", err)
-		return exitCantRun
-	}
-	s := report.Build(recs, cfg.runID)
-	s.Logs = []string{logPath}
-	if len(s.RunIDs) == 0 {
-		s.RunIDs = []string{cfg.runID}
-	}
-	if err := s.Text(os.Stderr); err != nil {
-		return exitCantRun
-	}
-	if ghactions.Enabled(os.Getenv) {
-		if err := ghactions.Annotate(os.Stderr, s); err != nil {
-			fmt.Fprintf(os.Stderr, "nettrap: annotations: %v\n", err)
-		}
-		if p := os.Getenv("GITHUB_STEP_SUMMARY"); p != "" {
-			if err := ghactions.AppendStepSummary(p, s); err != nil {
-				fmt.Fprintf(os.Stderr, "nettrap: %v\n", err)
-			}
-		}
-	}
-	if s.Totals.Errors > 0 {
-		return exitCantRun
-	}
-	return status
 }
 
 // selfExecFlag is the -exec flag that makes the go command run its test

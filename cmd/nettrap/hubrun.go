@@ -21,9 +21,9 @@ import (
 
 // outerHub is the hub of a generic run.
 type outerHub struct {
-	srv     *hub.Server
-	logPath string // the run's audit log
-	tempLog bool   // made by us, removed when no inner registered
+	srv *hub.Server
+	log runLog      // the run's audit log
+	out *summaryOut // where the summary goes
 }
 
 // prepareHub readies the audit log of a generic run: the outer nettrap
@@ -33,19 +33,23 @@ func prepareHub(cfg *config) (*outerHub, error) {
 	if cfg.runID == "" {
 		cfg.runID = newRunID()
 	}
-	h := &outerHub{tempLog: cfg.auditLog == ""}
-	var err error
-	if h.logPath, err = prepareAuditLog(cfg); err != nil {
+	out, err := openSummary(cfg)
+	if err != nil {
 		return nil, err
 	}
-	cfg.auditLog = h.logPath
+	h := &outerHub{out: out}
+	if h.log, err = prepareAuditLog(cfg); err != nil {
+		out.close()
+		return nil, err
+	}
+	cfg.auditLog = h.log.path
 	return h, nil
 }
 
 // listen opens the hub's socket and makes it g's attribution; env is the
 // environment of the confined command.
 func (h *outerHub) listen(cfg *config, g *guard.Guard) (env []string, err error) {
-	resolv, err := filepath.Abs(cfg.resolvConf)
+	resolv, err := resolvForInners(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +59,7 @@ func (h *outerHub) listen(cfg *config, g *guard.Guard) (env []string, err error)
 	h.srv.Messages = os.Stderr
 	h.srv.Records = g.WriteRecord
 	g.Attribution = h.srv
-	env = append(innerEnv(os.Environ(), cfg, h.logPath, resolv), hub.Env+"="+h.srv.Path)
+	env = append(innerEnv(os.Environ(), cfg, h.log.path, resolv), hub.Env+"="+h.srv.Path)
 	self, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "nettrap: go test inside will not name tests: cannot find the nettrap executable: %v\n", err)
@@ -73,8 +77,9 @@ func (h *outerHub) listen(cfg *config, g *guard.Guard) (env []string, err error)
 // summary; the status stays the command's unless nettrap failed.
 func (h *outerHub) finish(cfg *config, status int) int {
 	if h.srv == nil {
-		if h.tempLog && h.logPath != "" {
-			os.RemoveAll(filepath.Dir(h.logPath))
+		h.log.remove()
+		if h.out != nil {
+			h.out.close()
 		}
 		return status
 	}
@@ -84,12 +89,13 @@ func (h *outerHub) finish(cfg *config, status int) int {
 		status = 1
 	}
 	if h.srv.Registered() == 0 {
-		if h.tempLog {
-			os.RemoveAll(filepath.Dir(h.logPath))
-		}
+		// No go test ran inside: the denials are on stderr already, by
+		// process; a temporary log goes, a log the user named stays.
+		h.log.remove()
+		h.out.close()
 		return status
 	}
-	return finishRun(cfg, h.logPath, status)
+	return finishRun(cfg, h.log, h.out, status)
 }
 
 // goflagsWithExec adds -exec=self to the user's GOFLAGS, unless they name

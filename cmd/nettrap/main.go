@@ -12,8 +12,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/spf13/pflag"
-
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/classify"
 	"github.com/nettrap/nettrap/gotest"
@@ -39,26 +37,38 @@ func main() {
 var failure string
 
 func run(args []string) int {
-	if len(args) > 0 && args[0] == "version" {
-		printVersion(os.Stdout)
-		return 0
-	}
-	if len(args) > 0 && args[0] == "report" {
-		return runReport(args[1:])
+	if len(args) > 0 {
+		switch args[0] {
+		case "version":
+			printVersion(os.Stdout)
+			return 0
+		case "help":
+			printUsage(os.Stdout)
+			return 0
+		case "report":
+			return runReport(args[1:])
+		}
 	}
 	cfg, err := parseConfig(args, os.Getenv)
 	if err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return 0
-		}
 		return cantRun("%v (see nettrap --help)", err)
 	}
-	if cfg.help {
-		newFlagSet(&config{}, &rawFlags{}).Usage()
+	switch {
+	case cfg.help:
+		printUsage(os.Stdout)
 		return 0
-	}
-	if len(cfg.args) == 0 {
+	case cfg.version:
+		printVersion(os.Stdout)
+		return 0
+	case len(cfg.args) == 0:
 		return cantRun("no command given: nettrap [flags] -- COMMAND [ARGS...] (see nettrap --help)")
+	}
+	// An inner nettrap (under a go test or a hub of an outer one) sees the
+	// same environment as the outer, which has warned already.
+	if os.Getenv(hub.Env) == "" && os.Getenv(innerMark) == "" {
+		for _, w := range unknownVarWarnings(os.Environ()) {
+			fmt.Fprintf(os.Stderr, "nettrap: %s\n", w)
+		}
 	}
 	if path := os.Getenv(hub.Env); path != "" {
 		return runInner(cfg, path)
@@ -113,7 +123,7 @@ func confine(cfg *config) int {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if h.logPath != "" {
+	if h.log.path != "" {
 		env, err := h.listen(cfg, g)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "nettrap: go test inside will not name tests: %v (set TMPDIR to a writable directory)\n", err)
@@ -171,7 +181,7 @@ func newGuard(cfg *config) (*guard.Guard, func() error, error) {
 		return nil, nil, fmt.Errorf("read nameservers: %w", err)
 	}
 	g := &guard.Guard{
-		Policy:    &policy.Policy{Mode: cfg.mode, Rules: cfg.rules, Errno: cfg.errno},
+		Policy:    &policy.Policy{Mode: cfg.mode, Rules: cfg.rules, Errno: cfg.errno, AllowUnspecified: cfg.allowUnspecified},
 		Resolvers: &classify.Resolvers{Nameservers: ns, UnixSockets: classify.DefaultResolverSockets()},
 		Messages:  os.Stderr,
 		RunID:     cfg.runID,

@@ -92,7 +92,7 @@ func runGoTest(cfg *config, testIdx int) int {
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 		status, err := runForwardingSignals(cmd, func(sig os.Signal) { signalTree(cmd.Process.Pid, sig.(syscall.Signal)) })
 		if err != nil {
-			return cantRun("cannot start %s: %v", cfg.args[0], err)
+			return cannotExec(execStatus(err), "cannot start %s: %v", cfg.args[0], err)
 		}
 		return status
 	}
@@ -120,7 +120,7 @@ func runGoTest(cfg *config, testIdx int) int {
 	if err != nil {
 		out.close()
 		log.remove()
-		return cantRun("cannot start %s: %v", cfg.args[0], err)
+		return cannotExec(execStatus(err), "cannot start %s: %v", cfg.args[0], err)
 	}
 	return finishRun(cfg, log, out, status)
 }

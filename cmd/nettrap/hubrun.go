@@ -178,14 +178,14 @@ func runInnerTestBinary(cfg *config, path string) int {
 
 // runPlain runs argv as it is, passing nettrap's signals on.
 func runPlain(argv []string) int {
-	if _, err := exec.LookPath(argv[0]); err != nil {
-		return cantRun("%v", err)
+	if code, err := lookCommand(argv[0]); err != nil {
+		return cannotExec(code, "%v", err)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	status, err := runForwardingSignals(cmd, func(sig os.Signal) { cmd.Process.Signal(sig) })
 	if err != nil {
-		return cantRun("cannot start %s: %v", argv[0], err)
+		return cannotExec(execStatus(err), "cannot start %s: %v", argv[0], err)
 	}
 	return status
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/nettrap/nettrap/audit"
@@ -87,10 +88,17 @@ func cantRun(format string, a ...any) int {
 
 // confine runs the command under the supervisor and returns its status.
 func confine(cfg *config) int {
-	if _, err := exec.LookPath(cfg.args[0]); err != nil {
-		return cantRun("%v", err)
+	if code, err := lookCommand(cfg.args[0]); err != nil {
+		return cannotExec(code, "%v", err)
 	}
 	testBin := !cfg.generic && gotest.IsTestBinary(cfg.args)
+	if testBin && cfg.auditLog != "" && !filepath.IsAbs(cfg.auditLog) && parentIsGo() {
+		// go test runs each test binary in its package directory: a
+		// relative log would be one file per package, each with its own
+		// run id.
+		return cantRun("%s %q is relative, but go test -exec runs each test binary in its own package directory (one log per package): give an absolute path, e.g. %s=$PWD/%s, or run nettrap -- go test, which makes it absolute",
+			cfg.source("audit-log"), cfg.auditLog, envName("audit-log"), cfg.auditLog)
+	}
 	h := &outerHub{}
 	if !cfg.generic && !testBin {
 		// The hub only names the tests of a go test run inside the
@@ -151,7 +159,7 @@ func confine(cfg *config) int {
 		if errors.Is(err, supervisor.ErrUnsupported) {
 			return cantRun("cannot confine: %v; nettrap needs Linux 5.0+ with seccomp user notification, and a container runtime that allows seccomp(2)", err)
 		}
-		return cantRun("cannot start %s: %v", cfg.args[0], err)
+		return cannotExec(execStatus(err), "cannot start %s: %v", cfg.args[0], err)
 	}
 	go forwardSignals(sess, sigs)
 	waitErr := sess.Wait()
@@ -199,6 +207,12 @@ func newGuard(cfg *config) (*guard.Guard, func() error, error) {
 		closeAudit = w.Close
 	}
 	return g, closeAudit, nil
+}
+
+// parentIsGo: nettrap was started by the go command (as go test -exec).
+func parentIsGo() bool {
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", os.Getppid()))
+	return err == nil && filepath.Base(exe) == "go"
 }
 
 func newRunID() string {

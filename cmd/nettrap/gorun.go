@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -90,7 +91,7 @@ func runGoTest(cfg *config, testIdx int) int {
 		// go test -c (or -n) builds and runs no test: no log, no summary.
 		cmd := exec.Command(cfg.args[0], cfg.args[1:]...)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-		status, err := runForwardingSignals(cmd, func(sig os.Signal) { signalTree(cmd.Process.Pid, sig.(syscall.Signal)) })
+		status, err := runForwardingSignals(cmd, nil, func(sig os.Signal) { signalTree(cmd.Process.Pid, sig.(syscall.Signal)) })
 		if err != nil {
 			return cannotExec(execStatus(err), "cannot start %s: %v", cfg.args[0], err)
 		}
@@ -116,7 +117,11 @@ func runGoTest(cfg *config, testIdx int) int {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = innerEnv(os.Environ(), cfg, log.path, resolv)
-	status, err := runForwardingSignals(cmd, func(sig os.Signal) { signalTree(cmd.Process.Pid, sig.(syscall.Signal)) })
+	// The go command, the nettraps it starts and their test binaries
+	// die with this nettrap, however it dies (see reaper.go).
+	rp := startReaper()
+	status, err := runForwardingSignals(cmd, rp, func(sig os.Signal) { signalTree(cmd.Process.Pid, sig.(syscall.Signal)) })
+	rp.done()
 	if err != nil {
 		out.close()
 		log.remove()
@@ -176,11 +181,21 @@ func innerEnv(env []string, cfg *config, logPath, resolv string) []string {
 // forward (to the command, or to its whole tree: the go command does not
 // stop running test binaries on SIGINT, it only stops starting new ones;
 // it sends SIGQUIT to the -exec program on -timeout) and waits. The error
-// is only for a command that could not start.
-func runForwardingSignals(cmd *exec.Cmd, forward func(os.Signal)) (int, error) {
+// is only for a command that could not start. The command joins rp's
+// process group when there is one, and dies with nettrap.
+func runForwardingSignals(cmd *exec.Cmd, rp *reaper, forward func(os.Signal)) (int, error) {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(sigs)
+	rp.join(cmd)
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	// PR_SET_PDEATHSIG fires when the forking thread exits, not the
+	// process: hold this thread until the command is reaped.
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
 		return 0, err
 	}

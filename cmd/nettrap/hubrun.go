@@ -164,7 +164,7 @@ func runInnerTestBinary(cfg *config, path string) int {
 	cl.Serve(tb.tracker)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, tb.w, tb.w
-	status, err := runForwardingSignals(cmd, func(sig os.Signal) { cmd.Process.Signal(sig) })
+	status, err := runForwardingSignals(cmd, nil, func(sig os.Signal) { cmd.Process.Signal(sig) })
 	tb.w.Close()
 	if err != nil {
 		return cantRun("cannot start %s: %v", cfg.args[0], err)
@@ -183,7 +183,7 @@ func runPlain(argv []string) int {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	status, err := runForwardingSignals(cmd, func(sig os.Signal) { cmd.Process.Signal(sig) })
+	status, err := runForwardingSignals(cmd, nil, func(sig os.Signal) { cmd.Process.Signal(sig) })
 	if err != nil {
 		return cannotExec(execStatus(err), "cannot start %s: %v", argv[0], err)
 	}

@@ -27,6 +27,9 @@ import (
 const exitCantRun = 125
 
 func main() {
+	if os.Args[0] == reaperArgv0 {
+		os.Exit(runReaper())
+	}
 	code := run(os.Args[1:])
 	if code == exitCantRun {
 		noteFailure(os.Args[1:])
@@ -70,6 +73,9 @@ func run(args []string) int {
 		for _, w := range unknownVarWarnings(os.Environ()) {
 			fmt.Fprintf(os.Stderr, "nettrap: %s\n", w)
 		}
+	}
+	if os.Getenv(innerMark) != "" {
+		dieWithGoCommand()
 	}
 	if path := os.Getenv(hub.Env); path != "" {
 		return runInner(cfg, path)
@@ -150,6 +156,9 @@ func confine(cfg *config) int {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(sigs)
+	rp := startReaper()
+	defer rp.done()
+	rp.join(cmd)
 	sess, err := supervisor.Start(cmd, supervisor.Options{Decider: g})
 	if tb != nil {
 		tb.w.Close() // the child has its copy; EOF comes when it is done
@@ -161,7 +170,7 @@ func confine(cfg *config) int {
 		}
 		return cannotExec(execStatus(err), "cannot start %s: %v", cfg.args[0], err)
 	}
-	go forwardSignals(sess, sigs)
+	go forwardSignals(cmd, rp, sigs)
 	waitErr := sess.Wait()
 	status := exitStatus(cmd, waitErr)
 	for _, e := range sess.Errors() {
@@ -221,12 +230,13 @@ func newRunID() string {
 	return hex.EncodeToString(b)
 }
 
-// forwardSignals passes the signals nettrap gets on to the command: the go
-// command sends SIGQUIT to the -exec program on -timeout, and expects the
-// test binary's goroutine dump.
-func forwardSignals(sess *supervisor.Session, sigs <-chan os.Signal) {
+// forwardSignals passes the signals nettrap gets on to the command (its
+// process group, when it has one of its own): the go command sends
+// SIGQUIT to the -exec program on -timeout, and expects the test binary's
+// goroutine dump.
+func forwardSignals(cmd *exec.Cmd, rp *reaper, sigs <-chan os.Signal) {
 	for sig := range sigs {
-		sess.Signal(sig)
+		rp.signal(cmd, sig.(syscall.Signal))
 	}
 }
 

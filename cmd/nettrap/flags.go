@@ -250,7 +250,9 @@ func applyEnv(fs *pflag.FlagSet, getenv func(string) string, fromEnv map[string]
 		}
 		for _, one := range vals {
 			if e := fs.Set(f.Name, one); e != nil {
-				err = fmt.Errorf("bad %s=%q: %w", name, v, e)
+				// pflag's message names the flag; the user wrote the
+				// variable. Only the booleans can fail here.
+				err = fmt.Errorf("bad %s=%q: want 1, true, 0 or false", name, v)
 				return
 			}
 		}

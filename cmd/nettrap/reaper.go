@@ -98,7 +98,10 @@ func (rp *reaper) done() {
 	}
 	rp.w.WriteString("done")
 	rp.w.Close()
-	rp.cmd.Wait()
+	// Not waited for: the word is in the pipe whether or not nettrap is
+	// still there when the reaper reads it, and nettrap ends right after
+	// (whoever adopts the reaper then reaps it).
+	rp.cmd.Process.Release()
 }
 
 // runReaper is the reaper's main: wait for EOF on fd 3; without "done"

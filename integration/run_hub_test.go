@@ -60,7 +60,11 @@ func TestRunHubShell(t *testing.T) {
 		t.Fatalf("exit %d, want sh's 1 (go test failed)\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
 	}
 	for _, e := range blockedEndpoints {
-		assertNothingArrived(t, h, e)
+		// checkHubLeaky checks leakEndpoint: a second sentinel there
+		// could be seen accepted before its data arrived.
+		if e != leakEndpoint {
+			assertNothingArrived(t, h, e)
+		}
 	}
 	checkHubLeaky(t, h, run, log)
 	denied := map[string]string{}

@@ -3,7 +3,6 @@ package supervisor
 import (
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"runtime"
 	"syscall"
@@ -160,12 +159,4 @@ func (s *Session) Errors() []error {
 			return errs
 		}
 	}
-}
-
-// Signal forwards sig to the command.
-func (s *Session) Signal(sig os.Signal) error {
-	if s.Cmd.Process == nil {
-		return errors.New("not started")
-	}
-	return s.Cmd.Process.Signal(sig)
 }

@@ -215,18 +215,28 @@ func TestCLIRelativeAuditLogUnderExec(t *testing.T) {
 	}
 }
 
-// go test -c runs nothing: no summary, no log.
-func TestCLIGoTestCompileOnly(t *testing.T) {
+// A run that runs no test binary (go test -c, a package with no tests)
+// ends with no summary and no log; one that ran a binary has its line.
+func TestCLIGoTestRanNothing(t *testing.T) {
 	tmp := t.TempDir()
+	env := runModEnv("TMPDIR=" + tmp)
 	out := filepath.Join(tmp, "clean.test")
-	run := runModGoTest(t, runModEnv("TMPDIR="+tmp), nil, "-c", "-o", out, "./clean/")
+	run := runModGoTest(t, env, nil, "-c", "-o", out, "./clean/")
 	if run.code != 0 || len(nettrapLines(run.stderr)) != 0 {
 		t.Errorf("go test -c: exit %d, nettrap said:\n%s", run.code, run.stderr)
 	}
 	if _, err := os.Stat(out); err != nil {
 		t.Errorf("no test binary: %v", err)
 	}
+	run = runModGoTest(t, env, []string{"--audit-log", filepath.Join(tmp, "user.jsonl")}, "-count=1", "./fix/")
+	if run.code != 0 || len(nettrapLines(run.stderr)) != 0 || !strings.Contains(run.stdout, "[no test files]") {
+		t.Errorf("go test on a package with no tests: exit %d, nettrap said:\n%s%s", run.code, run.stdout, run.stderr)
+	}
+	run = runModGoTest(t, env, nil, "-count=1", "-run=NoSuchTest", "./clean/")
+	if lines := nettrapLines(run.stderr); run.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "no outbound network attempt blocked") {
+		t.Errorf("a run of a test binary: exit %d, nettrap said:\n%s", run.code, run.stderr)
+	}
 	if left := tmpRuns(t, tmp); len(left) != 0 {
-		t.Errorf("go test -c left %q", left)
+		t.Errorf("runs left %q", left)
 	}
 }

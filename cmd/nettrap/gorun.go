@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -116,7 +117,7 @@ func runGoTest(cfg *config, testIdx int) int {
 	argv := append(append(append([]string{}, cfg.args[:testIdx+1]...), execArg), cfg.args[testIdx+1:]...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = innerEnv(os.Environ(), cfg, log.path, resolv)
+	cmd.Env = innerEnv(os.Environ(), cfg, log.path, log.dir, resolv)
 	// The go command, the nettraps it starts and their test binaries
 	// die with this nettrap, however it dies (see reaper.go).
 	rp := startReaper()
@@ -141,7 +142,10 @@ func resolvForInners(cfg *config) (string, error) {
 
 // innerEnv is the environment of the go command and, through it, of every
 // nettrap it starts with -exec: the run's flags as NETTRAP_* variables.
-func innerEnv(env []string, cfg *config, logPath, resolv string) []string {
+//
+// runDir, the run's private directory, is the value of innerMark, for the
+// inners to mark that they ran a test binary ("" for none).
+func innerEnv(env []string, cfg *config, logPath, runDir, resolv string) []string {
 	set := map[string]string{
 		"NETTRAP_MODE":        cfg.raw.mode,
 		"NETTRAP_ERRNO":       cfg.raw.errno,
@@ -150,7 +154,7 @@ func innerEnv(env []string, cfg *config, logPath, resolv string) []string {
 		"NETTRAP_AUDIT_LOG":   logPath,
 		"NETTRAP_RESOLV_CONF": resolv,
 		"NETTRAP_RUN_ID":      cfg.runID,
-		innerMark:             "1",
+		innerMark:             cmp.Or(runDir, "1"),
 	}
 	if cfg.allowUnspecified {
 		set["NETTRAP_ALLOW_UNSPECIFIED"] = "1"

@@ -70,9 +70,9 @@ func TestInnerEnvRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	outer.runID = "run1"
-	env := innerEnv([]string{"PATH=/bin", "NETTRAP_MODE=enforce", "NETTRAP_GENERIC=1", "NETTRAP_SUMMARY=off"}, outer, "/tmp/a.jsonl", "/etc/resolv.conf")
+	env := innerEnv([]string{"PATH=/bin", "NETTRAP_MODE=enforce", "NETTRAP_GENERIC=1", "NETTRAP_SUMMARY=off"}, outer, "/tmp/a.jsonl", "/tmp/run", "/etc/resolv.conf")
 	if !slices.Contains(env, "PATH=/bin") || slices.Contains(env, "NETTRAP_MODE=enforce") || slices.Contains(env, "NETTRAP_GENERIC=1") ||
-		slices.Contains(env, "NETTRAP_SUMMARY=off") || !slices.Contains(env, innerMark+"=1") {
+		slices.Contains(env, "NETTRAP_SUMMARY=off") || !slices.Contains(env, innerMark+"=/tmp/run") {
 		t.Errorf("env %q: want PATH kept, the user's NETTRAP_* replaced, no summary, the inner mark", env)
 	}
 	get := func(k string) string {

@@ -59,7 +59,7 @@ func (h *outerHub) listen(cfg *config, g *guard.Guard) (env []string, err error)
 	h.srv.Messages = os.Stderr
 	h.srv.Records = g.WriteRecord
 	g.Attribution = h.srv
-	env = append(innerEnv(os.Environ(), cfg, h.log.path, resolv), hub.Env+"="+h.srv.Path)
+	env = append(innerEnv(os.Environ(), cfg, h.log.path, h.log.dir, resolv), hub.Env+"="+h.srv.Path)
 	self, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "nettrap: go test inside will not name tests: cannot find the nettrap executable: %v\n", err)
@@ -155,6 +155,7 @@ func runInnerTestBinary(cfg *config, path string) int {
 	if err != nil {
 		return cantRun("%v", err)
 	}
+	markRan()
 	cl, err := hub.Dial(path, tb.tracker.Package, filepath.Base(cfg.args[0]), 0)
 	if err != nil {
 		tb.w.Close()

@@ -129,6 +129,7 @@ func confine(cfg *config) int {
 	var tb *testBinary
 	argv := cfg.args
 	if testBin {
+		markRan()
 		if tb, argv, err = newTestBinary(cfg); err != nil {
 			closeAudit()
 			return cantRun("%v", err)

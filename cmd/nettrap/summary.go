@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/ghactions"
@@ -47,27 +48,30 @@ func (o *summaryOut) close() error {
 	return f.Close()
 }
 
-// runLog is a run's audit log; temp when nettrap made it (no
-// --audit-log), in a directory of its own.
+// runLog is a run's audit log and its private directory, which holds the
+// default log (no --audit-log) and the mark the inner nettraps leave when
+// they run a test binary: a run that ran none (go test on packages with no
+// tests, a build that failed) ends without a summary.
 type runLog struct {
 	path string
-	temp bool
+	dir  string // "" when it could not be made (then the run is assumed to have run tests)
+	temp bool   // path is the default log, in dir
 }
 
 // prepareAuditLog returns the run's audit log, absolute (the test binaries
 // run in their package directories), creating it to check it can be
 // written: in a new temporary directory unless --audit-log.
 func prepareAuditLog(cfg *config) (runLog, error) {
-	l := runLog{path: cfg.auditLog}
+	dir, err := os.MkdirTemp("", "nettrap-run-")
+	if err != nil && cfg.auditLog == "" {
+		return runLog{}, fmt.Errorf("audit log directory: %w", err)
+	}
+	l := runLog{path: cfg.auditLog, dir: dir}
 	if l.path == "" {
-		dir, err := os.MkdirTemp("", "nettrap-run-")
-		if err != nil {
-			return runLog{}, fmt.Errorf("audit log directory: %w", err)
-		}
 		l.path, l.temp = filepath.Join(dir, "audit.jsonl"), true
 	}
-	var err error
 	if l.path, err = filepath.Abs(l.path); err != nil {
+		l.remove()
 		return runLog{}, err
 	}
 	if err := touchAuditLog(l.path); err != nil {
@@ -75,6 +79,27 @@ func prepareAuditLog(cfg *config) (runLog, error) {
 		return runLog{}, err
 	}
 	return l, nil
+}
+
+// ranMark is the file an inner nettrap creates in the run's directory
+// (handed down as the value of innerMark) when it runs a test binary.
+const ranMark = "ran"
+
+// markRan: this nettrap, started by an outer one, runs a test binary.
+func markRan() {
+	if d := os.Getenv(innerMark); filepath.IsAbs(d) {
+		os.WriteFile(filepath.Join(d, ranMark), nil, 0o600)
+	}
+}
+
+// ranTests: some inner nettrap ran a test binary (or there is no way to
+// know).
+func (l runLog) ranTests() bool {
+	if l.dir == "" {
+		return true
+	}
+	_, err := os.Stat(filepath.Join(l.dir, ranMark))
+	return err == nil
 }
 
 func touchAuditLog(path string) error {
@@ -85,11 +110,11 @@ func touchAuditLog(path string) error {
 	return w.Close()
 }
 
-// remove deletes a temporary log and its directory; a log the user named
-// stays.
+// remove deletes the run's directory, with the default log if it is
+// there; a log the user named stays.
 func (l runLog) remove() {
-	if l.temp && l.path != "" {
-		os.RemoveAll(filepath.Dir(l.path))
+	if l.dir != "" {
+		os.RemoveAll(l.dir)
 	}
 }
 
@@ -105,11 +130,22 @@ func finishRun(cfg *config, log runLog, out *summaryOut, status int) int {
 		fmt.Fprintf(os.Stderr, "nettrap: %v\n", err)
 		return exitCantRun
 	}
+	ours := slices.ContainsFunc(recs, func(r audit.Record) bool { return r.RunID == cfg.runID })
+	if !ours && !log.ranTests() {
+		// go test -c, packages with no tests, a build that failed:
+		// nothing ran, nothing to sum up.
+		log.remove()
+		return status
+	}
 	s := report.Build(recs, cfg.runID)
-	if len(recs) > 0 || !log.temp {
-		s.Logs = []string{log.path}
+	if ours && log.temp {
+		// Something to look at: keep the default log, and say where.
+		os.Remove(filepath.Join(log.dir, ranMark))
 	} else {
 		log.remove()
+	}
+	if ours || !log.temp {
+		s.Logs = []string{log.path}
 	}
 	if len(s.RunIDs) == 0 {
 		s.RunIDs = []string{cfg.runID}

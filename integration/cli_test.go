@@ -66,6 +66,9 @@ func TestCLIHelpAndVersion(t *testing.T) {
 			t.Errorf("nettrap %q: exit %d\nstdout: %s\nstderr: %s", args, run.code, run.stdout, run.stderr)
 		}
 	}
+	if run := runNettrap(t, "report", "--help"); run.code != 0 || !strings.Contains(run.stdout, "--format") || run.stderr != "" {
+		t.Errorf("nettrap report --help: exit %d\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
+	}
 	run := runNettrap(t, "--no-such-flag", "--", "/bin/true")
 	if run.code != 125 || run.stdout != "" || !strings.Contains(run.stderr, "unknown flag: --no-such-flag") {
 		t.Errorf("bad flag: exit %d\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)

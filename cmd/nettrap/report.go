@@ -24,8 +24,8 @@ Flags:
 // runReport is `nettrap report`.
 func runReport(args []string) int {
 	fs := pflag.NewFlagSet("nettrap report", pflag.ContinueOnError)
-	format := fs.String("format", "text", "text, json or markdown")
-	runID := fs.String("run-id", "", "only the records of this run")
+	format := fs.String("format", "text", "`FORMAT` of the summary: text, json or markdown")
+	runID := fs.String("run-id", "", "only the records of run `ID`")
 	// Help asked for goes to stdout; an error is one line on stderr.
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}

@@ -21,17 +21,6 @@ const (
 	OpSend
 )
 
-// String names the operation as the audit trail shows it.
-func (o Op) String() string {
-	switch o {
-	case OpConnect:
-		return "connect"
-	case OpSend:
-		return "send"
-	}
-	return "op(" + strconv.Itoa(int(o)) + ")"
-}
-
 // Dest is a parsed destination.
 type Dest struct {
 	// Family is the AF_* the kernel acts on: the sockaddr's own family,

@@ -252,11 +252,3 @@ func TestInDir(t *testing.T) {
 		t.Errorf("relative dir accepted: %+v", got)
 	}
 }
-
-func TestOpString(t *testing.T) {
-	for op, want := range map[Op]string{OpConnect: "connect", OpSend: "send", Op(9): "op(9)"} {
-		if got := op.String(); got != want {
-			t.Errorf("Op(%d).String() = %q, want %q", int(op), got, want)
-		}
-	}
-}

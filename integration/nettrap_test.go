@@ -175,7 +175,7 @@ func TestNettrapExitStatus(t *testing.T) {
 		{[]string{"--", "/bin/sh", "-c", "exit 7"}, 7},
 		{[]string{"--", "/bin/sh", "-c", "kill -9 $$"}, 128 + 9},
 		{[]string{"--no-such-flag", "--", "/bin/true"}, 125},
-		{[]string{"--", "/nonexistent/program"}, 125},
+		{[]string{"--", "/nonexistent/program"}, 127},
 	} {
 		if run := runNettrap(t, tc.args...); run.code != tc.want {
 			t.Errorf("nettrap %q: exit %d, want %d\nstderr: %s", tc.args, run.code, tc.want, run.stderr)

@@ -3,6 +3,8 @@ package integration
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,13 +26,16 @@ func gotestsum(t *testing.T) string {
 }
 
 // TestGotestsum: both documented ways to use nettrap with gotestsum report
-// the test nettrap failed and exit 1.
+// the test nettrap failed and exit 1. With --raw-command, nettrap's
+// summary goes to a file (--summary=FILE): gotestsum takes every stderr
+// line for an error, prints it twice and counts it.
 func TestGotestsum(t *testing.T) {
 	gts := gotestsum(t)
 	nettrap := victimbuild.Nettrap(t)
+	summary := filepath.Join(t.TempDir(), "summary.txt")
 	for name, args := range map[string][]string{
 		"exec":        {"--format=standard-verbose", "--", "-count=1", "-exec", nettrap, "./leaky/"},
-		"raw-command": {"--format=standard-verbose", "--raw-command", "--", nettrap, "--", "go", "test", "-json", "-count=1", "./leaky/"},
+		"raw-command": {"--format=standard-verbose", "--raw-command", "--", nettrap, "--summary=" + summary, "--", "go", "test", "-json", "-count=1", "./leaky/"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			run := runModIn(t, runModEnv("NETTRAP_AUDIT_LOG="+auditPath(t)), gts, args...)
@@ -44,6 +49,31 @@ func TestGotestsum(t *testing.T) {
 			if !strings.Contains(out, "--- PASS: TestFine") {
 				t.Errorf("gotestsum output lacks the passing test:\n%s", out)
 			}
+			if strings.Contains(out, "=== Errors") || strings.Contains(out, " error") {
+				t.Errorf("gotestsum counted errors:\n%s", out)
+			}
 		})
+	}
+	b, err := os.ReadFile(summary)
+	if err != nil || !strings.Contains(string(b), "nettrap: 1 outbound network attempt blocked") || !strings.Contains(string(b), "TestLeak") {
+		t.Errorf("--summary=FILE: %v\n%s", err, b)
+	}
+}
+
+// TestGotestsumRawCommandClean: the documented recipe on a clean package
+// gives gotestsum nothing but test2json: 0 errors.
+func TestGotestsumRawCommandClean(t *testing.T) {
+	gts := gotestsum(t)
+	args := []string{"--raw-command", "--", victimbuild.Nettrap(t), "--summary=off", "--", "go", "test", "-json", "-count=1", "./clean/"}
+	run := runModIn(t, runModEnv(), gts, args...)
+	out := run.stdout + run.stderr
+	if run.code != 0 || !strings.Contains(out, "DONE 2 tests in") || strings.Contains(out, "error") || strings.Contains(out, "nettrap:") {
+		t.Errorf("gotestsum exit %d, want 0 with 2 tests and no error:\n%s", run.code, out)
+	}
+	// The same with NETTRAP_SUMMARY=off.
+	run = runModIn(t, runModEnv("NETTRAP_SUMMARY=off"), gts, slices.Delete(slices.Clone(args), 3, 4)...)
+	out = run.stdout + run.stderr
+	if run.code != 0 || !strings.Contains(out, "DONE 2 tests in") || strings.Contains(out, "error") {
+		t.Errorf("NETTRAP_SUMMARY=off: gotestsum exit %d:\n%s", run.code, out)
 	}
 }

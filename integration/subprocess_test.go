@@ -81,7 +81,9 @@ func TestNettrapBlocksCProgram(t *testing.T) {
 	assertNothingArrived(t, h, mark, fakehost.TCP("198.51.100.1:80"))
 }
 
-// Dialing a listener's [::]:port or 0.0.0.0:port is denied with advice.
+// Dialing a listener's [::]:port or 0.0.0.0:port is denied with advice
+// naming the opt-in; --allow rules, --allow-unspecified and
+// NETTRAP_ALLOW_UNSPECIFIED=1 let it through.
 func TestNettrapDeniesUnspecifiedWithAdvice(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:9", "[::]:9"} {
 		run, r := confinedVictim(t, nil, "tcp-connect", addr)
@@ -89,13 +91,23 @@ func TestNettrapDeniesUnspecifiedWithAdvice(t *testing.T) {
 			t.Errorf("%s: ok=%v errno=%q, want EPERM", addr, r.OK, r.Errno)
 		}
 		if !strings.Contains(run.stderr, "(unspecified)") || !strings.Contains(run.stderr, "listen on 127.0.0.1:0") ||
-			!strings.Contains(run.stderr, "--allow ::/128 --allow 0.0.0.0/32") {
+			!strings.Contains(run.stderr, "--allow-unspecified (NETTRAP_ALLOW_UNSPECIFIED=1)") {
 			t.Errorf("%s: no advice in stderr:\n%s", addr, run.stderr)
 		}
 		_, r = confinedVictim(t, []string{"--allow", "::/128", "--allow", "0.0.0.0/32"}, "tcp-connect", addr)
 		if r.Errno == "EPERM" {
 			t.Errorf("%s with --allow: still EPERM", addr)
 		}
+		run, r = confinedVictim(t, []string{"--allow-unspecified"}, "tcp-connect", addr)
+		if r.Errno == "EPERM" || len(blockedLines(run.stderr)) != 0 {
+			t.Errorf("%s with --allow-unspecified: errno %q, stderr:\n%s", addr, r.Errno, run.stderr)
+		}
+		t.Setenv("NETTRAP_ALLOW_UNSPECIFIED", "1")
+		run, r = confinedVictim(t, nil, "tcp-connect", addr)
+		if r.Errno == "EPERM" || len(blockedLines(run.stderr)) != 0 {
+			t.Errorf("%s with NETTRAP_ALLOW_UNSPECIFIED=1: errno %q, stderr:\n%s", addr, r.Errno, run.stderr)
+		}
+		os.Unsetenv("NETTRAP_ALLOW_UNSPECIFIED")
 	}
 }
 

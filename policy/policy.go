@@ -18,7 +18,8 @@ const (
 	Audit
 )
 
-// ParseMode parses "enforce" or "audit".
+// ParseMode parses "enforce" or "audit". The error does not name the
+// flag: the caller knows whether it came from --mode or NETTRAP_MODE.
 func ParseMode(s string) (Mode, error) {
 	switch strings.ToLower(s) {
 	case "enforce", "":
@@ -26,7 +27,7 @@ func ParseMode(s string) (Mode, error) {
 	case "audit":
 		return Audit, nil
 	}
-	return 0, fmt.Errorf("bad --mode %q: want enforce or audit", s)
+	return 0, fmt.Errorf("%q: want enforce or audit", s)
 }
 
 func (m Mode) String() string {
@@ -110,6 +111,14 @@ type Policy struct {
 	// marker is the test's own word, so a marked test is decided like any
 	// other, and its denial says the marker was ignored.
 	Sealed bool
+	// AllowUnspecified (--allow-unspecified) lets 0.0.0.0 and :: through,
+	// the v4-mapped ::ffff:0.0.0.0 too (the class is judged unmapped, and
+	// it reaches the same place): Linux routes them to loopback, so this
+	// is the `listen on :0, dial ln.Addr()` habit, and like loopback it is
+	// counted, not audited one by one. An AF_UNSPEC send that reads as
+	// unspecified one way and as another class the other way keeps the
+	// stricter class, and is not covered.
+	AllowUnspecified bool
 }
 
 // MarkerIgnored is the reason of a sealed denial of a marked test's attempt.
@@ -133,6 +142,9 @@ func (p *Policy) Decide(a Attempt) Decision {
 	}
 	if a.Class.AllowedByDefault() {
 		return Decision{Verdict: Allowed, Reason: a.Class.String()}
+	}
+	if a.Class == classify.Unspecified && p.AllowUnspecified {
+		return Decision{Verdict: Allowed, Reason: "unspecified (--allow-unspecified)"}
 	}
 	if a.Dest.Family == unix.AF_INET || a.Dest.Family == unix.AF_INET6 {
 		// An AF_UNSPEC send can be read two ways (see
@@ -180,7 +192,7 @@ func denyReason(a Attempt) string {
 	switch a.Class {
 	case classify.Unspecified:
 		return "the unspecified address is not loopback, even though Linux routes it there: " +
-			"listen on 127.0.0.1:0 and dial that, or opt in with --allow ::/128 --allow 0.0.0.0/32"
+			"listen on 127.0.0.1:0 and dial that, or opt in with --allow-unspecified (NETTRAP_ALLOW_UNSPECIFIED=1)"
 	case classify.DNS:
 		if a.Dest.Family == unix.AF_UNIX {
 			return "connect to a name service daemon (nscd or systemd-resolved): lookups of hosts, users or groups through it are not allowed; localhost comes from /etc/hosts"

@@ -91,10 +91,36 @@ func TestDecideNonDestinations(t *testing.T) {
 func TestUnspecifiedAdvice(t *testing.T) {
 	d, cls := dest(t, "[::]:41234")
 	got := (&Policy{}).Decide(Attempt{Kind: Destination, Dest: d, Class: cls})
-	for _, want := range []string{"not loopback", "127.0.0.1:0", "--allow ::/128"} {
+	for _, want := range []string{"not loopback", "127.0.0.1:0", "--allow-unspecified", "NETTRAP_ALLOW_UNSPECIFIED=1"} {
 		if !strings.Contains(got.Reason, want) {
 			t.Errorf("reason %q lacks %q", got.Reason, want)
 		}
+	}
+}
+
+// --allow-unspecified lets 0.0.0.0, :: and the v4-mapped ::ffff:0.0.0.0
+// through like loopback (counted, not audited), in both modes, and
+// nothing else.
+func TestAllowUnspecified(t *testing.T) {
+	for _, mode := range []Mode{Enforce, Audit} {
+		p := &Policy{Mode: mode, AllowUnspecified: true}
+		for _, addr := range []string{"0.0.0.0:80", "[::]:41234", "[::ffff:0.0.0.0]:9"} {
+			d, cls := dest(t, addr)
+			got := p.Decide(Attempt{Kind: Destination, Dest: d, Class: cls})
+			if got.Verdict != Allowed || got.Audit || !strings.Contains(got.Reason, "--allow-unspecified") {
+				t.Errorf("%v %s: %+v, want allowed, not audited, naming --allow-unspecified", mode, addr, got)
+			}
+		}
+		for _, addr := range []string{"0.0.0.1:80", "203.0.113.7:443", "[::2]:80", "10.0.0.1:80"} {
+			d, cls := dest(t, addr)
+			if got := p.Decide(Attempt{Kind: Destination, Dest: d, Class: cls}); got.Verdict == Allowed {
+				t.Errorf("%v %s: allowed by --allow-unspecified: %+v", mode, addr, got)
+			}
+		}
+	}
+	d, cls := dest(t, "[::]:41234")
+	if got := (&Policy{}).Decide(Attempt{Kind: Destination, Dest: d, Class: cls}); got.Verdict != Denied {
+		t.Errorf("without the opt-in: %+v, want denied", got)
 	}
 }
 

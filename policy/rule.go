@@ -27,11 +27,13 @@ func (r Rule) String() string {
 
 // ParseRule parses "CIDR", "CIDR:PORT", "ADDR", "ADDR:PORT", "[V6CIDR]:PORT"
 // or "[V6ADDR]:PORT". Names are refused: nettrap never resolves a name.
+// The error does not name the flag: the caller knows whether the rule came
+// from --allow or NETTRAP_ALLOW.
 func ParseRule(s string) (Rule, error) {
 	orig := s
 	s = strings.TrimSpace(s)
 	bad := func(why string) (Rule, error) {
-		return Rule{}, fmt.Errorf("bad --allow %q: %s (want CIDR[:PORT], e.g. 10.0.0.0/8:5432 or [2001:db8::/32]:443; addresses only, never names)", orig, why)
+		return Rule{}, fmt.Errorf("%q: %s (want CIDR[:PORT], e.g. 10.0.0.0/8:5432 or [2001:db8::/32]:443; addresses only, never names)", orig, why)
 	}
 	if s == "" {
 		return bad("empty")

@@ -16,11 +16,11 @@
 #              directory under /tmp)
 #   -n FILE    the nettrap binary to use (default: build ./cmd/nettrap)
 #   -x FLAGS   extra nettrap flags for -exec, e.g.
-#              -x "--allow ::/128 --allow 0.0.0.0/32"
+#              -x "--allow-unspecified"
 #   PKG...     std packages to compare (default: net net/http os/exec)
 #
 # NETTRAP_* variables in the environment reach nettrap as usual
-# (e.g. NETTRAP_ALLOW=::/128,0.0.0.0/32 scripts/stdsuites.sh).
+# (e.g. NETTRAP_ALLOW_UNSPECIFIED=1 scripts/stdsuites.sh).
 #
 # Needs root (or unprivileged user namespaces: then it maps root), unshare(1)
 # and ip(8). Exit status: 0 when no verdict differs, 1 when some do, 2 on

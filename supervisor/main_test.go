@@ -6,7 +6,9 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,7 +28,9 @@ const roleEnv = "NETTRAP_SUPERVISOR_TEST_ROLE"
 func TestMain(m *testing.M) {
 	switch os.Getenv(roleEnv) {
 	case "supervisor":
-		os.Exit(supervisorRole(os.Args[len(os.Args)-1]))
+		os.Exit(supervisorRole(os.Args[len(os.Args)-1], false))
+	case "supervisor-keep":
+		os.Exit(supervisorRole(os.Args[len(os.Args)-1], true))
 	case "victim":
 		os.Exit(victimRole(strings.Fields(os.Getenv("NETTRAP_VICTIM_OP"))))
 	}
@@ -95,7 +99,14 @@ type roleReport struct {
 }
 
 // supervisorRole confines the victim and writes a report to reportPath.
-func supervisorRole(reportPath string) int {
+// keep: the victim does not die with the supervisor (it gets a harmless
+// SIGWINCH instead of SIGKILL), as a grandchild would not.
+func supervisorRole(reportPath string, keep bool) int {
+	// Hold the main thread here, so that Start's filter goroutine runs on
+	// another one: Go never lets the main thread exit, which would hide a
+	// filter thread exiting (and PR_SET_PDEATHSIG killing the victim) too
+	// early.
+	runtime.LockOSThread()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), roleEnv+"=victim")
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
@@ -106,6 +117,9 @@ func supervisorRole(reportPath string) int {
 	}
 	stallNotice = w
 	cmd.ExtraFiles = []*os.File{notices} // stallNoticeFD
+	if keep {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGWINCH}
+	}
 	s, err := supervisor.Start(cmd, supervisor.Options{Decider: supervisor.DeciderFunc(testDecider)})
 	notices.Close()
 	if err != nil {
@@ -145,10 +159,16 @@ func confined(t *testing.T, op ...string) ([]string, roleReport) {
 
 func supervisorCmd(t *testing.T, op ...string) (*exec.Cmd, string) {
 	t.Helper()
+	return roleCmd(t, "supervisor", op...)
+}
+
+// roleCmd is supervisorCmd with a choice of supervisor role.
+func roleCmd(t *testing.T, role string, op ...string) (*exec.Cmd, string) {
+	t.Helper()
 	requireSeccomp(t)
 	report := t.TempDir() + "/report.json"
 	cmd := exec.Command(os.Args[0], "-test.run=^$", report)
-	cmd.Env = append(os.Environ(), roleEnv+"=supervisor", "NETTRAP_VICTIM_OP="+strings.Join(op, " "))
+	cmd.Env = append(os.Environ(), roleEnv+"="+role, "NETTRAP_VICTIM_OP="+strings.Join(op, " "))
 	cmd.Stderr = os.Stderr
 	return cmd, report
 }

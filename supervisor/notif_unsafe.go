@@ -7,8 +7,8 @@ import (
 )
 
 // The seccomp user-notification ABI (include/uapi/linux/seccomp.h).
-// golang.org/x/sys/unix has the constants but not the structs or the
-// ioctl numbers below, so they are written out here.
+// golang.org/x/sys/unix has the constants and ioctl numbers but not the
+// structs, so those are written out here.
 
 // seccompData is struct seccomp_data.
 type seccompData struct {
@@ -33,14 +33,6 @@ type notifResp struct {
 	Error int32
 	Flags uint32
 }
-
-const (
-	// SECCOMP_IOCTL_NOTIF_ID_VALID is _IOW('!', 2, __u64). Kernels before
-	// 5.10 defined it as _IOR; they accept both since, so use the new one.
-	ioctlNotifIDValid = 0x40082102
-	// SECCOMP_IOCTL_NOTIF_SET_FLAGS is _IOW('!', 4, __u64) (6.6+).
-	ioctlNotifSetFlags = 0x40082104
-)
 
 // Compile-time checks that the layouts match the kernel's.
 var (
@@ -75,14 +67,17 @@ func sendResp(fd int, r *notifResp) error {
 // task that raised it still waits in that very syscall. It must be asked
 // after reading target memory: if the task died and its pid was reused,
 // what was read belongs to somebody else.
+// x/sys has the _IOW form of SECCOMP_IOCTL_NOTIF_ID_VALID; kernels
+// before 5.10 knew only _IOR, and accept both since.
 func idValid(fd int, id uint64) bool {
-	return ioctlPtr(fd, ioctlNotifIDValid, unsafe.Pointer(&id)) == nil
+	return ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == nil
 }
 
 // setSyncWakeUp asks the kernel (6.6+) to wake the supervisor on the
 // target's CPU, which cuts the round trip. Unsupported is not an error.
 func setSyncWakeUp(fd int) bool {
 	// The flags travel as the ioctl argument itself, not behind a pointer.
-	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), ioctlNotifSetFlags, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
+	// SECCOMP_IOCTL_NOTIF_SET_FLAGS is 6.6+.
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
 	return e == 0
 }

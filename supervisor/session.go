@@ -3,9 +3,9 @@ package supervisor
 import (
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"runtime"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -33,6 +33,8 @@ type Session struct {
 	loop     *loop
 	loopDone chan struct{}
 	errs     chan error
+	// reaped releases the thread that forked the child (see Start).
+	reaped chan struct{}
 }
 
 // ErrUnsupported wraps every reason the filter cannot be installed.
@@ -43,10 +45,23 @@ var ErrUnsupported = errors.New("seccomp user notification unavailable")
 // The filter is installed on one dedicated OS thread of this process, not
 // on the process: that thread sets no_new_privs, installs the filter with
 // NEW_LISTENER (so the listener fd lands in our own fd table, with no need
-// for pidfd_getfd, which Docker's default profile denies), forks the child
-// (which inherits the filter across fork and exec), and then dies with its
-// goroutine, which never unlocks it. The rest of the supervisor is never
-// filtered: it must not trap its own calls.
+// for pidfd_getfd, which Docker's default profile denies) and forks the
+// child, which inherits the filter across fork and exec. The rest of the
+// supervisor is never filtered: it must not trap its own calls.
+//
+// The child dies with the supervisor: it gets PR_SET_PDEATHSIG(SIGKILL)
+// (unless cmd.SysProcAttr asks for another signal). The kernel sends that
+// signal when the *thread* that forked the child exits, not the process
+// (go.dev/issue/27505), so the filter thread does not exit after the fork
+// as it could: it stays parked, locked, until Wait has reaped the child,
+// and only then exits (taking the filter with it). A SIGKILLed supervisor
+// loses all its threads at once, that one included, and the child gets
+// its SIGKILL. The race where the supervisor is gone before the child
+// has set the signal is handled by the syscall package's fork path: after
+// prctl it compares getppid() with the pid of the process that forked it
+// and kills itself when they differ (the child was reparented already).
+// Only the child itself is covered: see cmd/nettrap's reaper for the
+// rest of its tree.
 func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	if opts.Decider == nil {
 		return nil, errors.New("supervisor: no decider")
@@ -58,7 +73,13 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 			return nil, fmt.Errorf("build seccomp program: %w", err)
 		}
 	}
-	s := &Session{Cmd: cmd, loopDone: make(chan struct{}), errs: make(chan error, 16)}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	if cmd.SysProcAttr.Pdeathsig == 0 {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
+	s := &Session{Cmd: cmd, loopDone: make(chan struct{}), errs: make(chan error, 16), reaped: make(chan struct{})}
 	type started struct {
 		listener int
 		killable bool
@@ -67,7 +88,8 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	ch := make(chan started, 1)
 	go func() {
 		runtime.LockOSThread()
-		// No UnlockOSThread: this thread carries the filter and must exit.
+		// No UnlockOSThread: this thread carries the filter and must exit
+		// when this goroutine returns.
 		fd, killable, err := bpf.Install(prog)
 		if err != nil {
 			ch <- started{-1, false, fmt.Errorf("%w: %w", ErrUnsupported, err)}
@@ -79,6 +101,10 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 			return
 		}
 		ch <- started{fd, killable, nil}
+		// The child's parent, for PR_SET_PDEATHSIG, is this thread: keep
+		// it until the child is reaped. Parked in a channel receive it
+		// makes no call the filter would hand us.
+		<-s.reaped
 	}()
 	st := <-ch
 	if st.err != nil {
@@ -90,6 +116,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	if err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()
+		close(s.reaped)
 		unix.Close(s.listener)
 		return nil, err
 	}
@@ -107,6 +134,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 // a stray daemon is cut off, never let through.
 func (s *Session) Wait() error {
 	err := s.Cmd.Wait()
+	close(s.reaped) // the child is gone: its parent thread may go too
 	s.shutdown()
 	return err
 }
@@ -131,12 +159,4 @@ func (s *Session) Errors() []error {
 			return errs
 		}
 	}
-}
-
-// Signal forwards sig to the command.
-func (s *Session) Signal(sig os.Signal) error {
-	if s.Cmd.Process == nil {
-		return errors.New("not started")
-	}
-	return s.Cmd.Process.Signal(sig)
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -273,10 +274,12 @@ func TestTargetKilledMidCall(t *testing.T) {
 }
 
 // If the supervisor dies, confined calls fail (ENOSYS): closed, not open.
+// The victim here opts out of dying with the supervisor, as a grandchild
+// (which PR_SET_PDEATHSIG does not reach) would.
 func TestSupervisorKilled(t *testing.T) {
 	ok := listen(t, "127.0.0.1")
 	dir := t.TempDir()
-	cmd, _ := supervisorCmd(t, "wait-connect", dir, ok.addr)
+	cmd, _ := roleCmd(t, "supervisor-keep", "wait-connect", dir, ok.addr)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -296,6 +299,52 @@ func TestSupervisorKilled(t *testing.T) {
 	if c, _ := ok.counts(t, 0, 0); c != 0 {
 		t.Errorf("listener saw %d connections without a supervisor", c)
 	}
+}
+
+// A SIGKILLed supervisor takes its child with it (PR_SET_PDEATHSIG, tied
+// to the thread that forked it, which lives as long as the session).
+func TestChildDiesWithSupervisor(t *testing.T) {
+	ok := listen(t, "127.0.0.1")
+	dir := t.TempDir()
+	cmd, _ := supervisorCmd(t, "wait-connect", dir, ok.addr)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFile(dir + "/ready") {
+		cmd.Process.Kill()
+		t.Fatal("the victim never started")
+	}
+	b, _ := os.ReadFile(dir + "/ready")
+	pid, err := strconv.Atoi(string(b))
+	if err != nil || !alive(pid) {
+		cmd.Process.Kill()
+		t.Fatalf("victim pid %q (%v) not running", b, err)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	// The supervisor's exit sent the victim its SIGKILL before Wait
+	// returned: from now on it cannot complete another call. Let it go
+	// on; one that survived would connect and write its result.
+	os.WriteFile(dir+"/go", nil, 0o644)
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(dir + "/result"); err == nil || !alive(pid) {
+			break
+		}
+	}
+	if b, err := os.ReadFile(dir + "/result"); err == nil || alive(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("the victim %d outlived its SIGKILLed supervisor (its connect: %q)", pid, b)
+	}
+}
+
+// alive: pid is a running process, neither gone nor a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i > 0 && !strings.HasPrefix(string(b)[i+1:], " Z")
 }
 
 // waitFile waits for a file another process writes (a handshake, not a

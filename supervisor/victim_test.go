@@ -60,9 +60,10 @@ func victimRole(op []string) int {
 		}
 	case "kill-mid-call": // a child stalls in connect, is killed, then we connect
 		fmt.Println(killMidCall(arg(1), arg(2)))
-	case "wait-connect": // for the supervisor-killed test: DIR/ready, wait for DIR/go, result to DIR/result
+	case "wait-connect": // for the supervisor-killed tests: pid to DIR/ready, wait for DIR/go, result to DIR/result
 		dir := arg(1)
-		os.WriteFile(dir+"/ready", nil, 0o644)
+		os.WriteFile(dir+"/ready.tmp", []byte(strconv.Itoa(os.Getpid())), 0o644)
+		os.Rename(dir+"/ready.tmp", dir+"/ready")
 		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 			if _, err := os.Stat(dir + "/go"); err == nil {
 				break

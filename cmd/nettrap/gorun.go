@@ -1,19 +1,18 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
-	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/bpf"
-	"github.com/nettrap/nettrap/ghactions"
-	"github.com/nettrap/nettrap/report"
 )
 
 // goTestIndex returns the index of "test" in `go [-C dir] test …`, or -1
@@ -89,54 +88,64 @@ func runGoTest(cfg *config, testIdx int) int {
 	if err != nil {
 		return cantRun("%v", err)
 	}
+	if runsNothing(cfg.args[testIdx+1:]) {
+		// go test -c (or -n) builds and runs no test: no log, no summary.
+		cmd := exec.Command(cfg.args[0], cfg.args[1:]...)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+		status, err := runForwardingSignals(cmd, nil, func(sig os.Signal) { signalTree(cmd.Process.Pid, sig.(syscall.Signal)) })
+		if err != nil {
+			return cannotExec(execStatus(err), "cannot start %s: %v", cfg.args[0], err)
+		}
+		return status
+	}
 	if cfg.runID == "" {
 		cfg.runID = newRunID()
 	}
-	logPath, err := prepareAuditLog(cfg)
+	resolv, err := resolvForInners(cfg)
 	if err != nil {
 		return cantRun("%v", err)
 	}
-	resolv, err := filepath.Abs(cfg.resolvConf)
+	out, err := openSummary(cfg)
 	if err != nil {
+		return cantRun("%v", err)
+	}
+	log, err := prepareAuditLog(cfg)
+	if err != nil {
+		out.close()
 		return cantRun("%v", err)
 	}
 	argv := append(append(append([]string{}, cfg.args[:testIdx+1]...), execArg), cfg.args[testIdx+1:]...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = innerEnv(os.Environ(), cfg, logPath, resolv)
-	status, err := runForwardingSignals(cmd, func(sig os.Signal) { signalTree(cmd.Process.Pid, sig.(syscall.Signal)) })
+	cmd.Env = innerEnv(os.Environ(), cfg, log.path, log.dir, resolv)
+	// The go command, the nettraps it starts and their test binaries
+	// die with this nettrap, however it dies (see reaper.go).
+	rp := startReaper()
+	status, err := runForwardingSignals(cmd, rp, func(sig os.Signal) { signalTree(cmd.Process.Pid, sig.(syscall.Signal)) })
+	rp.done()
 	if err != nil {
-		return cantRun("cannot start %s: %v", cfg.args[0], err)
+		out.close()
+		log.remove()
+		return cannotExec(execStatus(err), "cannot start %s: %v", cfg.args[0], err)
 	}
-	return finishRun(cfg, logPath, status)
+	return finishRun(cfg, log, out, status)
 }
 
-// prepareAuditLog returns the absolute path of the run's audit log (the
-// test binaries run in their package directories), creating it to check
-// it can be written: in a new temporary directory unless --audit-log.
-func prepareAuditLog(cfg *config) (string, error) {
-	path := cfg.auditLog
-	if path == "" {
-		dir, err := os.MkdirTemp("", "nettrap-run-")
-		if err != nil {
-			return "", fmt.Errorf("audit log directory: %w", err)
-		}
-		path = filepath.Join(dir, "audit.jsonl")
+// resolvForInners is the --resolv-conf to hand down, absolute (the test
+// binaries run in their package directories); "" for the default.
+func resolvForInners(cfg *config) (string, error) {
+	if !cfg.resolvConfGiven {
+		return "", nil
 	}
-	path, err := filepath.Abs(path)
-	if err != nil {
-		return "", err
-	}
-	w, err := audit.Open(path)
-	if err != nil {
-		return "", err
-	}
-	return path, w.Close()
+	return filepath.Abs(cfg.resolvConf)
 }
 
 // innerEnv is the environment of the go command and, through it, of every
 // nettrap it starts with -exec: the run's flags as NETTRAP_* variables.
-func innerEnv(env []string, cfg *config, logPath, resolv string) []string {
+//
+// runDir, the run's private directory, is the value of innerMark, for the
+// inners to mark that they ran a test binary ("" for none).
+func innerEnv(env []string, cfg *config, logPath, runDir, resolv string) []string {
 	set := map[string]string{
 		"NETTRAP_MODE":        cfg.raw.mode,
 		"NETTRAP_ERRNO":       cfg.raw.errno,
@@ -146,13 +155,24 @@ func innerEnv(env []string, cfg *config, logPath, resolv string) []string {
 		"NETTRAP_RESOLV_CONF": resolv,
 		"NETTRAP_RUN_ID":      cfg.runID,
 		"NETTRAP_SEALED":      sealedEnv(cfg.sealed),
+		innerMark:             cmp.Or(runDir, "1"),
+	}
+	if cfg.allowUnspecified {
+		set["NETTRAP_ALLOW_UNSPECIFIED"] = "1"
 	}
 	out := make([]string, 0, len(env)+len(set))
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
-		if _, ours := set[k]; !ours && k != "NETTRAP_GENERIC" {
-			out = append(out, kv)
+		if _, ours := set[k]; ours {
+			continue
 		}
+		// The inners take these from the outer's config or not at all:
+		// the summary is the outer's; generic is what the outer decided.
+		switch k {
+		case "NETTRAP_GENERIC", "NETTRAP_ALLOW_UNSPECIFIED", "NETTRAP_SUMMARY", "NETTRAP_RESOLV_CONF":
+			continue
+		}
+		out = append(out, kv)
 	}
 	for k, v := range set {
 		if v != "" {
@@ -175,11 +195,21 @@ func sealedEnv(sealed bool) string {
 // forward (to the command, or to its whole tree: the go command does not
 // stop running test binaries on SIGINT, it only stops starting new ones;
 // it sends SIGQUIT to the -exec program on -timeout) and waits. The error
-// is only for a command that could not start.
-func runForwardingSignals(cmd *exec.Cmd, forward func(os.Signal)) (int, error) {
+// is only for a command that could not start. The command joins rp's
+// process group when there is one, and dies with nettrap.
+func runForwardingSignals(cmd *exec.Cmd, rp *reaper, forward func(os.Signal)) (int, error) {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(sigs)
+	rp.join(cmd)
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	// PR_SET_PDEATHSIG fires when the forking thread exits, not the
+	// process: hold this thread until the command is reaped.
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
 		return 0, err
 	}
@@ -200,39 +230,6 @@ func runForwardingSignals(cmd *exec.Cmd, forward func(os.Signal)) (int, error) {
 		err = nil
 	}
 	return exitStatus(cmd, err), nil
-}
-
-// finishRun prints the summary of the run from the audit log, reports to
-// GitHub Actions when there, and gives the exit status: the go command's,
-// or 125 when nettrap itself failed somewhere.
-func finishRun(cfg *config, logPath string, status int) int {
-	recs, err := report.ReadFiles(logPath)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "nettrap: %v\n", err)
-		return exitCantRun
-	}
-	s := report.Build(recs, cfg.runID)
-	s.Logs = []string{logPath}
-	if len(s.RunIDs) == 0 {
-		s.RunIDs = []string{cfg.runID}
-	}
-	if err := s.Text(os.Stderr); err != nil {
-		return exitCantRun
-	}
-	if ghactions.Enabled(os.Getenv) {
-		if err := ghactions.Annotate(os.Stderr, s); err != nil {
-			fmt.Fprintf(os.Stderr, "nettrap: annotations: %v\n", err)
-		}
-		if p := os.Getenv("GITHUB_STEP_SUMMARY"); p != "" {
-			if err := ghactions.AppendStepSummary(p, s); err != nil {
-				fmt.Fprintf(os.Stderr, "nettrap: %v\n", err)
-			}
-		}
-	}
-	if s.Totals.Errors > 0 {
-		return exitCantRun
-	}
-	return status
 }
 
 // selfExecFlag is the -exec flag that makes the go command run its test

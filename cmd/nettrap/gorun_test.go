@@ -65,14 +65,15 @@ func TestExecFlag(t *testing.T) {
 // variables, and parse back to the same configuration.
 func TestInnerEnvRoundTrip(t *testing.T) {
 	outer, err := parseConfig([]string{"--mode=audit", "--allow", "192.0.2.0/24:443", "--allow", "198.51.100.7/32",
-		"--allow-test", "^TestA$", "--allow-test", "Test(B|C), x", "--errno", "EACCES", "--", "go", "test"}, func(string) string { return "" })
+		"--allow-test", "^TestA$", "--allow-test", "Test(B|C), x", "--errno", "EACCES", "--allow-unspecified", "--", "go", "test"}, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
 	outer.runID = "run1"
-	env := innerEnv([]string{"PATH=/bin", "NETTRAP_MODE=enforce", "NETTRAP_GENERIC=1"}, outer, "/tmp/a.jsonl", "/etc/resolv.conf")
-	if !slices.Contains(env, "PATH=/bin") || slices.Contains(env, "NETTRAP_MODE=enforce") || slices.Contains(env, "NETTRAP_GENERIC=1") {
-		t.Errorf("env %q: want PATH kept and the user's NETTRAP_* replaced", env)
+	env := innerEnv([]string{"PATH=/bin", "NETTRAP_MODE=enforce", "NETTRAP_GENERIC=1", "NETTRAP_SUMMARY=off"}, outer, "/tmp/a.jsonl", "/tmp/run", "/etc/resolv.conf")
+	if !slices.Contains(env, "PATH=/bin") || slices.Contains(env, "NETTRAP_MODE=enforce") || slices.Contains(env, "NETTRAP_GENERIC=1") ||
+		slices.Contains(env, "NETTRAP_SUMMARY=off") || !slices.Contains(env, innerMark+"=/tmp/run") {
+		t.Errorf("env %q: want PATH kept, the user's NETTRAP_* replaced, no summary, the inner mark", env)
 	}
 	get := func(k string) string {
 		for _, kv := range env {
@@ -86,7 +87,7 @@ func TestInnerEnvRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if inner.mode != outer.mode || inner.errno != outer.errno || inner.auditLog != "/tmp/a.jsonl" || inner.runID != "run1" ||
+	if inner.mode != outer.mode || inner.errno != outer.errno || inner.auditLog != "/tmp/a.jsonl" || inner.runID != "run1" || !inner.allowUnspecified ||
 		!slices.Equal(inner.raw.allow, outer.raw.allow) || !slices.Equal(inner.raw.allowTests, outer.raw.allowTests) {
 		t.Errorf("inner config %+v\ndiffers from outer %+v", inner, outer)
 	}

@@ -21,9 +21,9 @@ import (
 
 // outerHub is the hub of a generic run.
 type outerHub struct {
-	srv     *hub.Server
-	logPath string // the run's audit log
-	tempLog bool   // made by us, removed when no inner registered
+	srv *hub.Server
+	log runLog      // the run's audit log
+	out *summaryOut // where the summary goes
 }
 
 // prepareHub readies the audit log of a generic run: the outer nettrap
@@ -33,19 +33,23 @@ func prepareHub(cfg *config) (*outerHub, error) {
 	if cfg.runID == "" {
 		cfg.runID = newRunID()
 	}
-	h := &outerHub{tempLog: cfg.auditLog == ""}
-	var err error
-	if h.logPath, err = prepareAuditLog(cfg); err != nil {
+	out, err := openSummary(cfg)
+	if err != nil {
 		return nil, err
 	}
-	cfg.auditLog = h.logPath
+	h := &outerHub{out: out}
+	if h.log, err = prepareAuditLog(cfg); err != nil {
+		out.close()
+		return nil, err
+	}
+	cfg.auditLog = h.log.path
 	return h, nil
 }
 
 // listen opens the hub's socket and makes it g's attribution; env is the
 // environment of the confined command.
 func (h *outerHub) listen(cfg *config, g *guard.Guard) (env []string, err error) {
-	resolv, err := filepath.Abs(cfg.resolvConf)
+	resolv, err := resolvForInners(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +60,7 @@ func (h *outerHub) listen(cfg *config, g *guard.Guard) (env []string, err error)
 	h.srv.Records = g.WriteRecord
 	h.srv.Sealed = cfg.sealed
 	g.Attribution = h.srv
-	env = append(innerEnv(os.Environ(), cfg, h.logPath, resolv), hub.Env+"="+h.srv.Path)
+	env = append(innerEnv(os.Environ(), cfg, h.log.path, h.log.dir, resolv), hub.Env+"="+h.srv.Path)
 	self, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "nettrap: go test inside will not name tests: cannot find the nettrap executable: %v\n", err)
@@ -74,8 +78,9 @@ func (h *outerHub) listen(cfg *config, g *guard.Guard) (env []string, err error)
 // summary; the status stays the command's unless nettrap failed.
 func (h *outerHub) finish(cfg *config, status int) int {
 	if h.srv == nil {
-		if h.tempLog && h.logPath != "" {
-			os.RemoveAll(filepath.Dir(h.logPath))
+		h.log.remove()
+		if h.out != nil {
+			h.out.close()
 		}
 		return status
 	}
@@ -85,12 +90,13 @@ func (h *outerHub) finish(cfg *config, status int) int {
 		status = 1
 	}
 	if h.srv.Registered() == 0 {
-		if h.tempLog {
-			os.RemoveAll(filepath.Dir(h.logPath))
-		}
+		// No go test ran inside: the denials are on stderr already, by
+		// process; a temporary log goes, a log the user named stays.
+		h.log.remove()
+		h.out.close()
 		return status
 	}
-	return finishRun(cfg, h.logPath, status)
+	return finishRun(cfg, h.log, h.out, status)
 }
 
 // goflagsWithExec adds -exec=self to the user's GOFLAGS, unless they name
@@ -150,6 +156,7 @@ func runInnerTestBinary(cfg *config, path string) int {
 	if err != nil {
 		return cantRun("%v", err)
 	}
+	markRan()
 	cl, err := hub.Dial(path, tb.tracker.Package, filepath.Base(cfg.args[0]), 0)
 	if err != nil {
 		tb.w.Close()
@@ -159,7 +166,7 @@ func runInnerTestBinary(cfg *config, path string) int {
 	cl.Serve(tb.tracker)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, tb.w, tb.w
-	status, err := runForwardingSignals(cmd, func(sig os.Signal) { cmd.Process.Signal(sig) })
+	status, err := runForwardingSignals(cmd, nil, func(sig os.Signal) { cmd.Process.Signal(sig) })
 	tb.w.Close()
 	if err != nil {
 		return cantRun("cannot start %s: %v", cfg.args[0], err)
@@ -173,14 +180,14 @@ func runInnerTestBinary(cfg *config, path string) int {
 
 // runPlain runs argv as it is, passing nettrap's signals on.
 func runPlain(argv []string) int {
-	if _, err := exec.LookPath(argv[0]); err != nil {
-		return cantRun("%v", err)
+	if code, err := lookCommand(argv[0]); err != nil {
+		return cannotExec(code, "%v", err)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	status, err := runForwardingSignals(cmd, func(sig os.Signal) { cmd.Process.Signal(sig) })
+	status, err := runForwardingSignals(cmd, nil, func(sig os.Signal) { cmd.Process.Signal(sig) })
 	if err != nil {
-		return cantRun("cannot start %s: %v", argv[0], err)
+		return cannotExec(execStatus(err), "cannot start %s: %v", argv[0], err)
 	}
 	return status
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,7 +17,9 @@ import (
 // plain 1. Best effort: the reason is on stderr already.
 func noteFailure(args []string) {
 	runID, logPath := os.Getenv("NETTRAP_RUN_ID"), os.Getenv("NETTRAP_AUDIT_LOG")
-	if failure == "" || runID == "" || logPath == "" {
+	// A relative log would land in the package directory, where the
+	// go command runs the test binary.
+	if failure == "" || runID == "" || !filepath.IsAbs(logPath) {
 		return
 	}
 	argv := testArgv(args)

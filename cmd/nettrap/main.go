@@ -10,9 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"syscall"
-
-	"github.com/spf13/pflag"
 
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/classify"
@@ -28,6 +27,9 @@ import (
 const exitCantRun = 125
 
 func main() {
+	if os.Args[0] == reaperArgv0 {
+		os.Exit(runReaper())
+	}
 	code := run(os.Args[1:])
 	if code == exitCantRun {
 		noteFailure(os.Args[1:])
@@ -39,26 +41,41 @@ func main() {
 var failure string
 
 func run(args []string) int {
-	if len(args) > 0 && args[0] == "version" {
-		printVersion(os.Stdout)
-		return 0
-	}
-	if len(args) > 0 && args[0] == "report" {
-		return runReport(args[1:])
+	if len(args) > 0 {
+		switch args[0] {
+		case "version":
+			printVersion(os.Stdout)
+			return 0
+		case "help":
+			printUsage(os.Stdout)
+			return 0
+		case "report":
+			return runReport(args[1:])
+		}
 	}
 	cfg, err := parseConfig(args, os.Getenv)
 	if err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return 0
-		}
 		return cantRun("%v (see nettrap --help)", err)
 	}
-	if cfg.help {
-		newFlagSet(&config{}, &rawFlags{}).Usage()
+	switch {
+	case cfg.help:
+		printUsage(os.Stdout)
 		return 0
-	}
-	if len(cfg.args) == 0 {
+	case cfg.version:
+		printVersion(os.Stdout)
+		return 0
+	case len(cfg.args) == 0:
 		return cantRun("no command given: nettrap [flags] -- COMMAND [ARGS...] (see nettrap --help)")
+	}
+	// An inner nettrap (under a go test or a hub of an outer one) sees the
+	// same environment as the outer, which has warned already.
+	if os.Getenv(hub.Env) == "" && os.Getenv(innerMark) == "" {
+		for _, w := range unknownVarWarnings(os.Environ()) {
+			fmt.Fprintf(os.Stderr, "nettrap: %s\n", w)
+		}
+	}
+	if os.Getenv(innerMark) != "" {
+		dieWithGoCommand()
 	}
 	if path := os.Getenv(hub.Env); path != "" {
 		return runInner(cfg, path)
@@ -77,10 +94,17 @@ func cantRun(format string, a ...any) int {
 
 // confine runs the command under the supervisor and returns its status.
 func confine(cfg *config) int {
-	if _, err := exec.LookPath(cfg.args[0]); err != nil {
-		return cantRun("%v", err)
+	if code, err := lookCommand(cfg.args[0]); err != nil {
+		return cannotExec(code, "%v", err)
 	}
 	testBin := !cfg.generic && gotest.IsTestBinary(cfg.args)
+	if testBin && cfg.auditLog != "" && !filepath.IsAbs(cfg.auditLog) && parentIsGo() {
+		// go test runs each test binary in its package directory: a
+		// relative log would be one file per package, each with its own
+		// run id.
+		return cantRun("%s %q is relative, but go test -exec runs each test binary in its own package directory (one log per package): give an absolute path, e.g. %s=$PWD/%s, or run nettrap -- go test, which makes it absolute",
+			cfg.source("audit-log"), cfg.auditLog, envName("audit-log"), cfg.auditLog)
+	}
 	h := &outerHub{}
 	if !cfg.generic && !testBin {
 		// The hub only names the tests of a go test run inside the
@@ -105,6 +129,7 @@ func confine(cfg *config) int {
 	var tb *testBinary
 	argv := cfg.args
 	if testBin {
+		markRan()
 		if tb, argv, err = newTestBinary(cfg); err != nil {
 			closeAudit()
 			return cantRun("%v", err)
@@ -113,7 +138,7 @@ func confine(cfg *config) int {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if h.logPath != "" {
+	if h.log.path != "" {
 		env, err := h.listen(cfg, g)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "nettrap: go test inside will not name tests: %v (set TMPDIR to a writable directory)\n", err)
@@ -132,6 +157,9 @@ func confine(cfg *config) int {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(sigs)
+	rp := startReaper()
+	defer rp.done()
+	rp.join(cmd)
 	sess, err := supervisor.Start(cmd, supervisor.Options{Decider: g})
 	if tb != nil {
 		tb.w.Close() // the child has its copy; EOF comes when it is done
@@ -141,9 +169,9 @@ func confine(cfg *config) int {
 		if errors.Is(err, supervisor.ErrUnsupported) {
 			return cantRun("cannot confine: %v; nettrap needs Linux 5.0+ with seccomp user notification, and a container runtime that allows seccomp(2)", err)
 		}
-		return cantRun("cannot start %s: %v", cfg.args[0], err)
+		return cannotExec(execStatus(err), "cannot start %s: %v", cfg.args[0], err)
 	}
-	go forwardSignals(sess, sigs)
+	go forwardSignals(cmd, rp, sigs)
 	waitErr := sess.Wait()
 	status := exitStatus(cmd, waitErr)
 	for _, e := range sess.Errors() {
@@ -171,7 +199,7 @@ func newGuard(cfg *config) (*guard.Guard, func() error, error) {
 		return nil, nil, fmt.Errorf("read nameservers: %w", err)
 	}
 	g := &guard.Guard{
-		Policy:    &policy.Policy{Mode: cfg.mode, Rules: cfg.rules, Errno: cfg.errno, Sealed: cfg.sealed},
+		Policy:    &policy.Policy{Mode: cfg.mode, Rules: cfg.rules, Errno: cfg.errno, Sealed: cfg.sealed, AllowUnspecified: cfg.allowUnspecified},
 		Resolvers: &classify.Resolvers{Nameservers: ns, UnixSockets: classify.DefaultResolverSockets()},
 		Messages:  os.Stderr,
 		RunID:     cfg.runID,
@@ -191,18 +219,25 @@ func newGuard(cfg *config) (*guard.Guard, func() error, error) {
 	return g, closeAudit, nil
 }
 
+// parentIsGo: nettrap was started by the go command (as go test -exec).
+func parentIsGo() bool {
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", os.Getppid()))
+	return err == nil && filepath.Base(exe) == "go"
+}
+
 func newRunID() string {
 	b := make([]byte, 8)
 	rand.Read(b)
 	return hex.EncodeToString(b)
 }
 
-// forwardSignals passes the signals nettrap gets on to the command: the go
-// command sends SIGQUIT to the -exec program on -timeout, and expects the
-// test binary's goroutine dump.
-func forwardSignals(sess *supervisor.Session, sigs <-chan os.Signal) {
+// forwardSignals passes the signals nettrap gets on to the command (its
+// process group, when it has one of its own): the go command sends
+// SIGQUIT to the -exec program on -timeout, and expects the test binary's
+// goroutine dump.
+func forwardSignals(cmd *exec.Cmd, rp *reaper, sigs <-chan os.Signal) {
 	for sig := range sigs {
-		sess.Signal(sig)
+		rp.signal(cmd, sig.(syscall.Signal))
 	}
 }
 

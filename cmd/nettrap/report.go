@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -23,14 +24,16 @@ Flags:
 // runReport is `nettrap report`.
 func runReport(args []string) int {
 	fs := pflag.NewFlagSet("nettrap report", pflag.ContinueOnError)
-	format := fs.String("format", "text", "text, json or markdown")
-	runID := fs.String("run-id", "", "only the records of this run")
-	fs.Usage = func() {
-		fmt.Fprint(os.Stderr, reportUsage)
-		fs.PrintDefaults()
-	}
+	format := fs.String("format", "text", "`FORMAT` of the summary: text, json or markdown")
+	runID := fs.String("run-id", "", "only the records of run `ID`")
+	// Help asked for goes to stdout; an error is one line on stderr.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprint(os.Stdout, reportUsage)
+			fs.SetOutput(os.Stdout)
+			fs.PrintDefaults()
 			return 0
 		}
 		return cantRun("report: %v (see nettrap report --help)", err)

@@ -51,12 +51,12 @@ func TestInnerEnvSealed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := innerEnv(base[:1], cfg, "/tmp/a.jsonl", "/etc/resolv.conf")
+	got := innerEnv(base[:1], cfg, "/tmp/a.jsonl", "/tmp/run", "/etc/resolv.conf")
 	if !slices.Contains(got, "NETTRAP_SEALED=1") {
 		t.Errorf("sealed run: inner env %q lacks NETTRAP_SEALED=1", got)
 	}
 	cfg.sealed = false
-	got = innerEnv(base, cfg, "/tmp/a.jsonl", "/etc/resolv.conf")
+	got = innerEnv(base, cfg, "/tmp/a.jsonl", "/tmp/run", "/etc/resolv.conf")
 	for _, kv := range got {
 		if strings.HasPrefix(kv, "NETTRAP_SEALED=") {
 			t.Errorf("unsealed run passes on %q", kv)

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func env(kv ...string) func(string) string {
+	return func(k string) string {
+		for i := 0; i+1 < len(kv); i += 2 {
+			if kv[i] == k {
+				return kv[i+1]
+			}
+		}
+		return ""
+	}
+}
+
+// A bad value names what the user wrote: the flag, or the variable.
+func TestConfigErrorsNameTheSource(t *testing.T) {
+	for _, tc := range []struct {
+		args      []string
+		env       []string
+		want, not string
+	}{
+		{[]string{"--mode=bogus", "--", "x"}, nil, `bad --mode "bogus"`, "NETTRAP_MODE"},
+		{[]string{"--", "x"}, []string{"NETTRAP_MODE", "bogus"}, `bad NETTRAP_MODE "bogus"`, "--mode"},
+		{[]string{"--", "x"}, []string{"NETTRAP_ERRNO", "ENOPE"}, `bad NETTRAP_ERRNO "ENOPE"`, "--errno"},
+		{[]string{"--errno=ENOPE", "--", "x"}, nil, `bad --errno "ENOPE"`, "NETTRAP_ERRNO"},
+		{[]string{"--", "x"}, []string{"NETTRAP_ALLOW", "10.0.0.0/8,example.com"}, `bad NETTRAP_ALLOW "example.com"`, "--allow"},
+		{[]string{"--allow=example.com", "--", "x"}, nil, `bad --allow "example.com"`, "NETTRAP_ALLOW"},
+		{[]string{"--", "x"}, []string{"NETTRAP_ALLOW_TEST", "("}, `bad NETTRAP_ALLOW_TEST "("`, "--allow-test"},
+		{[]string{"--", "x"}, []string{"NETTRAP_ALLOW_UNSPECIFIED", "yes"}, `bad NETTRAP_ALLOW_UNSPECIFIED="yes"`, "--allow"},
+		{[]string{"--resolv-conf=/nonexistent", "--", "x"}, nil, "bad --resolv-conf: open /nonexistent", "NETTRAP_"},
+		{[]string{"--", "x"}, []string{"NETTRAP_RESOLV_CONF", "/nonexistent"}, "bad NETTRAP_RESOLV_CONF: open /nonexistent", "--resolv"},
+		{[]string{"--summary=", "--", "x"}, nil, "bad --summary: empty", "NETTRAP_"},
+	} {
+		_, err := parseConfig(tc.args, env(tc.env...))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), tc.not) {
+			t.Errorf("%q %q: error %v, want %q and no %q", tc.args, tc.env, err, tc.want, tc.not)
+		}
+	}
+}
+
+// The command line wins over the variables; the default resolv.conf may
+// be missing, a named one may not.
+func TestConfigFlagsAndVariables(t *testing.T) {
+	cfg, err := parseConfig([]string{"--mode=enforce", "--", "x", "-v"},
+		env("NETTRAP_MODE", "audit", "NETTRAP_ALLOW_UNSPECIFIED", "1", "NETTRAP_SUMMARY", "off"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.mode.String() != "enforce" || !cfg.allowUnspecified || cfg.summary != "off" || !slices.Equal(cfg.args, []string{"x", "-v"}) {
+		t.Errorf("config %+v", cfg)
+	}
+	if cfg.resolvConfGiven {
+		t.Error("the default resolv.conf counted as given")
+	}
+	rc := filepath.Join(t.TempDir(), "resolv.conf")
+	os.WriteFile(rc, []byte("nameserver 192.0.2.53\n"), 0o644)
+	if cfg, err = parseConfig([]string{"--", "x"}, env("NETTRAP_RESOLV_CONF", rc)); err != nil || !cfg.resolvConfGiven || cfg.resolvConf != rc {
+		t.Errorf("NETTRAP_RESOLV_CONF=%s: %+v, %v", rc, cfg, err)
+	}
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"--version"}} {
+		// Help and version are answered whatever the rest says.
+		if _, err := parseConfig(args, env("NETTRAP_MODE", "bogus")); err != nil {
+			t.Errorf("%q with a bad variable: %v", args, err)
+		}
+	}
+}
+
+func TestUnknownVariables(t *testing.T) {
+	got := unknownVarWarnings([]string{"PATH=/bin", "NETTRAP_MODE=audit", "NETTRAP_MOD=audit", "NETTRAP_AUDITLOG=x",
+		"NETTRAP_HUB=/x", innerMark + "=1", "NETTRAP_ALLOW_UNSPECIFIED=1", "NETTRAP_SUMARY=off", "NETTRAP_WHATEVER=1"})
+	want := []string{
+		"unknown variable NETTRAP_MOD (did you mean NETTRAP_MODE?)",
+		"unknown variable NETTRAP_AUDITLOG (did you mean NETTRAP_AUDIT_LOG?)",
+		"unknown variable NETTRAP_SUMARY (did you mean NETTRAP_SUMMARY?)",
+		"unknown variable NETTRAP_WHATEVER",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// The help shows placeholders, not pflag's type names, and says what a
+// newcomer needs: the marker, the exit codes, the README, every variable.
+func TestHelpText(t *testing.T) {
+	var b bytes.Buffer
+	printUsage(&b)
+	help := b.String()
+	for _, want := range []string{
+		"--allow CIDR[:PORT]", "--allow-test REGEX", "--errno NAME", "--audit-log FILE", "--resolv-conf FILE",
+		"--summary WHERE", "--allow-unspecified ", "--version", "-h, --help",
+		`t.Attr("nettrap", "network")`, "125", "126", "127", "README", "NETTRAP_ALLOW_UNSPECIFIED",
+		"# blocked: dns", "--summary=off",
+	} {
+		if !strings.Contains(help, want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"stringArray", "string ", "[=true|false]", "curl https://example.com        # blocked: external"} {
+		if strings.Contains(help, bad) {
+			t.Errorf("help has %q", bad)
+		}
+	}
+}
+
+func TestRunsNothing(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"-c", "./pkg"}, true},
+		{[]string{"./pkg", "-c", "-o", "x.test"}, true},
+		{[]string{"--c=true"}, true},
+		{[]string{"-n", "./..."}, true},
+		{[]string{"-c=false", "./..."}, false},
+		{[]string{"./..."}, false},
+		{[]string{"-run", "-c", "./..."}, false}, // -run's pattern
+		{[]string{"-count=1", "-v"}, false},
+		{[]string{"./pkg", "-args", "-c"}, false}, // the test binary's own
+	} {
+		if got := runsNothing(tc.args); got != tc.want {
+			t.Errorf("runsNothing(%q) = %v, want %v", tc.args, got, tc.want)
+		}
+	}
+}
+
+func TestLookCommand(t *testing.T) {
+	dir := t.TempDir()
+	noexec := filepath.Join(dir, "nettrap-test-noexec")
+	os.WriteFile(noexec, []byte("#!/bin/sh\n"), 0o644)
+	t.Setenv("PATH", dir+":/usr/bin:/bin")
+	for _, tc := range []struct {
+		name string
+		want int
+	}{
+		{"sh", 0},
+		{"/bin/sh", 0},
+		{"nettrap-test-no-such-command", exitNotFound},
+		{"/nonexistent/cmd", exitNotFound},
+		{noexec, exitCannotExec},
+		{"nettrap-test-noexec", exitCannotExec},
+		{dir, exitCannotExec},
+	} {
+		if got, err := lookCommand(tc.name); got != tc.want {
+			t.Errorf("lookCommand(%q) = %d (%v), want %d", tc.name, got, err, tc.want)
+		}
+	}
+}

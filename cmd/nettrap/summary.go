@@ -1,0 +1,175 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/ghactions"
+	"github.com/nettrap/nettrap/report"
+)
+
+// The run summary goes to stderr by default; --summary=off drops it and
+// --summary=FILE writes it there, for a consumer that reads nettrap's
+// output and takes every stderr line for an error (gotestsum
+// --raw-command prints each one twice and counts it as an error).
+
+// summaryOut is where a run's summary goes.
+type summaryOut struct {
+	w io.Writer
+	f *os.File // --summary=FILE, created when the run starts
+}
+
+// openSummary checks the --summary destination before the run, so that a
+// file that cannot be written fails at once rather than after the tests.
+func openSummary(cfg *config) (*summaryOut, error) {
+	switch cfg.summary {
+	case "stderr":
+		return &summaryOut{w: os.Stderr}, nil
+	case "off":
+		return &summaryOut{w: io.Discard}, nil
+	}
+	f, err := os.Create(cfg.summary)
+	if err != nil {
+		return nil, fmt.Errorf("bad %s: %w", cfg.source("summary"), err)
+	}
+	return &summaryOut{w: f, f: f}, nil
+}
+
+func (o *summaryOut) close() error {
+	if o.f == nil {
+		return nil
+	}
+	f := o.f
+	o.f = nil
+	return f.Close()
+}
+
+// runLog is a run's audit log and its private directory, which holds the
+// default log (no --audit-log) and the mark the inner nettraps leave when
+// they run a test binary: a run that ran none (go test on packages with no
+// tests, a build that failed) ends without a summary.
+type runLog struct {
+	path string
+	dir  string // "" when it could not be made (then the run is assumed to have run tests)
+	temp bool   // path is the default log, in dir
+}
+
+// prepareAuditLog returns the run's audit log, absolute (the test binaries
+// run in their package directories), creating it to check it can be
+// written: in a new temporary directory unless --audit-log.
+func prepareAuditLog(cfg *config) (runLog, error) {
+	dir, err := os.MkdirTemp("", "nettrap-run-")
+	if err != nil && cfg.auditLog == "" {
+		return runLog{}, fmt.Errorf("audit log directory: %w", err)
+	}
+	l := runLog{path: cfg.auditLog, dir: dir}
+	if l.path == "" {
+		l.path, l.temp = filepath.Join(dir, "audit.jsonl"), true
+	}
+	if l.path, err = filepath.Abs(l.path); err != nil {
+		l.remove()
+		return runLog{}, err
+	}
+	if err := touchAuditLog(l.path); err != nil {
+		l.remove()
+		return runLog{}, err
+	}
+	return l, nil
+}
+
+// ranMark is the file an inner nettrap creates in the run's directory
+// (handed down as the value of innerMark) when it runs a test binary.
+const ranMark = "ran"
+
+// markRan: this nettrap, started by an outer one, runs a test binary.
+func markRan() {
+	if d := os.Getenv(innerMark); filepath.IsAbs(d) {
+		os.WriteFile(filepath.Join(d, ranMark), nil, 0o600)
+	}
+}
+
+// ranTests: some inner nettrap ran a test binary (or there is no way to
+// know).
+func (l runLog) ranTests() bool {
+	if l.dir == "" {
+		return true
+	}
+	_, err := os.Stat(filepath.Join(l.dir, ranMark))
+	return err == nil
+}
+
+func touchAuditLog(path string) error {
+	w, err := audit.Open(path)
+	if err != nil {
+		return err
+	}
+	return w.Close()
+}
+
+// remove deletes the run's directory, with the default log if it is
+// there; a log the user named stays.
+func (l runLog) remove() {
+	if l.dir != "" {
+		os.RemoveAll(l.dir)
+	}
+}
+
+// finishRun prints the summary of the run from the audit log, reports to
+// GitHub Actions when there, and gives the exit status: the go command's,
+// or 125 when nettrap itself failed somewhere. A temporary log with no
+// record is removed (nothing to look at); one with records is kept, and
+// the summary names it.
+func finishRun(cfg *config, log runLog, out *summaryOut, status int) int {
+	defer out.close()
+	recs, err := report.ReadFiles(log.path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "nettrap: %v\n", err)
+		return exitCantRun
+	}
+	ours := slices.ContainsFunc(recs, func(r audit.Record) bool { return r.RunID == cfg.runID })
+	if !ours && !log.ranTests() {
+		// go test -c, packages with no tests, a build that failed:
+		// nothing ran, nothing to sum up.
+		log.remove()
+		return status
+	}
+	s := report.Build(recs, cfg.runID)
+	if ours && log.temp {
+		// Something to look at: keep the default log, and say where.
+		os.Remove(filepath.Join(log.dir, ranMark))
+	} else {
+		log.remove()
+	}
+	if ours || !log.temp {
+		s.Logs = []string{log.path}
+	}
+	if len(s.RunIDs) == 0 {
+		s.RunIDs = []string{cfg.runID}
+	}
+	if err := s.Text(out.w); err != nil {
+		fmt.Fprintf(os.Stderr, "nettrap: summary: %v\n", err)
+		return exitCantRun
+	}
+	if ghactions.Enabled(os.Getenv) {
+		if err := ghactions.Annotate(os.Stderr, s); err != nil {
+			fmt.Fprintf(os.Stderr, "nettrap: annotations: %v\n", err)
+		}
+		if p := os.Getenv("GITHUB_STEP_SUMMARY"); p != "" {
+			if err := ghactions.AppendStepSummary(p, s); err != nil {
+				fmt.Fprintf(os.Stderr, "nettrap: %v\n", err)
+			}
+		}
+	}
+	if err := out.close(); err != nil {
+		fmt.Fprintf(os.Stderr, "nettrap: summary: %v\n", err)
+		return exitCantRun
+	}
+	if s.Totals.Errors > 0 {
+		return exitCantRun
+	}
+	return status
+}

@@ -1,0 +1,245 @@
+package integration
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/nettrap/nettrap/integration/internal/sandbox"
+	"github.com/nettrap/nettrap/integration/internal/victimbuild"
+)
+
+// Like env(1), timeout(1) and Docker: 127 for a command not found, 126 for
+// one found but not executable; 125 stays nettrap's own.
+func TestCLIExitStatusNotFoundNotExecutable(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "nettrap-noexec-script")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noInterp := filepath.Join(dir, "nointerp")
+	if err := os.WriteFile(noInterp, []byte("#!/nonexistent/interpreter\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want int
+		says string
+	}{
+		{[]string{"--", "/nonexistent/program"}, 127, "no such file"},
+		{[]string{"--", "nettrap-no-such-command"}, 127, "command not found"},
+		{[]string{"--", noInterp}, 127, "no such file"},
+		{[]string{"--", script}, 126, "permission denied"},
+		{[]string{"--", dir}, 126, "is a directory"},
+		{[]string{"--mode=bogus", "--", "/bin/true"}, 125, "bad --mode"},
+	} {
+		run := runNettrap(t, tc.args...)
+		if run.code != tc.want || !strings.Contains(run.stderr, tc.says) {
+			t.Errorf("nettrap %q: exit %d, want %d, with %q in stderr:\n%s", tc.args, run.code, tc.want, tc.says, run.stderr)
+		}
+	}
+	// The same name on PATH, not executable: 126, as execvp says.
+	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
+	if run := runNettrap(t, "--", "nettrap-noexec-script"); run.code != 126 {
+		t.Errorf("non-executable command on PATH: exit %d, want 126\n%s", run.code, run.stderr)
+	}
+}
+
+// Help and version go to stdout with status 0 when asked for; a usage
+// error goes to stderr with 125.
+func TestCLIHelpAndVersion(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		run := runNettrap(t, args...)
+		if run.code != 0 || !strings.Contains(run.stdout, "--allow CIDR[:PORT]") || run.stderr != "" {
+			t.Errorf("nettrap %q: exit %d\nstdout: %s\nstderr: %s", args, run.code, run.stdout, run.stderr)
+		}
+	}
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		run := runNettrap(t, args...)
+		if run.code != 0 || !strings.HasPrefix(run.stdout, "nettrap ") || !strings.Contains(run.stdout, "kernel:") {
+			t.Errorf("nettrap %q: exit %d\nstdout: %s\nstderr: %s", args, run.code, run.stdout, run.stderr)
+		}
+	}
+	if run := runNettrap(t, "report", "--help"); run.code != 0 || !strings.Contains(run.stdout, "--format") || run.stderr != "" {
+		t.Errorf("nettrap report --help: exit %d\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
+	}
+	run := runNettrap(t, "--no-such-flag", "--", "/bin/true")
+	if run.code != 125 || run.stdout != "" || !strings.Contains(run.stderr, "unknown flag: --no-such-flag") {
+		t.Errorf("bad flag: exit %d\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
+	}
+}
+
+// Variables: a bad value names the variable; a misspelled one is warned
+// about, once.
+func TestCLIEnvironment(t *testing.T) {
+	t.Setenv("NETTRAP_MODE", "bogus")
+	run := runNettrap(t, "--", "/bin/true")
+	if run.code != 125 || !strings.Contains(run.stderr, `bad NETTRAP_MODE "bogus"`) || strings.Contains(run.stderr, "--mode") {
+		t.Errorf("NETTRAP_MODE=bogus: exit %d, stderr: %s", run.code, run.stderr)
+	}
+	os.Unsetenv("NETTRAP_MODE")
+	t.Setenv("NETTRAP_MOD", "audit")
+	run = runNettrap(t, "--", "/bin/true")
+	want := "nettrap: unknown variable NETTRAP_MOD (did you mean NETTRAP_MODE?)\n"
+	if run.code != 0 || strings.Count(run.stderr, want) != 1 {
+		t.Errorf("NETTRAP_MOD: exit %d, stderr %q, want one %q", run.code, run.stderr, want)
+	}
+	run = runNettrap(t, "--resolv-conf", "/nonexistent", "--", "/bin/true")
+	if run.code != 125 || !strings.Contains(run.stderr, "bad --resolv-conf: open /nonexistent") {
+		t.Errorf("--resolv-conf /nonexistent: exit %d, stderr: %s", run.code, run.stderr)
+	}
+}
+
+// A SIGKILLed nettrap takes the whole confined tree with it: the child
+// and its background job.
+func TestCLIKilledTakesTree(t *testing.T) {
+	sandbox.Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, victimbuild.Nettrap(t), "--", "/bin/sh", "-c", `sleep 300 & echo $$ $!; wait`)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	var pids []int
+	for _, f := range strings.Fields(line) {
+		if p, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, p)
+			t.Cleanup(func() { syscall.Kill(p, syscall.SIGKILL) })
+		}
+	}
+	if err != nil || len(pids) != 2 {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("no pids from the shell: %q %v", line, err)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	waitGone(ctx, t, pids...)
+}
+
+// The same under `nettrap -- go test`: the go command, the inner nettrap
+// and the stuck test binary go too.
+func TestCLIKilledTakesGoTest(t *testing.T) {
+	r := startStuck(t, true)
+	inner := parentOf(t, r.testPID)
+	r.cmd.Process.Signal(syscall.SIGKILL)
+	r.cmd.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	waitGone(ctx, t, r.testPID, inner)
+}
+
+// waitGone polls /proc (a bounded poll, not a timing assertion) until
+// every pid is gone or a zombie.
+func waitGone(ctx context.Context, t *testing.T, pids ...int) {
+	t.Helper()
+	for _, p := range pids {
+		for running(p) && ctx.Err() == nil {
+			pause(ctx)
+		}
+		if running(p) {
+			b, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
+			t.Errorf("pid %d (%q) outlived the SIGKILLed nettrap", p, b)
+		}
+	}
+}
+
+// tmpRuns lists the nettrap-run-* directories in dir.
+func tmpRuns(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "nettrap-run-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// A clean run leaves no temporary directory behind; one with something
+// to look at keeps its log, and the summary says where.
+func TestCLITemporaryLogs(t *testing.T) {
+	tmp := t.TempDir()
+	env := runModEnv("TMPDIR=" + tmp)
+	run := runModGoTest(t, env, nil, "-count=1", "./clean/")
+	if run.code != 0 {
+		t.Fatalf("clean run: exit %d\n%s", run.code, run.stderr)
+	}
+	if left := tmpRuns(t, tmp); len(left) != 0 || strings.Contains(run.stderr, "audit log") {
+		t.Errorf("a clean run left %q, summary: %s", left, run.stderr)
+	}
+	if run := runModIn(t, env, victimbuild.Nettrap(t), "--", "/bin/true"); run.code != 0 {
+		t.Errorf("generic run: exit %d\n%s", run.code, run.stderr)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "nettrap-*")); len(left) != 0 {
+		t.Errorf("a generic run left %q", left)
+	}
+	run = runModGoTest(t, env, nil, "-count=1", "./leaky/")
+	left := tmpRuns(t, tmp)
+	if run.code != 1 || len(left) != 1 {
+		t.Fatalf("leaky run: exit %d, left %q\n%s", run.code, left, run.stderr)
+	}
+	log := filepath.Join(left[0], "audit.jsonl")
+	if !strings.Contains(run.stderr, "audit log "+log) || len(readRunAudit(t, log)) == 0 {
+		t.Errorf("the kept log %s is not named in the summary or empty:\n%s", log, run.stderr)
+	}
+}
+
+// go test -exec nettrap runs each test binary in its package directory:
+// a relative NETTRAP_AUDIT_LOG is refused, not scattered.
+func TestCLIRelativeAuditLogUnderExec(t *testing.T) {
+	env := runModEnv("NETTRAP_AUDIT_LOG=rel.jsonl")
+	run := runModIn(t, env, "go", "test", "-count=1", "-exec", victimbuild.Nettrap(t), "./clean/", "./leaky/")
+	if run.code == 0 || !strings.Contains(run.stdout+run.stderr, `NETTRAP_AUDIT_LOG "rel.jsonl" is relative`) {
+		t.Errorf("exit %d\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
+	}
+	for _, pkg := range []string{".", "clean", "leaky"} {
+		if _, err := os.Stat(filepath.Join(runFixtureDir(t), pkg, "rel.jsonl")); err == nil {
+			os.Remove(filepath.Join(runFixtureDir(t), pkg, "rel.jsonl"))
+			t.Errorf("a log was written in %s", pkg)
+		}
+	}
+	// nettrap -- go test makes it absolute: one log where it was meant.
+	dir := t.TempDir()
+	env = runModEnv("NETTRAP_AUDIT_LOG=rel.jsonl")
+	run = runModIn(t, env, "/bin/sh", "-c", `cd "$1" && shift && exec "$@"`, "sh", dir,
+		victimbuild.Nettrap(t), "--", "go", "-C", runFixtureDir(t), "test", "-count=1", "./leaky/")
+	if run.code != 1 || len(readRunAudit(t, filepath.Join(dir, "rel.jsonl"))) == 0 {
+		t.Errorf("nettrap -- go test with a relative log: exit %d\n%s", run.code, run.stderr)
+	}
+}
+
+// A run that runs no test binary (go test -c, a package with no tests)
+// ends with no summary and no log; one that ran a binary has its line.
+func TestCLIGoTestRanNothing(t *testing.T) {
+	tmp := t.TempDir()
+	env := runModEnv("TMPDIR=" + tmp)
+	out := filepath.Join(tmp, "clean.test")
+	run := runModGoTest(t, env, nil, "-c", "-o", out, "./clean/")
+	if run.code != 0 || len(nettrapLines(run.stderr)) != 0 {
+		t.Errorf("go test -c: exit %d, nettrap said:\n%s", run.code, run.stderr)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("no test binary: %v", err)
+	}
+	run = runModGoTest(t, env, []string{"--audit-log", filepath.Join(tmp, "user.jsonl")}, "-count=1", "./fix/")
+	if run.code != 0 || len(nettrapLines(run.stderr)) != 0 || !strings.Contains(run.stdout, "[no test files]") {
+		t.Errorf("go test on a package with no tests: exit %d, nettrap said:\n%s%s", run.code, run.stdout, run.stderr)
+	}
+	run = runModGoTest(t, env, nil, "-count=1", "-run=NoSuchTest", "./clean/")
+	if lines := nettrapLines(run.stderr); run.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "no outbound network attempt blocked") {
+		t.Errorf("a run of a test binary: exit %d, nettrap said:\n%s", run.code, run.stderr)
+	}
+	if left := tmpRuns(t, tmp); len(left) != 0 {
+		t.Errorf("runs left %q", left)
+	}
+}

@@ -137,7 +137,7 @@ func TestSealedRefusesAllowTest(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run := runIn(t, t.TempDir(), goEnv(tc.env...), nettrap, tc.args...)
-			if run.code != 125 || !strings.Contains(run.stderr, "--sealed with --allow-test") {
+			if run.code != 125 || !strings.Contains(run.stderr, "under --sealed no test may use the network by name") {
 				t.Errorf("exit %d, want 125 with the reason\nstderr: %s", run.code, run.stderr)
 			}
 		})

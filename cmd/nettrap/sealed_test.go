@@ -20,7 +20,7 @@ func TestSealedFlag(t *testing.T) {
 		{"variable", []string{"--", "true"}, map[string]string{"NETTRAP_SEALED": "1"}, true, ""},
 		{"flag wins", []string{"--sealed=false", "--", "true"}, map[string]string{"NETTRAP_SEALED": "1"}, false, ""},
 		{"with --allow-test", []string{"--sealed", "--allow-test", "^TestLive$", "--", "true"}, nil, false, "--sealed with --allow-test"},
-		{"with NETTRAP_ALLOW_TEST", []string{"--", "true"}, map[string]string{"NETTRAP_SEALED": "1", "NETTRAP_ALLOW_TEST": "^TestLive$"}, false, "--sealed with --allow-test"},
+		{"with NETTRAP_ALLOW_TEST", []string{"--", "true"}, map[string]string{"NETTRAP_SEALED": "1", "NETTRAP_ALLOW_TEST": "^TestLive$"}, false, "NETTRAP_SEALED with NETTRAP_ALLOW_TEST"},
 		{"bad variable", []string{"--", "true"}, map[string]string{"NETTRAP_SEALED": "maybe"}, false, "NETTRAP_SEALED"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -41,7 +41,8 @@ func Line(r audit.Record, byProcess bool) string {
 	default:
 		b.WriteString(" in " + r.Test)
 	}
-	if r.Dest == "" || r.Class == "unspecified" || r.Class == "dns" || r.Class == "other-family" {
+	// A join names its group as Dest; the reason says what a join does.
+	if r.Dest == "" || r.Class == "unspecified" || r.Class == "dns" || r.Class == "other-family" || r.Syscall == "setsockopt" {
 		b.WriteString(": " + r.Reason)
 	}
 	return b.String()

@@ -62,8 +62,13 @@ func testDecider(c *supervisor.Call) supervisor.Answer {
 	case bpf.Ptrace, bpf.ProcessVMWritev, bpf.PidfdGetfd:
 		return supervisor.Answer{Errno: unix.EPERM}
 	}
-	if c.SourceRoute {
+	if c.SourceRoute || c.Pin != "" {
 		return supervisor.Answer{Errno: unix.EPERM}
+	}
+	for _, p := range deniedGroups {
+		if c.Group.IsValid() && p.Contains(c.Group) {
+			return supervisor.Answer{Errno: unix.EPERM}
+		}
 	}
 	if c.Syscall.Foreign || c.Syscall.Kind == bpf.Socket || c.Syscall.Kind == bpf.IOUringSetup {
 		return supervisor.Answer{Errno: unix.EPERM}

@@ -90,6 +90,9 @@ func supervisorRole(reportPath string) int {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), roleEnv+"=victim")
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if os.Getenv("NETTRAP_VICTIM_OP") == "stdout-socket" {
+		cmd.Stdout = os.NewFile(3, "inherited socket")
+	}
 	s, err := supervisor.Start(cmd, supervisor.Options{Decider: supervisor.DeciderFunc(testDecider)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start:", err)

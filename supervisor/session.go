@@ -3,6 +3,7 @@ package supervisor
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -18,6 +19,10 @@ type Options struct {
 	Program []unix.SockFilter
 	// Decider answers intercepted calls. Required.
 	Decider Decider
+	// Notices gets the one-line notices about inherited network sockets
+	// closed before the command starts (see inherit.go); nil means
+	// os.Stderr.
+	Notices io.Writer
 }
 
 // Session is one confined command and the supervisor answering for it.
@@ -58,6 +63,14 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 			return nil, fmt.Errorf("build seccomp program: %w", err)
 		}
 	}
+	notices := opts.Notices
+	if notices == nil {
+		notices = os.Stderr
+	}
+	if err := closeInheritedSockets(cmd, notices); err != nil {
+		return nil, err
+	}
+	setNotDumpable()
 	s := &Session{Cmd: cmd, loopDone: make(chan struct{}), errs: make(chan error, 16)}
 	type started struct {
 		listener int

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strconv"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -172,6 +173,14 @@ func sockoptVictim(op []string) (string, bool) {
 			return unix.SetsockoptIPv6Mreq(fd, unix.IPPROTO_IPV6, unix.IPV6_ADD_MEMBERSHIP,
 				&unix.IPv6Mreq{Multiaddr: netip.MustParseAddr(arg(1)).As16(), Interface: 1})
 		})
+	case "write-fds": // write "x" to each fd named; one result per fd
+		var res []string
+		for _, a := range op[1:] {
+			fd, _ := strconv.Atoi(a)
+			_, err := unix.Write(fd, []byte("x"))
+			res = append(res, result(err))
+		}
+		return strings.Join(res, " "), true
 	case "socket-family":
 		var fd int
 		fd, err = unix.Socket(idx(1), unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)

@@ -1,0 +1,104 @@
+// Command escapee tries one way round nettrap per run, from the 64-bit
+// ABI, and prints one JSON line with the outcome: {"op", "ok", "errno",
+// "err"}. The escape tests run it in the lab's inside namespace, first
+// unguarded (to show the way leads out), then under nettrap.
+//
+//	udp DST MARKER [OPT=V...]   send MARKER to DST from a fresh UDP socket
+//	tcp DST [OPT=V...]          start a connect to DST (the SYN is the leak)
+//	    OPT: unicast-if=IDX (IP_UNICAST_IF or IPV6_UNICAST_IF),
+//	         pktinfo=IDX (an IP_PKTINFO/IPV6_PKTINFO control message),
+//	         sticky-pktinfo=IDX (setsockopt IPV6_PKTINFO),
+//	         bindtodevice=NAME, bindtoifindex=IDX
+//	join OPTION GROUP [SOURCE]  join GROUP (OPTION: ip-add-membership,
+//	                            ip-add-source-membership, mcast-join-group,
+//	                            mcast-join-source-group, ipv6-join-group)
+//	xdp IFINDEX SRCMAC DSTMAC SRC DST:PORT MARKER
+//	                            put a UDP frame on the wire with AF_XDP
+//	spawn-udp DST PROG ARGS...  connect a UDP socket to DST, exec PROG with
+//	                            it as fd 3
+//	write-fd FD MARKER          write MARKER to FD
+//	open-mem PID                open /proc/PID/mem for writing
+//	open-fd PID FD              open /proc/PID/fd/FD
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+type result struct {
+	Op    string `json:"op"`
+	OK    bool   `json:"ok"`
+	Errno string `json:"errno,omitempty"`
+	Err   string `json:"err,omitempty"`
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	op, args := os.Args[1], os.Args[2:]
+	var err error
+	switch {
+	case op == "udp" && len(args) >= 2:
+		err = sendUDP(args[0], args[1], args[2:])
+	case op == "tcp" && len(args) >= 1:
+		err = sendTCP(args[0], args[1:])
+	case op == "join" && (len(args) == 2 || len(args) == 3):
+		err = join(args[0], args[1], args[2:])
+	case op == "xdp" && len(args) == 6:
+		err = xdpSend(args)
+	case op == "spawn-udp" && len(args) >= 2:
+		err = spawnUDP(args[0], args[1:]) // returns only on failure
+	case op == "write-fd" && len(args) == 2:
+		fd, _ := strconv.Atoi(args[0])
+		_, err = unix.Write(fd, []byte(args[1]))
+		err = sysErr("write", err)
+	case op == "open-mem" && len(args) == 1:
+		err = openProc("/proc/"+args[0]+"/mem", unix.O_RDWR)
+	case op == "open-fd" && len(args) == 2:
+		err = openProc("/proc/"+args[0]+"/fd/"+args[1], unix.O_RDWR)
+	default:
+		usage()
+	}
+	emit(op, err)
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: escapee udp|tcp|join|xdp|spawn-udp|write-fd|open-mem|open-fd ARGS... (see the package doc)")
+	os.Exit(2)
+}
+
+func emit(op string, err error) {
+	r := result{Op: op, OK: err == nil}
+	if err != nil {
+		r.Err = err.Error()
+		var en syscall.Errno
+		if errors.As(err, &en) {
+			r.Errno = unix.ErrnoName(en)
+		}
+	}
+	b, _ := json.Marshal(r)
+	fmt.Printf("%s\n", b)
+}
+
+func sysErr(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return os.NewSyscallError(name, err)
+}
+
+func openProc(path string, flags int) error {
+	fd, err := unix.Open(path, flags|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return unix.Close(fd)
+}

@@ -21,11 +21,12 @@ import (
 // under nettrap, where nothing may arrive: a sentinel sent after the run
 // arrives alone.
 
-// user says who runs the program: root, or nobody (uid 65534).
+// user says who runs the program: the test's own user (root, where the
+// lab can switch users), or nobody (uid 65534).
 type user bool
 
 const (
-	asRoot   user = false
+	asSelf   user = false
 	asNobody user = true
 )
 
@@ -33,7 +34,19 @@ func (u user) String() string {
 	if u == asNobody {
 		return "nobody"
 	}
-	return "root"
+	if os.Geteuid() == 0 {
+		return "root"
+	}
+	return "self"
+}
+
+// unprivileged is the user for cases that need no privilege: nobody when
+// the tests run as root, else the test's own (unprivileged) user.
+func unprivileged() user {
+	if os.Geteuid() == 0 {
+		return asNobody
+	}
+	return asSelf
 }
 
 // labEnv is a lab with its programs.

@@ -71,7 +71,7 @@ func TestEscapeInterfacePin(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			forUsers(t, []user{asRoot, asNobody}, func(t *testing.T, u user) {
+			forUsers(t, []user{asSelf, asNobody}, func(t *testing.T, u user) {
 				marker := fmt.Sprintf("pin %s %s unguarded", c.name, u)
 				mustEscape(t, e.run(t, u, append([]string{e.bins.Escapee}, c.args(marker)...)...))
 				waitFrame(t, e, "the unguarded pinned send", c.sent(marker))

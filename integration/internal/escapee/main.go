@@ -16,6 +16,8 @@
 //	                            put a UDP frame on the wire with AF_XDP
 //	spawn-udp DST PROG ARGS...  connect a UDP socket to DST, exec PROG with
 //	                            it as fd 3
+//	socket FAMILY               create (and close) a socket of FAMILY
+//	                            (vsock, bluetooth, can, tipc, alg, …)
 //	write-fd FD MARKER          write MARKER to FD
 //	open-mem PID                open /proc/PID/mem for writing
 //	open-fd PID FD              open /proc/PID/fd/FD
@@ -56,6 +58,8 @@ func main() {
 		err = xdpSend(args)
 	case op == "spawn-udp" && len(args) >= 2:
 		err = spawnUDP(args[0], args[1:]) // returns only on failure
+	case op == "socket" && len(args) == 1:
+		err = socketOf(args[0])
 	case op == "write-fd" && len(args) == 2:
 		fd, _ := strconv.Atoi(args[0])
 		_, err = unix.Write(fd, []byte(args[1]))
@@ -93,6 +97,30 @@ func sysErr(name string, err error) error {
 		return nil
 	}
 	return os.NewSyscallError(name, err)
+}
+
+// families are the socket families socketOf knows, with a type each
+// supports.
+var families = map[string][2]int{
+	"vsock": {unix.AF_VSOCK, unix.SOCK_STREAM}, "bluetooth": {unix.AF_BLUETOOTH, unix.SOCK_SEQPACKET},
+	"can": {unix.AF_CAN, unix.SOCK_RAW}, "tipc": {unix.AF_TIPC, unix.SOCK_RDM},
+	"alg": {unix.AF_ALG, unix.SOCK_SEQPACKET}, "rds": {unix.AF_RDS, unix.SOCK_SEQPACKET},
+	"kcm": {unix.AF_KCM, unix.SOCK_DGRAM}, "qipcrtr": {unix.AF_QIPCRTR, unix.SOCK_DGRAM},
+	"smc": {unix.AF_SMC, unix.SOCK_STREAM}, "mctp": {unix.AF_MCTP, unix.SOCK_DGRAM},
+	"xdp": {unix.AF_XDP, unix.SOCK_RAW}, "packet": {unix.AF_PACKET, unix.SOCK_DGRAM},
+	"unix": {unix.AF_UNIX, unix.SOCK_STREAM}, "netlink": {unix.AF_NETLINK, unix.SOCK_RAW},
+}
+
+func socketOf(name string) error {
+	f, ok := families[name]
+	if !ok {
+		return fmt.Errorf("unknown family %q", name)
+	}
+	fd, err := unix.Socket(f[0], f[1]|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return sysErr("socket", err)
+	}
+	return unix.Close(fd)
 }
 
 func openProc(path string, flags int) error {

@@ -21,6 +21,7 @@
 //	write-fd FD MARKER          write MARKER to FD
 //	open-mem PID                open /proc/PID/mem for writing
 //	open-fd PID FD              open /proc/PID/fd/FD
+//	                            (PID "ppid": the parent, e.g. nettrap)
 package main
 
 import (
@@ -65,9 +66,9 @@ func main() {
 		_, err = unix.Write(fd, []byte(args[1]))
 		err = sysErr("write", err)
 	case op == "open-mem" && len(args) == 1:
-		err = openProc("/proc/"+args[0]+"/mem", unix.O_RDWR)
+		err = openProc("/proc/"+pid(args[0])+"/mem", unix.O_RDWR)
 	case op == "open-fd" && len(args) == 2:
-		err = openProc("/proc/"+args[0]+"/fd/"+args[1], unix.O_RDWR)
+		err = openProc("/proc/"+pid(args[0])+"/fd/"+args[1], unix.O_RDWR)
 	default:
 		usage()
 	}
@@ -121,6 +122,13 @@ func socketOf(name string) error {
 		return sysErr("socket", err)
 	}
 	return unix.Close(fd)
+}
+
+func pid(s string) string {
+	if s == "ppid" {
+		return strconv.Itoa(os.Getppid())
+	}
+	return s
 }
 
 func openProc(path string, flags int) error {

@@ -115,4 +115,3 @@ func shiftGroup(a netip.Addr, n int) netip.Addr {
 	out, _ := netip.AddrFromSlice(b)
 	return out
 }
-

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 
@@ -149,9 +151,11 @@ func sendTCP(dst string, rest []string) error {
 	return nil
 }
 
-// spawnUDP connects a UDP socket and execs argv with it as fd 3 (not
-// close-on-exec): the socket a confined 64-bit parent hands a 32-bit child.
-func spawnUDP(dst string, argv []string) error {
+// udpAfter opens an unconnected UDP socket as fd 3 (not close-on-exec),
+// runs argv (a 32-bit program setting an option on it, say) and then
+// sends marker to dst from the socket: the option set through another ABI,
+// the send through the native one.
+func udpAfter(dst, marker string, argv []string) error {
 	ap, err := netip.ParseAddrPort(dst)
 	if err != nil {
 		return err
@@ -161,13 +165,17 @@ func spawnUDP(dst string, argv []string) error {
 	if err != nil {
 		return sysErr("socket", err)
 	}
-	if err := unix.Connect(fd, sa); err != nil {
-		return sysErr("connect", err)
-	}
 	if fd != 3 {
 		if err := unix.Dup3(fd, 3, 0); err != nil {
 			return sysErr("dup3", err)
 		}
+		unix.Close(fd)
 	}
-	return sysErr("execve", unix.Exec(argv[0], argv, unix.Environ()))
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{os.NewFile(3, "udp")}
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %w", argv[0], err)
+	}
+	return sysErr("sendto", unix.Sendto(3, []byte(marker), 0, sa))
 }

@@ -14,8 +14,9 @@
 //	                            mcast-join-source-group, ipv6-join-group)
 //	xdp IFINDEX SRCMAC DSTMAC SRC DST:PORT MARKER
 //	                            put a UDP frame on the wire with AF_XDP
-//	spawn-udp DST PROG ARGS...  connect a UDP socket to DST, exec PROG with
-//	                            it as fd 3
+//	udp-after DST MARKER PROG ARGS...
+//	                            run PROG with a UDP socket as fd 3, then
+//	                            send MARKER to DST from that socket
 //	socket FAMILY               create (and close) a socket of FAMILY
 //	                            (vsock, bluetooth, can, tipc, alg, …)
 //	write-fd FD MARKER          write MARKER to FD
@@ -57,8 +58,8 @@ func main() {
 		err = join(args[0], args[1], args[2:])
 	case op == "xdp" && len(args) == 6:
 		err = xdpSend(args)
-	case op == "spawn-udp" && len(args) >= 2:
-		err = spawnUDP(args[0], args[1:]) // returns only on failure
+	case op == "udp-after" && len(args) >= 3:
+		err = udpAfter(args[0], args[1], args[2:])
 	case op == "socket" && len(args) == 1:
 		err = socketOf(args[0])
 	case op == "write-fd" && len(args) == 2:

@@ -7,10 +7,10 @@
  *   pidfd-getfd PID FD MARKER   take fd FD of process PID, write MARKER to it
  *   pvw PID ADDR MARKER         process_vm_writev MARKER to ADDR in PID
  *   ptrace-poke PID ADDR MARKER attach to PID, poke MARKER at ADDR, detach
- *   srh-write FD SEG MARKER     IPv6 segment routing header via SEG on
- *                               socket FD, then write MARKER to it
- *   lsrr-write FD HOP MARKER    IPv4 loose source route via HOP on socket
- *                               FD, then write MARKER to it
+ *   srh FD SEG                  set an IPv6 segment routing header via
+ *                               SEG on socket FD
+ *   lsrr FD HOP                 set an IPv4 loose source route via HOP on
+ *                               socket FD
  *
  * MARKER is written with its terminating NUL where it goes into another
  * process's string buffer.
@@ -96,7 +96,7 @@ static int do_ptrace_poke(int pid, unsigned long addr, const char *marker)
 /* A type 4 (segment routing) header with two segments: the kernel puts
  * the socket's destination in segments[0] and sends the packet to
  * segments[segments_left], the segment given here. */
-static int do_srh_write(int fd, const char *seg, const char *marker)
+static int do_srh(int fd, const char *seg)
 {
 	unsigned char srh[8 + 2 * 16] = { 0 };
 	srh[1] = sizeof srh / 8 - 1; /* hdrlen */
@@ -109,13 +109,11 @@ static int do_srh_write(int fd, const char *seg, const char *marker)
 	}
 	if (syscall(SYS_setsockopt, fd, IPPROTO_IPV6, IPV6_RTHDR, srh, sizeof srh) < 0)
 		return fail("setsockopt(IPV6_RTHDR)");
-	if (write(fd, marker, strlen(marker)) < 0)
-		return fail("write");
 	printf("ok\n");
 	return 0;
 }
 
-static int do_lsrr_write(int fd, const char *hop, const char *marker)
+static int do_lsrr(int fd, const char *hop)
 {
 	unsigned char opt[8] = { 1 /* NOP */, 131 /* LSRR */, 7, 4 };
 	if (inet_pton(AF_INET, hop, opt + 4) != 1) {
@@ -124,8 +122,6 @@ static int do_lsrr_write(int fd, const char *hop, const char *marker)
 	}
 	if (syscall(SYS_setsockopt, fd, IPPROTO_IP, IP_OPTIONS, opt, sizeof opt) < 0)
 		return fail("setsockopt(IP_OPTIONS)");
-	if (write(fd, marker, strlen(marker)) < 0)
-		return fail("write");
 	printf("ok\n");
 	return 0;
 }
@@ -139,10 +135,10 @@ int main(int argc, char **argv)
 		return do_pvw(atoi(argv[2]), strtoul(argv[3], NULL, 0), argv[4]);
 	if (argc == 5 && strcmp(argv[1], "ptrace-poke") == 0)
 		return do_ptrace_poke(atoi(argv[2]), strtoul(argv[3], NULL, 0), argv[4]);
-	if (argc == 5 && strcmp(argv[1], "srh-write") == 0)
-		return do_srh_write(atoi(argv[2]), argv[3], argv[4]);
-	if (argc == 5 && strcmp(argv[1], "lsrr-write") == 0)
-		return do_lsrr_write(atoi(argv[2]), argv[3], argv[4]);
-	fprintf(stderr, "usage: escape32 pidfd-getfd|pvw|ptrace-poke|srh-write|lsrr-write ARGS...\n");
+	if (argc == 4 && strcmp(argv[1], "srh") == 0)
+		return do_srh(atoi(argv[2]), argv[3]);
+	if (argc == 4 && strcmp(argv[1], "lsrr") == 0)
+		return do_lsrr(atoi(argv[2]), argv[3]);
+	fprintf(stderr, "usage: escape32 pidfd-getfd|pvw|ptrace-poke|srh|lsrr ARGS...\n");
 	return 2;
 }

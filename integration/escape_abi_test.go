@@ -207,3 +207,15 @@ func TestEscapeI386SourceRoute(t *testing.T) {
 		})
 	}
 }
+
+// TestI386OrdinaryOptionPasses: the filter decides a 32-bit setsockopt on
+// its level and name too; an ordinary option is not denied.
+func TestI386OrdinaryOptionPasses(t *testing.T) {
+	e := newLabEnv(t)
+	r := e.guarded(t, unprivileged(), nil, e.bins.Escapee, "udp-after", "127.0.0.1:9", "after reuseaddr",
+		e.bins.Escape32, "reuseaddr", "3")
+	child, rest, _ := strings.Cut(r.stdout, "\n")
+	if child != "ok" || !strings.Contains(rest, `"ok":true`) || len(blockedLines(r.stderr)) != 0 {
+		t.Errorf("i386 SO_REUSEADDR under nettrap: %q\nstderr: %s", r.stdout, r.stderr)
+	}
+}

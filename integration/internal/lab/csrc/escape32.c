@@ -11,6 +11,8 @@
  *                               SEG on socket FD
  *   lsrr FD HOP                 set an IPv4 loose source route via HOP on
  *                               socket FD
+ *   reuseaddr FD                set SO_REUSEADDR on socket FD (an ordinary
+ *                               option, which must keep working)
  *
  * MARKER is written with its terminating NUL where it goes into another
  * process's string buffer.
@@ -24,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -126,6 +129,15 @@ static int do_lsrr(int fd, const char *hop)
 	return 0;
 }
 
+static int do_reuseaddr(int fd)
+{
+	int one = 1;
+	if (syscall(SYS_setsockopt, fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
+		return fail("setsockopt(SO_REUSEADDR)");
+	printf("ok\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -139,6 +151,8 @@ int main(int argc, char **argv)
 		return do_srh(atoi(argv[2]), argv[3]);
 	if (argc == 4 && strcmp(argv[1], "lsrr") == 0)
 		return do_lsrr(atoi(argv[2]), argv[3]);
-	fprintf(stderr, "usage: escape32 pidfd-getfd|pvw|ptrace-poke|srh|lsrr ARGS...\n");
+	if (argc == 3 && strcmp(argv[1], "reuseaddr") == 0)
+		return do_reuseaddr(atoi(argv[2]));
+	fprintf(stderr, "usage: escape32 pidfd-getfd|pvw|ptrace-poke|srh|lsrr|reuseaddr ARGS...\n");
 	return 2;
 }

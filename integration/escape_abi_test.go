@@ -115,6 +115,7 @@ func escape32Line(t *testing.T, r labRun) string {
 // carries only its own write.
 func TestEscapeI386CrossProcess(t *testing.T) {
 	e := newLabEnv(t)
+	e.bins.Need32(t)
 	ln := e.ListenTCP(t, netip.AddrPortFrom(lab.Outside4, 0))
 	cases := []struct {
 		op, syscall string
@@ -174,6 +175,7 @@ func TestEscapeI386CrossProcess(t *testing.T) {
 // datagram stays on loopback.
 func TestEscapeI386SourceRoute(t *testing.T) {
 	e := newLabEnv(t)
+	e.bins.Need32(t)
 	cases := []struct {
 		name, dst, op, hop string
 		users              []user
@@ -212,6 +214,7 @@ func TestEscapeI386SourceRoute(t *testing.T) {
 // its level and name too; an ordinary option is not denied.
 func TestI386OrdinaryOptionPasses(t *testing.T) {
 	e := newLabEnv(t)
+	e.bins.Need32(t)
 	r := e.guarded(t, unprivileged(), nil, e.bins.Escapee, "udp-after", "127.0.0.1:9", "after reuseaddr",
 		e.bins.Escape32, "reuseaddr", "3")
 	child, rest, _ := strings.Cut(r.stdout, "\n")

@@ -26,6 +26,22 @@ type Bins struct {
 	Escapee  string // 64-bit Go helper (package escapee)
 	Escape32 string // 32-bit static C program: i386 syscalls only
 	Holder   string // 64-bit static C program holding a socket for others to abuse
+
+	// no32 says why Escape32 could not be built (no gcc -m32); see Need32.
+	no32 error
+}
+
+// Need32 skips t (fails it when CI=true) when the 32-bit program could not
+// be built: gcc needs Debian's gcc-multilib for -m32.
+func (b Bins) Need32(t testing.TB) {
+	t.Helper()
+	if b.no32 == nil {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("lab: no 32-bit program (CI=true, so this is fatal): %v", b.no32)
+	}
+	t.Skipf("lab: no 32-bit program: %v", b.no32)
 }
 
 var (
@@ -36,8 +52,8 @@ var (
 )
 
 // Programs builds (once per test binary) and returns the lab's programs.
-// The 32-bit program needs gcc with -m32 (Debian's gcc-multilib): without
-// it t skips, or fails when CI=true.
+// Without gcc t skips, or fails when CI=true; tests of the 32-bit program
+// also call Need32.
 func Programs(t testing.TB) Bins {
 	t.Helper()
 	nettrap, escapee := victimbuild.Nettrap(t), victimbuild.Build(t, EscapeePkg)
@@ -85,9 +101,7 @@ func buildBins(nettrap, escapee string) (*Bins, error) {
 			return nil, err
 		}
 	}
-	if b.Escape32, err = gcc(dir, "escape32.c", "-m32", "-static"); err != nil {
-		return nil, err
-	}
+	b.Escape32, b.no32 = gcc(dir, "escape32.c", "-m32", "-static")
 	// Static and not position-independent: its buffer sits below 4 GiB,
 	// where a 32-bit process_vm_writev can name it.
 	if b.Holder, err = gcc(dir, "holder.c", "-static", "-no-pie"); err != nil {

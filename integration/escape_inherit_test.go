@@ -141,3 +141,36 @@ func readAll(t *testing.T, f *os.File) string {
 	}
 	return b.String()
 }
+
+// TestEscapeSocketAsStdout: a network socket as the command's own stdout
+// cannot be closed without breaking the command: nettrap refuses to run
+// it (exit 125), naming the descriptor and its peer.
+func TestEscapeSocketAsStdout(t *testing.T) {
+	e := newLabEnv(t)
+	ln := e.ListenTCP(t, netip.AddrPortFrom(lab.Outside4, 0))
+	c, err := e.Dial("tcp", ln.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sock, err := c.(*net.TCPConn).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sock.Close()
+	cmd := exec.Command(e.bins.Nettrap, "--", "/bin/sh", "-c", "echo leaked")
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = sock, &stderr
+	code := exitCode(e.Run(cmd))
+	want := "its stdout would be a tcp socket " + c.LocalAddr().String() + " -> " + ln.Addr.String()
+	if code != 125 || !strings.Contains(stderr.String(), want) {
+		t.Errorf("exit %d, stderr %q; want 125 and %q", code, stderr.String(), want)
+	}
+	if _, err := c.Write([]byte("sentinel")); err != nil {
+		t.Fatal(err)
+	}
+	r := waitRecord(t, ln, "the sentinel", containing("sentinel"))
+	if string(r.Data) != "sentinel" {
+		t.Errorf("LEAK: the connection carried %q", r.Data)
+	}
+}

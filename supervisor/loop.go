@@ -163,7 +163,7 @@ func (l *loop) handle(n *notif) {
 		listener: l.listener,
 	}
 	if !c.Syscall.Foreign {
-		m := openMem(n.PID)
+		m := newMemReader(n.PID)
 		c.Dests, c.Err = readDests(m, c)
 		m.Close()
 	}

@@ -32,7 +32,7 @@ type memReader struct {
 	fd  int // -1 until the first read
 }
 
-func openMem(tid uint32) *memReader { return &memReader{tid: tid, fd: -1} }
+func newMemReader(tid uint32) *memReader { return &memReader{tid: tid, fd: -1} }
 
 func (m *memReader) open() error {
 	path := "/proc/" + strconv.FormatUint(uint64(m.tid), 10) + "/mem"

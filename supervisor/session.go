@@ -52,6 +52,10 @@ var ErrUnsupported = errors.New("seccomp user notification unavailable")
 // (which inherits the filter across fork and exec), and then dies with its
 // goroutine, which never unlocks it. The rest of the supervisor is never
 // filtered: it must not trap its own calls.
+//
+// Before the child exists, Start closes the inherited network sockets it
+// would get (and fails if its stdio is one; see inherit.go), and makes
+// this process non-dumpable (see dumpable.go).
 func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	if opts.Decider == nil {
 		return nil, errors.New("supervisor: no decider")

@@ -93,6 +93,21 @@ func TestEscapeMulticastJoin(t *testing.T) {
 				}
 			}
 
+			if c.option != "ip-add-source-membership" { // it takes an address, not an index
+				// On lo the join is announced on lo only: it passes.
+				onLo := shiftGroup(unguarded, 0x400)
+				r = e.guarded(t, u, nil, append([]string{e.bins.Escapee, "join-lo"}, args(onLo)[2:]...)...)
+				if o := parseEscapee(t, r); !o.OK || len(blockedLines(r.stderr)) != 0 {
+					t.Errorf("join of %s on lo: %+v\nstderr: %s", onLo, o, r.stderr)
+				}
+				s := joinSentinel(t, e, shiftGroup(unguarded, 0x500+i))
+				for _, f := range e.Frames() {
+					if f.Seq <= s.Seq && reportOf(onLo)(f) {
+						t.Errorf("a join on lo was reported on the veth: %s", f)
+					}
+				}
+			}
+
 			allowed := shiftGroup(unguarded, 0x300)
 			r = e.guarded(t, u, []string{"--allow", allowed.String()}, args(allowed)...)
 			if o := parseEscapee(t, r); !o.OK {

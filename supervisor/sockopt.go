@@ -14,6 +14,7 @@ import (
 // 32-bit ABIs are not decoded, see bpf).
 const (
 	sizeofIPMreq       = 8   // struct ip_mreq: the smallest IP_ADD_MEMBERSHIP takes
+	sizeofIPMreqn      = 12  // struct ip_mreqn: + int imr_ifindex
 	sizeofIPMreqSource = 12  // struct ip_mreq_source: multiaddr, interface, sourceaddr
 	sizeofIPv6Mreq     = 20  // struct ipv6_mreq: in6_addr, int ifindex
 	sizeofGroupReq     = 136 // struct group_req: u32 interface, (pad), sockaddr_storage
@@ -44,8 +45,12 @@ func readSockOpt(m *memReader, c *Call) unix.Errno {
 		c.Pin = pin
 		return errno
 	case bpf.JoinOpt:
-		group, source, errno := readJoinOpt(m, o, optval, optlen)
-		c.Group, c.GroupSource = group, source
+		j, errno := readJoinOpt(m, o, optval, optlen)
+		if j.ifindex != loopbackIndex {
+			// A join on lo, named by its index, is announced on lo
+			// only: nothing to decide, like a pin to lo.
+			c.Group, c.GroupSource = j.group, j.source
+		}
 		return errno
 	}
 	return 0
@@ -132,10 +137,18 @@ func ntohl(v uint32) uint32 {
 	return binary.BigEndian.Uint32(b[:])
 }
 
-// readJoinOpt returns the group (or IPv6 anycast address) a join option
-// names, and the source of a source-specific join. An invalid group means
-// the kernel will refuse the option (too short, wrong family).
-func readJoinOpt(m *memReader, o bpf.SockOpt, optval uint64, optlen int64) (group, source netip.Addr, errno unix.Errno) {
+// join is what a join option names: the group (or IPv6 anycast
+// address), the source of a source-specific join, and the interface index
+// when the option gives one (0: the kernel picks by route, or by address).
+type join struct {
+	group, source netip.Addr
+	ifindex       int32
+}
+
+// readJoinOpt reads a join option. An invalid group means the kernel will
+// refuse the option (too short, wrong family).
+func readJoinOpt(m *memReader, o bpf.SockOpt, optval uint64, optlen int64) (join, unix.Errno) {
+	var j join
 	read := func(n int64) ([]byte, unix.Errno) {
 		b := make([]byte, n)
 		if err := m.read(optval, b); err != nil {
@@ -145,52 +158,58 @@ func readJoinOpt(m *memReader, o bpf.SockOpt, optval uint64, optlen int64) (grou
 	}
 	switch o.Name {
 	case unix.IP_ADD_MEMBERSHIP:
-		if optlen < sizeofIPMreq {
-			return
+		// struct ip_mreq, or struct ip_mreqn (with an index) when long enough.
+		n := int64(sizeofIPMreq)
+		if optlen >= sizeofIPMreqn {
+			n = sizeofIPMreqn
+		} else if optlen < sizeofIPMreq {
+			return j, 0
 		}
-		b, errno := read(4)
+		b, errno := read(n)
 		if errno != 0 {
-			return group, source, errno
+			return j, errno
 		}
-		return netip.AddrFrom4([4]byte(b)), source, 0
+		j.group = netip.AddrFrom4([4]byte(b[0:4]))
+		if n == sizeofIPMreqn {
+			j.ifindex = int32(binary.NativeEndian.Uint32(b[8:]))
+		}
 	case unix.IP_ADD_SOURCE_MEMBERSHIP:
 		if optlen != sizeofIPMreqSource {
-			return
+			return j, 0
 		}
 		b, errno := read(sizeofIPMreqSource)
 		if errno != 0 {
-			return group, source, errno
+			return j, errno
 		}
-		return netip.AddrFrom4([4]byte(b[0:4])), netip.AddrFrom4([4]byte(b[8:12])), 0
+		j.group, j.source = netip.AddrFrom4([4]byte(b[0:4])), netip.AddrFrom4([4]byte(b[8:12]))
 	case unix.IPV6_ADD_MEMBERSHIP, unix.IPV6_JOIN_ANYCAST: // 20 and 27 are IPv6-only numbers
 		if o.Level != unix.IPPROTO_IPV6 || optlen < sizeofIPv6Mreq {
-			return
+			return j, 0
 		}
-		b, errno := read(16)
+		b, errno := read(sizeofIPv6Mreq)
 		if errno != 0 {
-			return group, source, errno
+			return j, errno
 		}
-		return netip.AddrFrom16([16]byte(b)), source, 0
-	case unix.MCAST_JOIN_GROUP:
-		if optlen < sizeofGroupReq {
-			return
+		j.group, j.ifindex = netip.AddrFrom16([16]byte(b[0:16])), int32(binary.NativeEndian.Uint32(b[16:]))
+	case unix.MCAST_JOIN_GROUP, unix.MCAST_JOIN_SOURCE_GROUP:
+		size := int64(sizeofGroupReq)
+		if o.Name == unix.MCAST_JOIN_SOURCE_GROUP {
+			size = sizeofGroupSrcReq
 		}
-		b, errno := read(sizeofGroupReq)
+		if optlen < size {
+			return j, 0
+		}
+		b, errno := read(size)
 		if errno != 0 {
-			return group, source, errno
+			return j, errno
 		}
-		return storageAddr(b[offGroupAddr:]), source, 0
-	case unix.MCAST_JOIN_SOURCE_GROUP:
-		if optlen < sizeofGroupSrcReq {
-			return
+		j.ifindex = int32(binary.NativeEndian.Uint32(b[0:]))
+		j.group = storageAddr(b[offGroupAddr:])
+		if o.Name == unix.MCAST_JOIN_SOURCE_GROUP {
+			j.source = storageAddr(b[offGroupSource:])
 		}
-		b, errno := read(sizeofGroupSrcReq)
-		if errno != 0 {
-			return group, source, errno
-		}
-		return storageAddr(b[offGroupAddr:]), storageAddr(b[offGroupSource:]), 0
 	}
-	return
+	return j, 0
 }
 
 // storageAddr reads the address of a sockaddr_in or sockaddr_in6 held in

@@ -12,6 +12,9 @@
 //	join OPTION GROUP [SOURCE]  join GROUP (OPTION: ip-add-membership,
 //	                            ip-add-source-membership, mcast-join-group,
 //	                            mcast-join-source-group, ipv6-join-group)
+//	join-lo OPTION GROUP [SOURCE]
+//	                            the same on lo (index 1), for the options
+//	                            that take an index
 //	xdp IFINDEX SRCMAC DSTMAC SRC DST:PORT MARKER
 //	                            put a UDP frame on the wire with AF_XDP
 //	udp-after DST MARKER PROG ARGS...

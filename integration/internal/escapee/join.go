@@ -9,10 +9,11 @@ import (
 )
 
 // join joins group with the named option, on the interface the kernel
-// picks (interface 0: the route to the group, here the veth). The
-// membership lasts until exit; the kernel reports the join, and then the
-// leave, on the segment.
-func join(option, groupStr string, rest []string) error {
+// picks (interface 0: the route to the group, here the veth), or on
+// ifindex where the option takes an index. The membership lasts until
+// exit; the kernel reports the join, and then the leave, on that
+// interface.
+func join(option, groupStr string, rest []string, ifindex uint32) error {
 	group, err := netip.ParseAddr(groupStr)
 	if err != nil {
 		return err
@@ -38,21 +39,25 @@ func join(option, groupStr string, rest []string) error {
 	case "ip-add-membership": // struct ip_mreqn, any interface
 		name, val = unix.IP_ADD_MEMBERSHIP, make([]byte, 12)
 		put4(val, group)
+		binary.NativeEndian.PutUint32(val[8:], ifindex)
 	case "ip-add-source-membership": // struct ip_mreq_source
 		name, val = unix.IP_ADD_SOURCE_MEMBERSHIP, make([]byte, 12)
 		put4(val, group)
 		put4(val[8:], source)
 	case "mcast-join-group": // struct group_req
 		name, val = unix.MCAST_JOIN_GROUP, make([]byte, 136)
+		binary.NativeEndian.PutUint32(val, ifindex)
 		putStorage(val[8:], group)
 	case "mcast-join-source-group": // struct group_source_req
 		name, val = unix.MCAST_JOIN_SOURCE_GROUP, make([]byte, 264)
+		binary.NativeEndian.PutUint32(val, ifindex)
 		putStorage(val[8:], group)
 		putStorage(val[136:], source)
 	case "ipv6-join-group": // struct ipv6_mreq, any interface
 		name, val = unix.IPV6_JOIN_GROUP, make([]byte, 20)
 		g := group.As16()
 		copy(val, g[:])
+		binary.NativeEndian.PutUint32(val[16:], ifindex)
 	default:
 		return fmt.Errorf("unknown join option %q", option)
 	}

@@ -30,7 +30,9 @@ func main() {
 	case op == "tcp" && len(args) >= 1:
 		err = sendTCP(args[0], args[1:])
 	case op == "join" && (len(args) == 2 || len(args) == 3):
-		err = join(args[0], args[1], args[2:])
+		err = join(args[0], args[1], args[2:], 0)
+	case op == "join-lo" && (len(args) == 2 || len(args) == 3):
+		err = join(args[0], args[1], args[2:], 1)
 	case op == "xdp" && len(args) == 6:
 		err = xdpSend(args)
 	case op == "udp-after" && len(args) >= 3:

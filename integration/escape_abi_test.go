@@ -222,3 +222,23 @@ func TestI386OrdinaryOptionPasses(t *testing.T) {
 		t.Errorf("i386 SO_REUSEADDR under nettrap: %q\nstderr: %s", r.stdout, r.stderr)
 	}
 }
+
+// TestEscapeI386AgainstSupervisor: the complete defeat took
+// nettrap's own listener with an i386 pidfd_getfd and answered its own
+// notifications. Aimed at nettrap itself, every i386 way in is refused by
+// nettrap (its line says so), as root and as nobody.
+func TestEscapeI386AgainstSupervisor(t *testing.T) {
+	e := newLabEnv(t)
+	e.bins.Need32(t)
+	forUsers(t, []user{asSelf, asNobody}, func(t *testing.T, u user) {
+		for _, c := range []struct{ args, syscall string }{
+			{"pidfd-getfd ppid 3 x", "pidfd_getfd"},
+			{"pidfd-getfd ppid 4 x", "pidfd_getfd"},
+			{"pvw ppid 0x400000 x", "process_vm_writev"},
+			{"ptrace-poke ppid 0x400000 x", "ptrace"},
+		} {
+			r := e.guarded(t, u, nil, append([]string{e.bins.Escape32}, strings.Fields(c.args)...)...)
+			mustBeDenied(t, r, "EPERM", c.syscall+" (i386 ABI)", "")
+		}
+	})
+}

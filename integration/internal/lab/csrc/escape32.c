@@ -15,7 +15,8 @@
  *                               option, which must keep working)
  *
  * MARKER is written with its terminating NUL where it goes into another
- * process's string buffer.
+ * process's string buffer. PID "ppid" is the parent (nettrap, when run
+ * under it).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -138,15 +139,20 @@ static int do_reuseaddr(int fd)
 	return 0;
 }
 
+static int pid_arg(const char *s)
+{
+	return strcmp(s, "ppid") == 0 ? (int)getppid() : atoi(s);
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (argc == 5 && strcmp(argv[1], "pidfd-getfd") == 0)
-		return do_pidfd_getfd(atoi(argv[2]), atoi(argv[3]), argv[4]);
+		return do_pidfd_getfd(pid_arg(argv[2]), atoi(argv[3]), argv[4]);
 	if (argc == 5 && strcmp(argv[1], "pvw") == 0)
-		return do_pvw(atoi(argv[2]), strtoul(argv[3], NULL, 0), argv[4]);
+		return do_pvw(pid_arg(argv[2]), strtoul(argv[3], NULL, 0), argv[4]);
 	if (argc == 5 && strcmp(argv[1], "ptrace-poke") == 0)
-		return do_ptrace_poke(atoi(argv[2]), strtoul(argv[3], NULL, 0), argv[4]);
+		return do_ptrace_poke(pid_arg(argv[2]), strtoul(argv[3], NULL, 0), argv[4]);
 	if (argc == 4 && strcmp(argv[1], "srh") == 0)
 		return do_srh(atoi(argv[2]), argv[3]);
 	if (argc == 4 && strcmp(argv[1], "lsrr") == 0)

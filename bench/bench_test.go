@@ -14,7 +14,7 @@ import (
 )
 
 // ops are the workload's operations, in the order (a)–(d).
-var ops = []string{"getppid", "tcpconnect", "udpsendto", "udpsend"}
+var ops = []string{"getppid", "tcpconnect", "udpsendto", "udpsend", "setsockopt"}
 
 // trapped are the ops whose calls go to the supervisor; added-vs-floor
 // only means something for them.

@@ -7,25 +7,35 @@
 //
 //  1. Architecture guard (hand-written). It loads seccomp_data.arch first:
 //     - the native 64-bit arch goes on to step 2;
-//     - the compat arch (i386 on amd64, arm on arm64) loads nr and sends
-//     socketcall and the direct socket, connect, sendto, sendmsg, sendmmsg
-//     and io_uring_setup numbers of that ABI to the supervisor
-//     (SECCOMP_RET_USER_NOTIF); every other compat syscall is allowed, so
-//     32-bit helpers keep running but cannot reach the network unchecked;
+//     - the compat arch (i386 on amd64, arm on arm64) loads nr: every
+//     kind the native ABI traps is trapped there too (socketcall; the
+//     direct socket, connect, sendto, sendmsg, sendmmsg; io_uring_setup;
+//     process_vm_writev, pidfd_getfd; ptrace PTRACE_ATTACH/SEIZE and the
+//     setsockopt options of TrappedSockOpts, through the same argument
+//     checks as step 3, on the low 32 bits). The supervisor does not decode
+//     32-bit calls: it denies whatever reaches it. Every other compat
+//     syscall is allowed, so 32-bit helpers keep running;
 //     - any other arch kills the process.
 //  2. x32 split (amd64 only). x32 shares AUDIT_ARCH_X86_64 and is told
-//     apart only by bit 30 of nr. An x32 nr is decided here: its network
-//     numbers go to the supervisor, everything else is allowed.
-//  3. socket(2) (hand-written). go-seccomp-bpf compares 64-bit values, but
-//     socket's domain and type are C ints: the kernel ignores the upper 32
-//     bits of those registers, so a library comparison against the full
+//     apart only by bit 30 of nr. An x32 nr is decided here like a compat
+//     one (both numbers, where x32 has its own and, before Linux 5.4,
+//     could also reach the 64-bit one).
+//  3. Argument checks (hand-written). go-seccomp-bpf compares 64-bit
+//     values, but these arguments are C ints: the kernel ignores the upper
+//     32 bits of those registers, so a library comparison against the full
 //     64 bits could be dodged with garbage in the high half, and the
 //     library cannot mask type with SOCK_TYPE_MASK (0xf) to strip
-//     SOCK_NONBLOCK/SOCK_CLOEXEC. This block loads only the low 32 bits:
-//     AF_PACKET -> notify; AF_INET/AF_INET6 with (type & 0xf) not one of
-//     SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET -> notify (SOCK_RAW, and
-//     SOCK_PACKET which the kernel turns into a packet socket); everything
-//     else (netlink SOCK_RAW, AF_UNIX, ...) is allowed.
+//     SOCK_NONBLOCK/SOCK_CLOEXEC. These blocks load only low words:
+//     - socket(2): AF_UNIX and AF_NETLINK are allowed; AF_INET/AF_INET6
+//     with (type & 0xf) SOCK_STREAM, SOCK_DGRAM or SOCK_SEQPACKET are
+//     allowed unless the protocol is SCTP; everything else goes up (raw
+//     and SOCK_PACKET inet sockets, and every other family: packet, XDP,
+//     vsock, Bluetooth, CAN, TIPC, ...);
+//     - setsockopt(2): only the (level, optname) pairs of TrappedSockOpts
+//     go up (source routes, interface pinning, multicast joins); an
+//     ordinary option costs two or three comparisons and stays in the
+//     kernel;
+//     - ptrace(2) of a foreign ABI: PTRACE_ATTACH and PTRACE_SEIZE go up.
 //  4. Native policy (go-seccomp-bpf's assembler, default allow): connect,
 //     sendmsg, sendmmsg and io_uring_setup -> notify; sendto -> notify only
 //     when its 64-bit dest_addr (arg 4) is non-NULL. It is assembled with

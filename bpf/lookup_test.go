@@ -37,6 +37,14 @@ func TestLookup(t *testing.T) {
 		{i386, 345, Call{"sendmmsg", SendMMsg, true, "i386"}},
 		{i386, 425, Call{"io_uring_setup", IOUringSetup, true, "i386"}},
 		{i386, 20, Call{"getpid", Other, true, "i386"}},
+		{i386, 26, Call{"ptrace", Ptrace, true, "i386"}},
+		{i386, 348, Call{"process_vm_writev", ProcessVMWritev, true, "i386"}},
+		{i386, 438, Call{"pidfd_getfd", PidfdGetfd, true, "i386"}},
+		{i386, 366, Call{"setsockopt", SetSockOpt, true, "i386"}},
+		{x64, x32Bit | 541, Call{"setsockopt", SetSockOpt, true, "x32"}},
+		{x64, x32Bit | 521, Call{"ptrace", Ptrace, true, "x32"}},
+		{arm, 294, Call{"setsockopt", SetSockOpt, true, "arm"}},
+		{arm, 377, Call{"process_vm_writev", ProcessVMWritev, true, "arm"}},
 		{a64, 203, Call{"connect", Connect, false, "aarch64"}},
 		{a64, 206, Call{"sendto", SendTo, false, "aarch64"}},
 		{a64, 211, Call{"sendmsg", SendMsg, false, "aarch64"}},
@@ -77,22 +85,26 @@ func TestTrapNumbersMatchLibraryTables(t *testing.T) {
 	}
 }
 
-// TestEveryKindTrapped makes sure each ABI traps every network kind: a
-// kind missing from one ABI would be a way round.
+// TestEveryKindTrapped: every kind the native ABI traps is trapped on
+// every other ABI of the same machine too (x32 and i386 beside x86_64, arm
+// beside aarch64): a kind missing from one ABI would be a way round.
 func TestEveryKindTrapped(t *testing.T) {
-	kinds := []Kind{Connect, SendTo, SendMsg, SendMMsg, Socket, IOUringSetup}
-	for _, a := range []*abiInfo{abiX8664Info, abiX32Info, abiI386Info, abiAArch64Info, abiARMInfo} {
-		have := map[Kind]bool{}
-		for _, tr := range a.traps {
-			have[tr.kind] = true
+	for goarch, tg := range targets {
+		abis := []*abiInfo{tg.compat}
+		if tg.x32 != nil {
+			abis = append(abis, tg.x32)
 		}
-		for _, k := range kinds {
-			if !have[k] {
-				t.Errorf("%s does not trap %v", a.name, k)
+		for _, tr := range tg.native.traps {
+			for _, a := range append(abis, tg.native) {
+				if len(a.nrsOf(tr.kind)) == 0 {
+					t.Errorf("%s: %s traps %v, %s does not", goarch, tg.native.name, tr.kind, a.name)
+				}
 			}
 		}
-		if a == abiI386Info && !have[SocketCall] {
-			t.Error("i386 does not trap socketcall")
+	}
+	for _, a := range []*abiInfo{abiI386Info, abiARMInfo} {
+		if len(a.nrsOf(SocketCall)) == 0 {
+			t.Errorf("%s does not trap socketcall", a.name)
 		}
 	}
 }

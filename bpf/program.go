@@ -82,90 +82,149 @@ func Assemble(goarch string) ([]unix.SockFilter, error) {
 // appended right after it.
 func guardProgram(t target) ([]bpf.Instruction, error) {
 	a := newAsm()
-	native, compat, notify, allow := a.newLabel(), a.newLabel(), a.newLabel(), a.newLabel()
-	socket, inet, x32, body := a.newLabel(), a.newLabel(), a.newLabel(), a.newLabel()
-	proto, sso, ssoIP, ssoIP6 := a.newLabel(), a.newLabel(), a.newLabel(), a.newLabel()
+	l := guardLabels{
+		native: a.newLabel(), compat: a.newLabel(), x32: a.newLabel(), body: a.newLabel(),
+		notify: a.newLabel(), allow: a.newLabel(), socket: a.newLabel(),
+		sso: a.newLabel(), ptrace: a.newLabel(),
+	}
 
 	a.load(offArch)
-	a.jump(bpf.JumpEqual, t.native.audit, native, next)
-	a.jump(bpf.JumpEqual, t.compat.audit, compat, next)
+	a.jump(bpf.JumpEqual, t.native.audit, l.native, next)
+	a.jump(bpf.JumpEqual, t.compat.audit, l.compat, next)
 	a.ret(retKill)
 
-	// Compat ABI: decided by nr alone.
-	a.mark(compat)
+	// Compat ABI: decided by nr, and for setsockopt and ptrace by the
+	// same argument checks as the native ones.
+	a.mark(l.compat)
 	a.load(offNr)
-	trapList(a, t.compat.traps, notify)
+	foreignTraps(a, t.compat.traps, l)
 	a.ret(retAllow)
 
-	a.mark(native)
+	a.mark(l.native)
 	a.load(offNr)
 	if t.x32 != nil {
 		// x32 shares AUDIT_ARCH_X86_64, so it must be split off by nr
 		// before any native comparison.
-		a.jump(bpf.JumpBitsSet, x32Bit, x32, next)
+		a.jump(bpf.JumpBitsSet, x32Bit, l.x32, next)
 	}
-	a.jump(bpf.JumpEqual, t.native.nrOf(Socket), socket, next)
-	a.jump(bpf.JumpEqual, t.native.nrOf(SetSockOpt), sso, body)
+	a.jump(bpf.JumpEqual, t.native.nrOf(Socket), l.socket, next)
+	a.jump(bpf.JumpEqual, t.native.nrOf(SetSockOpt), l.sso, l.body)
 
 	if t.x32 != nil {
-		a.mark(x32)
-		trapList(a, t.x32.traps, notify)
+		a.mark(l.x32)
+		foreignTraps(a, t.x32.traps, l)
 		a.ret(retAllow)
 	}
 
-	// socket(domain, type, protocol): both are C ints, so only the low
-	// 32 bits count (the kernel truncates the registers).
-	a.mark(socket)
+	socketBlock(a, l)
+	setsockoptBlock(a, l)
+	ptraceBlock(a, l)
+
+	a.mark(l.allow)
+	a.ret(retAllow)
+	a.mark(l.notify)
+	a.ret(retNotify)
+
+	// The native policy starts here; every path into it has A = nr.
+	a.mark(l.body)
+	return a.resolve()
+}
+
+// guardLabels are the shared places of the hand-written part.
+type guardLabels struct {
+	native, compat, x32, body label
+	notify, allow             label
+	socket, sso, ptrace       label // argument checks, entered with A = nr
+}
+
+// socketBlock decides socket(domain, type, protocol). Both are C ints, so
+// only the low 32 bits count (the kernel truncates the registers). Only
+// unix, netlink, and stream or datagram inet sockets are created without
+// a look: every other family (packet, XDP, vsock, Bluetooth, CAN, TIPC, …)
+// can reach another host or put frames on the wire with no address for
+// the filter to check.
+func socketBlock(a *asm, l guardLabels) {
+	inet, proto := a.newLabel(), a.newLabel()
+	a.mark(l.socket)
 	a.load(argLo(0))
-	a.jump(bpf.JumpEqual, unix.AF_PACKET, notify, next)
 	a.jump(bpf.JumpEqual, unix.AF_INET, inet, next)
-	a.jump(bpf.JumpEqual, unix.AF_INET6, inet, allow)
+	a.jump(bpf.JumpEqual, unix.AF_INET6, inet, next)
+	a.jump(bpf.JumpEqual, unix.AF_UNIX, l.allow, next)
+	a.jump(bpf.JumpEqual, unix.AF_NETLINK, l.allow, l.notify)
 	a.mark(inet)
 	a.load(argLo(1))
 	a.emit(bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask})
-	a.jump(bpf.JumpEqual, unix.SOCK_DGRAM, allow, next)
+	a.jump(bpf.JumpEqual, unix.SOCK_DGRAM, l.allow, next)
 	a.jump(bpf.JumpEqual, unix.SOCK_STREAM, proto, next)
-	a.jump(bpf.JumpEqual, unix.SOCK_SEQPACKET, proto, notify)
+	a.jump(bpf.JumpEqual, unix.SOCK_SEQPACKET, proto, l.notify)
 	// SCTP connects through setsockopt(SCTP_SOCKOPT_CONNECTX) and sends
 	// to addresses carried in control messages, past every check here:
 	// its sockets go to the supervisor like raw ones.
 	a.mark(proto)
 	a.load(argLo(2))
-	a.jump(bpf.JumpEqual, unix.IPPROTO_SCTP, notify, allow)
-
-	// setsockopt(fd, level, optname, …): level and optname are C ints,
-	// so again only the low 32 bits count. Source routes make the packet
-	// go first to an address inside the option (tcp_v4_connect routes to
-	// opt.faddr; fl6_update_dst to the routing header's first segment):
-	// a connect to loopback would leave the machine.
-	a.mark(sso)
-	a.load(argLo(1))
-	a.jump(bpf.JumpEqual, unix.IPPROTO_IP, ssoIP, next)
-	a.jump(bpf.JumpEqual, unix.IPPROTO_IPV6, ssoIP6, allow)
-	a.mark(ssoIP)
-	a.load(argLo(2))
-	a.jump(bpf.JumpEqual, unix.IP_OPTIONS, notify, allow)
-	a.mark(ssoIP6)
-	a.load(argLo(2))
-	a.jump(bpf.JumpEqual, unix.IPV6_RTHDR, notify, next)
-	a.jump(bpf.JumpEqual, unix.IPV6_2292RTHDR, notify, next)
-	a.jump(bpf.JumpEqual, unix.IPV6_2292PKTOPTIONS, notify, allow)
-
-	a.mark(allow)
-	a.ret(retAllow)
-	a.mark(notify)
-	a.ret(retNotify)
-
-	// The native policy starts here; every path into it has A = nr.
-	a.mark(body)
-	return a.resolve()
+	a.jump(bpf.JumpEqual, unix.IPPROTO_SCTP, l.notify, l.allow)
 }
 
-// trapList emits "if nr == t.nr goto notify" for each trap; it falls
-// through when none matches.
-func trapList(a *asm, traps []trap, notify label) {
+// setsockoptBlock decides setsockopt(fd, level, optname, …): level and
+// optname are C ints, so again only the low 32 bits count. Only the
+// options of TrappedSockOpts go up (source routes, interface pinning,
+// multicast joins); an ordinary option is two or three comparisons.
+func setsockoptBlock(a *asm, l guardLabels) {
+	levels := sockOptLevels()
+	at := make([]label, len(levels))
+	a.mark(l.sso)
+	a.load(argLo(1))
+	for i, lv := range levels {
+		at[i] = a.newLabel()
+		onFalse := next
+		if i == len(levels)-1 {
+			onFalse = l.allow
+		}
+		a.jump(bpf.JumpEqual, lv, at[i], onFalse)
+	}
+	for i, lv := range levels {
+		a.mark(at[i])
+		a.load(argLo(2))
+		var names []uint32
+		for _, o := range TrappedSockOpts {
+			if o.Level == lv {
+				names = append(names, o.Name)
+			}
+		}
+		for j, n := range names {
+			onFalse := next
+			if j == len(names)-1 {
+				onFalse = l.allow
+			}
+			a.jump(bpf.JumpEqual, n, l.notify, onFalse)
+		}
+	}
+}
+
+// ptraceBlock decides a foreign ABI's ptrace(request, pid, …): only
+// PTRACE_ATTACH and PTRACE_SEIZE reach another process. The request is a
+// 32-bit long there, so only its low word counts. (The native ptrace is
+// decided in the native policy, on the full 64-bit request.)
+func ptraceBlock(a *asm, l guardLabels) {
+	a.mark(l.ptrace)
+	a.load(argLo(0))
+	a.jump(bpf.JumpEqual, unix.PTRACE_ATTACH, l.notify, next)
+	a.jump(bpf.JumpEqual, unix.PTRACE_SEIZE, l.notify, l.allow)
+}
+
+// foreignTraps emits, for each trap of a foreign ABI, "if nr == t.nr goto
+// its check": setsockopt and ptrace to their argument checks, every other
+// kind straight to the supervisor. It falls through when none matches.
+func foreignTraps(a *asm, traps []trap, l guardLabels) {
 	for _, t := range traps {
-		a.jump(bpf.JumpEqual, t.nr, notify, next)
+		to := l.notify
+		switch t.kind {
+		case SetSockOpt:
+			to = l.sso
+		case Ptrace:
+			to = l.ptrace
+		}
+		a.jump(bpf.JumpEqual, t.nr, to, next)
 	}
 }
 

@@ -27,6 +27,9 @@ func casesFor(goarch string) []progCase {
 	cmp := func(name string, nr uint32, want uint32) progCase {
 		return progCase{name, seccompData{nr: int32(nr), arch: c.audit, args: [6]uint64{2, 3}}, want}
 	}
+	cmpArgs := func(name string, nr uint32, args [6]uint64, want uint32) progCase {
+		return progCase{name, seccompData{nr: int32(nr), arch: c.audit, args: args}, want}
+	}
 	none := [6]uint64{}
 	sendto := func(dest uint64) [6]uint64 { return [6]uint64{3, 0x1000, 10, 0, dest, 16} }
 	cases := []progCase{
@@ -81,6 +84,12 @@ func casesFor(goarch string) []progCase {
 		nat("socket AF_INET/SOCK_STREAM/IPPROTO_TCP", n.nrOf(Socket), [6]uint64{unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_TCP}, retAllow),
 		nat("socket AF_INET6/SOCK_STREAM/IPPROTO_MPTCP", n.nrOf(Socket), [6]uint64{unix.AF_INET6, unix.SOCK_STREAM, unix.IPPROTO_MPTCP}, retAllow),
 		nat("socket AF_NETLINK/SOCK_RAW", n.nrOf(Socket), sock(unix.AF_NETLINK, unix.SOCK_RAW), retAllow),
+		nat("socket AF_XDP", n.nrOf(Socket), sock(unix.AF_XDP, unix.SOCK_RAW), retNotify),
+		nat("socket AF_VSOCK/SOCK_STREAM", n.nrOf(Socket), sock(unix.AF_VSOCK, unix.SOCK_STREAM), retNotify),
+		nat("socket AF_BLUETOOTH", n.nrOf(Socket), sock(unix.AF_BLUETOOTH, unix.SOCK_SEQPACKET), retNotify),
+		nat("socket AF_TIPC", n.nrOf(Socket), sock(unix.AF_TIPC, unix.SOCK_RDM), retNotify),
+		nat("socket AF_UNIX high garbage", n.nrOf(Socket), sock(1<<36|unix.AF_UNIX, unix.SOCK_STREAM), retAllow),
+		nat("socket AF_XDP in AF_UNIX's high half", n.nrOf(Socket), sock(unix.AF_UNIX<<32|unix.AF_XDP, unix.SOCK_RAW), retNotify),
 		nat("socket AF_UNIX/SOCK_STREAM", n.nrOf(Socket), sock(unix.AF_UNIX, unix.SOCK_STREAM), retAllow),
 		nat("socket AF_UNIX/SOCK_DGRAM", n.nrOf(Socket), sock(unix.AF_UNIX, unix.SOCK_DGRAM), retAllow),
 		cmp("compat socketcall", c.nrOf(SocketCall), retNotify),
@@ -90,6 +99,13 @@ func casesFor(goarch string) []progCase {
 		cmp("compat sendmsg", c.nrOf(SendMsg), retNotify),
 		cmp("compat sendmmsg", c.nrOf(SendMMsg), retNotify),
 		cmp("compat io_uring_setup", c.nrOf(IOUringSetup), retNotify),
+		cmp("compat process_vm_writev", c.nrOf(ProcessVMWritev), retNotify),
+		cmp("compat pidfd_getfd", c.nrOf(PidfdGetfd), retNotify),
+		cmpArgs("compat ptrace PTRACE_ATTACH", c.nrOf(Ptrace), [6]uint64{unix.PTRACE_ATTACH, 1}, retNotify),
+		cmpArgs("compat ptrace PTRACE_TRACEME", c.nrOf(Ptrace), [6]uint64{unix.PTRACE_TRACEME}, retAllow),
+		cmpArgs("compat setsockopt IPV6_RTHDR", c.nrOf(SetSockOpt), [6]uint64{3, unix.IPPROTO_IPV6, unix.IPV6_RTHDR}, retNotify),
+		cmpArgs("compat setsockopt IP_OPTIONS", c.nrOf(SetSockOpt), [6]uint64{3, unix.IPPROTO_IP, unix.IP_OPTIONS}, retNotify),
+		cmpArgs("compat setsockopt SO_REUSEADDR", c.nrOf(SetSockOpt), [6]uint64{3, unix.SOL_SOCKET, unix.SO_REUSEADDR}, retAllow),
 		cmp("compat getpid", uint32(c.names2nr("getpid")), retAllow),
 		cmp("compat read", uint32(c.names2nr("read")), retAllow),
 		cmp("compat write", uint32(c.names2nr("write")), retAllow),
@@ -105,7 +121,9 @@ func casesFor(goarch string) []progCase {
 			return progCase{name, seccompData{nr: int32(nr), arch: unix.AUDIT_ARCH_X86_64}, want}
 		}
 		for _, tr := range x.traps {
-			cases = append(cases, x32(fmt.Sprintf("x32 %v %#x", tr.kind, tr.nr), tr.nr, retNotify))
+			c := x32(fmt.Sprintf("x32 %v %#x", tr.kind, tr.nr), tr.nr, retNotify)
+			c.d.args = triggering(tr.kind)
+			cases = append(cases, c)
 		}
 		cases = append(cases,
 			x32("x32 read", x32Bit|0, retAllow),

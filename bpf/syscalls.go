@@ -21,16 +21,15 @@ const (
 	Socket
 	IOUringSetup
 	SocketCall // i386 (and old-ABI arm) multiplexer: socket, connect, sendto... in one nr
-	// Cross-process access, native ABI only: a confined process that
-	// attaches to, writes into or borrows descriptors from an unconfined
-	// process of the same user could make that process do its networking.
+	// Cross-process access: a confined process that attaches to, writes
+	// into or borrows descriptors from an unconfined process of the same
+	// user could make that process do its networking.
 	Ptrace          // ptrace(PTRACE_ATTACH or PTRACE_SEIZE) only
 	ProcessVMWritev // process_vm_writev
 	PidfdGetfd      // pidfd_getfd
-	// SetSockOpt: setsockopt(2) of an IPv4 source route (IP_OPTIONS) or an
-	// IPv6 routing header (IPV6_RTHDR, IPV6_2292RTHDR,
-	// IPV6_2292PKTOPTIONS): the packet then goes first to an address in
-	// the option, whatever destination connect or sendto named.
+	// SetSockOpt: setsockopt(2) of one of TrappedSockOpts (source
+	// routes, interface pinning, multicast joins): options that change
+	// where an allowed send goes, or send something by themselves.
 	SetSockOpt
 )
 
@@ -97,18 +96,22 @@ type abiInfo struct {
 	traps   []trap         // numbers that go to the supervisor unconditionally
 }
 
-// i386: arch/x86/entry/syscalls/syscall_32.tbl.
+// i386: arch/x86/entry/syscalls/syscall_32.tbl. Every kind the native ABI
+// traps is trapped here too (TestEveryKindTrapped): a 32-bit static
+// program reaches these entry points with `int 0x80` from any process.
 var abiI386Info = &abiInfo{
 	name: abiI386, audit: unix.AUDIT_ARCH_I386, foreign: true,
 	names: arch.I386.SyscallNumbers,
 	traps: []trap{
 		{102, SocketCall}, {359, Socket}, {362, Connect}, {369, SendTo},
 		{370, SendMsg}, {345, SendMMsg}, {425, IOUringSetup},
+		{26, Ptrace}, {348, ProcessVMWritev}, {438, PidfdGetfd}, {366, SetSockOpt},
 	},
 }
 
 // x32: arch/x86/entry/syscalls/syscall_64.tbl, "common" and "x32" rows,
-// plus the "64"-only sendmsg (46) and sendmmsg (307): kernels before 5.4
+// plus the "64"-only sendmsg (46), sendmmsg (307), ptrace (101),
+// process_vm_writev (311) and setsockopt (54): kernels before 5.4
 // shared one table between x86_64 and x32, so an x32 caller could reach the
 // 64-bit entries too. All of them carry x32Bit.
 var abiX32Info = &abiInfo{
@@ -119,6 +122,10 @@ var abiX32Info = &abiInfo{
 		{x32Bit | 518, SendMsg}, {x32Bit | 46, SendMsg},
 		{x32Bit | 538, SendMMsg}, {x32Bit | 307, SendMMsg},
 		{x32Bit | 425, IOUringSetup},
+		{x32Bit | 521, Ptrace}, {x32Bit | 101, Ptrace},
+		{x32Bit | 540, ProcessVMWritev}, {x32Bit | 311, ProcessVMWritev},
+		{x32Bit | 438, PidfdGetfd},
+		{x32Bit | 541, SetSockOpt}, {x32Bit | 54, SetSockOpt},
 	},
 }
 
@@ -144,6 +151,7 @@ var abiARMInfo = &abiInfo{
 	traps: []trap{
 		{102, SocketCall}, {281, Socket}, {283, Connect}, {290, SendTo},
 		{296, SendMsg}, {374, SendMMsg}, {425, IOUringSetup},
+		{26, Ptrace}, {377, ProcessVMWritev}, {438, PidfdGetfd}, {294, SetSockOpt},
 	},
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -127,10 +128,7 @@ func (g *Guard) attempts(c *supervisor.Call) []attempt {
 	}
 	switch c.Syscall.Kind {
 	case bpf.Socket:
-		if int32(c.Args[2]) == unix.IPPROTO_SCTP && int32(c.Args[0]) != unix.AF_PACKET {
-			return []attempt{{Attempt: policy.Attempt{Kind: policy.SCTPSocket}}}
-		}
-		return []attempt{{Attempt: policy.Attempt{Kind: policy.RawSocket}}}
+		return []attempt{{Attempt: socketAttempt(c.Args)}}
 	case bpf.IOUringSetup:
 		return []attempt{{Attempt: policy.Attempt{Kind: policy.IOURing}}}
 	case bpf.Ptrace, bpf.ProcessVMWritev, bpf.PidfdGetfd:
@@ -142,6 +140,16 @@ func (g *Guard) attempts(c *supervisor.Call) []attempt {
 	atts := make([]attempt, 0, len(c.Dests)+1)
 	if c.SourceRoute {
 		atts = append(atts, attempt{Attempt: policy.Attempt{Kind: policy.SourceRoute}})
+	}
+	if c.Pin != "" {
+		detail := c.Pin
+		if c.Option != "" {
+			detail = c.Option + " " + c.Pin
+		}
+		atts = append(atts, attempt{Attempt: policy.Attempt{Kind: policy.InterfacePin, Detail: detail}})
+	}
+	if c.Group.IsValid() {
+		atts = append(atts, attempt{Attempt: joinAttempt(c)})
 	}
 	for _, d := range c.Dests {
 		cls := g.Resolvers.Classify(d)
@@ -155,6 +163,37 @@ func (g *Guard) attempts(c *supervisor.Call) []attempt {
 		atts = append(atts, attempt{Attempt: policy.Attempt{Kind: policy.Destination, Dest: d, Class: cls}})
 	}
 	return atts
+}
+
+// socketAttempt tells why the filter sent a socket(2) up: a packet or raw
+// inet socket, SCTP, or a family that is not allowed at all.
+func socketAttempt(args [6]uint64) policy.Attempt {
+	domain, proto := int32(args[0]), int32(args[2])
+	switch domain {
+	case unix.AF_PACKET:
+		return policy.Attempt{Kind: policy.RawSocket}
+	case unix.AF_INET, unix.AF_INET6:
+		if proto == unix.IPPROTO_SCTP {
+			return policy.Attempt{Kind: policy.SCTPSocket}
+		}
+		return policy.Attempt{Kind: policy.RawSocket}
+	}
+	return policy.Attempt{Kind: policy.FamilySocket, Dest: classify.Dest{Family: uint16(domain)}, Class: classify.OtherFamily}
+}
+
+// joinAttempt is a multicast (or anycast) join, with the group as its
+// destination: the audit trail names the group and its class.
+func joinAttempt(c *supervisor.Call) policy.Attempt {
+	fam := uint16(unix.AF_INET6)
+	if c.Group.Is4() {
+		fam = unix.AF_INET
+	}
+	detail := c.Option
+	if c.GroupSource.IsValid() {
+		detail += " source " + c.GroupSource.String()
+	}
+	return policy.Attempt{Kind: policy.MulticastJoin, Detail: detail,
+		Dest: classify.Dest{Family: fam, Addr: netip.AddrPortFrom(c.Group, 0)}, Class: classify.ClassifyAddr(c.Group)}
 }
 
 // allPlain: every attempt is of a class allowed by default, which needs no
@@ -222,10 +261,19 @@ func (g *Guard) newRecord(c *supervisor.Call, who Who, caller supervisor.Caller,
 	if c.Syscall.Kind == bpf.Socket && !c.Syscall.Foreign {
 		rec.Family = classify.FamilyName(uint16(c.Args[0]))
 	}
-	if a.Kind == policy.Destination {
+	switch a.Kind {
+	case policy.Destination:
 		rec.Family = a.Dest.FamilyName()
 		rec.Dest = a.Dest.String()
 		rec.Class = a.Class.String()
+	case policy.MulticastJoin:
+		rec.Family = a.Dest.FamilyName()
+		rec.Dest = a.Dest.Addr.Addr().String()
+		rec.Class = a.Class.String()
+	case policy.FamilySocket:
+		rec.Class = a.Class.String()
+	case policy.InterfacePin:
+		rec.Class = "interface-pin"
 	}
 	if a.decision.Errno != 0 {
 		rec.Errno = unix.ErrnoName(a.decision.Errno)

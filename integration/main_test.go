@@ -3,10 +3,11 @@ package integration
 import (
 	"testing"
 
+	"github.com/nettrap/nettrap/integration/internal/lab"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 	"github.com/nettrap/nettrap/integration/internal/victimbuild"
 )
 
 func TestMain(m *testing.M) {
-	sandbox.Main(m, victimbuild.Cleanup)
+	sandbox.Main(m, victimbuild.Cleanup, lab.Cleanup)
 }

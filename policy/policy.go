@@ -67,6 +67,20 @@ const (
 	// CrossProcess: ptrace attach, process_vm_writev or pidfd_getfd,
 	// which could make an unconfined process do the networking.
 	CrossProcess
+	// FamilySocket: socket(2) of a family other than unix, inet, inet6,
+	// netlink (and packet, which is RawSocket): XDP, vsock, Bluetooth,
+	// CAN, TIPC, … reach other hosts with no address to check. Dest.Family
+	// names the family.
+	FamilySocket
+	// InterfacePin: a socket or a message pinned to an interface other
+	// than lo (Detail names it): a loopback destination then leaves
+	// through that interface.
+	InterfacePin
+	// MulticastJoin: a setsockopt joining the multicast group (or IPv6
+	// anycast address) in Dest.Addr: the kernel sends IGMP or MLD
+	// reports naming it onto the segment. Allowed by an --allow rule
+	// covering the group, whatever the rule's port, or a marked test.
+	MulticastJoin
 )
 
 // Attempt is the policy's view of one network attempt: no pids, no
@@ -75,6 +89,9 @@ type Attempt struct {
 	Kind  Kind
 	Dest  classify.Dest
 	Class classify.Class
+	// Detail completes the reason for the kinds that need it: the
+	// interface of an InterfacePin, the option of a MulticastJoin.
+	Detail string
 	// Context is who is calling, once attribution knows (a later layer
 	// fills it; the zero value is "a process, no test").
 	Context Context
@@ -132,13 +149,21 @@ func (p *Policy) Decide(a Attempt) Decision {
 	case IOURing:
 		return p.deny("io_uring can connect and send without passing through seccomp")
 	case ForeignABI:
-		return p.deny("network calls through a 32-bit ABI are not decoded")
+		return p.deny("calls through a 32-bit ABI that nettrap checks on the native one (network, setsockopt options, ptrace, process_vm_writev, pidfd_getfd, io_uring) are not decoded")
 	case SourceRoute:
 		return p.deny("a source route (IP_OPTIONS, IP_RETOPTS, IPV6_RTHDR) sends packets to an address inside the option, past the destination check")
 	case CrossProcess:
 		return p.deny("attaching to, writing into or taking descriptors from another process could make an unconfined process reach the network")
 	case SCTPSocket:
 		return p.deny("SCTP sockets connect through setsockopt and send to addresses in control messages, past the checks")
+	case FamilySocket:
+		return p.deny("only unix, inet, inet6 and netlink sockets may be created: " + a.Dest.FamilyName() +
+			" sockets reach other hosts (or leave the network namespace) with no address to check")
+	case InterfacePin:
+		return p.deny("pinning a socket or a send to an interface other than lo (" + a.Detail +
+			") sends even loopback-addressed packets out of that interface")
+	case MulticastJoin:
+		return p.decideJoin(a)
 	}
 	if a.Class.AllowedByDefault() {
 		return Decision{Verdict: Allowed, Reason: a.Class.String()}
@@ -164,6 +189,23 @@ func (p *Policy) Decide(a Attempt) Decision {
 		return Decision{Verdict: Allowed, Reason: "allowed: marked test", Audit: true}
 	}
 	return p.deny(denyReason(a))
+}
+
+// decideJoin: a join is allowed by a rule whose prefix covers the group
+// (a join has no port, so the rule's port does not matter), or for a
+// marked test; otherwise denied with advice.
+func (p *Policy) decideJoin(a Attempt) Decision {
+	group := a.Dest.Addr.Addr()
+	for _, r := range p.Rules {
+		if r.Prefix.Contains(group.WithZone("")) || r.Prefix.Contains(group.WithZone("").Unmap()) {
+			return Decision{Verdict: Allowed, Reason: "allowed: --allow " + r.String(), Audit: true}
+		}
+	}
+	if a.Context.Marked && !a.Context.Collection {
+		return Decision{Verdict: Allowed, Reason: "allowed: marked test", Audit: true}
+	}
+	return p.deny("joining " + group.String() + " (" + a.Detail + ") makes the kernel announce the group " +
+		"with IGMP/MLD reports on the network and receive its traffic; allow it with --allow " + group.String())
 }
 
 func (p *Policy) match(ap netip.AddrPort) (Rule, bool) {

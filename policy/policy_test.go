@@ -76,7 +76,7 @@ func TestRuleMustCoverBothUnspecReadings(t *testing.T) {
 }
 
 func TestDecideNonDestinations(t *testing.T) {
-	for _, k := range []Kind{RawSocket, IOURing, ForeignABI, SCTPSocket, CrossProcess, SourceRoute} {
+	for _, k := range []Kind{RawSocket, IOURing, ForeignABI, SCTPSocket, CrossProcess, SourceRoute, FamilySocket, InterfacePin} {
 		p := Policy{Rules: []Rule{mustRule(t, "0.0.0.0/0")}}
 		if d := p.Decide(Attempt{Kind: k, Context: Context{Marked: true}}); d.Verdict != Denied || d.Errno != unix.EPERM {
 			t.Errorf("kind %d: %+v, want denied with EPERM whatever the rules and markers", k, d)
@@ -85,6 +85,46 @@ func TestDecideNonDestinations(t *testing.T) {
 		if d := p.Decide(Attempt{Kind: k}); d.Verdict != WouldDeny {
 			t.Errorf("kind %d in audit mode: %+v, want would-deny", k, d)
 		}
+	}
+}
+
+func TestMulticastJoin(t *testing.T) {
+	join := func(group string) Attempt {
+		g := netip.MustParseAddr(group)
+		fam := uint16(unix.AF_INET)
+		if g.Is6() {
+			fam = unix.AF_INET6
+		}
+		return Attempt{Kind: MulticastJoin, Detail: "IP_ADD_MEMBERSHIP",
+			Dest: classify.Dest{Family: fam, Addr: netip.AddrPortFrom(g, 0)}, Class: classify.ClassifyAddr(g)}
+	}
+	p := Policy{}
+	d := p.Decide(join("239.1.2.3"))
+	if d.Verdict != Denied || d.Errno != unix.EPERM || !strings.Contains(d.Reason, "--allow 239.1.2.3") {
+		t.Errorf("join without a rule: %+v", d)
+	}
+	// The rule's port does not matter: a join has none.
+	p.Rules = []Rule{mustRule(t, "224.0.0.251:5353"), mustRule(t, "[ff02::fb]:5353")}
+	for _, g := range []string{"224.0.0.251", "ff02::fb"} {
+		if d := p.Decide(join(g)); d.Verdict != Allowed || !d.Audit {
+			t.Errorf("join %s with a covering rule: %+v", g, d)
+		}
+	}
+	if d := p.Decide(join("224.0.0.252")); d.Verdict != Denied {
+		t.Errorf("join of a group no rule covers: %+v", d)
+	}
+	a := join("239.9.9.9")
+	a.Context.Marked = true
+	if d := p.Decide(a); d.Verdict != Allowed {
+		t.Errorf("marked test's join: %+v", d)
+	}
+	a.Context.Collection = true
+	if d := p.Decide(a); d.Verdict != Denied {
+		t.Errorf("join at collection time: %+v", d)
+	}
+	p.Mode = Audit
+	if d := p.Decide(join("239.1.2.3")); d.Verdict != WouldDeny {
+		t.Errorf("join in audit mode: %+v", d)
 	}
 }
 

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"bytes"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -28,6 +29,18 @@ type Call struct {
 	// an IPv6 routing header in its control messages, or the call is a
 	// setsockopt that sets one.
 	SourceRoute bool
+	// Pin names the interface, other than lo, that the call pins a socket
+	// (setsockopt SO_BINDTODEVICE, SO_BINDTOIFINDEX, IP_UNICAST_IF,
+	// IPV6_UNICAST_IF, IPV6_PKTINFO) or a message (an IP_PKTINFO or
+	// IPV6_PKTINFO control message) to: "ifindex 2", or a quoted name.
+	// Empty when it pins to nothing, or to lo.
+	Pin string
+	// Group is the multicast group (or IPv6 anycast address) a setsockopt
+	// joins; GroupSource the source of a source-specific join. Invalid
+	// when the call joins nothing.
+	Group, GroupSource netip.Addr
+	// Option is the C name of a trapped setsockopt option ("IP_UNICAST_IF").
+	Option string
 	// Err is set when the arguments could not be read or are malformed:
 	// the call must then fail with this errno, as the kernel would.
 	Err unix.Errno

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"encoding/binary"
 	"testing"
 	"unsafe"
 
@@ -36,13 +37,50 @@ func TestHasSourceRoute(t *testing.T) {
 		{"length past the end", func() []byte { b := append([]byte{}, retopts...); b[0] = 200; return b }(), false},
 	}
 	for _, tt := range tests {
-		if got := hasSourceRoute(tt.b); got != tt.want {
+		if got := scanControl(tt.b).sourceRoute; got != tt.want {
 			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }
 
-func FuzzHasSourceRoute(f *testing.F) {
+func FuzzScanControl(f *testing.F) {
 	f.Add(cmsg(unix.IPPROTO_IP, unix.IP_RETOPTS, []byte{131, 7, 4, 10, 0, 0, 1, 1}))
-	f.Fuzz(func(t *testing.T, b []byte) { hasSourceRoute(b) })
+	f.Fuzz(func(t *testing.T, b []byte) { scanControl(b) })
+}
+
+func TestScanControlPktinfo(t *testing.T) {
+	in4 := func(ifindex uint32) []byte {
+		b := make([]byte, sizeofInPktinfo)
+		binary.NativeEndian.PutUint32(b, ifindex)
+		copy(b[4:], []byte{10, 0, 0, 2}) // spec_dst: a source address, not a route
+		return b
+	}
+	in6 := func(ifindex uint32) []byte {
+		b := make([]byte, sizeofIn6Pktinfo)
+		binary.NativeEndian.PutUint32(b[16:], ifindex)
+		return b
+	}
+	gso := cmsg(unix.SOL_UDP, unix.UDP_SEGMENT, []byte{0x10, 0x05})
+	tests := []struct {
+		name string
+		b    []byte
+		want string
+	}{
+		{"ip pktinfo 0", cmsg(unix.IPPROTO_IP, unix.IP_PKTINFO, in4(0)), ""},
+		{"ip pktinfo lo", cmsg(unix.IPPROTO_IP, unix.IP_PKTINFO, in4(1)), ""},
+		{"ip pktinfo 2", cmsg(unix.IPPROTO_IP, unix.IP_PKTINFO, in4(2)), "ifindex 2"},
+		{"ip pktinfo 2 after gso", append(append([]byte{}, gso...), cmsg(unix.IPPROTO_IP, unix.IP_PKTINFO, in4(2))...), "ifindex 2"},
+		{"ip pktinfo short", cmsg(unix.IPPROTO_IP, unix.IP_PKTINFO, in4(2)[:8]), ""},
+		{"ipv6 pktinfo 7", cmsg(unix.IPPROTO_IPV6, unix.IPV6_PKTINFO, in6(7)), "ifindex 7"},
+		{"ipv6 2292 pktinfo 7", cmsg(unix.IPPROTO_IPV6, unix.IPV6_2292PKTINFO, in6(7)), "ifindex 7"},
+		{"ipv6 pktinfo lo", cmsg(unix.IPPROTO_IPV6, unix.IPV6_PKTINFO, in6(1)), ""},
+		// The IPv6 pktinfo's number at the IPv4 level is IP_UNICAST_IF's: no pin.
+		{"ipv6 pktinfo at IPv4 level", cmsg(unix.IPPROTO_IP, unix.IPV6_PKTINFO, in6(7)), ""},
+		{"first pin wins", append(cmsg(unix.IPPROTO_IP, unix.IP_PKTINFO, in4(3)), cmsg(unix.IPPROTO_IPV6, unix.IPV6_PKTINFO, in6(4))...), "ifindex 3"},
+	}
+	for _, tt := range tests {
+		if got := scanControl(tt.b).pin; got != tt.want {
+			t.Errorf("%s: pin %q, want %q", tt.name, got, tt.want)
+		}
+	}
 }

@@ -163,13 +163,9 @@ func (l *loop) handle(n *notif) {
 		listener: l.listener,
 	}
 	if !c.Syscall.Foreign {
-		m, err := openMem(n.PID)
-		if err != nil {
-			c.Err = unix.EFAULT
-		} else {
-			c.Dests, c.Err = readDests(m, c)
-			m.Close()
-		}
+		m := newMemReader(n.PID)
+		c.Dests, c.Err = readDests(m, c)
+		m.Close()
 	}
 	if !idValid(l.listener, n.ID) {
 		l.stats.Vanished.Add(1)

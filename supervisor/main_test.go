@@ -80,8 +80,13 @@ func testDecider(c *supervisor.Call) supervisor.Answer {
 	case bpf.Ptrace, bpf.ProcessVMWritev, bpf.PidfdGetfd:
 		return supervisor.Answer{Errno: unix.EPERM}
 	}
-	if c.SourceRoute {
+	if c.SourceRoute || c.Pin != "" {
 		return supervisor.Answer{Errno: unix.EPERM}
+	}
+	for _, p := range deniedGroups {
+		if c.Group.IsValid() && p.Contains(c.Group) {
+			return supervisor.Answer{Errno: unix.EPERM}
+		}
 	}
 	if c.Syscall.Foreign || c.Syscall.Kind == bpf.Socket || c.Syscall.Kind == bpf.IOUringSetup {
 		return supervisor.Answer{Errno: unix.EPERM}
@@ -119,6 +124,9 @@ func supervisorRole(reportPath string, keep bool) int {
 	cmd.ExtraFiles = []*os.File{notices} // stallNoticeFD
 	if keep {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGWINCH}
+	}
+	if os.Getenv("NETTRAP_VICTIM_OP") == "stdout-socket" {
+		cmd.Stdout = os.NewFile(3, "inherited socket")
 	}
 	s, err := supervisor.Start(cmd, supervisor.Options{Decider: supervisor.DeciderFunc(testDecider)})
 	notices.Close()

@@ -18,29 +18,41 @@ var errFault = errors.New("target memory unreadable")
 // memReader reads a stopped target's memory through /proc/TID/mem.
 // pread on that file is allowed under Docker's and Podman's default seccomp
 // profiles, where process_vm_readv is not always. The file is opened per
-// notification: a cached descriptor would outlive an exec or a pid reuse
-// and read somebody else's address space.
+// notification, on the first read: a cached descriptor would outlive an
+// exec or a pid reuse and read somebody else's address space, and a call
+// that needs no look at memory (pidfd_getfd, io_uring_setup, socket) must
+// not fail because the target's memory cannot be opened (a non-dumpable
+// target, such as a nested supervisor).
 //
 // It holds a raw descriptor, not an *os.File: os.Open tries to register
 // every file with the netpoller and Fd() puts it back in blocking mode,
 // four extra syscalls on every trapped call while the target waits.
 type memReader struct {
-	fd int
+	tid uint32
+	fd  int // -1 until the first read
 }
 
-func openMem(tid uint32) (*memReader, error) {
-	path := "/proc/" + strconv.FormatUint(uint64(tid), 10) + "/mem"
+func newMemReader(tid uint32) *memReader { return &memReader{tid: tid, fd: -1} }
+
+func (m *memReader) open() error {
+	path := "/proc/" + strconv.FormatUint(uint64(m.tid), 10) + "/mem"
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	for err == unix.EINTR {
 		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errFault, &os.PathError{Op: "open", Path: path, Err: err})
+		return fmt.Errorf("%w: %w", errFault, &os.PathError{Op: "open", Path: path, Err: err})
 	}
-	return &memReader{fd: fd}, nil
+	m.fd = fd
+	return nil
 }
 
-func (m *memReader) Close() error { return unix.Close(m.fd) }
+func (m *memReader) Close() error {
+	if m.fd < 0 {
+		return nil
+	}
+	return unix.Close(m.fd)
+}
 
 // read fills buf from address addr, all of it or errFault.
 func (m *memReader) read(addr uint64, buf []byte) error {
@@ -49,6 +61,11 @@ func (m *memReader) read(addr uint64, buf []byte) error {
 	}
 	if addr == 0 || addr+uint64(len(buf)) < addr || addr > 1<<63-1 {
 		return errFault
+	}
+	if m.fd < 0 {
+		if err := m.open(); err != nil {
+			return err
+		}
 	}
 	n, err := unix.Pread(m.fd, buf, int64(addr))
 	if err != nil {

@@ -32,8 +32,7 @@ func readDests(m *memReader, c *Call) ([]classify.Dest, unix.Errno) {
 		}
 		return readMsgDests(m, c, a[1], int(vlen), sizeofMmsghdr)
 	case bpf.SetSockOpt:
-		// The filter only sends source-route options here.
-		c.SourceRoute = true
+		return nil, readSockOpt(m, c)
 	}
 	return nil, 0
 }
@@ -103,9 +102,10 @@ func readMsgDests(m *memReader, c *Call, vec uint64, count, stride int) ([]class
 		h := parseMsghdr(hdrs[i*stride:])
 		d, errno := readMsgName(m, h)
 		if errno == 0 {
-			var sr bool
-			sr, errno = readSourceRoute(m, h)
-			c.SourceRoute = c.SourceRoute || sr
+			var ctl control
+			ctl, errno = readControl(m, h)
+			c.SourceRoute = c.SourceRoute || ctl.sourceRoute
+			c.Pin = firstPin(c.Pin, ctl.pin)
 		}
 		if errno != 0 {
 			if i == 0 {

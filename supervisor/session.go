@@ -3,6 +3,8 @@ package supervisor
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"runtime"
 	"syscall"
@@ -18,6 +20,10 @@ type Options struct {
 	Program []unix.SockFilter
 	// Decider answers intercepted calls. Required.
 	Decider Decider
+	// Notices gets the one-line notices about inherited network sockets
+	// closed before the command starts (see inherit.go); nil means
+	// os.Stderr.
+	Notices io.Writer
 }
 
 // Session is one confined command and the supervisor answering for it.
@@ -62,6 +68,10 @@ var ErrUnsupported = errors.New("seccomp user notification unavailable")
 // and kills itself when they differ (the child was reparented already).
 // Only the child itself is covered: see cmd/nettrap's reaper for the
 // rest of its tree.
+//
+// Before the child exists, Start closes the inherited network sockets it
+// would get (and fails if its stdio is one; see inherit.go), and makes
+// this process non-dumpable (see dumpable.go).
 func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	if opts.Decider == nil {
 		return nil, errors.New("supervisor: no decider")
@@ -73,6 +83,14 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 			return nil, fmt.Errorf("build seccomp program: %w", err)
 		}
 	}
+	notices := opts.Notices
+	if notices == nil {
+		notices = os.Stderr
+	}
+	if err := closeInheritedSockets(cmd, notices); err != nil {
+		return nil, err
+	}
+	setNotDumpable()
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/classify"
 )
 
 // socketType tells what kind of socket fd is in process pid. It first
@@ -78,7 +80,7 @@ func socketTypeName(domain, typ, proto int) string {
 	case unix.AF_NETLINK:
 		return "netlink"
 	}
-	return fmt.Sprintf("family %d", domain)
+	return classify.FamilyName(uint16(domain)) // "xdp", "vsock", or "family N"
 }
 
 // socketTypeByInode finds the socket's inode through /proc/TID/fd and

@@ -30,6 +30,10 @@ func victimRole(op []string) int {
 		}
 		return ""
 	}
+	if out, ok := sockoptVictim(op); ok {
+		fmt.Println(out)
+		return 0
+	}
 	switch op[0] {
 	case "connect":
 		fmt.Println(result(connectTo(arg(1))))

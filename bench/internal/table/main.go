@@ -44,6 +44,7 @@ var ops = []struct{ name, label, target string }{
 	{"tcpconnect", "(b) loopback TCP socket+connect+close", "added ≤ 1.25× floor's"},
 	{"udpsendto", "(c) unconnected loopback UDP sendto", "added ≤ 1.25× floor's"},
 	{"udpsend", "(d) send on a connected UDP socket", "×1.00"},
+	{"setsockopt", "(e) 3 ordinary setsockopt calls", "×1.00"},
 }
 
 func render(s samples, machine string) string {

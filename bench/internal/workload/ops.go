@@ -33,6 +33,26 @@ var ops = map[string]maker{
 	"udpsendto": makeUDPSendTo,
 	// (d) send (sendto with a NULL address) on a connected UDP socket.
 	"udpsend": makeUDPSend,
+	// (e) ordinary setsockopt calls (TCP_NODELAY, SO_REUSEADDR, IP_TOS):
+	// the filter compares level and optname and never hands them up.
+	"setsockopt": makeSetsockopt,
+}
+
+// makeSetsockopt sets three ordinary options on one TCP socket per op.
+func makeSetsockopt() (op, func(), error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, os.NewSyscallError("socket", err)
+	}
+	return func() error {
+		if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
+			return os.NewSyscallError("setsockopt(TCP_NODELAY)", err)
+		}
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
+			return os.NewSyscallError("setsockopt(SO_REUSEADDR)", err)
+		}
+		return os.NewSyscallError("setsockopt(IP_TOS)", unix.SetsockoptInt(fd, unix.IPPROTO_IP, unix.IP_TOS, 0x10))
+	}, func() { unix.Close(fd) }, nil
 }
 
 func opNames() []string {

@@ -1,0 +1,86 @@
+package guard
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/policy"
+	"github.com/nettrap/nettrap/supervisor"
+)
+
+// Each way round the destination check gets its own denial, record and
+// line: another family's socket, an interface pin, a multicast join.
+func TestEscapeKindsDeniedAndRecorded(t *testing.T) {
+	f := newFixture(t, policy.Policy{})
+
+	xdp := call(bpf.Socket)
+	xdp.Args = [6]uint64{unix.AF_XDP, unix.SOCK_RAW, 0}
+	pin := call(bpf.SendMsg, inet("127.0.0.2:53"))
+	pin.Pin = "ifindex 2"
+	pinOpt := call(bpf.SetSockOpt)
+	pinOpt.Pin, pinOpt.Option = `"eth0"`, "SO_BINDTODEVICE"
+	join := call(bpf.SetSockOpt)
+	join.Group, join.GroupSource, join.Option = netip.MustParseAddr("232.1.2.3"), netip.MustParseAddr("203.0.113.7"), "MCAST_JOIN_SOURCE_GROUP"
+	for _, c := range []struct {
+		name string
+		call *supervisor.Call
+	}{{"xdp socket", xdp}, {"pktinfo pin", pin}, {"SO_BINDTODEVICE", pinOpt}, {"join", join}} {
+		if a := f.g.Decide(c.call); a.Allow || a.Errno != unix.EPERM {
+			t.Errorf("%s: %+v, want EPERM", c.name, a)
+		}
+	}
+	recs := f.records(t)
+	if len(recs) != 4 {
+		t.Fatalf("%d records, want 4: %+v", len(recs), recs)
+	}
+	checks := []struct {
+		family, class, dest, reason string
+	}{
+		{"xdp", "other-family", "", "only unix, inet, inet6 and netlink"},
+		{"", "interface-pin", "", "interface other than lo (ifindex 2)"},
+		{"", "interface-pin", "", `SO_BINDTODEVICE "eth0"`},
+		{"inet", "multicast", "232.1.2.3", "source 203.0.113.7"},
+	}
+	for i, want := range checks {
+		r := recs[i]
+		if r.Family != want.family || r.Class != want.class || r.Dest != want.dest ||
+			!strings.Contains(r.Reason, want.reason) || r.Decision != "denied" || r.Errno != "EPERM" {
+			t.Errorf("record %d: %+v, want %+v", i, r, want)
+		}
+	}
+	lines := f.msgs.String()
+	for _, want := range []string{
+		"Outbound network blocked: socket xdp by pid",
+		"Outbound network blocked: sendmsg",
+		"Outbound network blocked: setsockopt 232.1.2.3 (multicast) by pid",
+		"--allow 232.1.2.3",
+	} {
+		if !strings.Contains(lines, want) {
+			t.Errorf("messages lack %q:\n%s", want, lines)
+		}
+	}
+}
+
+// A join of a group an --allow rule covers passes, audited; a pin to lo
+// or to no interface is nothing to decide.
+func TestAllowedJoinAndLoopbackPin(t *testing.T) {
+	f := newFixture(t, policy.Policy{Rules: []policy.Rule{{Prefix: netip.MustParsePrefix("224.0.0.251/32"), Port: 5353}}})
+	join := call(bpf.SetSockOpt)
+	join.Group, join.Option = netip.MustParseAddr("224.0.0.251"), "IP_ADD_MEMBERSHIP"
+	if a := f.g.Decide(join); !a.Allow {
+		t.Errorf("covered join denied: %+v", a)
+	}
+	lo := call(bpf.SetSockOpt)
+	lo.Option = "SO_BINDTODEVICE"
+	if a := f.g.Decide(lo); !a.Allow {
+		t.Errorf("pin to lo denied: %+v", a)
+	}
+	recs := f.records(t)
+	if len(recs) != 1 || recs[0].Decision != "allowed" || !strings.Contains(recs[0].Reason, "--allow 224.0.0.251") {
+		t.Errorf("records %+v, want one allowed join", recs)
+	}
+}

@@ -1,0 +1,214 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nettrap/nettrap/integration/internal/lab"
+)
+
+// The escape tests (escape_*_test.go) run in the lab (internal/lab): the
+// program runs in the inside namespace, whose only way out is a veth to
+// the outside namespace, which records what arrives. Each case first runs
+// unguarded and must reach the outside (else the case proves nothing), then
+// under nettrap, where nothing may arrive: a sentinel sent after the run
+// arrives alone.
+
+// user says who runs the program: the test's own user (root, where the
+// lab can switch users), or nobody (uid 65534).
+type user bool
+
+const (
+	asSelf   user = false
+	asNobody user = true
+)
+
+func (u user) String() string {
+	if u == asNobody {
+		return "nobody"
+	}
+	if os.Geteuid() == 0 {
+		return "root"
+	}
+	return "self"
+}
+
+// unprivileged is the user for cases that need no privilege: nobody when
+// the tests run as root, else the test's own (unprivileged) user.
+func unprivileged() user {
+	if os.Geteuid() == 0 {
+		return asNobody
+	}
+	return asSelf
+}
+
+// labEnv is a lab with its programs.
+type labEnv struct {
+	*lab.Lab
+	bins lab.Bins
+}
+
+func newLabEnv(t *testing.T) labEnv {
+	t.Helper()
+	bins := lab.Programs(t)
+	return labEnv{Lab: lab.New(t), bins: bins}
+}
+
+// labRun is the outcome of one program run in the lab.
+type labRun struct {
+	stdout, stderr string
+	code           int
+	audit          []auditRecord // under nettrap with an audit log
+}
+
+// run runs argv inside as u and waits for it.
+func (e labEnv) run(t *testing.T, u user, argv ...string) labRun {
+	t.Helper()
+	if u == asNobody {
+		lab.RequireRoot(t)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = filepath.Dir(e.bins.Nettrap)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if u == asNobody {
+		lab.AsNobody(cmd)
+	}
+	err := e.Run(cmd)
+	code := exitCode(err)
+	if code < 0 {
+		t.Fatalf("%s: %v\nstderr: %s", strings.Join(argv, " "), err, stderr.String())
+	}
+	return labRun{stdout: stdout.String(), stderr: stderr.String(), code: code}
+}
+
+// guarded runs argv inside under nettrap (with an audit log) as u.
+func (e labEnv) guarded(t *testing.T, u user, flags []string, argv ...string) labRun {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "nettrap-lab-audit-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o777)
+	log := filepath.Join(dir, "audit.jsonl")
+	full := append(append([]string{e.bins.Nettrap, "--audit-log", log}, flags...), "--")
+	r := e.run(t, u, append(full, argv...)...)
+	if _, err := os.Stat(log); err == nil {
+		r.audit = readAudit(t, log)
+	}
+	return r
+}
+
+// escapeeOut is escapee's JSON line.
+type escapeeOut struct {
+	Op    string `json:"op"`
+	OK    bool   `json:"ok"`
+	Errno string `json:"errno"`
+	Err   string `json:"err"`
+}
+
+func parseEscapee(t *testing.T, r labRun) escapeeOut {
+	t.Helper()
+	var o escapeeOut
+	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &o); err != nil {
+		t.Fatalf("escapee printed %q (stderr %q): %v", r.stdout, r.stderr, err)
+	}
+	return o
+}
+
+// mustEscape: the unguarded run did what it tried.
+func mustEscape(t *testing.T, r labRun) {
+	t.Helper()
+	if o := parseEscapee(t, r); !o.OK {
+		t.Fatalf("unguarded %s failed (errno %s): %s\nstderr: %s", o.Op, o.Errno, o.Err, r.stderr)
+	}
+}
+
+// mustBeDenied: under nettrap the attempt failed with EPERM, nettrap
+// printed a blocked line containing line, and audited it as class (if
+// class is not empty) with a denied decision.
+func mustBeDenied(t *testing.T, r labRun, errno, line, class string) {
+	t.Helper()
+	if got := strings.Fields(strings.TrimSpace(r.stdout)); errno != "" && strings.HasPrefix(r.stdout, "{") {
+		if o := parseEscapee(t, r); o.OK || o.Errno != errno {
+			t.Errorf("under nettrap: ok=%v errno=%q err=%q, want %s\nstderr: %s", o.OK, o.Errno, o.Err, errno, r.stderr)
+		}
+	} else if errno != "" && (len(got) == 0 || got[0] != errno) {
+		t.Errorf("under nettrap the program printed %q, want %s first\nstderr: %s", r.stdout, errno, r.stderr)
+	}
+	found := false
+	for _, l := range blockedLines(r.stderr) {
+		found = found || strings.Contains(l, line)
+	}
+	if !found {
+		t.Errorf("no blocked line with %q:\n%s", line, r.stderr)
+	}
+	audited := false
+	for _, rec := range r.audit {
+		audited = audited || (rec.Decision == "denied" && (class == "" || rec.Class == class))
+	}
+	if !audited {
+		t.Errorf("no denied audit record of class %q: %+v", class, r.audit)
+	}
+}
+
+// waitTimeout bounds a wait for something that must arrive.
+const waitTimeout = 30 * time.Second
+
+// waitRecord waits on l for a record matching pred, failing t if none
+// comes.
+func waitRecord(t *testing.T, l *lab.Listener, what string, pred func(lab.Record) bool) lab.Record {
+	t.Helper()
+	r, ok := l.WaitFor(pred, waitTimeout)
+	if !ok {
+		t.Fatalf("%s never arrived at %s:\n%s", what, l.Addr, l.Dump())
+	}
+	return r
+}
+
+// waitFrame does the same on the capture.
+func waitFrame(t *testing.T, e labEnv, what string, pred func(lab.Record) bool) lab.Record {
+	t.Helper()
+	r, ok := e.WaitFrame(pred, waitTimeout)
+	if !ok {
+		t.Fatalf("%s never arrived on the outside's veth:\n%s", what, e.DumpFrames())
+	}
+	return r
+}
+
+// noFrameBefore fails t if a captured frame satisfying leak came before
+// the first one satisfying sentinel (which must come).
+func noFrameBefore(t *testing.T, e labEnv, leak, sentinel func(lab.Record) bool) {
+	t.Helper()
+	s := waitFrame(t, e, "the sentinel", sentinel)
+	for _, f := range e.Frames() {
+		if f.Seq > s.Seq {
+			break
+		}
+		if leak(f) {
+			t.Errorf("LEAK under nettrap: %s", f)
+		}
+	}
+}
+
+// containing matches records whose data holds marker.
+func containing(marker string) func(lab.Record) bool {
+	return func(r lab.Record) bool { return r.Contains([]byte(marker)) }
+}
+
+// forUsers runs f as root and as nobody, as subtests.
+func forUsers(t *testing.T, users []user, f func(t *testing.T, u user)) {
+	for _, u := range users {
+		t.Run(u.String(), func(t *testing.T) { f(t, u) })
+	}
+}

@@ -1,0 +1,30 @@
+package main
+
+// The only file of this package that uses unsafe: what x/sys/unix has no
+// wrapper for in AF_XDP.
+
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+func sliceAddr(b []byte) uint64 { return uint64(uintptr(unsafe.Pointer(&b[0]))) }
+
+func mmapOffsets(fd int) (unix.XDPMmapOffsets, error) {
+	var off unix.XDPMmapOffsets
+	n := uint32(unsafe.Sizeof(off))
+	_, _, errno := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), unix.SOL_XDP, unix.XDP_MMAP_OFFSETS,
+		uintptr(unsafe.Pointer(&off)), uintptr(unsafe.Pointer(&n)), 0)
+	if errno != 0 {
+		return off, errno
+	}
+	return off, nil
+}
+
+// publish stores the ring's producer index with release order, after the
+// descriptor it covers.
+func publish(ring []byte, off uint64, v uint32) {
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&ring[off])), v)
+}

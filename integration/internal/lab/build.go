@@ -1,0 +1,128 @@
+package lab
+
+import (
+	"embed"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/nettrap/nettrap/integration/internal/victimbuild"
+)
+
+// EscapeePkg is the 64-bit helper program the escape tests run.
+const EscapeePkg = "github.com/nettrap/nettrap/integration/internal/escapee"
+
+//go:embed csrc/*.c
+var csrc embed.FS
+
+// Bins are the programs of the lab, in a directory every user can read,
+// so that the unprivileged variants can run them as nobody.
+type Bins struct {
+	Nettrap  string
+	Escapee  string // 64-bit Go helper (package escapee)
+	Escape32 string // 32-bit static C program: i386 syscalls only
+	Holder   string // 64-bit static C program holding a socket for others to abuse
+
+	// no32 says why Escape32 could not be built (no gcc -m32); see Need32.
+	no32 error
+}
+
+// Need32 skips t (fails it when CI=true) when the 32-bit program could not
+// be built: gcc needs Debian's gcc-multilib for -m32.
+func (b Bins) Need32(t testing.TB) {
+	t.Helper()
+	if b.no32 == nil {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("lab: no 32-bit program (CI=true, so this is fatal): %v", b.no32)
+	}
+	t.Skipf("lab: no 32-bit program: %v", b.no32)
+}
+
+var (
+	binMu   sync.Mutex
+	binDir  string
+	bins    *Bins
+	binsErr error
+)
+
+// Programs builds (once per test binary) and returns the lab's programs.
+// Without gcc t skips, or fails when CI=true; tests of the 32-bit program
+// also call Need32.
+func Programs(t testing.TB) Bins {
+	t.Helper()
+	nettrap, escapee := victimbuild.Nettrap(t), victimbuild.Build(t, EscapeePkg)
+	binMu.Lock()
+	defer binMu.Unlock()
+	if bins == nil && binsErr == nil {
+		bins, binsErr = buildBins(nettrap, escapee)
+	}
+	if binsErr != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("lab programs: %v (CI=true, so this is fatal)", binsErr)
+		}
+		t.Skipf("lab programs: %v", binsErr)
+	}
+	return *bins
+}
+
+// Cleanup removes the programs; call it after m.Run.
+func Cleanup() {
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+}
+
+func buildBins(nettrap, escapee string) (*Bins, error) {
+	dir, err := os.MkdirTemp("", "nettrap-lab-bin-")
+	if err != nil {
+		return nil, err
+	}
+	binDir = dir
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return nil, err
+	}
+	b := &Bins{}
+	for _, c := range []struct {
+		dst *string
+		src string
+	}{{&b.Nettrap, nettrap}, {&b.Escapee, escapee}} {
+		data, err := os.ReadFile(c.src)
+		if err != nil {
+			return nil, err
+		}
+		*c.dst = filepath.Join(dir, filepath.Base(c.src))
+		if err := os.WriteFile(*c.dst, data, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	b.Escape32, b.no32 = gcc(dir, "escape32.c", "-m32", "-static")
+	// Static and not position-independent: its buffer sits below 4 GiB,
+	// where a 32-bit process_vm_writev can name it.
+	if b.Holder, err = gcc(dir, "holder.c", "-static", "-no-pie"); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func gcc(dir, src string, flags ...string) (string, error) {
+	code, err := csrc.ReadFile("csrc/" + src)
+	if err != nil {
+		return "", err
+	}
+	srcPath := filepath.Join(dir, src)
+	if err := os.WriteFile(srcPath, code, 0o644); err != nil {
+		return "", err
+	}
+	out := strings.TrimSuffix(srcPath, ".c")
+	args := append(append([]string{"-O1", "-Wall", "-Werror", "-o", out}, flags...), srcPath)
+	if b, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("gcc %s: %w\n%s", strings.Join(args, " "), err, b)
+	}
+	return out, os.Chmod(out, 0o755)
+}

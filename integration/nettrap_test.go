@@ -182,3 +182,38 @@ func TestNettrapExitStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestNettrapGenericDenialFailsRun: a command that swallows a denied
+// attempt and exits 0 makes nettrap exit 1 (SPEC §7); its own non-zero
+// status is kept; audit mode denies nothing and keeps 0.
+func TestNettrapGenericDenialFailsRun(t *testing.T) {
+	ep := fakehost.TCP("203.0.113.7:4444")
+	h := fakehost.Start(t, ep)
+	dial := "exec 3<>/dev/tcp/203.0.113.7/4444 || echo swallowed >&2; "
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		want  int
+		leaks bool
+	}{
+		{"swallowed", []string{"--", "bash", "-c", dial + "exit 0"}, 1, false},
+		{"own status", []string{"--", "bash", "-c", dial + "exit 3"}, 3, false},
+		{"no attempt", []string{"--", "bash", "-c", "exit 0"}, 0, false},
+		{"audit mode", []string{"--mode=audit", "--", "bash", "-c", dial + "exit 0"}, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mark := h.Mark()
+			run := runNettrap(t, tc.args...)
+			if run.code != tc.want {
+				t.Errorf("nettrap %q: exit %d, want %d\nstderr: %s", tc.args, run.code, tc.want, run.stderr)
+			}
+			if tc.want == 1 && !strings.Contains(run.stderr, "attempt(s) were denied") {
+				t.Errorf("no reason for exit 1 on stderr:\n%s", run.stderr)
+			}
+			if tc.leaks {
+				return // audit mode lets it through, by design
+			}
+			assertNothingArrived(t, h, mark, ep)
+		})
+	}
+}

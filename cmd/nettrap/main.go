@@ -179,6 +179,8 @@ func confine(cfg *config) int {
 	}
 	if tb != nil {
 		status = tb.finish(status, g.WriteRecord)
+	} else {
+		status = genericStatus(status, g.Counts().Denied)
 	}
 	if h.srv != nil {
 		// No inner can add records once the hub is closed.
@@ -191,6 +193,17 @@ func confine(cfg *config) int {
 		return cantRun("the audit log is incomplete (%d records could not be written; they are printed above): %v", len(errs), errs[0])
 	}
 	return h.finish(cfg, status)
+}
+
+// genericStatus is the status of a command that is not a Go test binary:
+// its own, or 1 when it exited 0 although nettrap denied an attempt (the
+// command swallowed the error; SPEC §7), so that CI sees the denial.
+func genericStatus(status, denied int) int {
+	if status == 0 && denied > 0 {
+		fmt.Fprintf(os.Stderr, "nettrap: the command exited 0, but %d network attempt(s) were denied (see above); exiting 1\n", denied)
+		return 1
+	}
+	return status
 }
 
 func newGuard(cfg *config) (*guard.Guard, func() error, error) {

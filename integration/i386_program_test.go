@@ -97,8 +97,9 @@ func TestNettrapConfinesI386Program(t *testing.T) {
 	mark = h.Mark()
 	run := runNettrap(t, "--", bin, "203.0.113.7", "443")
 	// The i386 socket call is denied before connect is reached (nettrap
-	// does not decode 32-bit calls); either refusal is EPERM.
-	if got := strings.TrimSpace(run.stdout); run.code != 0 || (got != "errno=Operation not permitted" && got != "socket errno=Operation not permitted") {
+	// does not decode 32-bit calls); either refusal is EPERM, and the
+	// program's exit 0 becomes nettrap's 1 (a denied attempt).
+	if got := strings.TrimSpace(run.stdout); run.code != 1 || (got != "errno=Operation not permitted" && got != "socket errno=Operation not permitted") {
 		t.Errorf("the 32-bit program under nettrap: exit %d, stdout %q, want EPERM\nstderr: %s", run.code, run.stdout, run.stderr)
 	}
 	lines := blockedLines(run.stderr)

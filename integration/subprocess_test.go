@@ -169,8 +169,9 @@ func TestNettrapAsNobody(t *testing.T) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("nettrap as nobody: %v\nstderr: %s", err, stderr.String())
+	// The victim exits 0 after the denied connect: nettrap exits 1.
+	if err := cmd.Run(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 1 {
+		t.Fatalf("nettrap as nobody: %v, want exit status 1\nstderr: %s", err, stderr.String())
 	}
 	r := parseVictim(t, []byte(stdout.String()), stderr.String())
 	if r.OK || r.Errno != "EPERM" || len(blockedLines(stderr.String())) != 1 {
@@ -201,8 +202,8 @@ func TestNettrapWithoutTempDir(t *testing.T) {
 	cmd.Env = append(os.Environ(), "TMPDIR=/nonexistent/tmp")
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("nettrap: %v\nstderr: %s", err, stderr.String())
+	if err := cmd.Run(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 1 {
+		t.Fatalf("nettrap: %v, want exit status 1 (a denied attempt)\nstderr: %s", err, stderr.String())
 	}
 	r := parseVictim(t, []byte(stdout.String()), stderr.String())
 	if r.OK || r.Errno != "EPERM" || len(blockedLines(stderr.String())) != 1 {

@@ -219,7 +219,7 @@ func TestSealedMarkerFailsTest(t *testing.T) {
 	f.emit(mark+"--- PASS: TestLive (0.00s)", mark+"=== RUN   TestUnused", mark+"=== ATTR  TestUnused nettrap network",
 		mark+"--- PASS: TestUnused (0.00s)", mark+"PASS")
 	out, stale := f.finish()
-	if !strings.Contains(out, "--- FAIL: TestLive") || !strings.Contains(out, "in TestLive: "+policy.MarkerIgnored) {
+	if !strings.Contains(out, "--- FAIL: TestLive") || !strings.Contains(out, "during TestLive: "+policy.MarkerIgnored) {
 		t.Errorf("the marked test's denial must fail it and say the marker was ignored:\n%s", out)
 	}
 	if !f.tr.Failed() {

@@ -303,7 +303,7 @@ func TestSealedInnerMarkedIsDenied(t *testing.T) {
 			if len(fa.recs) != 1 || fa.recs[0].Decision != string(policy.Denied) || fa.recs[0].Test != "TestLive" {
 				t.Fatalf("the inner got %+v, want one denial under TestLive", fa.recs)
 			}
-			if ev := fa.events(); !strings.Contains(ev, "in TestLive: "+policy.MarkerIgnored) {
+			if ev := fa.events(); !strings.Contains(ev, "during TestLive: "+policy.MarkerIgnored) {
 				t.Errorf("the inner's report %q does not say the marker was ignored", ev)
 			}
 		})

@@ -38,17 +38,19 @@ func testMainPath(argv0 string) (string, bool) {
 // Plan is how nettrap runs a test binary and reads its output.
 type Plan struct {
 	// Argv is the command: argv[0], -test.v=test2json, then every argument
-	// of the user, unchanged and in order.
+	// of the user, in order, unchanged but for the user's own -test.v when
+	// it is certainly the one in effect (see Rewrite).
 	Argv []string
 	// Mode is what to write if the binary prints the framed stream: the
-	// stream as it is if the user asked for -test.v=test2json, else what
-	// the binary prints without -test.v.
+	// stream as it is if the user asked for -test.v=test2json, what the
+	// binary prints with -test.v=true if the user's -test.v=true was
+	// replaced, else what the binary prints without -test.v.
 	Mode teststream.Mode
-	// Framing is FramingMarked when the user's arguments certainly leave
-	// -test.v=test2json in effect, and FramingAny when they may turn it
-	// into -test.v=true or false: then the binary prints its output
-	// without the marker, as the user asked, and it is read that way and
-	// written as it is.
+	// Framing is FramingMarked when the arguments certainly leave
+	// -test.v=test2json in effect, and FramingAny when the user's own
+	// -test.v may turn it into -test.v=true or false: then the binary
+	// prints its output without the marker, as the user asked, and it is
+	// read that way and written as it is.
 	Framing teststream.Framing
 }
 
@@ -60,12 +62,29 @@ type Plan struct {
 // framing that attribution reads, changes the meaning of no argument of
 // the user's (whatever flags the test's package defines, whatever their
 // arity, "--" and positional arguments included), and leaves the user's
-// own -test.v, if any, in effect. Which output the user asked for is found
-// by parsing the arguments as the testing package does (see verbosity).
+// own -test.v, if any, in effect.
+//
+// When the user's -test.v that takes effect is known for certain (see
+// certainV), it is replaced by -test.v=test2json too, and the output is
+// rendered back in the mode it asked for (-test.v=true: ModeVerbose;
+// -test.v=false: ModeQuiet): the same flag with another of its values
+// changes nothing but the framing, and the framed stream tells exactly
+// which test runs (with plain -v a subtest's report comes after its
+// parent's, and -test.v=false names no test). Otherwise which output the
+// user asked for is found by parsing the arguments as the testing package
+// does (see verbosity), and the user's arguments are left as they are.
 func Rewrite(argv []string) Plan {
 	out := make([]string, 0, len(argv)+1)
 	out = append(out, argv[0], "-test.v=test2json")
 	out = append(out, argv[1:]...)
+	if i, v, ok := certainV(argv[1:]); ok {
+		if v != verbJSON {
+			out[2+i] = "-test.v=test2json"
+		}
+		mode := map[verb]teststream.Mode{verbTrue: teststream.ModeVerbose,
+			verbFalse: teststream.ModeQuiet, verbJSON: teststream.ModeJSONFramed}[v]
+		return Plan{Argv: out, Mode: mode, Framing: teststream.FramingMarked}
+	}
 	likely, possible := verbosity(argv[1:])
 	p := Plan{Argv: out, Mode: teststream.ModeQuiet, Framing: teststream.FramingMarked}
 	for v := range possible {

@@ -37,16 +37,36 @@ func TestIsTestBinary(t *testing.T) {
 	}
 }
 
-// TestRewrite: the user's arguments come after -test.v=test2json,
-// untouched and in order, whatever they are.
+// TestRewrite: the user's arguments come after -test.v=test2json, in
+// order and untouched when no -test.v of theirs is certainly in effect.
 func TestRewrite(t *testing.T) {
 	for _, args := range [][]string{
 		nil,
 		{"-test.run", "TestFail"},
-		{"-test.count", "2", "-test.v"},
 		{"-name", "x y", "-update", "--", "-test.v=true", "pos"},
 		{"pos1", "-test.v"},
 		{"-", "--", "---", "-=x", "-test.v=bogus"},
+		{"-test.v=bogus"},
+		{"-test.v=1"}, // chattyFlag takes true, false and test2json only
+		{"-test.v=t"},
+		{"-test.v=TRUE"},
+		{"-test.v=test2json"},
+		{"--test.v=test2json"},
+		{"-test.v", "-test.v=test2json"},
+		{"-name", "-test.v"},                  // the value of -name, or a flag
+		{"-update", "-test.v=false"},          // likewise
+		{"-update", "x", "-test.v"},           // after a positional x, or not
+		{"-test.run", "-test.v"},              // the value of -test.run
+		{"-test.v", "-name", "-test.v=false"}, // the last, or a value
+		{"-test.v", "-name", "x", "-test.v"},  // the last, or a positional's neighbour
+		{"-test.v", "-test.short=maybe"},
+		{"-test.v", "-test.run"},
+		{"-test.v", "---x"},
+		{"-h", "-test.v"},      // the usage, unless the package defines -h
+		{"-help=1", "-test.v"}, // the same with a value
+		{"-test.v", "-h=x", "-test.v=false"},
+		{"--", "-test.v"},
+		{"pos", "-test.v=true"},
 	} {
 		argv := append([]string{"p.test"}, args...)
 		got := Rewrite(argv).Argv
@@ -57,14 +77,67 @@ func TestRewrite(t *testing.T) {
 	}
 }
 
+// TestRewriteReplaces: the user's -test.v that is certainly in effect is
+// replaced by -test.v=test2json, and no other word.
+func TestRewriteReplaces(t *testing.T) {
+	const j = "-test.v=test2json"
+	for _, tt := range []struct {
+		args []string
+		at   int // the index in args of the replaced token
+	}{
+		{[]string{"-test.v"}, 0},
+		{[]string{"--test.v"}, 0},
+		{[]string{"-test.v=true"}, 0},
+		{[]string{"--test.v=true"}, 0},
+		{[]string{"-test.v=false"}, 0},
+		{[]string{"--test.v=false"}, 0},
+		{[]string{"-test.count", "2", "-test.v"}, 2},
+		{[]string{"-test.run", "X", "-test.v", "-test.count=1"}, 2},
+		// The go command's canonical prefix (go test -v -exec).
+		{[]string{"-test.paniconexit0", "-test.timeout=10m0s", "-test.v=true"}, 2},
+		{[]string{"-test.paniconexit0", "-test.timeout=10m0s", "-test.count=1", "-test.v=true", "-update", "-name", "x"}, 3},
+		// Duplicates: only the last, in effect, is replaced.
+		{[]string{"-test.v", "-test.v=false"}, 1},
+		{[]string{"-test.v=false", "-test.run", "X", "-test.v"}, 3},
+		{[]string{"-test.v=test2json", "-test.v"}, 1},
+		// Known arity before: bool flags take no next word.
+		{[]string{"-test.short", "-test.v"}, 1},
+		{[]string{"-test.failfast", "-test.v=true"}, 1},
+		{[]string{"-test.short=false", "-test.v"}, 1},
+		// A flag of the package written -name=value consumes nothing.
+		{[]string{"-name=x", "-update=true", "-test.v"}, 2},
+		{[]string{"-name=-test.v", "-test.v=false"}, 1},
+		// Words that cannot set -test.v again after it.
+		{[]string{"-test.v", "--", "-test.v=false"}, 0},
+		{[]string{"-test.v", "pos", "-test.v=false"}, 0},
+		{[]string{"-test.v", "-update"}, 0},
+		{[]string{"-test.v", "-update", "x", "-name", "y"}, 0},
+		{[]string{"-test.v", "-name", "-test.run=X"}, 0},
+		{[]string{"-test.v", "-h"}, 0},
+		{[]string{"-test.v", "-name", "-test.v=bogus"}, 0}, // the value of -name, or the binary fails
+		{[]string{"-test.run", "-test.v", "-test.v"}, 2},
+		// Values of testing flags are not checked here: the binary fails
+		// on x after it has parsed -test.v, whatever its value.
+		{[]string{"-test.v", "-test.count", "x"}, 0},
+	} {
+		argv := append([]string{"p.test"}, tt.args...)
+		want := slices.Concat([]string{"p.test", j}, tt.args)
+		want[2+tt.at] = j
+		if got := Rewrite(argv).Argv; !slices.Equal(got, want) {
+			t.Errorf("Rewrite(%q).Argv = %q, want %q", argv, got, want)
+		}
+	}
+}
+
 // TestRewriteMode: the mode for a framed stream, and whether the stream
 // may come without the marker.
 func TestRewriteMode(t *testing.T) {
 	const (
-		quiet  = teststream.ModeQuiet
-		json   = teststream.ModeJSONFramed
-		marked = teststream.FramingMarked
-		any    = teststream.FramingAny
+		quiet   = teststream.ModeQuiet
+		verbose = teststream.ModeVerbose
+		json    = teststream.ModeJSONFramed
+		marked  = teststream.FramingMarked
+		any     = teststream.FramingAny
 	)
 	tests := []struct {
 		args    []string
@@ -75,11 +148,14 @@ func TestRewriteMode(t *testing.T) {
 		{[]string{"-test.paniconexit0", "-test.timeout=10m0s"}, quiet, marked},
 		{[]string{"-test.v=test2json", "-test.run", "X"}, json, marked},
 		{[]string{"--test.v=test2json"}, json, marked},
-		{[]string{"-test.v"}, quiet, any},
-		{[]string{"-test.v=true", "-test.run=^TestX$"}, quiet, any},
-		{[]string{"-test.v=false"}, quiet, any},
+		// A -test.v certainly in effect: replaced, its mode rendered.
+		{[]string{"-test.v"}, verbose, marked},
+		{[]string{"-test.v=true", "-test.run=^TestX$"}, verbose, marked},
+		{[]string{"-test.v=false"}, quiet, marked},
 		{[]string{"-test.v", "-test.v=test2json"}, json, marked}, // last wins
-		{[]string{"-test.v=test2json", "-test.v"}, quiet, any},
+		{[]string{"-test.v=test2json", "-test.v"}, verbose, marked},
+		{[]string{"-test.v", "-test.v=false"}, quiet, marked},
+		{[]string{"-test.paniconexit0", "-test.timeout=10m0s", "-test.v=true", "-update"}, verbose, marked},
 		{[]string{"-test.v=1"}, quiet, marked}, // not a value -test.v takes: the usage, exit 2
 		// After "--" or the first positional argument, nothing is a flag.
 		{[]string{"--", "-test.v=test2json"}, quiet, marked},
@@ -95,8 +171,10 @@ func TestRewriteMode(t *testing.T) {
 		{[]string{"-update", "-test.v=test2json"}, json, marked},    // likely a flag
 		{[]string{"-name", "x", "-test.v=test2json"}, json, marked}, // likely a value before it
 		{[]string{"-name=x", "-test.v=test2json"}, json, marked},    // certainly
+		{[]string{"-name=x", "-test.v"}, verbose, marked},           // certainly
 		{[]string{"-name", "-test.v=test2json"}, json, marked},      // likely the flag
 		{[]string{"-update", "x", "-test.v"}, quiet, any},           // x may be positional
+		{[]string{"-test.v", "-name", "-test.v=false"}, quiet, any}, // either may win
 		{[]string{"-h", "-test.v=test2json"}, quiet, marked},        // usage, unless the package has -h
 		{[]string{"-help", "-test.v=true"}, quiet, any},
 	}

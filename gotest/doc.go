@@ -1,6 +1,7 @@
 // Package gotest knows Go test binaries: it recognizes them and names
 // their package from their build info, runs them with -test.v=test2json
-// in front of the user's arguments (see Rewrite), reads their stream to
+// in front of the user's arguments and in place of the user's own -test.v
+// when that is certainly the one in effect (see Rewrite), reads their stream to
 // know which test is running at every intercepted call (attribution),
 // turns nettrap's denials into failures of the test that made the
 // attempt, reports stale markers, and renders the stream back in the mode

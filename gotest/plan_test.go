@@ -24,11 +24,12 @@ func newPlanFixture(t *testing.T, args ...string) *trackerFixture {
 	return &trackerFixture{t: t, w: w, tr: tr, out: out}
 }
 
-// TestAttributionUserVerbose: with the user's -test.v the binary prints
+// TestAttributionUserVerbose: with a -test.v of the user's that may be in
+// effect (after -update, a flag of unknown arity) the binary may print
 // plain -v output; the tracker names the test from it, sees markers, and
 // writes the output as the binary printed it, verdicts worked in.
 func TestAttributionUserVerbose(t *testing.T) {
-	f := newPlanFixture(t, "-test.run", "TestS", "-test.v")
+	f := newPlanFixture(t, "-test.run", "TestS", "-update", "-test.v")
 	f.emit("=== RUN   TestS", "=== RUN   TestS/a", "    s_test.go:3: a")
 	w := f.who()
 	if w.Test != "TestS/a" || w.Marked || w.Collection {
@@ -57,11 +58,12 @@ func TestAttributionUserVerbose(t *testing.T) {
 	}
 }
 
-// TestAttributionUserQuiet: -test.v=false names no test, so an attempt
-// is at collection time and fails the package; the output stays the
-// binary's.
+// TestAttributionUserQuiet: -test.v=false in effect (it may be: after
+// -name, whose arity is unknown, it is not replaced) names no test, so an
+// attempt is at collection time and fails the package; the output stays
+// the binary's.
 func TestAttributionUserQuiet(t *testing.T) {
-	f := newPlanFixture(t, "-test.v=false")
+	f := newPlanFixture(t, "-name", "-test.v=false")
 	f.emit("some output")
 	w := f.who()
 	if !w.Collection {
@@ -76,5 +78,48 @@ func TestAttributionUserQuiet(t *testing.T) {
 	}
 	if strings.Contains(out, "\x16") {
 		t.Error("marker in the output")
+	}
+}
+
+// TestAttributionCertainVerbose: the user's -test.v, certainly in effect,
+// is replaced: the binary prints the framed stream, so a call made by a
+// parent after its subtests (its cleanup) is the parent's, which plain -v
+// output cannot tell (there the subtests' reports come after the
+// parent's). The output is rendered as -test.v=true prints it.
+func TestAttributionCertainVerbose(t *testing.T) {
+	f := newPlanFixture(t, "-test.run", "TestP", "-test.v")
+	f.emit(mark+"=== RUN   TestP", mark+"=== RUN   TestP/a", "    p_test.go:3: a",
+		mark+"--- PASS: TestP/a (0.00s)", mark+"=== NAME  TestP")
+	w := f.who()
+	if w.Test != "TestP" || w.Collection {
+		t.Errorf("after TestP/a ended: %+v, want TestP", w)
+	}
+	f.deny(w, "nettrap: blocked in TestP")
+	f.emit(mark+"--- PASS: TestP (0.00s)", mark+"PASS")
+	out, _ := f.finish()
+	want := "=== RUN   TestP\n=== RUN   TestP/a\n    p_test.go:3: a\n=== NAME  TestP\n    nettrap: blocked in TestP\n" +
+		"--- FAIL: TestP (0.00s)\n    --- PASS: TestP/a (0.00s)\nFAIL\n"
+	if out != want || !f.tr.Failed() {
+		t.Errorf("output (failed %v):\n%s\nwant:\n%s", f.tr.Failed(), out, want)
+	}
+}
+
+// TestAttributionCertainQuiet: the user's -test.v=false, certainly in
+// effect, is replaced: the framed stream names the test that made the
+// attempt (plain -test.v=false names none), and the output is rendered as
+// the binary prints it without -v.
+func TestAttributionCertainQuiet(t *testing.T) {
+	f := newPlanFixture(t, "-test.v=false", "-test.run=TestQ")
+	f.emit(mark+"=== RUN   TestQ", "    q_test.go:9: log")
+	w := f.who()
+	if w.Test != "TestQ" || w.Collection {
+		t.Errorf("in TestQ: %+v, want TestQ", w)
+	}
+	f.deny(w, "nettrap: blocked in TestQ")
+	f.emit(mark+"--- PASS: TestQ (0.00s)", mark+"=== RUN   TestR", mark+"--- PASS: TestR (0.00s)", mark+"PASS")
+	out, _ := f.finish()
+	want := "--- FAIL: TestQ (0.00s)\n    q_test.go:9: log\n    nettrap: blocked in TestQ\nFAIL\n"
+	if out != want || !f.tr.Failed() {
+		t.Errorf("output (failed %v):\n%s\nwant:\n%s", f.tr.Failed(), out, want)
 	}
 }

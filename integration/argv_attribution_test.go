@@ -11,10 +11,15 @@ import (
 )
 
 // TestArgvAttribution: a denial is put under the test that made it
-// whatever -test.v the user gives, as long as the binary names its tests:
-// with -test.v=true it prints them without the marker, and nettrap reads
-// them so. -test.v=false names none: the denial fails the package, and
-// --allow-test has no test to match (the documented limit).
+// whatever -test.v the user gives. After -dial=true every word parses one
+// way only, so nettrap knows the user's -test.v is in effect and gives it
+// the value test2json: the framed stream names the tests, -test.v=false
+// included, and is rendered in the mode asked for. After a bare -dial
+// (a flag of the package, whose arity nettrap cannot know) the user's
+// -test.v is left alone: with -test.v=true the binary prints its tests
+// without the marker, and nettrap reads them so; -test.v=false names
+// none: the denial fails the package, and --allow-test has no test to
+// match (the documented limit).
 func TestArgvAttribution(t *testing.T) {
 	sandbox.Require(t)
 	bin := filepath.Join(buildFixtures(t, "argv"), "argv.test")
@@ -31,6 +36,9 @@ func TestArgvAttribution(t *testing.T) {
 	}{
 		{"quiet", nil, nil, outputModes[2], denied},
 		{"verbose", nil, []string{"-test.v"}, outputModes[1], denied},
+		{"verbose-certain", nil, []string{"-test.v"}, outputModes[1], denied},
+		{"not-verbose-certain", nil, []string{"-test.v=false"}, outputModes[2], denied},
+		{"not-verbose-allow-certain", []string{"--allow-test", "TestDial"}, []string{"-test.v=false"}, outputModes[2], allowed},
 		{"verbose-late", nil, []string{"-test.run", "TestPass|TestDial", "-test.v=true"}, outputModes[1], denied},
 		{"json", nil, []string{"-test.v=test2json"}, outputModes[0], denied},
 		{"verbose-then-json", nil, []string{"-test.v", "-test.v=test2json"}, outputModes[0], denied},
@@ -42,7 +50,11 @@ func TestArgvAttribution(t *testing.T) {
 			expectation{results: res(), lines: pkgLine, final: "FAIL", code: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			args := slices.Concat([]string{"-dial", "-test.run=^(TestPass|TestDial)$"}, tc.args)
+			dial := "-dial"
+			if strings.HasSuffix(tc.name, "-certain") {
+				dial = "-dial=true"
+			}
+			args := slices.Concat([]string{dial, "-test.run=^(TestPass|TestDial)$"}, tc.args)
 			run := runConfined(t, bin, "argv", tc.flags, args)
 			checkRun(t, run, tc.want)
 			got := outcomeOf(t, tc.mode, run.stdout, fixtureModule+"/argv")

@@ -86,6 +86,21 @@ var argvForms = [][]string{
 	{"-test.benchmem", "-test.bench", ".", "-test.run", "^$", "-test.benchtime", "1x"},
 	{"-test.run", "TestPass", "-"}, // "-" is a positional argument
 	{"-test.run", "TestPass", "-test.v", "--"},
+	// A -test.v certainly in effect is given the value test2json and its
+	// output rendered back; the others are left to the binary.
+	{"--test.v", "-test.run", "TestSub"},
+	{"--test.v=false", "-test.run", "TestSub|TestFail", "-name=fail-sub"},
+	{"-name=fail-sub", "-test.v", "-test.run", "TestSub"},
+	{"-test.v", "-test.run", "TestFlags", "-update", "-name", "x y"},
+	{"-test.v", "-name", "-test.v=false", "-test.run", "TestFlags"}, // -name takes it
+	{"-test.v", "-update", "-test.v=false", "-test.run", "TestFlags"},
+	{"-test.paniconexit0", "-test.timeout=10m0s", "-test.v=true", "-test.run", "TestSub|TestParallel", "-name", "fail-sub"},
+	{"-test.v=false", "-test.bench", ".", "-test.run", "^$", "-test.benchtime", "1x"},
+	{"-test.v=false", "-test.run", "Example"},
+	{"-test.v", "-test.run", "TestArgs", "pos1", "pos2"},
+	{"-test.v", "-test.v=bogus"},
+	{"-test.v=t"},
+	{"-test.v=TRUE", "-test.run", "TestPass"},
 }
 
 // argvGuessed are forms whose output mode nettrap cannot know: whether

@@ -33,6 +33,7 @@ var scenarios = []scenario{
 	// too rare to meet again in 30 tries).
 	{"parallel", []string{"-test.run=^TestPar$", "-test.parallel=1"}, allModes},
 	{"attr", []string{"-test.run=^TestAttr$"}, allModes},
+	{"cleanup", []string{"-test.run=^(TestCleanup|TestCleanupPass)$"}, allModes},
 	{"panic", []string{"-test.run=^(TestOK|TestPanic)$"}, allModes},
 	{"exit", []string{"-test.run=^(TestOK|TestExit)$"}, allModes},
 	{"example", []string{"-test.run=^Example"}, allModes},

@@ -66,10 +66,17 @@ func (s *Server) identify(nc net.Conn) (peer, *credConn, error) {
 func (s *Server) check(p peer, registered bool) error {
 	if runs(p.pid, s.exe) {
 		// After the executable: a pid reused in between shows here.
-		if st, err := procfs.StartTime(p.pid); err != nil || st != p.start {
+		st, err := procfs.StartTime(p.pid)
+		switch {
+		case err == nil && st == p.start:
+			return nil
+		case err == nil:
 			return fmt.Errorf("pid %d is not the process that connected (its pid was reused)", p.pid)
+		case registered && errors.Is(err, fs.ErrNotExist):
+			// It exited between the two reads: as below.
+			return nil
 		}
-		return nil
+		return fmt.Errorf("pid %d: %w", p.pid, err)
 	}
 	if registered && p.exited() {
 		return nil

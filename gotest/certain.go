@@ -54,7 +54,6 @@ func certainV(args []string) (idx int, v verb, ok bool) {
 // isVFlag reports whether a, read as a flag, is -test.v (with or without a
 // value, one dash or two).
 func isVFlag(a string) bool {
-	name := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
-	name, _, _ = strings.Cut(name, "=")
+	name, _, _ := flagWord(a)
 	return name == "test.v" && strings.HasPrefix(a, "-")
 }

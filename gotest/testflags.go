@@ -52,18 +52,11 @@ type pstate struct {
 // `-update -test.v`); possible holds the outcome of every reading.
 func verbosity(args []string) (likely verb, possible map[verb]bool) {
 	possible = map[verb]bool{}
-	s := pstate{}
-	for {
-		next, end, done := step(args, s)
-		if done {
-			likely = end
-			break
-		}
-		s = next[0]
-	}
+	likely = walkLikely(args, func(string) {})
 	seen := map[pstate]bool{{}: true}
 	queue := []pstate{{}}
 	for len(queue) > 0 {
+		var s pstate
 		s, queue = queue[0], queue[1:]
 		next, end, done := step(args, s)
 		if done {
@@ -78,6 +71,28 @@ func verbosity(args []string) (likely verb, possible map[verb]bool) {
 		}
 	}
 	return likely, possible
+}
+
+// walkLikely follows the likely reading of args (see verbosity), calls
+// flag with every word read as a flag, in order, and returns how the
+// parse ends.
+func walkLikely(args []string, flag func(word string)) verb {
+	s := pstate{}
+	for {
+		next, end, done := step(args, s)
+		if done {
+			return end
+		}
+		flag(args[s.i])
+		s = next[0]
+	}
+}
+
+// flagWord splits a word read as a flag into its name and value:
+// "--test.v=true" is test.v, true, true.
+func flagWord(a string) (name, value string, hasValue bool) {
+	name = strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+	return strings.Cut(name, "=")
 }
 
 // step parses the argument at s.i. It returns the states the parse may

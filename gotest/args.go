@@ -8,23 +8,18 @@ import (
 	"github.com/nettrap/nettrap/teststream"
 )
 
-// IsTestBinary tells whether argv runs a Go test binary. Only those get
-// -test.v=test2json and attribution; any other program, even one named
-// *.test or given -test.* arguments, runs as it is. A binary built by the
-// go command carries its build info, whose main path ends in ".test" for a
-// test binary (`go test -c`, or the binary `go test -exec` hands over).
-func IsTestBinary(argv []string) bool {
+// TestPackage tells whether argv runs a Go test binary and names the
+// package it tests. Only test binaries get -test.v=test2json and
+// attribution; any other program, even one named *.test or given -test.*
+// arguments, runs as it is. A binary built by the go command carries its
+// build info, whose main path is "<import path>.test" for a test binary
+// (`go test -c`, or the binary `go test -exec` hands over): the package is
+// named by it, whatever directory the binary runs in.
+func TestPackage(argv []string) (pkg string, ok bool) {
 	if len(argv) == 0 {
-		return false
+		return "", false
 	}
-	_, ok := testMainPath(argv[0])
-	return ok
-}
-
-// testMainPath returns the main path of the test binary that runs as
-// argv0 ("<import path>.test"), and false if argv0 is not one.
-func testMainPath(argv0 string) (string, bool) {
-	path, err := exec.LookPath(argv0)
+	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		return "", false
 	}
@@ -32,7 +27,7 @@ func testMainPath(argv0 string) (string, bool) {
 	if err != nil || !strings.HasSuffix(bi.Path, ".test") {
 		return "", false
 	}
-	return bi.Path, true
+	return strings.TrimSuffix(bi.Path, ".test"), true
 }
 
 // Plan is how nettrap runs a test binary and reads its output.

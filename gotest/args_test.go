@@ -11,6 +11,7 @@ import (
 	"github.com/nettrap/nettrap/teststream"
 )
 
+// TestIsTestBinary: only a Go test binary's build info makes one.
 func TestIsTestBinary(t *testing.T) {
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
@@ -31,8 +32,8 @@ func TestIsTestBinary(t *testing.T) {
 		{nil, false},
 	}
 	for _, tt := range tests {
-		if got := IsTestBinary(tt.argv); got != tt.want {
-			t.Errorf("IsTestBinary(%q) = %v, want %v", tt.argv, got, tt.want)
+		if _, got := TestPackage(tt.argv); got != tt.want {
+			t.Errorf("TestPackage(%q) is a test binary: %v, want %v", tt.argv, got, tt.want)
 		}
 	}
 }
@@ -232,46 +233,18 @@ func TestVerbosityLong(t *testing.T) {
 	}
 }
 
-func TestImportPath(t *testing.T) {
-	root := t.TempDir()
-	os.WriteFile(filepath.Join(root, "go.mod"), []byte("module example.com/m\n\ngo 1.26\n"), 0o644)
-	sub := filepath.Join(root, "a", "b")
-	os.MkdirAll(sub, 0o755)
-	if got := ImportPath(sub, "/tmp/x/b.test"); got != "example.com/m/a/b" {
-		t.Errorf("ImportPath(sub) = %q", got)
-	}
-	if got := ImportPath(root, "/tmp/x/m.test"); got != "example.com/m" {
-		t.Errorf("ImportPath(root) = %q", got)
-	}
-	if got := ImportPath(t.TempDir(), "/tmp/x/loose.test"); got != "loose" {
-		t.Errorf("ImportPath(no module) = %q", got)
-	}
-}
-
-func TestParentName(t *testing.T) {
-	for in, want := range map[string]string{"TestA": "", "TestA/sub": "TestA", "TestA/sub/deep": "TestA/sub"} {
-		if got := parentName(in); got != want {
-			t.Errorf("parentName(%q) = %q, want %q", in, got, want)
+// TestTestPackage: the package is the binary's own, from whatever directory;
+// a program without a test binary's build info is not one.
+func TestTestPackage(t *testing.T) {
+	for _, dir := range []string{"/", t.TempDir()} {
+		t.Chdir(dir)
+		if got, ok := TestPackage([]string{os.Args[0]}); !ok || got != "github.com/nettrap/nettrap/gotest" {
+			t.Errorf("TestPackage(this binary) from %q = %q, %v", dir, got, ok)
 		}
 	}
-}
-
-// TestPackage: the package is the binary's own, from whatever directory,
-// and guessed from the directory only without build info.
-func TestPackage(t *testing.T) {
-	for _, dir := range []string{"/", t.TempDir(), "."} {
-		if got := Package(os.Args[0], dir); got != "github.com/nettrap/nettrap/gotest" {
-			t.Errorf("Package(this binary, %q) = %q", dir, got)
-		}
-	}
-	root := t.TempDir()
-	os.WriteFile(filepath.Join(root, "go.mod"), []byte("module example.com/m\n"), 0o644)
-	sh := filepath.Join(root, "loose.test")
+	sh := filepath.Join(t.TempDir(), "loose.test")
 	os.WriteFile(sh, []byte("#!/bin/sh\n"), 0o755)
-	if got := Package(sh, root); got != "example.com/m" {
-		t.Errorf("Package(script, module root) = %q", got)
-	}
-	if got := Package(sh, "/"); got != "loose" {
-		t.Errorf("Package(script, /) = %q", got)
+	if got, ok := TestPackage([]string{sh}); ok {
+		t.Errorf("TestPackage(script named *.test) = %q, true; want not a test binary", got)
 	}
 }

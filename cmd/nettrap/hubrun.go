@@ -142,8 +142,8 @@ func runInner(cfg *config, path string) int {
 		}
 		return runPlain(argv)
 	}
-	if !cfg.generic && gotest.IsTestBinary(cfg.args) {
-		return runInnerTestBinary(cfg, path)
+	if pkg, ok := gotest.TestPackage(cfg.args); ok && !cfg.generic {
+		return runInnerTestBinary(cfg, path, pkg)
 	}
 	return runPlain(cfg.args)
 }
@@ -151,8 +151,8 @@ func runInner(cfg *config, path string) int {
 // runInnerTestBinary runs a test binary unsupervised (the outer's filter
 // confines it), reads its output with the tracker, and answers the outer
 // nettrap's questions from it.
-func runInnerTestBinary(cfg *config, path string) int {
-	tb, argv, err := newTestBinary(cfg)
+func runInnerTestBinary(cfg *config, path, pkg string) int {
+	tb, argv, err := newTestBinary(cfg, pkg)
 	if err != nil {
 		return cantRun("%v", err)
 	}

@@ -22,8 +22,8 @@ func noteFailure(args []string) {
 	if failure == "" || runID == "" || !filepath.IsAbs(logPath) {
 		return
 	}
-	argv := testArgv(args)
-	if !gotest.IsTestBinary(argv) {
+	pkg, ok := gotest.TestPackage(testArgv(args))
+	if !ok {
 		return
 	}
 	w, err := audit.Open(logPath)
@@ -31,8 +31,7 @@ func noteFailure(args []string) {
 		return
 	}
 	defer w.Close()
-	wd, _ := os.Getwd()
-	w.Write(audit.Record{Time: time.Now().UTC(), RunID: runID, Package: gotest.Package(argv[0], wd),
+	w.Write(audit.Record{Time: time.Now().UTC(), RunID: runID, Package: pkg,
 		Decision: report.Error, Reason: failure})
 }
 

@@ -97,7 +97,10 @@ func confine(cfg *config) int {
 	if code, err := lookCommand(cfg.args[0]); err != nil {
 		return cannotExec(code, "%v", err)
 	}
-	testBin := !cfg.generic && gotest.IsTestBinary(cfg.args)
+	pkg, testBin := "", false
+	if !cfg.generic {
+		pkg, testBin = gotest.TestPackage(cfg.args)
+	}
 	if testBin && cfg.auditLog != "" && !filepath.IsAbs(cfg.auditLog) && parentIsGo() {
 		// go test runs each test binary in its package directory: a
 		// relative log would be one file per package, each with its own
@@ -130,7 +133,7 @@ func confine(cfg *config) int {
 	argv := cfg.args
 	if testBin {
 		markRan()
-		if tb, argv, err = newTestBinary(cfg); err != nil {
+		if tb, argv, err = newTestBinary(cfg, pkg); err != nil {
 			closeAudit()
 			return cantRun("%v", err)
 		}

@@ -23,14 +23,13 @@ type testBinary struct {
 
 // newTestBinary sets up attribution for a Go test binary and returns the
 // argv to run it with (-test.v=test2json in front of the user's arguments).
-func newTestBinary(cfg *config) (*testBinary, []string, error) {
+func newTestBinary(cfg *config, pkg string) (*testBinary, []string, error) {
 	plan := gotest.Rewrite(cfg.args)
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, nil, fmt.Errorf("pipe: %w", err)
 	}
-	wd, _ := os.Getwd()
-	tr, err := gotest.NewPlanTracker(r, os.Stdout, plan, gotest.Package(cfg.args[0], wd), cfg.allowTests)
+	tr, err := gotest.NewPlanTracker(r, os.Stdout, plan, pkg, cfg.allowTests)
 	if err != nil {
 		r.Close()
 		w.Close()

@@ -243,5 +243,10 @@ func denyReason(a Attempt) string {
 	case classify.OtherFamily:
 		return "socket family " + a.Dest.FamilyName() + " is not allowed"
 	}
-	return a.Class.String() + " destination"
+	return ClassOnly(a.Class.String())
 }
+
+// ClassOnly is the reason of a destination denied for its class alone
+// ("external destination"). It says nothing the class does not, so a
+// message line that shows the class leaves it out.
+func ClassOnly(class string) string { return class + " destination" }

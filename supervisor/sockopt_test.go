@@ -114,12 +114,7 @@ func TestSocketFamilyTrapped(t *testing.T) {
 // sockoptVictim runs the victim operations of this file; ok is false for
 // an operation it does not know.
 func sockoptVictim(op []string) (string, bool) {
-	arg := func(i int) string {
-		if i < len(op) {
-			return op[i]
-		}
-		return ""
-	}
+	arg := func(i int) string { return opArg(op, i) }
 	idx := func(i int) int { n, _ := strconv.Atoi(arg(i)); return n }
 	var err error
 	switch op[0] {

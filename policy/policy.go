@@ -197,7 +197,7 @@ func (p *Policy) Decide(a Attempt) Decision {
 func (p *Policy) decideJoin(a Attempt) Decision {
 	group := a.Dest.Addr.Addr()
 	for _, r := range p.Rules {
-		if r.Prefix.Contains(group.WithZone("")) || r.Prefix.Contains(group.WithZone("").Unmap()) {
+		if r.covers(group) {
 			return Decision{Verdict: Allowed, Reason: "allowed: --allow " + r.String(), Audit: true}
 		}
 	}

@@ -191,26 +191,35 @@ func setsockoptBlock(a *asm, l guardLabels) {
 				names = append(names, o.Name)
 			}
 		}
-		for j, n := range names {
-			onFalse := next
-			if j == len(names)-1 {
-				onFalse = l.allow
-			}
-			a.jump(bpf.JumpEqual, n, l.notify, onFalse)
-		}
+		jumpIfAny(a, names, l.notify, l.allow)
 	}
 }
 
 // ptraceBlock decides a foreign ABI's ptrace(request, pid, …): only
-// PTRACE_ATTACH and PTRACE_SEIZE reach another process. The request is a
+// attachRequests reach another process. The request is a
 // 32-bit long there, so only its low word counts. (The native ptrace is
 // decided in the native policy, on the full 64-bit request.)
 func ptraceBlock(a *asm, l guardLabels) {
 	a.mark(l.ptrace)
 	a.load(argLo(0))
-	a.jump(bpf.JumpEqual, unix.PTRACE_ATTACH, l.notify, next)
-	a.jump(bpf.JumpEqual, unix.PTRACE_SEIZE, l.notify, l.allow)
+	jumpIfAny(a, attachRequests, l.notify, l.allow)
 }
+
+// jumpIfAny emits "goto to if A is one of vals, else goto otherwise".
+func jumpIfAny(a *asm, vals []uint32, to, otherwise label) {
+	for i, v := range vals {
+		onFalse := next
+		if i == len(vals)-1 {
+			onFalse = otherwise
+		}
+		a.jump(bpf.JumpEqual, v, to, onFalse)
+	}
+}
+
+// attachRequests are the ptrace requests that go up, on every ABI: only
+// these reach another process; the rest of ptrace (PTRACE_TRACEME,
+// requests on an attached tracee) passes.
+var attachRequests = []uint32{unix.PTRACE_ATTACH, unix.PTRACE_SEIZE}
 
 // foreignTraps emits, for each trap of a foreign ABI, "if nr == t.nr goto
 // its check": setsockopt and ptrace to their argument checks, every other
@@ -244,13 +253,7 @@ func nativePolicy(native *abiInfo) ([]bpf.Instruction, error) {
 		{Num: native.nrOf(SendMsg)},
 		{Num: native.nrOf(SendMMsg)},
 		{Num: native.nrOf(IOUringSetup)},
-		// Attaching to another process: only these two requests; the
-		// rest of ptrace (PTRACE_TRACEME, requests on an attached
-		// tracee) passes.
-		{Num: native.nrOf(Ptrace), Conditions: []seccomp.ArgumentConditions{
-			{{Argument: 0, Operation: seccomp.Equal, Value: unix.PTRACE_ATTACH}},
-			{{Argument: 0, Operation: seccomp.Equal, Value: unix.PTRACE_SEIZE}},
-		}},
+		{Num: native.nrOf(Ptrace), Conditions: anyRequest(attachRequests)},
 		{Num: native.nrOf(ProcessVMWritev)},
 		{Num: native.nrOf(PidfdGetfd)},
 	}
@@ -264,4 +267,14 @@ func nativePolicy(native *abiInfo) ([]bpf.Instruction, error) {
 	p.SetLabel(end)
 	p.Ret(seccomp.ActionAllow)
 	return p.Assemble()
+}
+
+// anyRequest is the condition "argument 0 is one of reqs", on the full
+// 64-bit register (the native ABI's request is a long).
+func anyRequest(reqs []uint32) []seccomp.ArgumentConditions {
+	conds := make([]seccomp.ArgumentConditions, len(reqs))
+	for i, r := range reqs {
+		conds[i] = seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: uint64(r)}}
+	}
+	return conds
 }

@@ -272,6 +272,16 @@ func TestLine(t *testing.T) {
 			r.Test, r.Marked, r.Reason = "TestLive", true, policy.MarkerIgnored+"; external destination"
 		},
 			"Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestLive: " + policy.MarkerIgnored + "; external destination"},
+		// The reason is left out only when it repeats the class.
+		{func(r *audit.Record) { r.Reason = "external destination" },
+			"Outbound network blocked: connect tcp 203.0.113.7:443 (external) by pid 42 curl"},
+		{func(r *audit.Record) { r.Dest, r.Class, r.Reason = "0.0.0.0:443", "unspecified", "listen on 127.0.0.1:0" },
+			"Outbound network blocked: connect tcp 0.0.0.0:443 (unspecified) by pid 42 curl: listen on 127.0.0.1:0"},
+		{func(r *audit.Record) { r.Dest, r.Class, r.Reason = "10.0.0.53:53", "dns", "DNS query" },
+			"Outbound network blocked: connect tcp 10.0.0.53:53 (dns) by pid 42 curl: DNS query"},
+		{func(r *audit.Record) {
+			r.Syscall, r.SockType, r.Dest, r.Class, r.Reason = "setsockopt", "udp", "239.1.2.3", "multicast", "joining 239.1.2.3"
+		}, "Outbound network blocked: setsockopt udp 239.1.2.3 (multicast) by pid 42 curl: joining 239.1.2.3"},
 		// A marked record denied for another reason (at collection time) keeps the short line.
 		{func(r *audit.Record) { r.Test, r.Marked, r.Reason = "collection", true, "external destination" },
 			"Outbound network blocked: connect tcp 203.0.113.7:443 (external) at collection time (package init, TestMain, or between tests)"},

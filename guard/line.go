@@ -45,10 +45,10 @@ func Line(r audit.Record, byProcess bool) string {
 	default:
 		b.WriteString(" during " + r.Test)
 	}
-	// A join names its group as Dest; the reason says what a join does.
-	// A marked test denied under --sealed is told why.
-	sealedMarker := r.Marked && strings.HasPrefix(r.Reason, policy.MarkerIgnored)
-	if r.Dest == "" || r.Class == "unspecified" || r.Class == "dns" || r.Class == "other-family" || r.Syscall == "setsockopt" || sealedMarker {
+	// The reason is shown unless it only repeats the class: an attempt
+	// with no destination, advice (unspecified, dns), a join, a marker
+	// ignored under --sealed all say more than the class.
+	if r.Reason != "" && r.Reason != policy.ClassOnly(r.Class) {
 		b.WriteString(": " + r.Reason)
 	}
 	return b.String()

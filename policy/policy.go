@@ -197,7 +197,7 @@ func (p *Policy) Decide(a Attempt) Decision {
 func (p *Policy) decideJoin(a Attempt) Decision {
 	group := a.Dest.Addr.Addr()
 	for _, r := range p.Rules {
-		if r.Prefix.Contains(group.WithZone("")) || r.Prefix.Contains(group.WithZone("").Unmap()) {
+		if r.covers(group) {
 			return Decision{Verdict: Allowed, Reason: "allowed: --allow " + r.String(), Audit: true}
 		}
 	}
@@ -243,5 +243,10 @@ func denyReason(a Attempt) string {
 	case classify.OtherFamily:
 		return "socket family " + a.Dest.FamilyName() + " is not allowed"
 	}
-	return a.Class.String() + " destination"
+	return ClassOnly(a.Class.String())
 }
+
+// ClassOnly is the reason of a destination denied for its class alone
+// ("external destination"). It says nothing the class does not, so a
+// message line that shows the class leaves it out.
+func ClassOnly(class string) string { return class + " destination" }

@@ -104,6 +104,12 @@ func (r Rule) Match(ap netip.AddrPort) bool {
 	if r.Port != 0 && ap.Port() != r.Port {
 		return false
 	}
-	a := ap.Addr().WithZone("")
+	return r.covers(ap.Addr())
+}
+
+// covers reports whether a is inside the rule's prefix, whatever the port;
+// a v4-mapped address also counts as its IPv4 one.
+func (r Rule) covers(a netip.Addr) bool {
+	a = a.WithZone("")
 	return r.Prefix.Contains(a) || r.Prefix.Contains(a.Unmap())
 }

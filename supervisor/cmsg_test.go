@@ -17,6 +17,20 @@ func cmsg(level, typ int32, data []byte) []byte {
 	return b
 }
 
+// inPktinfo is a struct in_pktinfo naming interface ifindex.
+func inPktinfo(ifindex int) []byte {
+	b := make([]byte, sizeofInPktinfo)
+	binary.NativeEndian.PutUint32(b, uint32(ifindex))
+	return b
+}
+
+// in6Pktinfo is a struct in6_pktinfo naming interface ifindex.
+func in6Pktinfo(ifindex int) []byte {
+	b := make([]byte, sizeofIn6Pktinfo)
+	binary.NativeEndian.PutUint32(b[16:], uint32(ifindex))
+	return b
+}
+
 func TestHasSourceRoute(t *testing.T) {
 	gso := cmsg(unix.SOL_UDP, unix.UDP_SEGMENT, []byte{0x10, 0x05})
 	retopts := cmsg(unix.IPPROTO_IP, unix.IP_RETOPTS, []byte{131, 7, 4, 10, 0, 0, 1, 1})
@@ -49,17 +63,12 @@ func FuzzScanControl(f *testing.F) {
 }
 
 func TestScanControlPktinfo(t *testing.T) {
-	in4 := func(ifindex uint32) []byte {
-		b := make([]byte, sizeofInPktinfo)
-		binary.NativeEndian.PutUint32(b, ifindex)
+	in4 := func(ifindex int) []byte {
+		b := inPktinfo(ifindex)
 		copy(b[4:], []byte{10, 0, 0, 2}) // spec_dst: a source address, not a route
 		return b
 	}
-	in6 := func(ifindex uint32) []byte {
-		b := make([]byte, sizeofIn6Pktinfo)
-		binary.NativeEndian.PutUint32(b[16:], ifindex)
-		return b
-	}
+	in6 := in6Pktinfo
 	gso := cmsg(unix.SOL_UDP, unix.UDP_SEGMENT, []byte{0x10, 0x05})
 	tests := []struct {
 		name string

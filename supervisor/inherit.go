@@ -50,27 +50,30 @@ func closeInheritedSockets(cmd *exec.Cmd, w io.Writer) error {
 // checkGivenFiles refuses network sockets among the descriptors cmd is
 // given explicitly.
 func checkGivenFiles(cmd *exec.Cmd) error {
-	given := []struct {
-		name string
-		f    any
-	}{{"stdin", cmd.Stdin}, {"stdout", cmd.Stdout}, {"stderr", cmd.Stderr}}
-	for i, f := range cmd.ExtraFiles {
-		given = append(given, struct {
-			name string
-			f    any
-		}{"fd " + strconv.Itoa(3+i), f})
+	given := []any{cmd.Stdin, cmd.Stdout, cmd.Stderr} // the child's fds 0, 1, 2, then ExtraFiles
+	for _, f := range cmd.ExtraFiles {
+		given = append(given, f)
 	}
-	for _, g := range given {
-		f, ok := g.f.(*os.File)
+	for fd, g := range given {
+		f, ok := g.(*os.File)
 		if !ok || f == nil {
 			continue // exec makes a pipe for anything else
 		}
 		if desc, network := networkSocket(int(f.Fd())); network {
-			return fmt.Errorf("its %s would be a %s: nettrap does not hand network sockets to the confined command; redirect it to a file or a pipe", g.name, desc)
+			return fmt.Errorf("its %s would be a %s: nettrap does not hand network sockets to the confined command; redirect it to a file or a pipe", childFdName(fd), desc)
 		}
 	}
 	return nil
 }
+
+func childFdName(fd int) string {
+	if fd < len(stdioNames) {
+		return stdioNames[fd]
+	}
+	return "fd " + strconv.Itoa(fd)
+}
+
+var stdioNames = []string{"stdin", "stdout", "stderr"}
 
 // inheritedSockets lists this process's descriptors from 3 up that an exec
 // keeps (no FD_CLOEXEC) and that are network sockets. Every descriptor Go

@@ -12,26 +12,7 @@ import (
 // An inherited TCP socket is closed before the command starts, with a
 // notice naming it; an inherited pipe passes untouched.
 func TestInheritedSocketClosed(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	conn, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	peer, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer peer.Close()
-	sock, err := conn.(*net.TCPConn).File()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sock.Close()
+	conn, peer, sock := loopbackTCP(t)
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +32,7 @@ func TestInheritedSocketClosed(t *testing.T) {
 	}
 	readReport(t, report)
 	expect(t, strings.Fields(string(out)), "EBADF", "ok")
-	notice := "closed inherited fd 3, a tcp socket " + conn.LocalAddr().String() + " -> " + ln.Addr().String()
+	notice := "closed inherited fd 3, a tcp socket " + conn.LocalAddr().String() + " -> " + conn.RemoteAddr().String()
 	if !strings.Contains(stderr.String(), notice) {
 		t.Errorf("stderr lacks %q:\n%s", notice, stderr.String())
 	}
@@ -75,30 +56,45 @@ func TestInheritedSocketClosed(t *testing.T) {
 // A network socket as the command's own stdout cannot be closed: Start
 // refuses to run the command.
 func TestSocketAsStdoutRefused(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	conn, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	sock, err := conn.(*net.TCPConn).File()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sock.Close()
+	_, _, sock := loopbackTCP(t)
 	cmd, _ := supervisorCmd(t, "stdout-socket")
 	cmd.ExtraFiles = []*os.File{sock}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	err = cmd.Run()
+	err := cmd.Run()
 	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 125 {
 		t.Fatalf("supervisor role: %v, want exit 125\nstderr: %s", err, stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "its stdout would be a tcp socket") {
 		t.Errorf("stderr: %s", stderr.String())
 	}
+}
+
+// loopbackTCP connects a TCP socket to a listener on 127.0.0.1: it returns
+// the dialled end, the accepted end, and a descriptor of the dialled end's
+// socket to hand on (closing it is idempotent, so a test may close it
+// early). All are closed when the test ends.
+func loopbackTCP(t *testing.T) (conn, peer net.Conn, sock *os.File) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	conn, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	peer, err = ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { peer.Close() })
+	sock, err = conn.(*net.TCPConn).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sock.Close() })
+	return conn, peer, sock
 }

@@ -62,10 +62,9 @@ func readPinOpt(m *memReader, o bpf.SockOpt, optval uint64, optlen int64) (strin
 	switch {
 	case o.Level == unix.SOL_SOCKET && o.Name == unix.SO_BINDTODEVICE:
 		// sock_setbindtodevice: at most IFNAMSIZ-1 bytes, NUL-padded.
-		n := min(max(optlen, 0), ifNameSize-1)
-		buf := make([]byte, n)
-		if err := m.read(optval, buf); err != nil {
-			return "", unix.EFAULT
+		buf, errno := readOptval(m, optval, min(max(optlen, 0), ifNameSize-1))
+		if errno != 0 {
+			return "", errno
 		}
 		name, _, _ := bytes.Cut(buf, []byte{0})
 		return pinnedName(string(name)), 0
@@ -79,19 +78,18 @@ func readPinOpt(m *memReader, o bpf.SockOpt, optval uint64, optlen int64) (strin
 		// do_ip_setsockopt reads an int, or a single byte when optlen is
 		// shorter; the index is in network byte order.
 		var v uint32
+		var errno unix.Errno
 		switch {
 		case optlen >= 4:
-			b := make([]byte, 4)
-			if err := m.read(optval, b); err != nil {
-				return "", unix.EFAULT
-			}
-			v = binary.NativeEndian.Uint32(b)
+			v, _, errno = readInt(m, optval, optlen)
 		case optlen >= 1:
-			b := make([]byte, 1)
-			if err := m.read(optval, b); err != nil {
-				return "", unix.EFAULT
+			var b []byte
+			if b, errno = readOptval(m, optval, 1); errno == 0 {
+				v = uint32(b[0])
 			}
-			v = uint32(b[0])
+		}
+		if errno != 0 {
+			return "", errno
 		}
 		return pinnedIndex(int32(ntohl(v))), 0
 	case o.Name == unix.IPV6_UNICAST_IF && o.Level == unix.IPPROTO_IPV6:
@@ -107,9 +105,9 @@ func readPinOpt(m *memReader, o bpf.SockOpt, optval uint64, optlen int64) (strin
 		if optlen < sizeofIn6Pktinfo {
 			return "", 0 // EINVAL in the kernel
 		}
-		b := make([]byte, sizeofIn6Pktinfo)
-		if err := m.read(optval, b); err != nil {
-			return "", unix.EFAULT
+		b, errno := readOptval(m, optval, sizeofIn6Pktinfo)
+		if errno != 0 {
+			return "", errno
 		}
 		return pinnedIndex(int32(binary.NativeEndian.Uint32(b[16:]))), 0
 	}
@@ -124,11 +122,21 @@ func readInt(m *memReader, optval uint64, optlen int64) (uint32, bool, unix.Errn
 	if optlen < 4 {
 		return 0, false, 0
 	}
-	b := make([]byte, 4)
-	if err := m.read(optval, b); err != nil {
-		return 0, false, unix.EFAULT
+	b, errno := readOptval(m, optval, 4)
+	if errno != 0 {
+		return 0, false, errno
 	}
 	return binary.NativeEndian.Uint32(b), true, 0
+}
+
+// readOptval reads the first n bytes of an option value; an unreadable
+// one is EFAULT, as the kernel's copy_from_sockptr says.
+func readOptval(m *memReader, optval uint64, n int64) ([]byte, unix.Errno) {
+	b := make([]byte, n)
+	if err := m.read(optval, b); err != nil {
+		return nil, unix.EFAULT
+	}
+	return b, 0
 }
 
 func ntohl(v uint32) uint32 {
@@ -149,13 +157,7 @@ type join struct {
 // refuse the option (too short, wrong family).
 func readJoinOpt(m *memReader, o bpf.SockOpt, optval uint64, optlen int64) (join, unix.Errno) {
 	var j join
-	read := func(n int64) ([]byte, unix.Errno) {
-		b := make([]byte, n)
-		if err := m.read(optval, b); err != nil {
-			return nil, unix.EFAULT
-		}
-		return b, 0
-	}
+	read := func(n int64) ([]byte, unix.Errno) { return readOptval(m, optval, n) }
 	switch o.Name {
 	case unix.IP_ADD_MEMBERSHIP:
 		// struct ip_mreq, or struct ip_mreqn (with an index) when long enough.

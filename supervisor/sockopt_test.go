@@ -7,9 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/supervisor"
 )
 
 // Groups the test decider denies; any other join is let through (on lo,
@@ -113,12 +114,7 @@ func TestSocketFamilyTrapped(t *testing.T) {
 // sockoptVictim runs the victim operations of this file; ok is false for
 // an operation it does not know.
 func sockoptVictim(op []string) (string, bool) {
-	arg := func(i int) string {
-		if i < len(op) {
-			return op[i]
-		}
-		return ""
-	}
+	arg := func(i int) string { return opArg(op, i) }
 	idx := func(i int) int { n, _ := strconv.Atoi(arg(i)); return n }
 	var err error
 	switch op[0] {
@@ -138,13 +134,13 @@ func sockoptVictim(op []string) (string, bool) {
 		err = withSocket(unix.AF_INET, func(fd int) error { return unix.BindToDevice(fd, arg(1)) })
 	case "sticky-pktinfo6":
 		err = withSocket(unix.AF_INET6, func(fd int) error {
-			return unix.SetsockoptString(fd, unix.IPPROTO_IPV6, unix.IPV6_PKTINFO, string(in6Pktinfo(idx(1))))
+			return unix.SetsockoptString(fd, unix.IPPROTO_IPV6, unix.IPV6_PKTINFO, string(supervisor.In6Pktinfo(idx(1))))
 		})
 	case "sendmsg-pktinfo4", "sendmsg-pktinfo6":
 		sa, fam := sockaddr(arg(1))
-		oob := cmsgBytes(unix.IPPROTO_IP, unix.IP_PKTINFO, inPktinfo(idx(2)))
+		oob := supervisor.Cmsg(unix.IPPROTO_IP, unix.IP_PKTINFO, supervisor.InPktinfo(idx(2)))
 		if fam == unix.AF_INET6 {
-			oob = cmsgBytes(unix.IPPROTO_IPV6, unix.IPV6_PKTINFO, in6Pktinfo(idx(2)))
+			oob = supervisor.Cmsg(unix.IPPROTO_IPV6, unix.IPV6_PKTINFO, supervisor.In6Pktinfo(idx(2)))
 		}
 		err = withSocket(fam, func(fd int) error { return unix.Sendmsg(fd, []byte("x"), oob, sa, 0) })
 	case "join4":
@@ -216,27 +212,6 @@ func htonl(v uint32) uint32 {
 	var b [4]byte
 	binary.BigEndian.PutUint32(b[:], v)
 	return binary.NativeEndian.Uint32(b[:])
-}
-
-func inPktinfo(ifindex int) []byte {
-	b := make([]byte, 12)
-	binary.NativeEndian.PutUint32(b, uint32(ifindex))
-	return b
-}
-
-func in6Pktinfo(ifindex int) []byte {
-	b := make([]byte, 20)
-	binary.NativeEndian.PutUint32(b[16:], uint32(ifindex))
-	return b
-}
-
-func cmsgBytes(level, typ int32, data []byte) []byte {
-	b := make([]byte, unix.CmsgSpace(len(data)))
-	h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
-	h.Level, h.Type = level, typ
-	h.SetLen(unix.CmsgLen(len(data)))
-	copy(b[unix.CmsgLen(0):], data)
-	return b
 }
 
 // putStorage writes a as a sockaddr_in or sockaddr_in6 (port 0).

@@ -24,12 +24,7 @@ func victimRole(op []string) int {
 		fmt.Println("no-op")
 		return 3
 	}
-	arg := func(i int) string {
-		if i < len(op) {
-			return op[i]
-		}
-		return ""
-	}
+	arg := func(i int) string { return opArg(op, i) }
 	if out, ok := sockoptVictim(op); ok {
 		fmt.Println(out)
 		return 0
@@ -321,4 +316,12 @@ func killMidCall(stalled, allowed string) string {
 		return "never-held:" + result(err)
 	}
 	return result(connectTo(allowed))
+}
+
+// opArg is the victim operation's word i, or "" past its end.
+func opArg(op []string, i int) string {
+	if i < len(op) {
+		return op[i]
+	}
+	return ""
 }

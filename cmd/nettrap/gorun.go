@@ -198,9 +198,8 @@ func sealedEnv(sealed bool) string {
 // is only for a command that could not start. The command joins rp's
 // process group when there is one, and dies with nettrap.
 func runForwardingSignals(cmd *exec.Cmd, rp *reaper, forward func(os.Signal)) (int, error) {
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
-	defer signal.Stop(sigs)
+	sigs, stop := catchSignals()
+	defer stop()
 	rp.join(cmd)
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -230,6 +229,15 @@ func runForwardingSignals(cmd *exec.Cmd, rp *reaper, forward func(os.Signal)) (i
 		err = nil
 	}
 	return exitStatus(cmd, err), nil
+}
+
+// catchSignals starts catching the signals nettrap passes on to its
+// command; it is called before the command starts, so that none is lost.
+// stop ends the catching.
+func catchSignals() (sigs chan os.Signal, stop func()) {
+	sigs = make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
+	return sigs, func() { signal.Stop(sigs) }
 }
 
 // selfExecFlag is the -exec flag that makes the go command run its test

@@ -66,6 +66,21 @@ func SamePIDNamespace(tid int) bool {
 	return err == nil && other == self
 }
 
+// SeccompFiltered reports whether this process runs under a seccomp
+// filter (the "Seccomp:" line of /proc/self/status is 2, SECCOMP_MODE_FILTER).
+func SeccompFiltered() bool {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return false
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Seccomp:"); ok {
+			return strings.TrimSpace(v) == "2"
+		}
+	}
+	return false
+}
+
 // PidfdTarget returns the pid that descriptor fd of task tid refers to, if
 // it is a pidfd (the "Pid:" line of its fdinfo, in this process's pid
 // namespace), or 0.

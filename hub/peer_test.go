@@ -158,6 +158,17 @@ func registered(s *Server, pid int) bool {
 	return s.inners[pid] != nil
 }
 
+// wantRefused waits for the refusal of pid's registration, checks that
+// no inner was registered, and returns the messages.
+func wantRefused(t *testing.T, s *Server, msgs *waitBuf, pid int) string {
+	t.Helper()
+	out := msgs.wait(fmt.Sprintf("refused the registration of pid %d", pid))
+	if s.Registered() != 0 {
+		t.Errorf("registered %d, want 0", s.Registered())
+	}
+	return out
+}
+
 // A process that does not run nettrap cannot register.
 func TestRegisterRefusedNotNettrap(t *testing.T) {
 	s, msgs := listenAs(t, shell(t), 0) // nettrap is sh here; this test binary is not
@@ -165,10 +176,7 @@ func TestRegisterRefusedNotNettrap(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "is not running nettrap") {
 		t.Fatalf("Dial = %v, want a refusal: not running nettrap", err)
 	}
-	msgs.wait(fmt.Sprintf("refused the registration of pid %d", os.Getpid()))
-	if s.Registered() != 0 {
-		t.Errorf("registered %d, want 0", s.Registered())
-	}
+	wantRefused(t, s, msgs, os.Getpid())
 }
 
 // The issue's reproduction: a process connects, hands the socket to a
@@ -178,12 +186,9 @@ func TestRegisterRefusedFromAnotherHolder(t *testing.T) {
 	s, msgs := listenAs(t, shell(t), 0)
 	child := `printf '{"op":"register","package":"example.com/p","argv0":"p.test"}\n' >&3`
 	helper := startHelper(t, s, "connect", "read x", child)
-	out := msgs.wait("refused the registration of pid " + fmt.Sprint(helper.Process.Pid))
+	out := wantRefused(t, s, msgs, helper.Process.Pid)
 	if !strings.Contains(out, "written by another process than the one that connected") {
 		t.Errorf("messages %q: want the foreign writer named", out)
-	}
-	if s.Registered() != 0 {
-		t.Errorf("registered %d, want 0", s.Registered())
 	}
 }
 
@@ -196,12 +201,9 @@ func TestRegisterRefusedAfterExec(t *testing.T) {
 	// answers the challenge.
 	answer := `IFS= read -r line <&3; n=${line#*'"nonce":"'}; n=${n%%'"'*}; printf '{"op":"confirm","nonce":"%s"}\n' "$n" >&3`
 	helper := startHelper(t, s, "connect", `printf '{"op":"register","package":"example.com/p","argv0":"p.test"}\n' >&9; read x`, answer)
-	out := msgs.wait("refused the registration of pid " + fmt.Sprint(helper.Process.Pid))
+	out := wantRefused(t, s, msgs, helper.Process.Pid)
 	if !strings.Contains(out, "written by another process") {
 		t.Errorf("messages %q: want the challenge's answer refused as written by another process", out)
-	}
-	if s.Registered() != 0 {
-		t.Errorf("registered %d, want 0", s.Registered())
 	}
 }
 
@@ -210,10 +212,7 @@ func TestRegisterRefusedAfterExec(t *testing.T) {
 func TestRegisterRefusedUnansweredChallenge(t *testing.T) {
 	s, msgs := listenAs(t, shell(t), 100*time.Millisecond) // the refusal comes at the end of the wait
 	helper := startHelper(t, s, "connect", `printf '{"op":"register","package":"example.com/p","argv0":"p.test"}\n' >&9; read x`, "")
-	msgs.wait("refused the registration of pid " + fmt.Sprint(helper.Process.Pid))
-	if s.Registered() != 0 {
-		t.Errorf("registered %d, want 0", s.Registered())
-	}
+	wantRefused(t, s, msgs, helper.Process.Pid)
 }
 
 // Checked per message: a registered inner that execs something else is

@@ -6,11 +6,12 @@ import (
 	"io"
 	"net"
 	"os"
-	"strings"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/procfs"
 )
 
 // peerPID is the pid of the process at the other end of a Unix socket,
@@ -57,16 +58,7 @@ func setWriteDeadline(rw any, t time.Time) {
 // Confined reports whether this process runs under a seccomp filter: an
 // inner nettrap must be, or it would run the tests unconfined.
 func Confined() bool {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return false
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "Seccomp:"); ok {
-			return strings.TrimSpace(v) == "2"
-		}
-	}
-	return false
+	return procfs.SeccompFiltered()
 }
 
 // passCred makes the kernel tell, with every read on the socket, which

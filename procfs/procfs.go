@@ -11,21 +11,28 @@ import (
 // id); the command name in parentheses may hold spaces and parentheses,
 // so parse after the last ')'. 0 when p is gone.
 func ParentPID(p int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
+	f, err := statFields(p)
+	if err != nil || len(f) < 2 {
 		return 0
 	}
 	pp, _ := strconv.Atoi(f[1])
 	return pp
+}
+
+// statFields are the fields of /proc/p/stat after the command name, from
+// field 3 (state) on. The name in parentheses may hold spaces and
+// parentheses, so the fields start after the last ')'.
+func statFields(p int) ([]string, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
+	if err != nil {
+		return nil, err
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return nil, errors.New("procfs: malformed stat of pid " + strconv.Itoa(p))
+	}
+	return strings.Fields(s[i+1:]), nil
 }
 
 // maxDepth bounds a walk up the process tree (a loop cannot happen, but a
@@ -59,6 +66,21 @@ func SamePIDNamespace(tid int) bool {
 	return err == nil && other == self
 }
 
+// SeccompFiltered reports whether this process runs under a seccomp
+// filter (the "Seccomp:" line of /proc/self/status is 2, SECCOMP_MODE_FILTER).
+func SeccompFiltered() bool {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return false
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Seccomp:"); ok {
+			return strings.TrimSpace(v) == "2"
+		}
+	}
+	return false
+}
+
 // PidfdTarget returns the pid that descriptor fd of task tid refers to, if
 // it is a pidfd (the "Pid:" line of its fdinfo, in this process's pid
 // namespace), or 0.
@@ -79,31 +101,18 @@ func PidfdTarget(tid, fd int) int {
 // Exited reports whether process p has exited and not been reaped yet (a
 // zombie): its /proc entry stays, without an executable.
 func Exited(p int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	f := strings.Fields(s[i+1:])
-	return i >= 0 && len(f) > 0 && (f[0] == "Z" || f[0] == "X")
+	f, err := statFields(p)
+	return err == nil && len(f) > 0 && (f[0] == "Z" || f[0] == "X")
 }
 
 // StartTime is when process p started, in clock ticks after boot (field 22
 // of /proc/p/stat). With the pid it names one process for good: a pid
 // number that is reused gets a later start time. An exec keeps it.
 func StartTime(p int) (uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
+	f, err := statFields(p)
 	if err != nil {
 		return 0, err
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, errors.New("procfs: malformed stat of pid " + strconv.Itoa(p))
-	}
-	// The fields after the name start at field 3 (state).
-	f := strings.Fields(s[i+1:])
 	if len(f) < 22-2 {
 		return 0, errors.New("procfs: short stat of pid " + strconv.Itoa(p))
 	}

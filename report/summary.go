@@ -159,33 +159,31 @@ func rowOf(rec audit.Record) Row {
 }
 
 func (s *Summary) add(r Row, pkgs map[string]bool) {
-	finding := true
+	rows, total := s.section(r)
+	*rows = append(*rows, r)
+	*total += r.Count
+	if r.Decision != Allowed { // every other row is a finding
+		pkgs[r.Package+"\x00"+r.Process] = true
+	}
+}
+
+// section is the list a row goes in and the total it counts towards.
+func (s *Summary) section(r Row) (*[]Row, *int) {
 	switch {
 	case r.Decision == StaleMarker:
-		s.Stale = append(s.Stale, r)
-		s.Totals.Stale += r.Count
+		return &s.Stale, &s.Totals.Stale
 	case r.Decision == BadMarker:
-		s.BadMarkers = append(s.BadMarkers, r)
-		s.Totals.BadMarkers += r.Count
+		return &s.BadMarkers, &s.Totals.BadMarkers
 	case r.Decision == Error:
-		s.Errors = append(s.Errors, r)
-		s.Totals.Errors += r.Count
+		return &s.Errors, &s.Totals.Errors
 	case r.Decision == Allowed:
-		s.Allowed = append(s.Allowed, r)
-		s.Totals.Allowed += r.Count
-		finding = false
+		return &s.Allowed, &s.Totals.Allowed
 	case r.Decision == WouldDeny:
-		s.WouldBlock = append(s.WouldBlock, r)
-		s.Totals.WouldBlock += r.Count
+		return &s.WouldBlock, &s.Totals.WouldBlock
 	case r.Test == Collection:
-		s.Collection = append(s.Collection, r)
-		s.Totals.Collection += r.Count
+		return &s.Collection, &s.Totals.Collection
 	default:
-		s.Blocked = append(s.Blocked, r)
-		s.Totals.Blocked += r.Count
-	}
-	if finding {
-		pkgs[r.Package+"\x00"+r.Process] = true
+		return &s.Blocked, &s.Totals.Blocked
 	}
 }
 

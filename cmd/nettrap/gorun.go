@@ -147,18 +147,18 @@ func resolvForInners(cfg *config) (string, error) {
 // inners to mark that they ran a test binary ("" for none).
 func innerEnv(env []string, cfg *config, logPath, runDir, resolv string) []string {
 	set := map[string]string{
-		"NETTRAP_MODE":        cfg.raw.mode,
-		"NETTRAP_ERRNO":       cfg.raw.errno,
-		"NETTRAP_ALLOW":       strings.Join(cfg.raw.allow, ","),
-		"NETTRAP_ALLOW_TEST":  strings.Join(cfg.raw.allowTests, "\n"),
-		"NETTRAP_AUDIT_LOG":   logPath,
-		"NETTRAP_RESOLV_CONF": resolv,
-		"NETTRAP_RUN_ID":      cfg.runID,
-		"NETTRAP_SEALED":      sealedEnv(cfg.sealed),
-		innerMark:             cmp.Or(runDir, "1"),
+		envName("mode"):        cfg.raw.mode,
+		envName("errno"):       cfg.raw.errno,
+		envName("allow"):       strings.Join(cfg.raw.allow, ","),
+		envName("allow-test"):  strings.Join(cfg.raw.allowTests, "\n"),
+		envName("audit-log"):   logPath,
+		envName("resolv-conf"): resolv,
+		envName("run-id"):      cfg.runID,
+		envName("sealed"):      sealedEnv(cfg.sealed),
+		innerMark:              cmp.Or(runDir, "1"),
 	}
 	if cfg.allowUnspecified {
-		set["NETTRAP_ALLOW_UNSPECIFIED"] = "1"
+		set[envName("allow-unspecified")] = "1"
 	}
 	out := make([]string, 0, len(env)+len(set))
 	for _, kv := range env {
@@ -169,7 +169,7 @@ func innerEnv(env []string, cfg *config, logPath, runDir, resolv string) []strin
 		// The inners take these from the outer's config or not at all:
 		// the summary is the outer's; generic is what the outer decided.
 		switch k {
-		case "NETTRAP_GENERIC", "NETTRAP_ALLOW_UNSPECIFIED", "NETTRAP_SUMMARY", "NETTRAP_RESOLV_CONF":
+		case envName("generic"), envName("allow-unspecified"), envName("summary"), envName("resolv-conf"):
 			continue
 		}
 		out = append(out, kv)
@@ -198,9 +198,8 @@ func sealedEnv(sealed bool) string {
 // is only for a command that could not start. The command joins rp's
 // process group when there is one, and dies with nettrap.
 func runForwardingSignals(cmd *exec.Cmd, rp *reaper, forward func(os.Signal)) (int, error) {
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
-	defer signal.Stop(sigs)
+	sigs, stop := catchSignals()
+	defer stop()
 	rp.join(cmd)
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -230,6 +229,15 @@ func runForwardingSignals(cmd *exec.Cmd, rp *reaper, forward func(os.Signal)) (i
 		err = nil
 	}
 	return exitStatus(cmd, err), nil
+}
+
+// catchSignals starts catching the signals nettrap passes on to its
+// command; it is called before the command starts, so that none is lost.
+// stop ends the catching.
+func catchSignals() (sigs chan os.Signal, stop func()) {
+	sigs = make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
+	return sigs, func() { signal.Stop(sigs) }
 }
 
 // selfExecFlag is the -exec flag that makes the go command run its test

@@ -16,7 +16,7 @@ import (
 // outer nettrap ends the run with status 125 instead of the go command's
 // plain 1. Best effort: the reason is on stderr already.
 func noteFailure(args []string) {
-	runID, logPath := os.Getenv("NETTRAP_RUN_ID"), os.Getenv("NETTRAP_AUDIT_LOG")
+	runID, logPath := os.Getenv(envName("run-id")), os.Getenv(envName("audit-log"))
 	// A relative log would land in the package directory, where the
 	// go command runs the test binary.
 	if failure == "" || runID == "" || !filepath.IsAbs(logPath) {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"syscall"
 
@@ -157,9 +156,8 @@ func confine(cfg *config) int {
 		cmd.Stdout, cmd.Stderr = tb.w, tb.w
 	}
 	// Catch the signals before the child exists, so none is lost.
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
-	defer signal.Stop(sigs)
+	sigs, stopSignals := catchSignals()
+	defer stopSignals()
 	rp := startReaper()
 	defer rp.done()
 	rp.join(cmd)

@@ -30,7 +30,7 @@ func newTestBinary(cfg *config) (*testBinary, []string, error) {
 		return nil, nil, fmt.Errorf("pipe: %w", err)
 	}
 	wd, _ := os.Getwd()
-	tr, err := gotest.NewPlanTracker(r, os.Stdout, plan, gotest.Package(cfg.args[0], wd), cfg.allowTests)
+	tr, err := gotest.NewTracker(r, os.Stdout, plan, gotest.Package(cfg.args[0], wd), cfg.allowTests)
 	if err != nil {
 		r.Close()
 		w.Close()

@@ -290,23 +290,12 @@ func FuzzUnmarked(f *testing.F) {
 		n := max(int(chunk), 1)
 		sz := max(int(size), 8)
 		for _, m := range allModes {
-			var raw, out bytes.Buffer
-			r := NewRenderer(&out, m)
-			p := newParser(func(e *Event) {
-				raw.Write(e.Raw)
-				r.Handle(e)
-			}, sz)
-			p.framing = FramingAny
-			for i := 0; i < len(in); i += n {
-				p.Write(bytes.Clone(in[i:min(i+n, len(in))]))
+			raw, out := passChunks(in, n, sz, m, FramingAny)
+			if !bytes.Equal(raw, in) {
+				t.Fatalf("Raw bytes %q != input %q", raw, in)
 			}
-			p.Close()
-			r.Close()
-			if !bytes.Equal(raw.Bytes(), in) {
-				t.Fatalf("Raw bytes %q != input %q", raw.Bytes(), in)
-			}
-			if !bytes.Equal(out.Bytes(), in) {
-				t.Fatalf("mode %s: output %q != input %q", modeFiles[m], out.Bytes(), in)
+			if !bytes.Equal(out, in) {
+				t.Fatalf("mode %s: output %q != input %q", modeFiles[m], out, in)
 			}
 		}
 	})

@@ -9,18 +9,6 @@ import (
 	"testing"
 )
 
-// renderAny is renderAll for a FramingAny parser.
-func renderAny(in []byte, m Mode, size, feeder int) []byte {
-	var out bytes.Buffer
-	r := NewRenderer(&out, m)
-	p := newParser(r.Handle, size)
-	p.framing = FramingAny
-	feeders[feeder].feed(p, in)
-	p.Close()
-	r.Close()
-	return out.Bytes()
-}
-
 // TestUnmarkedAsIs: what the binary printed with -test.v=true or without
 // -v, read with FramingAny, is written back byte for byte in every mode:
 // it is what the user asked for already.
@@ -39,7 +27,7 @@ func TestUnmarkedAsIs(t *testing.T) {
 					for _, size := range []int{maxLine, 64} {
 						name := fmt.Sprintf("%s/%s-as-%s/%s/%d", sc.name, modeFiles[native], modeFiles[m], f.name, size)
 						t.Run(name, func(t *testing.T) {
-							if got := renderAny(in, m, size, fi); !bytes.Equal(got, in) {
+							if got := renderFramed(in, m, FramingAny, size, fi); !bytes.Equal(got, in) {
 								t.Errorf("%s", lineDiff(got, in))
 							}
 						})

@@ -16,7 +16,7 @@ func newPlanFixture(t *testing.T, args ...string) *trackerFixture {
 	}
 	out := &bytes.Buffer{}
 	plan := Rewrite(append([]string{"x.test"}, args...))
-	tr, err := NewPlanTracker(r, out, plan, "example.com/p", nil)
+	tr, err := NewTracker(r, out, plan, "example.com/p", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

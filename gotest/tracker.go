@@ -71,15 +71,9 @@ type testEnd struct {
 
 type badAttr struct{ test, value string }
 
-// NewTracker renders to w in mode what it reads from pipe (the read end of
-// the binary's stdout and stderr), the -test.v=test2json stream.
-func NewTracker(pipe *os.File, w io.Writer, mode teststream.Mode, pkg string, allow []*regexp.Regexp) (*Tracker, error) {
-	return NewPlanTracker(pipe, w, Plan{Mode: mode}, pkg, allow)
-}
-
-// NewPlanTracker is NewTracker for a binary run as plan says: it reads the
-// stream in plan.Framing and renders it in plan.Mode.
-func NewPlanTracker(pipe *os.File, w io.Writer, plan Plan, pkg string, allow []*regexp.Regexp) (*Tracker, error) {
+// NewTracker renders to w in plan.Mode what it reads from pipe (the read
+// end of the binary's stdout and stderr), a stream in plan.Framing.
+func NewTracker(pipe *os.File, w io.Writer, plan Plan, pkg string, allow []*regexp.Regexp) (*Tracker, error) {
 	// os.File.Fd puts the descriptor in blocking mode: take it once,
 	// then make it non-blocking for good.
 	fd := int(pipe.Fd())

@@ -38,7 +38,7 @@ func newTrackerFixture(t *testing.T, allow ...string) *trackerFixture {
 		res = append(res, regexp.MustCompile(a))
 	}
 	out := &bytes.Buffer{}
-	tr, err := NewTracker(r, out, teststream.ModeVerbose, "example.com/p", res)
+	tr, err := NewTracker(r, out, Plan{Mode: teststream.ModeVerbose}, "example.com/p", res)
 	if err != nil {
 		t.Fatal(err)
 	}

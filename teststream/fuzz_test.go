@@ -17,26 +17,34 @@ func FuzzPassthrough(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte, chunk, size uint8) {
 		n := max(int(chunk), 1)
 		sz := max(int(size), 8)
-		var raw bytes.Buffer
-		var out bytes.Buffer
-		r := NewRenderer(&out, ModeJSONFramed)
-		p := newParser(func(e *Event) {
-			raw.Write(e.Raw)
-			r.Handle(e)
-		}, sz)
-		for i := 0; i < len(in); i += n {
-			p.Write(bytes.Clone(in[i:min(i+n, len(in))]))
+		raw, out := passChunks(in, n, sz, ModeJSONFramed, FramingMarked)
+		if !bytes.Equal(raw, in) {
+			t.Fatalf("Raw bytes %q != input %q", raw, in)
 		}
-		p.Close()
-		r.Close()
-		if !bytes.Equal(raw.Bytes(), in) {
-			t.Fatalf("Raw bytes %q != input %q", raw.Bytes(), in)
-		}
-		if !bytes.Equal(out.Bytes(), in) {
-			t.Fatalf("JSON mode output %q != input %q", out.Bytes(), in)
+		if !bytes.Equal(out, in) {
+			t.Fatalf("JSON mode output %q != input %q", out, in)
 		}
 		for _, m := range []Mode{ModeVerbose, ModeQuiet} {
 			renderAll(in, m, sz, 0)
 		}
 	})
+}
+
+// passChunks feeds in, cut every n bytes, to a parser with line buffer sz
+// in framing f, rendering in mode m. It returns the events' Raw bytes and
+// the rendered output.
+func passChunks(in []byte, n, sz int, m Mode, f Framing) (raw, out []byte) {
+	var rawBuf, outBuf bytes.Buffer
+	r := NewRenderer(&outBuf, m)
+	p := newParser(func(e *Event) {
+		rawBuf.Write(e.Raw)
+		r.Handle(e)
+	}, sz)
+	p.framing = f
+	for i := 0; i < len(in); i += n {
+		p.Write(bytes.Clone(in[i:min(i+n, len(in))]))
+	}
+	p.Close()
+	r.Close()
+	return rawBuf.Bytes(), outBuf.Bytes()
 }

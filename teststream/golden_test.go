@@ -47,9 +47,15 @@ func feedChunks(p *Parser, in []byte, first, n int) {
 // renderAll renders in through a parser with the given line buffer size,
 // fed by feeders[feeder].
 func renderAll(in []byte, m Mode, size, feeder int) []byte {
+	return renderFramed(in, m, FramingMarked, size, feeder)
+}
+
+// renderFramed is renderAll for a parser in framing f.
+func renderFramed(in []byte, m Mode, f Framing, size, feeder int) []byte {
 	var out bytes.Buffer
 	r := NewRenderer(&out, m)
 	p := newParser(r.Handle, size)
+	p.framing = f
 	feeders[feeder].feed(p, in)
 	p.Close()
 	r.Close()

@@ -9,18 +9,6 @@ import (
 	"testing"
 )
 
-// renderAny is renderAll for a FramingAny parser.
-func renderAny(in []byte, m Mode, size, feeder int) []byte {
-	var out bytes.Buffer
-	r := NewRenderer(&out, m)
-	p := newParser(r.Handle, size)
-	p.framing = FramingAny
-	feeders[feeder].feed(p, in)
-	p.Close()
-	r.Close()
-	return out.Bytes()
-}
-
 // TestUnmarkedAsIs: what the binary printed with -test.v=true or without
 // -v, read with FramingAny, is written back byte for byte in every mode:
 // it is what the user asked for already.
@@ -39,7 +27,7 @@ func TestUnmarkedAsIs(t *testing.T) {
 					for _, size := range []int{maxLine, 64} {
 						name := fmt.Sprintf("%s/%s-as-%s/%s/%d", sc.name, modeFiles[native], modeFiles[m], f.name, size)
 						t.Run(name, func(t *testing.T) {
-							if got := renderAny(in, m, size, fi); !bytes.Equal(got, in) {
+							if got := renderFramed(in, m, FramingAny, size, fi); !bytes.Equal(got, in) {
 								t.Errorf("%s", lineDiff(got, in))
 							}
 						})
@@ -290,23 +278,12 @@ func FuzzUnmarked(f *testing.F) {
 		n := max(int(chunk), 1)
 		sz := max(int(size), 8)
 		for _, m := range allModes {
-			var raw, out bytes.Buffer
-			r := NewRenderer(&out, m)
-			p := newParser(func(e *Event) {
-				raw.Write(e.Raw)
-				r.Handle(e)
-			}, sz)
-			p.framing = FramingAny
-			for i := 0; i < len(in); i += n {
-				p.Write(bytes.Clone(in[i:min(i+n, len(in))]))
+			raw, out := passChunks(in, n, sz, m, FramingAny)
+			if !bytes.Equal(raw, in) {
+				t.Fatalf("Raw bytes %q != input %q", raw, in)
 			}
-			p.Close()
-			r.Close()
-			if !bytes.Equal(raw.Bytes(), in) {
-				t.Fatalf("Raw bytes %q != input %q", raw.Bytes(), in)
-			}
-			if !bytes.Equal(out.Bytes(), in) {
-				t.Fatalf("mode %s: output %q != input %q", modeFiles[m], out.Bytes(), in)
+			if !bytes.Equal(out, in) {
+				t.Fatalf("mode %s: output %q != input %q", modeFiles[m], out, in)
 			}
 		}
 	})

@@ -29,7 +29,7 @@ func newTestBinary(cfg *config, pkg string) (*testBinary, []string, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("pipe: %w", err)
 	}
-	tr, err := gotest.NewPlanTracker(r, os.Stdout, plan, pkg, cfg.allowTests)
+	tr, err := gotest.NewTracker(r, os.Stdout, plan, pkg, cfg.allowTests)
 	if err != nil {
 		r.Close()
 		w.Close()

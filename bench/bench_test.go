@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/nettrap/nettrap/bench/internal/wire"
 )
 
 // ops are the workload's operations, in the issue's order (a)–(d).
@@ -33,14 +35,8 @@ const (
 // confine at all (no seccomp user notification here).
 const exitCantRun = 125
 
-// result is what the workload prints.
-type result struct {
-	Op        string  `json:"op"`
-	N         int     `json:"n"`
-	NsPerOp   float64 `json:"ns_per_op"`
-	SelfHWM   int     `json:"self_hwm_kib"`
-	ParentHWM int     `json:"parent_hwm_kib"`
-}
+// result is what the workload prints (one JSON line).
+type result = wire.Result
 
 func BenchmarkOps(b *testing.B) {
 	bins := binaries(b)

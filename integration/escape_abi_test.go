@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -28,25 +27,17 @@ type holder struct {
 
 func (e labEnv) startHolder(t *testing.T, u user, ln *lab.Listener) *holder {
 	t.Helper()
-	c, err := e.Dial("tcp", ln.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	local := c.LocalAddr().String()
-	sock, err := c.(*net.TCPConn).File()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sock.Close()
+	oc := e.dialOutside(t, ln)
+	defer oc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	cmd := exec.CommandContext(ctx, e.bins.Holder)
-	cmd.ExtraFiles = []*os.File{sock}
+	cmd.ExtraFiles = []*os.File{oc.sock}
 	cmd.Stderr = os.Stderr
 	if u == asNobody {
 		lab.AsNobody(cmd)
 	}
-	h := &holder{cmd: cmd}
+	h := &holder{cmd: cmd, seq: oc.seq, conn: oc.data}
+	var err error
 	if h.in, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}
@@ -63,16 +54,6 @@ func (e labEnv) startHolder(t *testing.T, u user, ln *lab.Listener) *holder {
 	line, err := h.out.ReadString('\n')
 	if _, serr := fmt.Sscan(line, &h.pid, &h.addr); err != nil || serr != nil {
 		t.Fatalf("holder said %q: %v %v", line, err, serr)
-	}
-	rec := waitRecord(t, ln, "the holder's connection", func(r lab.Record) bool { return r.Remote.String() == local })
-	h.seq = rec.Seq
-	h.conn = func() string {
-		for _, r := range ln.Records() {
-			if r.Seq == h.seq {
-				return string(r.Data)
-			}
-		}
-		return ""
 	}
 	return h
 }

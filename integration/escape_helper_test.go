@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -211,4 +212,49 @@ func forUsers(t *testing.T, users []user, f func(t *testing.T, u user)) {
 	for _, u := range users {
 		t.Run(u.String(), func(t *testing.T) { f(t, u) })
 	}
+}
+
+// outsideConn is a TCP connection from the test (in the inside namespace)
+// to a lab listener, with a dup of its socket to hand to a child, and the
+// listener's record of it.
+type outsideConn struct {
+	net.Conn
+	sock  *os.File
+	local string
+	seq   int
+	ln    *lab.Listener
+}
+
+// dialOutside connects to ln and waits until ln has recorded the connection.
+func (e labEnv) dialOutside(t *testing.T, ln *lab.Listener) *outsideConn {
+	t.Helper()
+	c, err := e.Dial("tcp", ln.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock, err := c.(*net.TCPConn).File()
+	if err != nil {
+		c.Close()
+		t.Fatal(err)
+	}
+	o := &outsideConn{Conn: c, sock: sock, local: c.LocalAddr().String(), ln: ln}
+	rec := waitRecord(t, ln, "the connection", func(r lab.Record) bool { return r.Remote.String() == o.local })
+	o.seq = rec.Seq
+	return o
+}
+
+// data is what the outside has received on the connection so far.
+func (o *outsideConn) data() string {
+	for _, r := range o.ln.Records() {
+		if r.Seq == o.seq {
+			return string(r.Data)
+		}
+	}
+	return ""
+}
+
+// Close closes both the connection and the dup of its socket.
+func (o *outsideConn) Close() error {
+	o.sock.Close()
+	return o.Conn.Close()
 }

@@ -42,26 +42,9 @@ func TestEscapeInheritedSocket(t *testing.T) {
 	e := newLabEnv(t)
 	ln := e.ListenTCP(t, netip.AddrPortFrom(lab.Outside4, 0))
 	forUsers(t, []user{asSelf, asNobody}, func(t *testing.T, u user) {
-		c, err := e.Dial("tcp", ln.Addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		local := c.LocalAddr().String()
-		sock, err := c.(*net.TCPConn).File()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sock.Close()
-		conn := waitRecord(t, ln, "the connection", func(r lab.Record) bool { return r.Remote.String() == local })
-		data := func() string {
-			for _, r := range ln.Records() {
-				if r.Seq == conn.Seq {
-					return string(r.Data)
-				}
-			}
-			return ""
-		}
+		conn := e.dialOutside(t, ln)
+		defer conn.Close()
+		sock, local, data := conn.sock, conn.local, conn.data
 
 		script := `printf %s "$0" >&3 && echo sent; echo jobserver >&4`
 		marker := "inherited " + u.String() + " unguarded;"
@@ -71,7 +54,7 @@ func TestEscapeInheritedSocket(t *testing.T) {
 		if !strings.Contains(r.stdout, "sent") {
 			t.Fatalf("unguarded: %q %q", r.stdout, r.stderr)
 		}
-		waitRecord(t, ln, "the unguarded write", func(r lab.Record) bool { return r.Seq == conn.Seq && r.Contains([]byte(marker)) })
+		waitRecord(t, ln, "the unguarded write", func(r lab.Record) bool { return r.Seq == conn.seq && r.Contains([]byte(marker)) })
 		if got := readAll(t, pr); got != "jobserver\n" {
 			t.Errorf("unguarded pipe carried %q", got)
 		}
@@ -93,10 +76,10 @@ func TestEscapeInheritedSocket(t *testing.T) {
 		// The sentinel goes down the same TCP stream: whatever nettrap
 		// had let through would be before it.
 		sentinel := "sentinel " + u.String()
-		if _, err := c.Write([]byte(sentinel)); err != nil {
+		if _, err := conn.Write([]byte(sentinel)); err != nil {
 			t.Fatal(err)
 		}
-		waitRecord(t, ln, "the sentinel", func(r lab.Record) bool { return r.Seq == conn.Seq && r.Contains([]byte(sentinel)) })
+		waitRecord(t, ln, "the sentinel", func(r lab.Record) bool { return r.Seq == conn.seq && r.Contains([]byte(sentinel)) })
 		if got := data(); got != marker+sentinel {
 			t.Errorf("LEAK under nettrap: the connection carried %q, want %q", got, marker+sentinel)
 		}

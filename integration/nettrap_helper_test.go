@@ -60,13 +60,7 @@ func confinedVictim(t *testing.T, flags []string, args ...string) (nettrapRun, v
 
 // blockedLines returns nettrap's denial lines in stderr.
 func blockedLines(stderr string) []string {
-	var out []string
-	for line := range strings.SplitSeq(stderr, "\n") {
-		if strings.HasPrefix(line, "nettrap: Outbound network blocked: ") {
-			out = append(out, line)
-		}
-	}
-	return out
+	return linesWithPrefix(stderr, "nettrap: Outbound network blocked: ")
 }
 
 // assertNothingArrived proves that nothing reached the endpoints eps

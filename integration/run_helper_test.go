@@ -77,9 +77,14 @@ type runAuditRecord struct {
 
 // nettrapLines are the lines of stderr that nettrap's summary wrote.
 func nettrapLines(stderr string) []string {
+	return linesWithPrefix(stderr, "nettrap: ")
+}
+
+// linesWithPrefix returns the lines of s that start with prefix.
+func linesWithPrefix(s, prefix string) []string {
 	var out []string
-	for line := range strings.SplitSeq(stderr, "\n") {
-		if strings.HasPrefix(line, "nettrap: ") {
+	for line := range strings.SplitSeq(s, "\n") {
+		if strings.HasPrefix(line, prefix) {
 			out = append(out, line)
 		}
 	}

@@ -167,16 +167,7 @@ func TestNettrapAsNobody(t *testing.T) {
 	cmd := exec.Command(bins[0], "--", bins[1], "tcp-connect", "203.0.113.7:443")
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// The victim exits 0 after the denied connect: nettrap exits 1.
-	if err := cmd.Run(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 1 {
-		t.Fatalf("nettrap as nobody: %v, want exit status 1\nstderr: %s", err, stderr.String())
-	}
-	r := parseVictim(t, []byte(stdout.String()), stderr.String())
-	if r.OK || r.Errno != "EPERM" || len(blockedLines(stderr.String())) != 1 {
-		t.Errorf("as nobody: ok=%v errno=%q\nstderr: %s", r.OK, r.Errno, stderr.String())
-	}
+	runOneDenied(t, cmd, "as nobody")
 	assertNothingArrived(t, h, mark, fakehost.TCP("203.0.113.7:443"))
 }
 
@@ -200,17 +191,27 @@ func TestNettrapWithoutTempDir(t *testing.T) {
 	mark := h.Mark()
 	cmd := exec.Command(victimbuild.Nettrap(t), "--", victimbuild.Victim(t), "tcp-connect", "203.0.113.7:443")
 	cmd.Env = append(os.Environ(), "TMPDIR=/nonexistent/tmp")
+	stderr := runOneDenied(t, cmd, "without TMPDIR")
+	if !strings.Contains(stderr, "will not name tests") {
+		t.Errorf("no warning about the hub:\n%s", stderr)
+	}
+	assertNothingArrived(t, h, mark, fakehost.TCP("203.0.113.7:443"))
+}
+
+// runOneDenied runs cmd, nettrap confining the victim making one denied
+// attempt, and checks what that must give: exit status 1 (the victim exits
+// 0 after the denied call), EPERM seen by the victim, one blocked line.
+// It returns nettrap's stderr.
+func runOneDenied(t *testing.T, cmd *exec.Cmd, what string) string {
+	t.Helper()
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 1 {
-		t.Fatalf("nettrap: %v, want exit status 1 (a denied attempt)\nstderr: %s", err, stderr.String())
+		t.Fatalf("nettrap %s: %v, want exit status 1 (a denied attempt)\nstderr: %s", what, err, stderr.String())
 	}
 	r := parseVictim(t, []byte(stdout.String()), stderr.String())
 	if r.OK || r.Errno != "EPERM" || len(blockedLines(stderr.String())) != 1 {
-		t.Errorf("without TMPDIR: ok=%v errno=%q\nstderr: %s", r.OK, r.Errno, stderr.String())
+		t.Errorf("%s: ok=%v errno=%q\nstderr: %s", what, r.OK, r.Errno, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "will not name tests") {
-		t.Errorf("no warning about the hub:\n%s", stderr.String())
-	}
-	assertNothingArrived(t, h, mark, fakehost.TCP("203.0.113.7:443"))
+	return stderr.String()
 }

@@ -14,18 +14,12 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/nettrap/nettrap/bench/internal/wire"
 )
 
-// result is what the benchmark reads from stdout.
-type result struct {
-	Op      string  `json:"op"`
-	N       int     `json:"n"`
-	NsPerOp float64 `json:"ns_per_op"`
-	// SelfHWM is this process's peak RSS, ParentHWM its parent's (the
-	// supervisor, when there is one), both in KiB from /proc/*/status.
-	SelfHWM   int `json:"self_hwm_kib"`
-	ParentHWM int `json:"parent_hwm_kib"`
-}
+// result is what the workload prints (one JSON line).
+type result = wire.Result
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {

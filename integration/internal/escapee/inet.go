@@ -99,24 +99,33 @@ func cmsg(level, typ int32, data []byte) []byte {
 	return b
 }
 
-func sendUDP(dst, marker string, rest []string) error {
+// pinnedSocket opens a socket of type typ for dst and pins it as the
+// options in rest say; the caller closes fd.
+func pinnedSocket(dst string, typ int, rest []string) (fd int, sa unix.Sockaddr, fam int, opts map[string]string, err error) {
 	ap, err := netip.ParseAddrPort(dst)
 	if err != nil {
-		return err
+		return -1, nil, 0, nil, err
 	}
-	opts, err := options(rest)
+	if opts, err = options(rest); err != nil {
+		return -1, nil, 0, nil, err
+	}
+	sa, fam = sockaddr(ap)
+	if fd, err = unix.Socket(fam, typ|unix.SOCK_CLOEXEC, 0); err != nil {
+		return -1, nil, 0, nil, sysErr("socket", err)
+	}
+	if err := pin(fd, fam, opts); err != nil {
+		unix.Close(fd)
+		return -1, nil, 0, nil, err
+	}
+	return fd, sa, fam, opts, nil
+}
+
+func sendUDP(dst, marker string, rest []string) error {
+	fd, sa, fam, opts, err := pinnedSocket(dst, unix.SOCK_DGRAM, rest)
 	if err != nil {
 		return err
-	}
-	sa, fam := sockaddr(ap)
-	fd, err := unix.Socket(fam, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return sysErr("socket", err)
 	}
 	defer unix.Close(fd)
-	if err := pin(fd, fam, opts); err != nil {
-		return err
-	}
 	var oob []byte
 	if v, ok := opts["pktinfo"]; ok {
 		idx, _ := strconv.Atoi(v)
@@ -128,23 +137,11 @@ func sendUDP(dst, marker string, rest []string) error {
 // sendTCP starts a connect to DST: the SYN leaves before connect returns
 // EINPROGRESS, and that is the leak; nobody need answer it.
 func sendTCP(dst string, rest []string) error {
-	ap, err := netip.ParseAddrPort(dst)
+	fd, sa, _, _, err := pinnedSocket(dst, unix.SOCK_STREAM|unix.SOCK_NONBLOCK, rest)
 	if err != nil {
 		return err
-	}
-	opts, err := options(rest)
-	if err != nil {
-		return err
-	}
-	sa, fam := sockaddr(ap)
-	fd, err := unix.Socket(fam, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
-	if err != nil {
-		return sysErr("socket", err)
 	}
 	defer unix.Close(fd)
-	if err := pin(fd, fam, opts); err != nil {
-		return err
-	}
 	if err := unix.Connect(fd, sa); err != nil && err != unix.EINPROGRESS {
 		return sysErr("connect", err)
 	}

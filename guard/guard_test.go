@@ -275,7 +275,9 @@ func TestLine(t *testing.T) {
 		// The reason is left out only when it repeats the class.
 		{func(r *audit.Record) { r.Reason = "external destination" },
 			"Outbound network blocked: connect tcp 203.0.113.7:443 (external) by pid 42 curl"},
-		{func(r *audit.Record) { r.Dest, r.Class, r.Reason = "0.0.0.0:443", "unspecified", "listen on 127.0.0.1:0" },
+		{func(r *audit.Record) {
+			r.Dest, r.Class, r.Reason = "0.0.0.0:443", "unspecified", "listen on 127.0.0.1:0"
+		},
 			"Outbound network blocked: connect tcp 0.0.0.0:443 (unspecified) by pid 42 curl: listen on 127.0.0.1:0"},
 		{func(r *audit.Record) { r.Dest, r.Class, r.Reason = "10.0.0.53:53", "dns", "DNS query" },
 			"Outbound network blocked: connect tcp 10.0.0.53:53 (dns) by pid 42 curl: DNS query"},

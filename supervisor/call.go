@@ -45,6 +45,11 @@ type Call struct {
 	// the call must then fail with this errno, as the kernel would.
 	Err unix.Errno
 
+	// msgs are the bytes the decision was made on (address, control
+	// data) and where each payload lies, for an emulated call: the kernel
+	// must not read the address a second time (emulate.go).
+	msgs []rawMsg
+
 	listener   int
 	callerOnce sync.Once
 	caller     Caller

@@ -28,6 +28,8 @@ type control struct {
 	// the send to, when it is not loopback ("" otherwise): the kernel then
 	// routes even a loopback destination out of that interface.
 	pin string
+	// raw is the control data as read, for an emulated send.
+	raw []byte
 }
 
 // readControl reads and scans a message's control data.
@@ -42,7 +44,9 @@ func readControl(m *memReader, h msghdr) (control, unix.Errno) {
 	if err := m.read(h.control, buf); err != nil {
 		return control{}, unix.EFAULT
 	}
-	return scanControl(buf), 0
+	c := scanControl(buf)
+	c.raw = buf
+	return c, 0
 }
 
 // scanControl walks control messages as the kernel's for_each_cmsghdr

@@ -41,6 +41,7 @@ type Stats struct {
 	Allowed       atomic.Uint64
 	Denied        atomic.Uint64
 	Vanished      atomic.Uint64 // the target left the call before the answer (ENOENT)
+	Emulated      atomic.Uint64 // allowed calls the supervisor made itself (emulate.go)
 }
 
 // loop receives notifications from the listener and answers them; see run
@@ -48,6 +49,7 @@ type Stats struct {
 type loop struct {
 	listener int
 	decider  Decider
+	emu      *emulator // nil: allowed calls always continue in the kernel
 	stats    *Stats
 	wake     [2]int        // pipe: a write stops the loop
 	done     chan struct{} // closed by the goroutine that ends the loop
@@ -175,8 +177,15 @@ func (l *loop) handle(n *notif) {
 	resp := notifResp{ID: n.ID}
 	switch {
 	case a.Allow:
-		resp.Flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
 		l.stats.Allowed.Add(1)
+		if l.emu != nil && emulable(c) {
+			if r, done := l.emu.perform(c); done {
+				l.stats.Emulated.Add(1)
+				resp.Val, resp.Error = r.val, -int32(r.errno)
+				break
+			}
+		}
+		resp.Flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
 	default:
 		if a.Errno == 0 {
 			a.Errno = unix.EPERM

@@ -25,6 +25,9 @@ import (
 // listeners there record whatever gets through.
 const roleEnv = "NETTRAP_SUPERVISOR_TEST_ROLE"
 
+// emulateEnv chooses the supervisor role's emulation mode (auto, on, off).
+const emulateEnv = "NETTRAP_SUPERVISOR_TEST_EMULATE"
+
 func TestMain(m *testing.M) {
 	switch os.Getenv(roleEnv) {
 	case "supervisor":
@@ -100,6 +103,7 @@ type roleReport struct {
 	Allowed       uint64
 	Denied        uint64
 	Vanished      uint64
+	Emulated      uint64
 	Errors        []string
 }
 
@@ -128,7 +132,12 @@ func supervisorRole(reportPath string, keep bool) int {
 	if os.Getenv("NETTRAP_VICTIM_OP") == "stdout-socket" {
 		cmd.Stdout = os.NewFile(3, "inherited socket")
 	}
-	s, err := supervisor.Start(cmd, supervisor.Options{Decider: supervisor.DeciderFunc(testDecider)})
+	mode, err := supervisor.ParseEmulateMode(os.Getenv(emulateEnv))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 125
+	}
+	s, err := supervisor.Start(cmd, supervisor.Options{Decider: supervisor.DeciderFunc(testDecider), Emulate: mode})
 	notices.Close()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start:", err)
@@ -141,6 +150,7 @@ func supervisorRole(reportPath string, keep bool) int {
 		Allowed:       s.Stats.Allowed.Load(),
 		Denied:        s.Stats.Denied.Load(),
 		Vanished:      s.Stats.Vanished.Load(),
+		Emulated:      s.Stats.Emulated.Load(),
 	}
 	for _, e := range s.Errors() {
 		r.Errors = append(r.Errors, e.Error())

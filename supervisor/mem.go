@@ -83,6 +83,8 @@ func (m *memReader) read(addr uint64, buf []byte) error {
 type msghdr struct {
 	name       uint64
 	namelen    int32
+	iov        uint64 // kept for an emulated send's payload
+	iovlen     uint64
 	control    uint64
 	controllen uint64
 }
@@ -98,7 +100,8 @@ func parseMsghdr(b []byte) msghdr {
 	return msghdr{
 		name:    binary.NativeEndian.Uint64(b[0:8]),
 		namelen: int32(binary.NativeEndian.Uint32(b[8:12])),
-		// msg_iov (16) and msg_iovlen (24) do not matter here.
+		iov:        binary.NativeEndian.Uint64(b[16:24]),
+		iovlen:     binary.NativeEndian.Uint64(b[24:32]),
 		control:    binary.NativeEndian.Uint64(b[32:40]),
 		controllen: binary.NativeEndian.Uint64(b[40:48]),
 	}

@@ -81,3 +81,79 @@ func setSyncWakeUp(fd int) bool {
 	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
 	return e == 0
 }
+
+// The raw socket calls of an emulated call (emusock.go): they take the
+// checked sockaddr and control bytes as they are, whatever the family,
+// which x/sys/unix's typed wrappers cannot.
+
+func bytePtr(b []byte) unsafe.Pointer {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&b[0])
+}
+
+func sysConnect(fd int, name []byte) unix.Errno {
+	_, _, e := unix.Syscall(unix.SYS_CONNECT, uintptr(fd), uintptr(bytePtr(name)), uintptr(len(name)))
+	return e
+}
+
+// kernelMsg is a msghdr of ours for one outMsg, with its one iovec.
+type kernelMsg struct {
+	hdr unix.Msghdr
+	iov unix.Iovec
+}
+
+func (k *kernelMsg) fill(m *outMsg) {
+	k.hdr.Name = (*byte)(bytePtr(m.name))
+	k.hdr.Namelen = uint32(len(m.name))
+	if len(m.payload) > 0 {
+		k.iov.Base = &m.payload[0]
+		k.iov.SetLen(len(m.payload))
+		k.hdr.Iov = &k.iov
+		k.hdr.SetIovlen(1)
+	}
+	if len(m.control) > 0 {
+		k.hdr.Control = &m.control[0]
+		k.hdr.SetControllen(len(m.control))
+	}
+}
+
+func sysSendmsg(fd int, m *outMsg, flags int) (int, unix.Errno) {
+	var k kernelMsg
+	k.fill(m)
+	n, _, e := unix.Syscall(unix.SYS_SENDMSG, uintptr(fd), uintptr(unsafe.Pointer(&k.hdr)), uintptr(flags))
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), 0
+}
+
+// mmsghdr is struct mmsghdr.
+type mmsghdr struct {
+	hdr unix.Msghdr
+	len uint32
+	_   uint32
+}
+
+var _ [sizeofMmsghdr - unsafe.Sizeof(mmsghdr{})]struct{}
+
+// sysSendmmsg sends msgs in one sendmmsg and returns the count sent and
+// each message's length as the kernel wrote it.
+func sysSendmmsg(fd int, msgs []outMsg, flags int) (int, []uint32, unix.Errno) {
+	hdrs := make([]mmsghdr, len(msgs))
+	iovs := make([]kernelMsg, len(msgs))
+	for i := range msgs {
+		iovs[i].fill(&msgs[i])
+		hdrs[i].hdr = iovs[i].hdr
+	}
+	n, _, e := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(&hdrs[0])), uintptr(len(hdrs)), uintptr(flags), 0, 0)
+	if e != 0 {
+		return 0, nil, e
+	}
+	lens := make([]uint32, len(hdrs))
+	for i := range hdrs {
+		lens[i] = hdrs[i].len
+	}
+	return int(n), lens, 0
+}

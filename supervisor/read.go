@@ -15,13 +15,16 @@ func readDests(m *memReader, c *Call) ([]classify.Dest, unix.Errno) {
 	a := c.Args
 	switch c.Syscall.Kind {
 	case bpf.Connect:
-		d, errno := readSockaddr(m, a[1], int64(int32(a[2])), classify.OpConnect)
+		d, raw, errno := readSockaddr(m, a[1], int64(int32(a[2])), classify.OpConnect)
+		c.msgs = []rawMsg{{name: raw}}
 		return oneDest(d, errno)
 	case bpf.SendTo:
 		if a[4] == 0 { // the BPF program lets these through; be safe anyway
+			c.msgs = []rawMsg{{}}
 			return nil, 0
 		}
-		d, errno := readSockaddr(m, a[4], int64(int32(a[5])), classify.OpSend)
+		d, raw, errno := readSockaddr(m, a[4], int64(int32(a[5])), classify.OpSend)
+		c.msgs = []rawMsg{{name: raw}}
 		return oneDest(d, errno)
 	case bpf.SendMsg:
 		return readMsgDests(m, c, a[1], 1, sizeofMsghdr)
@@ -45,29 +48,31 @@ func oneDest(d *classify.Dest, errno unix.Errno) ([]classify.Dest, unix.Errno) {
 }
 
 // readSockaddr follows move_addr_to_kernel: a negative or oversized length
-// is EINVAL, zero means no address, an unreadable buffer is EFAULT.
-func readSockaddr(m *memReader, addr uint64, n int64, op classify.Op) (*classify.Dest, unix.Errno) {
+// is EINVAL, zero means no address, an unreadable buffer is EFAULT. It
+// returns the bytes read too: an emulated call uses them, not the
+// target's memory, which another thread may have changed since.
+func readSockaddr(m *memReader, addr uint64, n int64, op classify.Op) (*classify.Dest, []byte, unix.Errno) {
 	if n < 0 || n > sizeofSockaddrStorage {
-		return nil, unix.EINVAL
+		return nil, nil, unix.EINVAL
 	}
 	if n == 0 {
 		// No address at all: connect fails in the protocol (EINVAL); a
 		// send uses the connected peer, if any.
 		if op == classify.OpConnect {
-			return nil, unix.EINVAL
+			return nil, nil, unix.EINVAL
 		}
-		return &classify.Dest{NoDest: true}, 0
+		return &classify.Dest{NoDest: true}, nil, 0
 	}
 	buf := make([]byte, n)
 	if err := m.read(addr, buf); err != nil {
-		return nil, unix.EFAULT
+		return nil, nil, unix.EFAULT
 	}
 	d, err := classify.Parse(buf, op)
 	if err != nil {
 		// Truncated for its family, or too long: the kernel says EINVAL.
-		return nil, unix.EINVAL
+		return nil, nil, unix.EINVAL
 	}
-	return &d, 0
+	return &d, buf, 0
 }
 
 // readMsgDests reads count message headers of the given stride at vec and
@@ -100,9 +105,9 @@ func readMsgDests(m *memReader, c *Call, vec uint64, count, stride int) ([]class
 	var dests []classify.Dest
 	for i := 0; i < count; i++ {
 		h := parseMsghdr(hdrs[i*stride:])
-		d, errno := readMsgName(m, h)
+		d, name, errno := readMsgName(m, h)
+		var ctl control
 		if errno == 0 {
-			var ctl control
 			ctl, errno = readControl(m, h)
 			c.SourceRoute = c.SourceRoute || ctl.sourceRoute
 			c.Pin = firstPin(c.Pin, ctl.pin)
@@ -116,16 +121,17 @@ func readMsgDests(m *memReader, c *Call, vec uint64, count, stride int) ([]class
 		if d != nil {
 			dests = append(dests, *d)
 		}
+		c.msgs = append(c.msgs, rawMsg{name: name, control: ctl.raw, iov: h.iov, iovlen: h.iovlen})
 	}
 	return dests, 0
 }
 
-func readMsgName(m *memReader, h msghdr) (*classify.Dest, unix.Errno) {
+func readMsgName(m *memReader, h msghdr) (*classify.Dest, []byte, unix.Errno) {
 	if h.name == 0 || h.namelen == 0 {
-		return nil, 0
+		return nil, nil, 0
 	}
 	if h.namelen < 0 {
-		return nil, unix.EINVAL
+		return nil, nil, unix.EINVAL
 	}
 	return readSockaddr(m, h.name, int64(min(h.namelen, sizeofSockaddrStorage)), classify.OpSend)
 }

@@ -24,6 +24,9 @@ type Options struct {
 	// closed before the command starts (see inherit.go); nil means
 	// os.Stderr.
 	Notices io.Writer
+	// Emulate says whether allowed inet calls are made by the supervisor
+	// (race-free) or continued in the kernel; see emulate.go.
+	Emulate EmulateMode
 }
 
 // Session is one confined command and the supervisor answering for it.
@@ -34,6 +37,10 @@ type Session struct {
 	// SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV; SyncWakeUp whether it took
 	// SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP.
 	KillableRecv, SyncWakeUp bool
+	// Emulating tells whether allowed inet calls are emulated; when not,
+	// and not because Options said off, EmulationErr says why.
+	Emulating    bool
+	EmulationErr error
 
 	listener int
 	loop     *loop
@@ -87,6 +94,17 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	if notices == nil {
 		notices = os.Stderr
 	}
+	var emu *emulator
+	var emuErr error
+	if opts.Emulate != EmulateOff {
+		if emuErr = ProbeEmulation(); emuErr == nil {
+			emu = &emulator{required: opts.Emulate == EmulateOn, notices: notices}
+		} else if opts.Emulate == EmulateOn {
+			return nil, emuErr
+		} else {
+			fmt.Fprintf(notices, "nettrap: emulation unavailable (%v): allowed calls continue in the kernel, where a racing thread could change their address\n", emuErr)
+		}
+	}
 	if err := closeInheritedSockets(cmd, notices); err != nil {
 		return nil, err
 	}
@@ -97,7 +115,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	if cmd.SysProcAttr.Pdeathsig == 0 {
 		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	}
-	s := &Session{Cmd: cmd, loopDone: make(chan struct{}), errs: make(chan error, 16), reaped: make(chan struct{})}
+	s := &Session{Cmd: cmd, Emulating: emu != nil, EmulationErr: emuErr, loopDone: make(chan struct{}), errs: make(chan error, 16), reaped: make(chan struct{})}
 	type started struct {
 		listener int
 		killable bool
@@ -137,6 +155,10 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 		close(s.reaped)
 		unix.Close(s.listener)
 		return nil, err
+	}
+	if emu != nil {
+		emu.stop = l.wake[0]
+		l.emu = emu
 	}
 	s.loop = l
 	go func() {

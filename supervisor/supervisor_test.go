@@ -26,11 +26,17 @@ type recorder struct {
 
 func listen(t *testing.T, ip string) *recorder {
 	t.Helper()
-	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	return listenAt(t, ip, 0)
+}
+
+// listenAt is listen on a chosen port (0: any).
+func listenAt(t *testing.T, ip string, port int) *recorder {
+	t.Helper()
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
+	port = ln.Addr().(*net.TCPAddr).Port
 	pc, err := net.ListenPacket("udp", net.JoinHostPort(ip, strconv.Itoa(port)))
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,173 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/bpf"
+)
+
+// EmulateMode says whether allowed inet calls are made by the supervisor
+// (see emulate.go's emulator) or continued in the kernel.
+type EmulateMode int
+
+const (
+	// EmulateAuto emulates where pidfd_getfd works, and continues in the
+	// kernel elsewhere (saying so once).
+	EmulateAuto EmulateMode = iota
+	// EmulateOn requires emulation: Start fails where it cannot work, and
+	// an allowed call that cannot be emulated is denied (sealed mode).
+	EmulateOn
+	// EmulateOff always continues in the kernel.
+	EmulateOff
+)
+
+// ParseEmulateMode reads "auto", "on" or "off".
+func ParseEmulateMode(s string) (EmulateMode, error) {
+	switch s {
+	case "auto", "":
+		return EmulateAuto, nil
+	case "on":
+		return EmulateOn, nil
+	case "off":
+		return EmulateOff, nil
+	}
+	return 0, fmt.Errorf("emulate: %q is not auto, on or off", s)
+}
+
+// ErrNoEmulation wraps every reason emulation cannot work here.
+var ErrNoEmulation = errors.New("emulation of allowed calls unavailable")
+
+// ProbeEmulation tells whether this process may take descriptors from
+// other processes with pidfd_getfd. It borrows one of its own: a process
+// may always access itself, so what is tested is the kernel (5.6+) and the
+// seccomp profile nettrap itself runs under (Docker's default profile
+// allows pidfd_getfd only with CAP_SYS_PTRACE).
+func ProbeEmulation() error {
+	pidfd, err := unix.PidfdOpen(os.Getpid(), 0)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNoEmulation, os.NewSyscallError("pidfd_open", err))
+	}
+	defer unix.Close(pidfd)
+	fd, err := unix.PidfdGetfd(pidfd, pidfd, 0)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNoEmulation, os.NewSyscallError("pidfd_getfd", err))
+	}
+	unix.Close(fd)
+	return nil
+}
+
+// emulator makes allowed connects and sends on inet sockets itself, on
+// the target's own socket (borrowed with pidfd_getfd), with the bytes the
+// decision was made on. An allowed call answered with CONTINUE is read a
+// second time by the kernel, and another thread of the target can change
+// the address in between (seccomp_unotify(2), "the TOCTOU problem"); an
+// emulated one is read once.
+//
+// Only what a racing thread could redirect is emulated: connect on inet
+// sockets, and sends on inet datagram sockets and TCP Fast Open sends
+// (MSG_FASTOPEN). A send on a connected stream socket ignores any
+// address, and unix and netlink sockets cannot change family, so a racing
+// thread can only pick another allowed destination there: those continue
+// in the kernel.
+type emulator struct {
+	required bool // EmulateOn: a call that cannot be emulated is denied
+	notices  io.Writer
+	noted    sync.Once
+	// noThreadPidfd: the kernel (< 6.9) refused PIDFD_THREAD once; use the
+	// thread group's pidfd from then on.
+	noThreadPidfd atomic.Bool
+	stop          int // read end of the loop's wake pipe: readable once the loop stops
+}
+
+// result is what an emulated call returns to the target.
+type result struct {
+	val   int64
+	errno unix.Errno
+}
+
+// rawMsg is one message as the decision saw it: the address and control
+// bytes as read, and where the payload lies in the target (sendmsg and
+// sendmmsg; connect and sendto keep only name).
+type rawMsg struct {
+	name, control []byte
+	iov, iovlen   uint64
+}
+
+// emulable tells whether a call is of a kind emulation may take.
+func emulable(c *Call) bool {
+	if c.Syscall.Foreign {
+		return false
+	}
+	switch c.Syscall.Kind {
+	case bpf.Connect, bpf.SendTo, bpf.SendMsg, bpf.SendMMsg:
+		return true
+	}
+	return false
+}
+
+// perform makes an allowed call in the supervisor. done is false when the
+// call should continue in the kernel after all (not an inet socket, a
+// stream send, or emulation unavailable in auto mode).
+func (e *emulator) perform(c *Call) (r result, done bool) {
+	s, err := borrow(c, e)
+	switch {
+	case errors.Is(err, errGone):
+		return result{errno: unix.EPERM}, true // nobody will read the answer
+	case errors.Is(err, unix.EBADF):
+		return result{errno: unix.EBADF}, true // as the kernel would say
+	case err != nil:
+		return e.cannot(err)
+	}
+	defer s.close()
+	domain, err1 := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_DOMAIN)
+	typ, err2 := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_TYPE)
+	if errors.Is(err1, unix.ENOTSOCK) {
+		return result{errno: unix.ENOTSOCK}, true
+	}
+	if err1 != nil || err2 != nil {
+		return e.cannot(fmt.Errorf("getsockopt: %w", errors.Join(err1, err2)))
+	}
+	if domain != unix.AF_INET && domain != unix.AF_INET6 {
+		return result{}, false
+	}
+	if typ == unix.SOCK_STREAM && c.Syscall.Kind != bpf.Connect && sendFlags(c)&unix.MSG_FASTOPEN == 0 {
+		return result{}, false
+	}
+	if s.blocks(c) {
+		defer s.watch(e.stop)()
+	}
+	if c.Syscall.Kind == bpf.Connect {
+		return s.connect(c.msgs[0].name), true
+	}
+	return s.send(c, typ), true
+}
+
+// cannot handles a call that emulation cannot take: denied when
+// emulation is required, continued in the kernel otherwise, said once.
+func (e *emulator) cannot(err error) (result, bool) {
+	if e.required {
+		return result{errno: unix.EPERM}, true
+	}
+	e.noted.Do(func() {
+		fmt.Fprintf(e.notices, "nettrap: emulation unavailable for some calls (%v): they continue in the kernel, where a racing thread could change their address\n", err)
+	})
+	return result{}, false
+}
+
+// sendFlags returns the flags argument of a send.
+func sendFlags(c *Call) int {
+	switch c.Syscall.Kind {
+	case bpf.SendTo, bpf.SendMMsg:
+		return int(int32(c.Args[3]))
+	case bpf.SendMsg:
+		return int(int32(c.Args[2]))
+	}
+	return 0
+}

@@ -1,0 +1,246 @@
+package supervisor
+
+import (
+	"encoding/binary"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/bpf"
+)
+
+// errGone: the target left the call (it died, or a signal took it out)
+// while its socket was being borrowed. Nobody waits for the answer.
+var errGone = errors.New("target left the call")
+
+// maxDatagram is the largest payload any inet datagram socket takes
+// (udp_sendmsg and ping_v4_sendmsg refuse more with EMSGSIZE), and
+// maxStreamSend bounds one emulated TCP Fast Open send: a longer one
+// sends a prefix and returns its length, as a stream send may.
+const (
+	maxDatagram   = 0xffff
+	maxStreamSend = 1 << 20
+)
+
+// borrowed is the supervisor's copy of a target's socket, taken with
+// pidfd_getfd. It is the same open file description: same socket, same
+// O_NONBLOCK, same options (SO_SNDTIMEO, TCP_FASTOPEN, UDP_SEGMENT …).
+type borrowed struct {
+	fd, pidfd int
+	call      *Call
+}
+
+// borrow takes the call's socket from the calling thread. The pidfd is
+// opened on the thread (PIDFD_THREAD, 6.9+) when the kernel can, so that
+// a thread with a file table of its own (clone without CLONE_FILES) is
+// served from that table; older kernels get the thread group's.
+//
+// The order matters: the notification is checked after pidfd_open, since
+// the tid may have been reused by another task in between, and only a
+// still-pending notification proves that the pidfd names the caller.
+func borrow(c *Call, e *emulator) (*borrowed, error) {
+	pidfd, err := e.pidfdOf(c.TID)
+	if err != nil {
+		return nil, err
+	}
+	if !idValid(c.listener, c.ID) {
+		unix.Close(pidfd)
+		return nil, errGone
+	}
+	fd, err := unix.PidfdGetfd(pidfd, int(int32(c.Args[0])), 0) // always close-on-exec
+	if err != nil {
+		unix.Close(pidfd)
+		if err == unix.ESRCH {
+			return nil, errGone
+		}
+		return nil, os.NewSyscallError("pidfd_getfd", err)
+	}
+	return &borrowed{fd: fd, pidfd: pidfd, call: c}, nil
+}
+
+func (e *emulator) pidfdOf(tid int) (int, error) {
+	if !e.noThreadPidfd.Load() {
+		fd, err := unix.PidfdOpen(tid, unix.PIDFD_THREAD)
+		if err == nil {
+			return fd, nil
+		}
+		if err == unix.ESRCH {
+			return -1, errGone
+		}
+		if err != unix.EINVAL {
+			return -1, os.NewSyscallError("pidfd_open", err)
+		}
+		e.noThreadPidfd.Store(true)
+	}
+	tgid, err := threadGroup(tid)
+	if err != nil {
+		return -1, errGone
+	}
+	fd, err := unix.PidfdOpen(tgid, 0)
+	if err == unix.ESRCH {
+		return -1, errGone
+	}
+	if err != nil {
+		return -1, os.NewSyscallError("pidfd_open", err)
+	}
+	return fd, nil
+}
+
+// threadGroup reads a thread's thread group id (kernels before 6.9 open
+// pidfds on thread group leaders only).
+func threadGroup(tid int) (int, error) {
+	st, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(st), "\n") {
+		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+			return strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	return 0, errors.New("no Tgid in status")
+}
+
+func (s *borrowed) close() {
+	unix.Close(s.fd)
+	unix.Close(s.pidfd)
+}
+
+// blocks tells whether the call may block: a blocking socket and, for a
+// send, no MSG_DONTWAIT.
+func (s *borrowed) blocks(c *Call) bool {
+	fl, err := unix.FcntlInt(uintptr(s.fd), unix.F_GETFL, 0)
+	if err != nil || fl&unix.O_NONBLOCK != 0 {
+		return false
+	}
+	return sendFlags(c)&unix.MSG_DONTWAIT == 0
+}
+
+// watch guards a call that may block for long (a connect to an address
+// that never answers takes minutes): if the target dies, or the loop
+// stops, the socket is shut down, which wakes the blocked call. The
+// returned function ends the watch.
+func (s *borrowed) watch(stop int) func() {
+	done, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+	if err != nil {
+		return func() {}
+	}
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		fds := []unix.PollFd{
+			{Fd: int32(s.pidfd), Events: unix.POLLIN},
+			{Fd: int32(stop), Events: unix.POLLIN},
+			{Fd: int32(done), Events: unix.POLLIN},
+		}
+		for {
+			_, err := unix.Poll(fds, -1)
+			if err == unix.EINTR {
+				continue
+			}
+			if err == nil && fds[2].Revents != 0 {
+				return
+			}
+			unix.Shutdown(s.fd, unix.SHUT_RDWR)
+			return
+		}
+	}()
+	return func() {
+		unix.Write(done, []byte{1, 0, 0, 0, 0, 0, 0, 0})
+		<-ended
+		unix.Close(done)
+	}
+}
+
+// connect connects the socket to the checked address. A blocking connect
+// interrupted by a signal to the supervisor's thread is resumed (the
+// target never saw that signal); if the connection completed meanwhile,
+// the resumed connect says EISCONN, which means success here.
+func (s *borrowed) connect(name []byte) result {
+	errno := sysConnect(s.fd, name)
+	for errno == unix.EINTR {
+		if errno = sysConnect(s.fd, name); errno == unix.EISCONN {
+			errno = 0
+		}
+	}
+	return result{errno: errno}
+}
+
+// send makes the call's send(s) with the checked addresses and control
+// data and the payload read from the target now.
+func (s *borrowed) send(c *Call, typ int) result {
+	flags := sendFlags(c)
+	var msgs []outMsg
+	switch c.Syscall.Kind {
+	case bpf.SendTo:
+		p, errno := s.payload(typ, []remoteBuf{{c.Args[1], c.Args[2]}})
+		if errno != 0 {
+			return result{errno: errno}
+		}
+		msgs = []outMsg{{name: c.msgs[0].name, payload: p}}
+	default:
+		for i, m := range c.msgs {
+			p, errno := s.msgPayload(typ, m)
+			if errno != 0 {
+				if i == 0 {
+					return result{errno: errno}
+				}
+				break // sendmmsg sends what comes before a bad message
+			}
+			msgs = append(msgs, outMsg{name: m.name, control: m.control, payload: p})
+		}
+	}
+	if !idValid(c.listener, c.ID) {
+		return result{errno: unix.EPERM} // what was read may be another task's
+	}
+	var r result
+	if c.Syscall.Kind == bpf.SendMMsg {
+		r = s.sendmmsg(msgs, flags)
+	} else {
+		n, errno := sysSendmsg(s.fd, &msgs[0], flags|unix.MSG_NOSIGNAL)
+		r = result{val: int64(n), errno: errno}
+	}
+	if r.errno == unix.EPIPE && flags&unix.MSG_NOSIGNAL == 0 {
+		// The kernel would have sent SIGPIPE to the caller, not to us.
+		unix.PidfdSendSignal(s.pidfd, unix.SIGPIPE, nil, 0)
+	}
+	return r
+}
+
+// sendmmsg sends the messages in one call, as the target would have, and
+// writes each sent message's msg_len back into the target's vector.
+func (s *borrowed) sendmmsg(msgs []outMsg, flags int) result {
+	if len(msgs) == 0 {
+		return result{}
+	}
+	n, lens, errno := sysSendmmsg(s.fd, msgs, flags|unix.MSG_NOSIGNAL)
+	if n > 0 {
+		writeLens(s.call.TID, s.call.Args[1], lens[:n])
+		return result{val: int64(n)}
+	}
+	return result{errno: errno}
+}
+
+// writeLens stores msg_len of the first len(lens) mmsghdrs at vec. A
+// failure is the target's own bad pointer: the kernel too returns the
+// count sent and loses the length.
+func writeLens(tid int, vec uint64, lens []uint32) {
+	local := make([]byte, 4*len(lens))
+	liov := make([]unix.Iovec, len(lens))
+	riov := make([]unix.RemoteIovec, len(lens))
+	for i, l := range lens {
+		binary.NativeEndian.PutUint32(local[4*i:], l)
+		liov[i] = unix.Iovec{Base: &local[4*i]}
+		liov[i].SetLen(4)
+		riov[i] = unix.RemoteIovec{Base: uintptr(vec) + uintptr(i*sizeofMmsghdr+sizeofMsghdr), Len: 4}
+	}
+	unix.ProcessVMWritev(tid, liov, riov, 0)
+}
+
+// outMsg is one message to send: checked name and control, payload.
+type outMsg struct {
+	name, control, payload []byte
+}

@@ -1,0 +1,99 @@
+package supervisor
+
+import (
+	"encoding/binary"
+
+	"golang.org/x/sys/unix"
+)
+
+// remoteBuf is one buffer in the target's memory.
+type remoteBuf struct{ base, len uint64 }
+
+const sizeofIovec = 16 // struct iovec on 64-bit ABIs
+
+// msgPayload reads a message's iovec array, then its payload. It follows
+// the kernel's checks of copy_msghdr_from_user and import_iovec: more
+// than UIO_MAXIOV vectors is EMSGSIZE, an unreadable array EFAULT.
+func (s *borrowed) msgPayload(typ int, m rawMsg) ([]byte, unix.Errno) {
+	if m.iovlen > uioMaxIOV {
+		return nil, unix.EMSGSIZE
+	}
+	if m.iovlen == 0 {
+		return nil, 0
+	}
+	raw := make([]byte, m.iovlen*sizeofIovec)
+	r := newMemReader(uint32(s.call.TID))
+	defer r.Close()
+	if err := r.read(m.iov, raw); err != nil {
+		return nil, unix.EFAULT
+	}
+	bufs := make([]remoteBuf, m.iovlen)
+	for i := range bufs {
+		bufs[i] = remoteBuf{
+			base: binary.NativeEndian.Uint64(raw[i*sizeofIovec:]),
+			len:  binary.NativeEndian.Uint64(raw[i*sizeofIovec+8:]),
+		}
+	}
+	return s.payload(typ, bufs)
+}
+
+// payload reads the bytes a send would copy from the target. A racing
+// change of the payload is the target's own business (it could as well
+// have sent other bytes); only the address is a matter of policy.
+func (s *borrowed) payload(typ int, bufs []remoteBuf) ([]byte, unix.Errno) {
+	var total uint64
+	for _, b := range bufs {
+		if int64(b.len) < 0 || total+b.len < total {
+			return nil, unix.EINVAL // a negative length, as ssize_t
+		}
+		total += b.len
+	}
+	limit := uint64(maxStreamSend)
+	if typ != unix.SOCK_STREAM {
+		if total > maxDatagram {
+			return nil, unix.EMSGSIZE
+		}
+		limit = maxDatagram
+	}
+	total = min(total, limit)
+	out := make([]byte, total)
+	var local []unix.Iovec
+	var remote []unix.RemoteIovec
+	left := total
+	for _, b := range bufs {
+		n := min(b.len, left)
+		if n == 0 {
+			continue
+		}
+		remote = append(remote, unix.RemoteIovec{Base: uintptr(b.base), Len: int(n)})
+		left -= n
+	}
+	if total == 0 {
+		return out, 0
+	}
+	local = append(local, unix.Iovec{Base: &out[0]})
+	local[0].SetLen(int(total))
+	n, err := unix.ProcessVMReadv(s.call.TID, local, remote, 0)
+	if err == unix.EPERM || err == unix.ENOSYS {
+		return s.payloadByMem(out, remote)
+	}
+	if err != nil || uint64(n) != total {
+		return nil, unix.EFAULT
+	}
+	return out, 0
+}
+
+// payloadByMem is payload through /proc/TID/mem, where process_vm_readv
+// is refused.
+func (s *borrowed) payloadByMem(out []byte, remote []unix.RemoteIovec) ([]byte, unix.Errno) {
+	r := newMemReader(uint32(s.call.TID))
+	defer r.Close()
+	off := 0
+	for _, b := range remote {
+		if r.read(uint64(b.Base), out[off:off+b.Len]) != nil {
+			return nil, unix.EFAULT
+		}
+		off += b.Len
+	}
+	return out, 0
+}

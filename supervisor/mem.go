@@ -98,8 +98,8 @@ const (
 
 func parseMsghdr(b []byte) msghdr {
 	return msghdr{
-		name:    binary.NativeEndian.Uint64(b[0:8]),
-		namelen: int32(binary.NativeEndian.Uint32(b[8:12])),
+		name:       binary.NativeEndian.Uint64(b[0:8]),
+		namelen:    int32(binary.NativeEndian.Uint32(b[8:12])),
 		iov:        binary.NativeEndian.Uint64(b[16:24]),
 		iovlen:     binary.NativeEndian.Uint64(b[24:32]),
 		control:    binary.NativeEndian.Uint64(b[32:40]),

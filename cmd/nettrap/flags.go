@@ -14,6 +14,7 @@ import (
 
 	"github.com/nettrap/nettrap/hub"
 	"github.com/nettrap/nettrap/policy"
+	"github.com/nettrap/nettrap/supervisor"
 )
 
 // config is everything the flags and NETTRAP_* variables say.
@@ -24,6 +25,7 @@ type config struct {
 	allowUnspecified bool
 	generic          bool
 	sealed           bool // --sealed: untrusted code; see policy.Policy.Sealed
+	emulate          supervisor.EmulateMode
 	errno            unix.Errno
 	auditLog         string
 	resolvConf       string
@@ -87,8 +89,8 @@ Flags:
 
 // rawFlags are the flag values before checking.
 type rawFlags struct {
-	mode, errno       string
-	allow, allowTests []string
+	mode, errno, emulate string
+	allow, allowTests    []string
 }
 
 func newFlagSet(cfg *config, raw *rawFlags) *pflag.FlagSet {
@@ -111,6 +113,7 @@ func newFlagSet(cfg *config, raw *rawFlags) *pflag.FlagSet {
 	fs.StringVar(&cfg.resolvConf, "resolv-conf", "/etc/resolv.conf", "`FILE` naming the nameservers whose port 53 is class dns")
 	fs.StringVar(&cfg.runID, "run-id", "", "run `ID` for the audit trail (default: a new random one)")
 	fs.BoolVar(&cfg.sealed, "sealed", false, "untrusted code: markers and --allow-test count for nothing, only --allow rules open anything")
+	fs.StringVar(&raw.emulate, "emulate", "auto", "`MODE` auto, on or off: nettrap makes allowed inet connects and sends itself, with the address it checked (race-free; needs pidfd_getfd)")
 	fs.BoolVar(&cfg.generic, "generic", false, "treat a Go test binary as any command: no per-test attribution")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and the kernel features found, as nettrap version")
 	fs.BoolVarP(&cfg.help, "help", "h", false, "show this help")
@@ -185,6 +188,15 @@ func (cfg *config) check() error {
 	}
 	if cfg.errno, err = parseErrno(raw.errno); err != nil {
 		return fmt.Errorf("bad %s %w", cfg.source("errno"), err)
+	}
+	if cfg.emulate, err = supervisor.ParseEmulateMode(raw.emulate); err != nil {
+		return fmt.Errorf("bad %s: %w", cfg.source("emulate"), err)
+	}
+	if cfg.sealed {
+		if cfg.emulate == supervisor.EmulateOff {
+			return fmt.Errorf("%s with %s=off: sealed mode needs allowed calls made race-free; drop one", cfg.source("sealed"), cfg.source("emulate"))
+		}
+		cfg.emulate = supervisor.EmulateOn
 	}
 	if cfg.sealed && len(raw.allowTests) > 0 {
 		return fmt.Errorf("%s with %s %q: under --sealed no test may use the network by name; drop one, or allow addresses with --allow CIDR[:PORT]", cfg.source("sealed"), cfg.source("allow-test"), raw.allowTests[0])

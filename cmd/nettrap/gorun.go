@@ -155,6 +155,7 @@ func innerEnv(env []string, cfg *config, logPath, runDir, resolv string) []strin
 		envName("resolv-conf"): resolv,
 		envName("run-id"):      cfg.runID,
 		envName("sealed"):      sealedEnv(cfg.sealed),
+		envName("emulate"):     cfg.raw.emulate,
 		innerMark:              cmp.Or(runDir, "1"),
 	}
 	if cfg.allowUnspecified {

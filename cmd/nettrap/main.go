@@ -161,12 +161,15 @@ func confine(cfg *config) int {
 	rp := startReaper()
 	defer rp.done()
 	rp.join(cmd)
-	sess, err := supervisor.Start(cmd, supervisor.Options{Decider: g})
+	sess, err := supervisor.Start(cmd, supervisor.Options{Decider: g, Emulate: cfg.emulate})
 	if tb != nil {
 		tb.w.Close() // the child has its copy; EOF comes when it is done
 	}
 	if err != nil {
 		closeAudit()
+		if errors.Is(err, supervisor.ErrNoEmulation) {
+			return cantRun("%v; %s needs it (Linux 5.6+; in a container, Docker's and Podman's default seccomp profiles allow pidfd_getfd only with --cap-add SYS_PTRACE)", err, emulationNeededBy(cfg))
+		}
 		if errors.Is(err, supervisor.ErrUnsupported) {
 			return cantRun("cannot confine: %v; nettrap needs Linux 5.0+ with seccomp user notification, and a container runtime that allows seccomp(2)", err)
 		}
@@ -194,6 +197,14 @@ func confine(cfg *config) int {
 		return cantRun("the audit log is incomplete (%d records could not be written; they are printed above): %v", len(errs), errs[0])
 	}
 	return h.finish(cfg, status)
+}
+
+// emulationNeededBy names what made emulation required.
+func emulationNeededBy(cfg *config) string {
+	if cfg.sealed {
+		return cfg.source("sealed")
+	}
+	return cfg.source("emulate") + "=on"
 }
 
 // genericStatus is the status of a command that is not a Go test binary:

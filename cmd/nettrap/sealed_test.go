@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nettrap/nettrap/supervisor"
 )
 
 func TestSealedFlag(t *testing.T) {
@@ -64,15 +66,37 @@ func TestInnerEnvSealed(t *testing.T) {
 	}
 }
 
-// Until allowed calls are made race-free, `nettrap version` says what
-// --sealed does not cover.
-func TestVersionSaysWhatSealedDoesNotCover(t *testing.T) {
+// nettrap version says whether allowed calls are emulated here.
+func TestVersionSaysEmulation(t *testing.T) {
 	var b strings.Builder
 	printVersion(&b)
 	out := b.String()
-	for _, want := range []string{"--sealed:", "not yet covered: allowed calls", "not yet a sandbox"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("nettrap version lacks %q:\n%s", want, out)
+	want := "emulation: on (pidfd_getfd)"
+	if supervisor.ProbeEmulation() != nil {
+		want = "emulation: off ("
+	}
+	if !strings.Contains(out, want) {
+		t.Errorf("nettrap version lacks %q:\n%s", want, out)
+	}
+}
+
+// --sealed requires emulation; --emulate takes auto, on, off.
+func TestSealedRequiresEmulation(t *testing.T) {
+	cfg, err := parseConfig([]string{"--sealed", "--", "true"}, func(string) string { return "" })
+	if err != nil || cfg.emulate != supervisor.EmulateOn {
+		t.Errorf("--sealed: emulate %v, err %v; want on", cfg.emulate, err)
+	}
+	_, err = parseConfig([]string{"--sealed", "--emulate=off", "--", "true"}, func(string) string { return "" })
+	if err == nil || !strings.Contains(err.Error(), "race-free") {
+		t.Errorf("--sealed --emulate=off: err %v, want a refusal", err)
+	}
+	_, err = parseConfig([]string{"--", "true"}, func(k string) string {
+		if k == "NETTRAP_EMULATE" {
+			return "sometimes"
 		}
+		return ""
+	})
+	if err == nil || !strings.Contains(err.Error(), "NETTRAP_EMULATE") {
+		t.Errorf("NETTRAP_EMULATE=sometimes: err %v, want one naming the variable", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/supervisor"
 )
 
 // version is set at build time with -ldflags "-X main.version=…"; else the
@@ -33,21 +34,17 @@ func printVersion(w io.Writer) {
 	fmt.Fprintf(w, "seccomp user notification (SECCOMP_RET_USER_NOTIF, NEW_LISTENER): %s\n", yesNo(f.UserNotif && f.NewListener))
 	fmt.Fprintf(w, "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (5.19+): %s\n", yesNo(f.WaitKillableRecv))
 	fmt.Fprintf(w, "SECCOMP_RET_KILL_PROCESS: %s\n", yesNo(f.KillProcess))
-	fmt.Fprintln(w, sealedCoverage)
+	if err := supervisor.ProbeEmulation(); err != nil {
+		fmt.Fprintf(w, "emulation: off (%v): allowed calls continue in the kernel; --sealed refuses to run\n", err)
+	} else {
+		fmt.Fprintln(w, "emulation: on (pidfd_getfd): allowed inet connects and sends are made by nettrap with the address it checked")
+	}
 	if err := f.Check(); err != nil {
 		fmt.Fprintf(w, "nettrap cannot confine here: %v\n", err)
 	} else {
 		fmt.Fprintln(w, "nettrap can confine here")
 	}
 }
-
-// sealedCoverage says what --sealed does not cover yet (README, "Threat
-// model"): until allowed calls are made by nettrap itself, the kernel reads
-// an allowed call's address again after the check.
-const sealedCoverage = `--sealed: markers, --allow-test and inner nettraps cannot open anything;
-  not yet covered: allowed calls (loopback, --allow rules) continue in the
-  kernel, which reads the address again after the check: another thread of
-  the target can change it in between, so --sealed is not yet a sandbox`
 
 func yesNo(b bool) string {
 	if b {

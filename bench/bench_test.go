@@ -23,7 +23,9 @@ var ops = []string{"getppid", "tcpconnect", "udpsendto", "udpsend", "setsockopt"
 var trapped = map[string]bool{"tcpconnect": true, "udpsendto": true}
 
 // runners, in the order they run: the ratios need bare (and floor) first.
-var runners = []string{"bare", "floor", "nettrap"}
+// "continue" is nettrap with --emulate=off: allowed calls continue in the
+// kernel, so nettrap/continue is what emulation costs.
+var runners = []string{"bare", "floor", "continue", "nettrap"}
 
 const (
 	workloadPkg = "github.com/nettrap/nettrap/bench/internal/workload"
@@ -66,6 +68,9 @@ func report(b *testing.B, op, runner string, res result, last map[string]float64
 		return
 	}
 	b.ReportMetric(res.NsPerOp/bare, "x-bare")
+	if cont, ok := last["continue"]; runner == "nettrap" && ok && cont > 0 {
+		b.ReportMetric(res.NsPerOp/cont, "x-continue")
+	}
 	floor, ok := last["floor"]
 	if runner == "nettrap" && trapped[op] && ok && floor > bare {
 		b.ReportMetric((res.NsPerOp-bare)/(floor-bare), "added-vs-floor")
@@ -82,6 +87,8 @@ func runWorkload(b *testing.B, bins *builds, runner, op string, n int) result {
 		args = append([]string{bins.floor}, args...)
 	case "nettrap":
 		args = append([]string{bins.nettrap, "--"}, args...)
+	case "continue":
+		args = append([]string{bins.nettrap, "--emulate=off", "--"}, args...)
 	}
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = cleanEnv()

@@ -140,7 +140,7 @@ func (e *emulator) perform(c *Call) (r result, done bool) {
 	if typ == unix.SOCK_STREAM && c.Syscall.Kind != bpf.Connect && sendFlags(c)&unix.MSG_FASTOPEN == 0 {
 		return result{}, false
 	}
-	if s.blocks(c) {
+	if s.blocks(c, typ) {
 		defer s.watch(e.stop)()
 	}
 	if c.Syscall.Kind == bpf.Connect {

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -109,9 +111,13 @@ func (s *borrowed) close() {
 	unix.Close(s.pidfd)
 }
 
-// blocks tells whether the call may block: a blocking socket and, for a
-// send, no MSG_DONTWAIT.
-func (s *borrowed) blocks(c *Call) bool {
+// blocks tells whether the call may block for long: a connect or a
+// stream send on a blocking socket, without MSG_DONTWAIT. (A datagram
+// send blocks only while the send buffer drains.)
+func (s *borrowed) blocks(c *Call, typ int) bool {
+	if c.Syscall.Kind != bpf.Connect && typ != unix.SOCK_STREAM {
+		return false
+	}
 	fl, err := unix.FcntlInt(uintptr(s.fd), unix.F_GETFL, 0)
 	if err != nil || fl&unix.O_NONBLOCK != 0 {
 		return false
@@ -121,37 +127,72 @@ func (s *borrowed) blocks(c *Call) bool {
 
 // watch guards a call that may block for long (a connect to an address
 // that never answers takes minutes): if the target dies, or the loop
-// stops, the socket is shut down, which wakes the blocked call. The
+// stops, the socket is shut down, which wakes the blocked call. Most calls
+// return at once (a loopback connect), so the watch only starts once the
+// call has taken watchAfter: until then it is a timer, no goroutine. The
 // returned function ends the watch.
 func (s *borrowed) watch(stop int) func() {
-	done, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
-	if err != nil {
-		return func() {}
-	}
-	ended := make(chan struct{})
-	go func() {
+	var (
+		mu       sync.Mutex
+		finished bool
+		efd      = -1
+		ended    = make(chan struct{})
+	)
+	t := time.AfterFunc(watchAfter, func() {
 		defer close(ended)
-		fds := []unix.PollFd{
-			{Fd: int32(s.pidfd), Events: unix.POLLIN},
-			{Fd: int32(stop), Events: unix.POLLIN},
-			{Fd: int32(done), Events: unix.POLLIN},
-		}
-		for {
-			_, err := unix.Poll(fds, -1)
-			if err == unix.EINTR {
-				continue
-			}
-			if err == nil && fds[2].Revents != 0 {
-				return
-			}
-			unix.Shutdown(s.fd, unix.SHUT_RDWR)
+		mu.Lock()
+		if finished {
+			mu.Unlock()
 			return
 		}
-	}()
+		fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+		if err != nil {
+			mu.Unlock()
+			return
+		}
+		efd = fd
+		mu.Unlock()
+		s.shutdownOnExit(efd, stop)
+	})
 	return func() {
-		unix.Write(done, []byte{1, 0, 0, 0, 0, 0, 0, 0})
+		if t.Stop() {
+			return // never fired
+		}
+		mu.Lock()
+		finished = true
+		if efd >= 0 {
+			unix.Write(efd, []byte{1, 0, 0, 0, 0, 0, 0, 0})
+		}
+		mu.Unlock()
 		<-ended
-		unix.Close(done)
+		if efd >= 0 {
+			unix.Close(efd)
+		}
+	}
+}
+
+// watchAfter is how long an emulated call runs before it is watched.
+const watchAfter = time.Millisecond
+
+// shutdownOnExit waits for the target thread to exit (its pidfd becomes
+// readable), the loop to stop, or done; on the first two it shuts the
+// socket down.
+func (s *borrowed) shutdownOnExit(done, stop int) {
+	fds := []unix.PollFd{
+		{Fd: int32(s.pidfd), Events: unix.POLLIN},
+		{Fd: int32(stop), Events: unix.POLLIN},
+		{Fd: int32(done), Events: unix.POLLIN},
+	}
+	for {
+		_, err := unix.Poll(fds, -1)
+		if err == unix.EINTR {
+			continue
+		}
+		if err == nil && fds[2].Revents != 0 {
+			return
+		}
+		unix.Shutdown(s.fd, unix.SHUT_RDWR)
+		return
 	}
 }
 

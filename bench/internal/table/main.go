@@ -50,8 +50,8 @@ var ops = []struct{ name, label, target string }{
 func render(s samples, machine string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Machine: %s. Medians of %d interleaved runs; ratios are paired (each against the bare run just before it), median [min–max].\n\n", machine, s.runs())
-	b.WriteString("| operation | bare ns/op | floor ns/op | nettrap ns/op | floor ×bare | nettrap ×bare | nettrap added / floor added | target |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("| operation | bare ns/op | floor ns/op | nettrap ns/op | floor ×bare | nettrap ×bare | nettrap added / floor added | nettrap ×(--emulate=off) | target |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, op := range ops {
 		if s.get(op.name, "bare", "ns/op") == nil {
 			continue
@@ -60,9 +60,10 @@ func render(s samples, machine string) string {
 		if a := s.get(op.name, "nettrap", "added-vs-floor"); a != nil {
 			added = spread(a, 2)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", op.label,
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", op.label,
 			num(s.get(op.name, "bare", "ns/op")), num(s.get(op.name, "floor", "ns/op")), num(s.get(op.name, "nettrap", "ns/op")),
-			spread(s.get(op.name, "floor", "x-bare"), 2), spread(s.get(op.name, "nettrap", "x-bare"), 2), added, op.target)
+			spread(s.get(op.name, "floor", "x-bare"), 2), spread(s.get(op.name, "nettrap", "x-bare"), 2), added,
+			spread(s.get(op.name, "nettrap", "x-continue"), 2), op.target)
 	}
 	bare := s.all("bare", "rss-KiB")
 	b.WriteString("\n| peak RSS (VmHWM) | KiB, median over all ops | × bare workload |\n|---|---:|---:|\n")

@@ -13,11 +13,19 @@
 //  3. It checks SECCOMP_IOCTL_NOTIF_ID_VALID: if the thread left the call
 //     (a signal, Go's SIGURG preemption, death) what was read may belong to
 //     another task, and the notification is dropped.
-//  4. The Decider answers: CONTINUE (the kernel runs the call) or an errno.
-//     ENOENT from SEND means the target is gone: normal.
+//  4. The Decider answers: allow or an errno.
+//  5. An allowed connect or send on an inet socket is made by the
+//     supervisor itself (emulate.go): it borrows the target's socket with
+//     pidfd_getfd, makes the call with the bytes it checked, and answers
+//     with the result. Anything else allowed is answered CONTINUE (the
+//     kernel runs the call). ENOENT from SEND means the target is gone:
+//     normal.
 //
-// Limits: an allowed call continues in the kernel, which reads the
-// arguments again; another thread of the target could change them in
-// between (the CONTINUE race, see seccomp_unotify(2)). The Decider
-// interface leaves room to emulate allowed connects instead.
+// Why emulate: a call answered CONTINUE is read again by the kernel, and
+// another thread of the target can change the address in between (the
+// CONTINUE race, see seccomp_unotify(2)). Unix and netlink sockets keep
+// CONTINUE: their family cannot change, so a racing thread can only pick
+// another address of an allowed class. Where pidfd_getfd is refused
+// (kernel < 5.6, a container profile without CAP_SYS_PTRACE) every
+// allowed call continues, unless Options.Emulate requires emulation.
 package supervisor

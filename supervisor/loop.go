@@ -3,6 +3,7 @@ package supervisor
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -13,11 +14,27 @@ import (
 	"github.com/nettrap/nettrap/bpf"
 )
 
-// Answer is a decision on one call: let it run in the kernel, or fail it
-// with Errno.
+// Answer is a decision on one call: let it run, or fail it with Errno.
 type Answer struct {
 	Allow bool
 	Errno unix.Errno
+	// Redirect, on a denied connect or send, asks the supervisor to
+	// make the call to a stand-in on loopback instead (the DNS sinkhole),
+	// where it can (emulation on, an inet socket). Nil: fail with Errno.
+	Redirect *Redirect
+}
+
+// Redirect names the stand-in a denied call goes to, and is told how it
+// went.
+type Redirect struct {
+	// To4 and To6 are the stand-in's addresses for the socket's type (TCP
+	// or UDP): To4 for AF_INET sockets and v4-mapped destinations, To6
+	// for other IPv6 ones (invalid: no IPv6 stand-in, fail with Errno).
+	To4, To6 netip.AddrPort
+	// Done is called exactly once: with the redirected socket's local
+	// address (the stand-in sees its traffic come from there) when the
+	// call was redirected, or with ok false when it failed with Errno.
+	Done func(local netip.AddrPort, ok bool)
 }
 
 // Decider decides intercepted calls. It may be called from several
@@ -192,6 +209,9 @@ func (l *loop) handle(n *notif) {
 		}
 		resp.Error = -int32(a.Errno)
 		l.stats.Denied.Add(1)
+		if a.Redirect != nil {
+			resp.Val, resp.Error = l.redirect(c, a)
+		}
 	}
 	if err := sendResp(l.listener, &resp); err != nil {
 		if errors.Is(err, unix.ENOENT) {
@@ -200,6 +220,20 @@ func (l *loop) handle(n *notif) {
 		}
 		l.report(os.NewSyscallError("ioctl(SECCOMP_IOCTL_NOTIF_SEND)", err))
 	}
+}
+
+// redirect makes a denied call to the stand-in of a.Redirect where it
+// can, and tells Done how it went. It returns the answer's value and
+// error.
+func (l *loop) redirect(c *Call, a Answer) (int64, int32) {
+	if l.emu != nil && emulable(c) {
+		if r, local, ok := l.emu.redirect(c, a.Redirect); ok {
+			a.Redirect.Done(local, true)
+			return r.val, -int32(r.errno)
+		}
+	}
+	a.Redirect.Done(netip.AddrPort{}, false)
+	return 0, -int32(a.Errno)
 }
 
 // decide asks the decider, and fails the call closed if the decider panics:

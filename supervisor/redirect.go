@@ -1,0 +1,123 @@
+package supervisor
+
+import (
+	"encoding/binary"
+	"net/netip"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/bpf"
+)
+
+// redirect makes a denied connect or send to the stand-in of rd instead,
+// on the target's own socket: the DNS sinkhole, which answers a resolver
+// at once and learns the name it asked for. ok is false when it cannot:
+// the call then fails as decided. Only connect, sendto and sendmsg are
+// redirected (a sendmmsg fails as decided: one vector could mix
+// destinations).
+func (e *emulator) redirect(c *Call, rd *Redirect) (r result, local netip.AddrPort, ok bool) {
+	if c.Syscall.Kind == bpf.SendMMsg || len(c.Dests) != 1 {
+		return result{}, local, false
+	}
+	s, err := borrow(c, e)
+	if err != nil {
+		return result{}, local, false
+	}
+	defer s.close()
+	domain, err := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_DOMAIN)
+	if err != nil {
+		return result{}, local, false
+	}
+	to, ok := standIn(domain, c.Dests[0].Addr.Addr(), rd)
+	if !ok || !ownNetns(s.fd, c.TID) {
+		return result{}, local, false
+	}
+	name := sockaddrBytes(domain, to)
+	if c.Syscall.Kind == bpf.Connect {
+		r = s.connect(name)
+	} else {
+		c.msgs[0].name = name
+		typ, err := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_TYPE)
+		if err != nil || typ == unix.SOCK_STREAM {
+			return result{}, local, false
+		}
+		r = s.send(c, typ)
+	}
+	if r.errno != 0 {
+		return result{}, local, false
+	}
+	sa, err := unix.Getsockname(s.fd)
+	if err != nil {
+		return result{}, local, false
+	}
+	return r, sockaddrAddrPort(sa), true
+}
+
+// standIn picks the stand-in address for a socket of domain aimed at
+// dest: IPv4 for AF_INET sockets and for v4-mapped destinations (Go's
+// dual-stack sockets), IPv6 loopback otherwise.
+func standIn(domain int, dest netip.Addr, rd *Redirect) (netip.AddrPort, bool) {
+	switch {
+	case domain == unix.AF_INET:
+		return rd.To4, rd.To4.IsValid()
+	case domain == unix.AF_INET6 && dest.Is4In6():
+		return netip.AddrPortFrom(netip.AddrFrom16(rd.To4.Addr().As16()), rd.To4.Port()), rd.To4.IsValid()
+	case domain == unix.AF_INET6:
+		return rd.To6, rd.To6.IsValid() && rd.To6.Addr().Is6()
+	}
+	return netip.AddrPort{}, false
+}
+
+// sockaddrBytes encodes ap as a sockaddr_in or sockaddr_in6.
+func sockaddrBytes(domain int, ap netip.AddrPort) []byte {
+	if domain == unix.AF_INET {
+		b := make([]byte, unix.SizeofSockaddrInet4)
+		binary.NativeEndian.PutUint16(b[0:], unix.AF_INET)
+		binary.BigEndian.PutUint16(b[2:], ap.Port())
+		a := ap.Addr().As4()
+		copy(b[4:], a[:])
+		return b
+	}
+	b := make([]byte, unix.SizeofSockaddrInet6)
+	binary.NativeEndian.PutUint16(b[0:], unix.AF_INET6)
+	binary.BigEndian.PutUint16(b[2:], ap.Port())
+	a := ap.Addr().As16()
+	copy(b[8:], a[:])
+	return b
+}
+
+func sockaddrAddrPort(sa unix.Sockaddr) netip.AddrPort {
+	switch sa := sa.(type) {
+	case *unix.SockaddrInet4:
+		return netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), uint16(sa.Port))
+	case *unix.SockaddrInet6:
+		// A dual-stack socket's IPv4 traffic comes from the v4-mapped
+		// address's IPv4 form, as the stand-in sees it.
+		return netip.AddrPortFrom(netip.AddrFrom16(sa.Addr).Unmap(), uint16(sa.Port))
+	}
+	return netip.AddrPort{}
+}
+
+// ownNetns tells whether socket fd lives in this process's network
+// namespace: the stand-in listens on this namespace's loopback, and the
+// loopback of a namespace the target made for itself is another one.
+// SIOCGSKNS names the socket's namespace but needs CAP_NET_ADMIN there;
+// without it the calling thread's namespace stands in for the socket's
+// (a socket made in one namespace and used from another is rare, and
+// then its traffic only reaches that namespace's own loopback).
+func ownNetns(fd, tid int) bool {
+	var ns, self unix.Stat_t
+	if unix.Stat("/proc/self/ns/net", &self) != nil {
+		return false
+	}
+	if nsfd, err := unix.IoctlRetInt(fd, unix.SIOCGSKNS); err == nil {
+		defer unix.Close(nsfd)
+		if unix.Fstat(nsfd, &ns) != nil {
+			return false
+		}
+	} else if unix.Stat("/proc/"+strconv.Itoa(tid)+"/ns/net", &ns) != nil {
+		return false
+	}
+	return ns.Dev == self.Dev && ns.Ino == self.Ino
+}

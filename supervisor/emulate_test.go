@@ -1,9 +1,12 @@
 package supervisor_test
 
 import (
+	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // confinedMode is confined with a chosen emulation mode.
@@ -69,4 +72,51 @@ func TestEmulationClosesTheRace(t *testing.T) {
 		t.Errorf("emulate=on: no call was emulated (%+v)", rep)
 	}
 	t.Logf("emulate=on: 20000 tries, %d emulated, %d denied", rep.Emulated, rep.Denied)
+}
+
+// A denied call with a Redirect goes to the stand-in instead, on the
+// target's own socket: the target's traffic arrives there from the local
+// address Done was told, and the stand-in's reply reaches the target.
+// Without emulation the call fails as decided, and Done hears so.
+func TestRedirectToStandIn(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	from := make(chan string, 1)
+	go func() {
+		buf := make([]byte, 64)
+		n, addr, err := pc.ReadFrom(buf)
+		if err != nil {
+			return
+		}
+		from <- addr.String() + " " + string(buf[:n])
+		pc.WriteTo([]byte("refused"), addr)
+	}()
+	run := func(mode string) ([]string, roleReport) {
+		cmd, report := supervisorCmd(t, "udp-exchange", "127.0.0.4:53")
+		cmd.Env = append(cmd.Env, emulateEnv+"="+mode, standInEnv+"="+pc.LocalAddr().String())
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("supervisor role: %v\n%s", err, out)
+		}
+		return strings.Fields(string(out)), readReport(t, report)
+	}
+	out, rep := run("off")
+	expect(t, out, "EPERM")
+	if fmt.Sprint(rep.Redirects) != "[failed]" {
+		t.Errorf("emulate=off: Done heard %v, want [failed]", rep.Redirects)
+	}
+	out, rep = run("on")
+	expect(t, out, "ok", "ok", "reply:refused")
+	var got string
+	select {
+	case got = <-from:
+	case <-time.After(20 * time.Second):
+		t.Fatal("nothing reached the stand-in")
+	}
+	if len(rep.Redirects) != 1 || "ok "+got != rep.Redirects[0]+" query" {
+		t.Errorf("stand-in got %q, Done heard %v: want the same local address", got, rep.Redirects)
+	}
 }

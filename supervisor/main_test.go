@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -46,9 +47,37 @@ func TestMain(m *testing.M) {
 }
 
 var (
-	deniedNet  = netip.MustParsePrefix("127.0.0.2/32")
-	stalledNet = netip.MustParsePrefix("127.0.0.3/32")
+	deniedNet     = netip.MustParsePrefix("127.0.0.2/32")
+	stalledNet    = netip.MustParsePrefix("127.0.0.3/32")
+	redirectedNet = netip.MustParsePrefix("127.0.0.4/32")
 )
+
+// standInEnv names, for the supervisor role, the loopback address that
+// calls to redirectedNet are redirected to (denied when unset).
+const standInEnv = "NETTRAP_SUPERVISOR_TEST_STANDIN"
+
+// redirects are what Redirect.Done was told, for the report: "ok LOCAL"
+// or "failed".
+var (
+	redirectsMu sync.Mutex
+	redirects   []string
+)
+
+func redirectTo(standIn string) *supervisor.Redirect {
+	rd := &supervisor.Redirect{Done: func(local netip.AddrPort, ok bool) {
+		redirectsMu.Lock()
+		defer redirectsMu.Unlock()
+		if ok {
+			redirects = append(redirects, "ok "+local.String())
+		} else {
+			redirects = append(redirects, "failed")
+		}
+	}}
+	if ap, err := netip.ParseAddrPort(standIn); err == nil {
+		rd.To4 = ap
+	}
+	return rd
+}
 
 // stallNotice (in the supervisor role) gets one byte each time the decider
 // starts holding a call; the victim reads them on [stallNoticeFD]. That is
@@ -66,6 +95,8 @@ func testDecider(c *supervisor.Call) supervisor.Answer {
 		switch {
 		case deniedNet.Contains(d.Addr.Addr().Unmap()):
 			return supervisor.Answer{Errno: unix.EPERM}
+		case redirectedNet.Contains(d.Addr.Addr().Unmap()):
+			return supervisor.Answer{Errno: unix.EPERM, Redirect: redirectTo(os.Getenv(standInEnv))}
 		case stalledNet.Contains(d.Addr.Addr().Unmap()):
 			if stallNotice != nil {
 				// A victim that is not waiting for it has the pipe
@@ -104,6 +135,7 @@ type roleReport struct {
 	Denied        uint64
 	Vanished      uint64
 	Emulated      uint64
+	Redirects     []string
 	Errors        []string
 }
 
@@ -151,6 +183,7 @@ func supervisorRole(reportPath string, keep bool) int {
 		Denied:        s.Stats.Denied.Load(),
 		Vanished:      s.Stats.Vanished.Load(),
 		Emulated:      s.Stats.Emulated.Load(),
+		Redirects:     redirects,
 	}
 	for _, e := range s.Errors() {
 		r.Errors = append(r.Errors, e.Error())

@@ -58,3 +58,27 @@ func raceConnect(allowed, denied string, tries int, untilLeak bool) string {
 	}
 	return fmt.Sprintf("leaked:%d", leaked)
 }
+
+// udpExchange connects a UDP socket to addr, sends "query" and prints
+// the result of each step and the reply ("ok ok reply:…", "EPERM").
+func udpExchange(addr string) string {
+	sa, fam := sockaddr(addr)
+	fd, err := unix.Socket(fam, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return result(err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Connect(fd, sa); err != nil {
+		return result(err)
+	}
+	if _, err := unix.Write(fd, []byte("query")); err != nil {
+		return "ok " + result(err)
+	}
+	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Sec: 20})
+	buf := make([]byte, 64)
+	n, err := unix.Read(fd, buf)
+	if err != nil {
+		return "ok ok " + result(err)
+	}
+	return "ok ok reply:" + string(buf[:n])
+}

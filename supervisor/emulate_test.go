@@ -79,6 +79,12 @@ func TestEmulationClosesTheRace(t *testing.T) {
 // address Done was told, and the stand-in's reply reaches the target.
 // Without emulation the call fails as decided, and Done hears so.
 func TestRedirectToStandIn(t *testing.T) {
+	for _, how := range []string{"connect", "sendto"} {
+		t.Run(how, func(t *testing.T) { testRedirect(t, how) })
+	}
+}
+
+func testRedirect(t *testing.T, how string) {
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +101,7 @@ func TestRedirectToStandIn(t *testing.T) {
 		pc.WriteTo([]byte("refused"), addr)
 	}()
 	run := func(mode string) ([]string, roleReport) {
-		cmd, report := supervisorCmd(t, "udp-exchange", "127.0.0.4:53")
+		cmd, report := supervisorCmd(t, "udp-exchange", "127.0.0.4:53", how)
 		cmd.Env = append(cmd.Env, emulateEnv+"="+mode, standInEnv+"="+pc.LocalAddr().String())
 		out, err := cmd.Output()
 		if err != nil {

@@ -227,10 +227,8 @@ func (l *loop) handle(n *notif) {
 // error.
 func (l *loop) redirect(c *Call, a Answer) (int64, int32) {
 	if l.emu != nil && emulable(c) {
-		if r, local, ok := l.emu.redirect(c, a.Redirect); ok {
-			a.Redirect.Done(local, true)
-			return r.val, -int32(r.errno)
-		}
+		val, errno := l.emu.redirect(c, a)
+		return val, -int32(errno)
 	}
 	a.Redirect.Done(netip.AddrPort{}, false)
 	return 0, -int32(a.Errno)

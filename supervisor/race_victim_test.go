@@ -60,18 +60,23 @@ func raceConnect(allowed, denied string, tries int, untilLeak bool) string {
 }
 
 // udpExchange connects a UDP socket to addr, sends "query" and prints
-// the result of each step and the reply ("ok ok reply:…", "EPERM").
-func udpExchange(addr string) string {
+// the result of each step and the reply ("ok ok reply:…", "EPERM"). With
+// sendto it sends on the unconnected socket instead (and prints "ok" for
+// the connect it did not make).
+func udpExchange(addr string, sendto bool) string {
 	sa, fam := sockaddr(addr)
 	fd, err := unix.Socket(fam, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return result(err)
 	}
 	defer unix.Close(fd)
-	if err := unix.Connect(fd, sa); err != nil {
+	if sendto {
+		if err := unix.Sendto(fd, []byte("query"), 0, sa); err != nil {
+			return result(err)
+		}
+	} else if err := unix.Connect(fd, sa); err != nil {
 		return result(err)
-	}
-	if _, err := unix.Write(fd, []byte("query")); err != nil {
+	} else if _, err := unix.Write(fd, []byte("query")); err != nil {
 		return "ok " + result(err)
 	}
 	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Sec: 20})

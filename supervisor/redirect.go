@@ -10,48 +10,90 @@ import (
 	"github.com/nettrap/nettrap/bpf"
 )
 
-// redirect makes a denied connect or send to the stand-in of rd instead,
-// on the target's own socket: the DNS sinkhole, which answers a resolver
-// at once and learns the name it asked for. ok is false when it cannot:
-// the call then fails as decided. Only connect, sendto and sendmsg are
-// redirected (a sendmmsg fails as decided: one vector could mix
-// destinations).
-func (e *emulator) redirect(c *Call, rd *Redirect) (r result, local netip.AddrPort, ok bool) {
+// redirect makes a denied connect or send to the stand-in of a.Redirect
+// instead, on the target's own socket: the DNS sinkhole, which answers a
+// resolver at once and learns the name it asked for. It calls Done
+// exactly once, before the stand-in can see any traffic of the target's,
+// and returns the answer's value and errno: a.Errno when it cannot
+// redirect. Only connect, sendto and sendmsg are redirected (a sendmmsg
+// fails as decided: one vector could mix destinations).
+func (e *emulator) redirect(c *Call, a Answer) (int64, unix.Errno) {
+	rd := a.Redirect
+	s, to, ok := e.standInFor(c, rd)
+	if !ok {
+		rd.Done(netip.AddrPort{}, false)
+		return 0, a.Errno
+	}
+	defer s.close()
+	name := sockaddrBytes(to)
+	if c.Syscall.Kind == bpf.Connect {
+		r := s.connect(name)
+		local, err := localAddr(s.fd)
+		if r.errno != 0 || err != nil {
+			rd.Done(netip.AddrPort{}, false)
+			return 0, a.Errno
+		}
+		rd.Done(local, true)
+		return 0, 0
+	}
+	// A send carries the query itself: the stand-in must know where it
+	// comes from before it arrives, so an unbound socket is bound first,
+	// as the send would have bound it (any address, an ephemeral port).
+	typ, err := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_TYPE)
+	local, lerr := localAddr(s.fd)
+	if err == nil && lerr == nil && local.Port() == 0 {
+		if lerr = unix.Bind(s.fd, anyAddr(to)); lerr == nil {
+			local, lerr = localAddr(s.fd)
+		}
+	}
+	if err != nil || lerr != nil || typ == unix.SOCK_STREAM {
+		rd.Done(netip.AddrPort{}, false)
+		return 0, a.Errno
+	}
+	if local.Addr().IsUnspecified() {
+		// Bound to any address: the stand-in sees loopback's.
+		local = netip.AddrPortFrom(to.Addr().Unmap(), local.Port())
+	}
+	rd.Done(local, true)
+	c.msgs[0].name = name
+	r := s.send(c, typ)
+	return r.val, r.errno
+}
+
+// standInFor borrows the call's socket and picks the stand-in's address
+// for it; ok is false when the call cannot be redirected.
+func (e *emulator) standInFor(c *Call, rd *Redirect) (*borrowed, netip.AddrPort, bool) {
 	if c.Syscall.Kind == bpf.SendMMsg || len(c.Dests) != 1 {
-		return result{}, local, false
+		return nil, netip.AddrPort{}, false
 	}
 	s, err := borrow(c, e)
 	if err != nil {
-		return result{}, local, false
+		return nil, netip.AddrPort{}, false
 	}
-	defer s.close()
 	domain, err := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_DOMAIN)
-	if err != nil {
-		return result{}, local, false
-	}
-	to, ok := standIn(domain, c.Dests[0].Addr.Addr(), rd)
-	if !ok || !ownNetns(s.fd, c.TID) {
-		return result{}, local, false
-	}
-	name := sockaddrBytes(domain, to)
-	if c.Syscall.Kind == bpf.Connect {
-		r = s.connect(name)
-	} else {
-		c.msgs[0].name = name
-		typ, err := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_TYPE)
-		if err != nil || typ == unix.SOCK_STREAM {
-			return result{}, local, false
+	if err == nil {
+		if to, ok := standIn(domain, c.Dests[0].Addr.Addr(), rd); ok && ownNetns(s.fd, c.TID) {
+			return s, to, true
 		}
-		r = s.send(c, typ)
 	}
-	if r.errno != 0 {
-		return result{}, local, false
-	}
-	sa, err := unix.Getsockname(s.fd)
+	s.close()
+	return nil, netip.AddrPort{}, false
+}
+
+func localAddr(fd int) (netip.AddrPort, error) {
+	sa, err := unix.Getsockname(fd)
 	if err != nil {
-		return result{}, local, false
+		return netip.AddrPort{}, err
 	}
-	return r, sockaddrAddrPort(sa), true
+	return sockaddrAddrPort(sa), nil
+}
+
+// anyAddr is the wildcard address of to's family, port 0.
+func anyAddr(to netip.AddrPort) unix.Sockaddr {
+	if to.Addr().Is4() {
+		return &unix.SockaddrInet4{}
+	}
+	return &unix.SockaddrInet6{}
 }
 
 // standIn picks the stand-in address for a socket of domain aimed at
@@ -62,6 +104,7 @@ func standIn(domain int, dest netip.Addr, rd *Redirect) (netip.AddrPort, bool) {
 	case domain == unix.AF_INET:
 		return rd.To4, rd.To4.IsValid()
 	case domain == unix.AF_INET6 && dest.Is4In6():
+		// Stays IPv6 (v4-mapped): the socket is AF_INET6.
 		return netip.AddrPortFrom(netip.AddrFrom16(rd.To4.Addr().As16()), rd.To4.Port()), rd.To4.IsValid()
 	case domain == unix.AF_INET6:
 		return rd.To6, rd.To6.IsValid() && rd.To6.Addr().Is6()
@@ -69,9 +112,10 @@ func standIn(domain int, dest netip.Addr, rd *Redirect) (netip.AddrPort, bool) {
 	return netip.AddrPort{}, false
 }
 
-// sockaddrBytes encodes ap as a sockaddr_in or sockaddr_in6.
-func sockaddrBytes(domain int, ap netip.AddrPort) []byte {
-	if domain == unix.AF_INET {
+// sockaddrBytes encodes ap as a sockaddr_in (an IPv4 address) or a
+// sockaddr_in6 (IPv6, v4-mapped included).
+func sockaddrBytes(ap netip.AddrPort) []byte {
+	if ap.Addr().Is4() {
 		b := make([]byte, unix.SizeofSockaddrInet4)
 		binary.NativeEndian.PutUint16(b[0:], unix.AF_INET)
 		binary.BigEndian.PutUint16(b[2:], ap.Port())

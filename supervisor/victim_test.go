@@ -48,7 +48,7 @@ func victimRole(op []string) int {
 		vlen, _ := strconv.ParseUint(arg(1), 0, 32)
 		fmt.Println(sendmmsg(op[2:], uint32(vlen)))
 	case "udp-exchange": // udp-exchange ADDR: connect, send, print the reply
-		fmt.Println(udpExchange(arg(1)))
+		fmt.Println(udpExchange(arg(1), arg(2) == "sendto"))
 	case "race-connect": // race-connect ALLOWED DENIED TRIES [until-leak]
 		n, _ := strconv.Atoi(arg(3))
 		fmt.Println(raceConnect(arg(1), arg(2), n, arg(4) == "until-leak"))

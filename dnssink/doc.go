@@ -29,7 +29,8 @@
 //     name is shown escaped (RFC 1035 5.1), so it is always one printable
 //     line, safe to put in a log line or a GitHub annotation. Raw UTF-8
 //     (unencoded IDN) shows as \DDD escapes, as dig shows it.
-//   - Compression pointers must point backwards, so decoding always ends.
+//   - Each compression pointer must point before where the previous one
+//     led (before the name, for the first), so decoding always ends.
 //   - Refused decompresses the echoed questions but never makes the answer
 //     larger than the query or 512 bytes, whichever is larger.
 //   - TCP: each exchange (one frame read and its answer written) must end

@@ -111,10 +111,11 @@ func readQuestion(msg []byte, off int, sb *strings.Builder) (wire []byte, next i
 
 // readName follows labels and compression pointers from off, writing the
 // presentation form to sb. It returns the uncompressed wire form and the
-// offset just past the name where it started; sb may be nil. Every pointer must point
-// before itself, so decoding always ends.
+// offset just past the name where it started; sb may be nil. Each pointer
+// must point before the place the previous one led to (before the name
+// itself, for the first), so decoding always ends.
 func readName(msg []byte, off int, sb *strings.Builder) (wire []byte, end int, err error) {
-	end = -1
+	end, limit := -1, off
 	for {
 		if off >= len(msg) {
 			return nil, 0, fmt.Errorf("%w: name", ErrShort)
@@ -143,13 +144,13 @@ func readName(msg []byte, off int, sb *strings.Builder) (wire []byte, end int, e
 				return nil, 0, fmt.Errorf("%w: pointer", ErrShort)
 			}
 			ptr := int(binary.BigEndian.Uint16(msg[off:]) & 0x3FFF)
-			if ptr >= off {
-				return nil, 0, fmt.Errorf("%w: pointer %d at offset %d does not point back", ErrBadName, ptr, off)
+			if ptr >= limit {
+				return nil, 0, fmt.Errorf("%w: pointer at offset %d to %d does not point back", ErrBadName, off, ptr)
 			}
 			if end < 0 {
 				end = off + 2
 			}
-			off = ptr
+			off, limit = ptr, ptr
 		default:
 			return nil, 0, fmt.Errorf("%w: reserved label type %#x", ErrBadName, c&0xC0)
 		}

@@ -30,7 +30,8 @@
 //     line, safe to put in a log line or a GitHub annotation. Raw UTF-8
 //     (unencoded IDN) shows as \DDD escapes, as dig shows it.
 //   - Each compression pointer must point before where the previous one
-//     led (before the name, for the first), so decoding always ends.
+//     led (before the name, for the first), and a name may use at most 127
+//     of them, so decoding always ends, and quickly.
 //   - Refused decompresses the echoed questions but never makes the answer
 //     larger than the query or 512 bytes, whichever is larger.
 //   - TCP: each exchange (one frame read and its answer written) must end

@@ -13,6 +13,7 @@ import (
 const (
 	headerLen   = 12  // RFC 1035 4.1.1
 	maxNameWire = 255 // RFC 1035 2.3.4: a name is at most 255 octets on the wire
+	maxPointers = 127 // a name has at most 127 labels, so it needs no more jumps
 	flagQR      = 0x8000
 )
 
@@ -113,10 +114,11 @@ func readQuestion(msg []byte, off int, sb *strings.Builder) (wire []byte, next i
 // presentation form to sb. It returns the uncompressed wire form and the
 // offset just past the name where it started; sb may be nil. Each pointer
 // must point before the place the previous one led to (before the name
-// itself, for the first), so decoding always ends.
+// itself, for the first), so decoding always ends, and there may be no more
+// than maxPointers, so a chain of pointers cannot make it slow.
 func readName(msg []byte, off int, sb *strings.Builder) (wire []byte, end int, err error) {
 	end, limit := -1, off
-	for {
+	for jumps := 0; ; {
 		if off >= len(msg) {
 			return nil, 0, fmt.Errorf("%w: name", ErrShort)
 		}
@@ -146,6 +148,9 @@ func readName(msg []byte, off int, sb *strings.Builder) (wire []byte, end int, e
 			ptr := int(binary.BigEndian.Uint16(msg[off:]) & 0x3FFF)
 			if ptr >= limit {
 				return nil, 0, fmt.Errorf("%w: pointer at offset %d to %d does not point back", ErrBadName, off, ptr)
+			}
+			if jumps++; jumps > maxPointers {
+				return nil, 0, fmt.Errorf("%w: more than %d pointers", ErrBadName, maxPointers)
 			}
 			if end < 0 {
 				end = off + 2

@@ -168,3 +168,27 @@ func TestParseIgnoresOtherSections(t *testing.T) {
 		t.Errorf("Parse = %+v, %v; want example.org AAAA", q, err)
 	}
 }
+
+// pointerChain is a root label at offset 0, then n pointers, each to the
+// one before (the first to the root): the name at the last pointer decodes
+// after n jumps. It returns the bytes and that last offset.
+func pointerChain(n int) ([]byte, int) {
+	b := []byte{0}
+	for i := range n {
+		b = append(b, ptr(max(0, 2*i-1))...)
+	}
+	return b, len(b) - 2
+}
+
+func TestPointerChainLimit(t *testing.T) {
+	for _, n := range []int{1, maxPointers} {
+		b, off := pointerChain(n)
+		if wire, _, err := readName(b, off, nil); err != nil || len(wire) != 1 {
+			t.Errorf("chain of %d: %x, %v; want the root", n, wire, err)
+		}
+	}
+	b, off := pointerChain(maxPointers + 1)
+	if _, _, err := readName(b, off, nil); !errors.Is(err, ErrBadName) {
+		t.Errorf("chain of %d: %v, want ErrBadName", maxPointers+1, err)
+	}
+}

@@ -136,9 +136,16 @@ func (s *Sink) Addr(network string, v6 bool) netip.AddrPort {
 // Expect routes queries that arrive over network from the socket bound to
 // from (the target socket's local address, getsockname) to h, called once
 // per query before it is answered, possibly from several goroutines at
-// once. A later Expect for the same source replaces h. To see the first
-// query, call Expect before the target can send it; a query that comes
-// earlier goes to Config.Stray with the same source.
+// once; UDP queries are served one at a time, so h should not block for
+// long. A later Expect for the same source replaces h.
+//
+// To see the first query, call Expect before the target can send it: after
+// a redirected connect and before answering the notification. A send on an
+// unbound UDP socket binds it as it sends, so the query may arrive before
+// getsockname can tell the source; binding the copy to the wildcard
+// address and port 0 first (what the kernel's autobind does anyway) gives
+// the source in time. A query that arrives earlier goes to Config.Stray,
+// with the same source.
 func (s *Sink) Expect(network string, from netip.AddrPort, h func(Query)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

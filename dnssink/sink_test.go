@@ -3,6 +3,7 @@ package dnssink
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"slices"
@@ -282,6 +283,39 @@ func TestCloseStopsEverything(t *testing.T) {
 	for _, v6 := range families(s) {
 		if _, err := net.Dial("tcp", s.Addr("tcp", v6).String()); err == nil {
 			t.Errorf("tcp v6=%v still accepting after Close", v6)
+		}
+	}
+}
+
+// TestConcurrentAttribution: many lookups at once over both protocols;
+// each handler sees its own name and nothing else.
+func TestConcurrentAttribution(t *testing.T) {
+	s := startSink(t, Config{}, &recorder{})
+	const n = 16
+	recs := make([]*recorder, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		recs[i] = &recorder{}
+		network := []string{"udp", "tcp"}[i%2]
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_, errs[i] = resolverTo(s, network, false, recs[i]).LookupTXT(ctx, fmt.Sprintf("n%d.example.", i))
+		})
+	}
+	wg.Wait()
+	for i, rec := range recs {
+		checkRefusedErr(t, errs[i])
+		want := fmt.Sprintf("n%d.example", i)
+		got := rec.queries()
+		if len(got) == 0 {
+			t.Errorf("lookup %d: handler saw nothing", i)
+		}
+		for _, q := range got {
+			if q.Name != want || q.Type != "TXT" {
+				t.Errorf("lookup %d: handler saw %+v, want TXT %s", i, q, want)
+			}
 		}
 	}
 }

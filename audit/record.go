@@ -40,6 +40,9 @@ type Record struct {
 	Decision  string  `json:"decision"`
 	Reason    string  `json:"reason,omitempty"`
 	Errno     string  `json:"errno,omitempty"`
+	// Lookup is what a blocked DNS query asked, "TYPE name" (TXT
+	// _grpc_config.localhost), when nettrap's sinkhole read it; "" else.
+	Lookup string `json:"lookup,omitempty"`
 	// MarkerValue is the value of a bad marker (decision "bad-marker").
 	MarkerValue string `json:"marker_value,omitempty"`
 }

@@ -52,11 +52,16 @@ func message(r report.Row) string {
 		return fmt.Sprintf("%s of package %s fails: %s", r.Test, r.Package, r.Reason)
 	}
 	var b strings.Builder
-	b.WriteString("Outbound network blocked: " + r.Operation)
-	if r.Dest != "" {
-		fmt.Fprintf(&b, " %s (%s)", r.Dest, r.Class)
-	} else if r.Reason != "" {
-		b.WriteString(" (" + r.Reason + ")")
+	if lookup, ok := strings.CutPrefix(r.Operation, report.DNSLookup); ok {
+		// A query nettrap's sinkhole read (report.rowOf).
+		b.WriteString("DNS lookup blocked: " + lookup + " via " + r.Dest)
+	} else {
+		b.WriteString("Outbound network blocked: " + r.Operation)
+		if r.Dest != "" {
+			fmt.Fprintf(&b, " %s (%s)", r.Dest, r.Class)
+		} else if r.Reason != "" {
+			b.WriteString(" (" + r.Reason + ")")
+		}
 	}
 	switch {
 	case r.Test == report.Collection:

@@ -55,10 +55,13 @@ type Guard struct {
 	Messages    io.Writer     // the "nettrap: …" lines (stderr)
 	RunID       string
 	Attribution Attribution
+	// Sink, when set, takes denied lookups (dns.go); nil: they fail.
+	Sink DNSSink
 
 	mu        sync.Mutex
 	counts    Counts
 	auditErrs []error
+	watches   map[*dnsWatch]bool // redirected sockets (dns.go)
 }
 
 // Counts are what the guard saw, by outcome.
@@ -73,6 +76,10 @@ type Counts struct {
 type attempt struct {
 	policy.Attempt
 	decision policy.Decision
+	// redirected: the call went to the DNS sinkhole instead of failing
+	// (dns.go); lookup is the query the sinkhole read, if any.
+	redirected bool
+	lookup     string
 }
 
 // Decide implements supervisor.Decider.
@@ -86,11 +93,16 @@ func (g *Guard) Decide(c *supervisor.Call) supervisor.Answer {
 		return supervisor.Answer{Allow: true}
 	}
 	var who Who
+	release := func() {}
 	if g.Attribution != nil {
-		var release func()
 		who, release = g.Attribution.Who(c)
-		defer release()
 	}
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			release()
+		}
+	}()
 	answer := supervisor.Answer{Allow: true}
 	for i := range atts {
 		a := &atts[i]
@@ -99,6 +111,12 @@ func (g *Guard) Decide(c *supervisor.Call) supervisor.Answer {
 		if a.decision.Verdict == policy.Denied && answer.Allow {
 			answer = supervisor.Answer{Errno: a.decision.Errno}
 		}
+	}
+	if rd := g.dnsRedirect(c, who, atts, release); rd != nil {
+		// Recorded, and released, by the redirect's Done.
+		handedOver = true
+		answer.Redirect = rd
+		return answer
 	}
 	g.record(c, who, atts)
 	return answer
@@ -275,8 +293,12 @@ func (g *Guard) newRecord(c *supervisor.Call, who Who, caller supervisor.Caller,
 	case policy.InterfacePin:
 		rec.Class = "interface-pin"
 	}
-	if a.decision.Errno != 0 {
+	if a.decision.Errno != 0 && !a.redirected {
 		rec.Errno = unix.ErrnoName(a.decision.Errno)
+	}
+	if a.lookup != "" {
+		rec.Lookup = a.lookup
+		rec.Reason = "DNS query to a nameserver, answered REFUSED by nettrap: tests must not resolve names over the network (localhost comes from /etc/hosts)"
 	}
 	return rec
 }

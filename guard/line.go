@@ -20,6 +20,13 @@ import (
 func Line(r audit.Record, byProcess bool) string {
 	byProcess = byProcess && len(r.Candidates) == 0
 	var b strings.Builder
+	if r.Lookup != "" {
+		// A query nettrap's sinkhole read: what was looked up says more
+		// than the socket call and the class.
+		fmt.Fprintf(&b, "DNS lookup blocked: %s via %s", r.Lookup, r.Dest)
+		b.WriteString(whoPart(r, byProcess))
+		return b.String()
+	}
 	if r.Decision == "would-deny" {
 		b.WriteString("audit: would block: ")
 	} else {
@@ -35,16 +42,7 @@ func Line(r audit.Record, byProcess bool) string {
 	if r.Dest != "" {
 		fmt.Fprintf(&b, " %s (%s)", r.Dest, r.Class)
 	}
-	switch {
-	case len(r.Candidates) > 1:
-		fmt.Fprintf(&b, " during one of %s (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)", candidateList(r.Candidates))
-	case r.Test == "collection":
-		b.WriteString(" at collection time (package init, TestMain, or between tests)")
-	case byProcess || r.Test == "":
-		fmt.Fprintf(&b, " by pid %d %s", r.PID, r.Argv0)
-	default:
-		b.WriteString(" during " + r.Test)
-	}
+	b.WriteString(whoPart(r, byProcess))
 	// The reason is shown unless it only repeats the class: an attempt
 	// with no destination, advice (unspecified, dns), a join, a marker
 	// ignored under --sealed all say more than the class.
@@ -52,6 +50,19 @@ func Line(r audit.Record, byProcess bool) string {
 		b.WriteString(": " + r.Reason)
 	}
 	return b.String()
+}
+
+// whoPart says who made the attempt: " during TestX", " by pid N prog", …
+func whoPart(r audit.Record, byProcess bool) string {
+	switch {
+	case len(r.Candidates) > 1:
+		return fmt.Sprintf(" during one of %s (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)", candidateList(r.Candidates))
+	case r.Test == "collection":
+		return " at collection time (package init, TestMain, or between tests)"
+	case byProcess || r.Test == "":
+		return fmt.Sprintf(" by pid %d %s", r.PID, r.Argv0)
+	}
+	return " during " + r.Test
 }
 
 // maxNamed is how many candidates a line names; the audit record has all.

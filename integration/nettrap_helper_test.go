@@ -58,9 +58,11 @@ func confinedVictim(t *testing.T, flags []string, args ...string) (nettrapRun, v
 	return run, parseVictim(t, []byte(run.stdout), run.stderr)
 }
 
-// blockedLines returns nettrap's denial lines in stderr.
+// blockedLines returns nettrap's denial lines in stderr (a blocked lookup
+// the DNS sinkhole read has a line of its own).
 func blockedLines(stderr string) []string {
-	return linesWithPrefix(stderr, "nettrap: Outbound network blocked: ")
+	return append(linesWithPrefix(stderr, "nettrap: Outbound network blocked: "),
+		linesWithPrefix(stderr, "nettrap: DNS lookup blocked: ")...)
 }
 
 // assertNothingArrived proves that nothing reached the endpoints eps
@@ -96,6 +98,7 @@ type auditRecord struct {
 	SockType string          `json:"sock_type"`
 	Dest     string          `json:"dest"`
 	Class    string          `json:"class"`
+	Lookup   string          `json:"lookup"`
 	Decision string          `json:"decision"`
 	Reason   string          `json:"reason"`
 }

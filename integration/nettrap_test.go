@@ -63,16 +63,49 @@ func TestNettrapDeniesI386(t *testing.T) {
 
 // TestNettrapDeniesLookup: the resolver's query to the resolv.conf
 // nameserver is class dns and denied; no query (over UDP or TCP) reaches
-// the fake DNS.
+// the fake DNS. Where nettrap emulates, the query goes to its sinkhole,
+// which answers REFUSED (the lookup fails at once, not by timeout) and
+// names what was looked up; without emulation the connect fails (EPERM).
 func TestNettrapDeniesLookup(t *testing.T) {
 	eps := append(fakehost.Both("192.0.2.53:53"), fakehost.Both("[2001:db8::53]:53")...)
 	h := fakehost.Start(t, eps...)
-	mark := h.Mark()
-	run, r := confinedVictim(t, nil, "lookup", "blocked-probe.example")
-	if r.OK {
-		t.Errorf("lookup under nettrap succeeded: %s\nstderr: %s", r.Value, run.stderr)
+	for _, tc := range []struct {
+		emulate, op, name string
+		want              []string // in the blocked lines
+	}{
+		{"auto", "lookup", "blocked-probe.example", []string{
+			"nettrap: DNS lookup blocked: A blocked-probe.example via 192.0.2.53:53 by pid ",
+			"nettrap: DNS lookup blocked: AAAA blocked-probe.example via 192.0.2.53:53 by pid "}},
+		{"auto", "lookup-txt", "_grpc_config.localhost", []string{
+			"nettrap: DNS lookup blocked: TXT _grpc_config.localhost via 192.0.2.53:53 by pid "}},
+		{"off", "lookup", "blocked-probe.example", []string{
+			"nettrap: Outbound network blocked: connect udp 192.0.2.53:53 (dns) by pid "}},
+	} {
+		t.Run(tc.emulate+"/"+tc.op, func(t *testing.T) {
+			mark := h.Mark()
+			log := auditPath(t)
+			run, r := confinedVictim(t, []string{"--emulate=" + tc.emulate, "--audit-log", log}, tc.op, tc.name)
+			if r.OK {
+				t.Errorf("lookup under nettrap succeeded: %s\nstderr: %s", r.Value, run.stderr)
+			}
+			lines := strings.Join(blockedLines(run.stderr), "\n")
+			for _, w := range tc.want {
+				if !strings.Contains(lines, w) {
+					t.Errorf("no line %q in:\n%s", w, run.stderr)
+				}
+			}
+			if tc.emulate == "auto" {
+				if !strings.Contains(r.Err, "server misbehaving") {
+					t.Errorf("lookup error %q, want the resolver's answer to REFUSED (server misbehaving)", r.Err)
+				}
+				recs := readAudit(t, log)
+				if !slices.ContainsFunc(recs, func(a auditRecord) bool { return strings.HasSuffix(a.Lookup, " "+tc.name) && a.Class == "dns" }) {
+					t.Errorf("no audit record names %s: %+v", tc.name, recs)
+				}
+			}
+			assertNothingArrived(t, h, mark, eps...)
+		})
 	}
-	assertNothingArrived(t, h, mark, eps...)
 }
 
 // TestNettrapAllowsLocal: loopback, Unix sockets and netlink keep working.

@@ -138,10 +138,17 @@ func Build(recs []audit.Record, runID string) *Summary {
 	return s
 }
 
+// DNSLookup starts the Operation of a row for DNS queries nettrap's
+// sinkhole read: "DNS lookup TXT _grpc_config.localhost".
+const DNSLookup = "DNS lookup "
+
 func rowOf(rec audit.Record) Row {
 	op := rec.Syscall
 	if rec.SockType != "" {
 		op += " " + rec.SockType
+	}
+	if rec.Lookup != "" {
+		op = DNSLookup + rec.Lookup
 	}
 	r := Row{Package: rec.Package, Test: rec.Test, Candidates: rec.Candidates, Operation: op,
 		Dest: rec.Dest, Class: rec.Class, Decision: rec.Decision, Reason: rec.Reason, Marker: rec.MarkerValue}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/classify"
+	"github.com/nettrap/nettrap/dnssink"
 	"github.com/nettrap/nettrap/gotest"
 	"github.com/nettrap/nettrap/guard"
 	"github.com/nettrap/nettrap/hub"
@@ -177,6 +178,7 @@ func confine(cfg *config) int {
 	}
 	go forwardSignals(cmd, rp, sigs)
 	waitErr := sess.Wait()
+	g.EndLookups()
 	status := exitStatus(cmd, waitErr)
 	for _, e := range sess.Errors() {
 		fmt.Fprintf(os.Stderr, "nettrap: supervisor: %v\n", e)
@@ -240,6 +242,16 @@ func newGuard(cfg *config) (*guard.Guard, func() error, error) {
 		}
 		g.Audit = w
 		closeAudit = w.Close
+	}
+	if cfg.emulate != supervisor.EmulateOff {
+		// Blocked lookups go to a sinkhole that names them (guard/dns.go);
+		// where it cannot listen, they fail with the errno as before.
+		if sink, err := dnssink.Listen(); err == nil {
+			g.Sink = sink
+			closeAudit = func(closeLog func() error) func() error {
+				return func() error { sink.Close(); return closeLog() }
+			}(closeAudit)
+		}
 	}
 	return g, closeAudit, nil
 }

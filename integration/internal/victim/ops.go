@@ -18,6 +18,7 @@ var ops = map[string]op{
 	"netlink-raw-socket":  {"", 0, false, netlinkRawSocket},
 	"io-uring-setup":      {"", 0, false, ioUringSetup},
 	"lookup":              {"NAME", 1, false, lookup},
+	"lookup-txt":          {"NAME", 1, false, lookupTXT},
 	"unix-path":           {"PATH", 1, false, unixPath},
 	"unix-abstract":       {"NAME", 1, false, unixAbstract},
 	"socketpair":          {"", 0, false, socketpair},

@@ -25,6 +25,13 @@ func lookup(args []string) (any, error) {
 	return net.DefaultResolver.LookupHost(ctx, args[0])
 }
 
+// lookupTXT is lookup for TXT records (grpc-go's service config lookup).
+func lookupTXT(args []string) (any, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), ioTimeout)
+	defer cancel()
+	return net.DefaultResolver.LookupTXT(ctx, args[0])
+}
+
 func unixPath(args []string) (any, error) {
 	return unixConnect(args[0])
 }

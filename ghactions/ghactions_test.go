@@ -59,6 +59,20 @@ func TestAnnotateFewAndCollection(t *testing.T) {
 	}
 }
 
+// A lookup the sinkhole read is annotated with the name, like the line.
+func TestAnnotateLookup(t *testing.T) {
+	recs := []audit.Record{{Schema: 1, Package: "example.com/m/dial", Test: "TestDial", Syscall: "connect", SockType: "udp",
+		Dest: "192.0.2.53:53", Class: "dns", Lookup: "TXT _grpc_config.localhost", Decision: report.Denied}}
+	var b bytes.Buffer
+	if err := Annotate(&b, report.Build(recs, "")); err != nil {
+		t.Fatal(err)
+	}
+	want := "::DNS lookup blocked: TXT _grpc_config.localhost via 192.0.2.53:53 during TestDial of package example.com/m/dial"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("annotation lacks %q:\n%s", want, b.String())
+	}
+}
+
 func TestAnnotateNothing(t *testing.T) {
 	var b bytes.Buffer
 	if err := Annotate(&b, report.Build(nil, "")); err != nil {

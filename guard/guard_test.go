@@ -284,6 +284,12 @@ func TestLine(t *testing.T) {
 		{func(r *audit.Record) {
 			r.Syscall, r.SockType, r.Dest, r.Class, r.Reason = "setsockopt", "udp", "239.1.2.3", "multicast", "joining 239.1.2.3"
 		}, "Outbound network blocked: setsockopt udp 239.1.2.3 (multicast) by pid 42 curl: joining 239.1.2.3"},
+		// A lookup nettrap's sinkhole read is named.
+		{func(r *audit.Record) {
+			r.SockType, r.Dest, r.Class, r.Lookup, r.Test = "udp", "192.0.2.53:53", "dns", "TXT _grpc_config.localhost", "TestDial"
+		}, "DNS lookup blocked: TXT _grpc_config.localhost via 192.0.2.53:53 during TestDial"},
+		{func(r *audit.Record) { r.SockType, r.Dest, r.Class, r.Lookup = "tcp", "[2001:db8::53]:53", "dns", "A example.com" },
+			"DNS lookup blocked: A example.com via [2001:db8::53]:53 by pid 42 curl"},
 		// A marked record denied for another reason (at collection time) keeps the short line.
 		{func(r *audit.Record) { r.Test, r.Marked, r.Reason = "collection", true, "external destination" },
 			"Outbound network blocked: connect tcp 203.0.113.7:443 (external) at collection time (package init, TestMain, or between tests)"},

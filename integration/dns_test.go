@@ -1,0 +1,50 @@
+package integration
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/sandbox"
+)
+
+// TestLookupFailsTheTest: a test binary whose test looks a name up and
+// swallows the error fails that test, and the line under it names what
+// was looked up; the resolver got REFUSED at once and the fake
+// nameservers received nothing.
+func TestLookupFailsTheTest(t *testing.T) {
+	sandbox.Require(t)
+	bins := buildFixtures(t, "lookup")
+	eps := append(fakehost.Both("192.0.2.53:53"), fakehost.Both("[2001:db8::53]:53")...)
+	h := fakehost.Start(t, eps...)
+	mark := h.Mark()
+	log := auditPath(t)
+	run := runConfined(t, filepath.Join(bins, "lookup.test"), "lookup", []string{"--audit-log", log}, []string{"-test.v"})
+	if run.code != 1 {
+		t.Errorf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", run.code, run.stdout, run.stderr)
+	}
+	for _, want := range []string{
+		"nettrap: DNS lookup blocked: TXT _grpc_config.localhost via 192.0.2.53:53 during TestLookupSwallowed",
+		"--- FAIL: TestLookupSwallowed",
+		"server misbehaving",
+		"--- PASS: TestClean",
+	} {
+		if !strings.Contains(run.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, run.stdout)
+		}
+	}
+	// One record per nameserver asked, each naming the lookup.
+	recs := readRunAudit(t, log)
+	dests := map[string]bool{}
+	for _, r := range recs {
+		if r.Lookup != "TXT _grpc_config.localhost" || r.Test != "TestLookupSwallowed" || r.Decision != "denied" {
+			t.Errorf("audit record %+v, want a denial of TXT _grpc_config.localhost in TestLookupSwallowed", r)
+		}
+		dests[r.Dest] = true
+	}
+	if !dests["192.0.2.53:53"] || !dests["[2001:db8::53]:53"] {
+		t.Errorf("audit records name nameservers %v, want both of resolv.conf", dests)
+	}
+	assertNothingArrived(t, h, mark, eps...)
+}

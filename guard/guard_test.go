@@ -288,7 +288,9 @@ func TestLine(t *testing.T) {
 		{func(r *audit.Record) {
 			r.SockType, r.Dest, r.Class, r.Lookup, r.Test = "udp", "192.0.2.53:53", "dns", "TXT _grpc_config.localhost", "TestDial"
 		}, "DNS lookup blocked: TXT _grpc_config.localhost via 192.0.2.53:53 during TestDial"},
-		{func(r *audit.Record) { r.SockType, r.Dest, r.Class, r.Lookup = "tcp", "[2001:db8::53]:53", "dns", "A example.com" },
+		{func(r *audit.Record) {
+			r.SockType, r.Dest, r.Class, r.Lookup = "tcp", "[2001:db8::53]:53", "dns", "A example.com"
+		},
 			"DNS lookup blocked: A example.com via [2001:db8::53]:53 by pid 42 curl"},
 		// A marked record denied for another reason (at collection time) keeps the short line.
 		{func(r *audit.Record) { r.Test, r.Marked, r.Reason = "collection", true, "external destination" },

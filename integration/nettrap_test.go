@@ -11,25 +11,40 @@ import (
 
 // TestNettrapBlocksEveryLeak runs every operation that reaches a fake host
 // unguarded (see TestUnguardedOpsReachFakeHosts) under nettrap: each must
-// fail with EPERM, print a denial line, and deliver nothing.
+// fail with EPERM, print a denial line, and deliver nothing. The cases
+// aimed at a nameserver go to nettrap's DNS sinkhole instead (the call
+// succeeds, against the sinkhole), and fail with EPERM under
+// --emulate=off.
 func TestNettrapBlocksEveryLeak(t *testing.T) {
 	h := fakehost.Start(t, fakehost.Standard()...)
 	victim := victimbuild.Victim(t)
+	sinkholed := map[string]bool{"net-dial-udp6": true, "stub-resolver": true}
 	for _, tc := range leakCases(victim) {
-		t.Run(tc.name, func(t *testing.T) {
-			mark := h.Mark()
-			run, r := confinedVictim(t, nil, tc.args...)
-			if tc.name == "exec" {
-				r = parseVictim(t, r.Child, run.stderr)
-			}
-			if r.OK || r.Errno != "EPERM" {
-				t.Errorf("victim %s under nettrap: ok=%v errno=%q err=%q, want EPERM", tc.args, r.OK, r.Errno, r.Err)
-			}
-			if len(blockedLines(run.stderr)) == 0 {
-				t.Errorf("no denial line on stderr:\n%s", run.stderr)
-			}
-			assertNothingArrived(t, h, mark, tc.want...)
-		})
+		modes := []string{"auto"}
+		if sinkholed[tc.name] {
+			modes = append(modes, "off")
+		}
+		for _, mode := range modes {
+			t.Run(tc.name+"/emulate="+mode, func(t *testing.T) {
+				mark := h.Mark()
+				run, r := confinedVictim(t, []string{"--emulate=" + mode}, tc.args...)
+				if tc.name == "exec" {
+					r = parseVictim(t, r.Child, run.stderr)
+				}
+				switch {
+				case sinkholed[tc.name] && mode == "auto":
+					if !r.OK {
+						t.Errorf("victim %s under nettrap: ok=%v errno=%q err=%q, want it redirected to the sinkhole", tc.args, r.OK, r.Errno, r.Err)
+					}
+				case r.OK || r.Errno != "EPERM":
+					t.Errorf("victim %s under nettrap: ok=%v errno=%q err=%q, want EPERM", tc.args, r.OK, r.Errno, r.Err)
+				}
+				if len(blockedLines(run.stderr)) == 0 {
+					t.Errorf("no denial line on stderr:\n%s", run.stderr)
+				}
+				assertNothingArrived(t, h, mark, tc.want...)
+			})
+		}
 	}
 }
 

@@ -111,17 +111,26 @@ func TestNettrapDeniesUnspecifiedWithAdvice(t *testing.T) {
 	}
 }
 
-// DNS over TCP to a resolv.conf nameserver, and the Docker stub resolver.
+// DNS over TCP to a resolv.conf nameserver, and the Docker stub resolver:
+// denied (--emulate=off) or sent to nettrap's sinkhole, recorded either
+// way, and nothing reaches them.
 func TestNettrapDeniesDNSVariants(t *testing.T) {
 	h := fakehost.Start(t, fakehost.TCP("192.0.2.53:53"), fakehost.UDP("127.0.0.11:53"))
 	mark := h.Mark()
-	run, r := confinedVictim(t, nil, "net-dial", "tcp", "192.0.2.53:53")
-	if r.OK || !strings.Contains(run.stderr, "192.0.2.53:53 (dns)") {
-		t.Errorf("DNS over TCP: ok=%v, stderr:\n%s", r.OK, run.stderr)
-	}
-	run, r = confinedVictim(t, nil, "udp-sendto", "127.0.0.11:53")
-	if r.OK || !strings.Contains(run.stderr, "127.0.0.11:53 (dns)") {
-		t.Errorf("Docker stub resolver: ok=%v, stderr:\n%s", r.OK, run.stderr)
+	for _, mode := range []string{"off", "auto"} {
+		flags := []string{"--emulate=" + mode}
+		// The victim sends a probe, not a DNS message: the sinkhole
+		// reports a malformed query.
+		run, r := confinedVictim(t, flags, "net-dial", "tcp", "192.0.2.53:53")
+		want := map[string]string{"off": "connect tcp 192.0.2.53:53 (dns)", "auto": "DNS lookup blocked: (malformed query) via 192.0.2.53:53"}[mode]
+		if r.OK != (mode == "auto") || !strings.Contains(run.stderr, want) {
+			t.Errorf("DNS over TCP, emulate=%s: ok=%v, want %q in stderr:\n%s", mode, r.OK, want, run.stderr)
+		}
+		run, r = confinedVictim(t, flags, "udp-sendto", "127.0.0.11:53")
+		want = map[string]string{"off": "sendto udp 127.0.0.11:53 (dns)", "auto": "DNS lookup blocked: (malformed query) via 127.0.0.11:53"}[mode]
+		if r.OK != (mode == "auto") || !strings.Contains(run.stderr, want) {
+			t.Errorf("Docker stub resolver, emulate=%s: ok=%v, want %q in stderr:\n%s", mode, r.OK, want, run.stderr)
+		}
 	}
 	assertNothingArrived(t, h, mark, fakehost.TCP("192.0.2.53:53"), fakehost.UDP("127.0.0.11:53"))
 }

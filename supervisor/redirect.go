@@ -27,14 +27,16 @@ func (e *emulator) redirect(c *Call, a Answer) (int64, unix.Errno) {
 	defer s.close()
 	name := sockaddrBytes(to)
 	if c.Syscall.Kind == bpf.Connect {
+		// EINPROGRESS (a non-blocking socket) is a redirect under way:
+		// the target learns the outcome on its own socket.
 		r := s.connect(name)
 		local, err := localAddr(s.fd)
-		if r.errno != 0 || err != nil {
+		if (r.errno != 0 && r.errno != unix.EINPROGRESS) || err != nil {
 			rd.Done(netip.AddrPort{}, false)
 			return 0, a.Errno
 		}
 		rd.Done(local, true)
-		return 0, 0
+		return 0, r.errno
 	}
 	// A send carries the query itself: the stand-in must know where it
 	// comes from before it arrives, so an unbound socket is bound first,

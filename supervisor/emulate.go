@@ -83,6 +83,7 @@ type emulator struct {
 	// noThreadPidfd: the kernel (< 6.9) refused PIDFD_THREAD once; use the
 	// thread group's pidfd from then on.
 	noThreadPidfd atomic.Bool
+	pidfds        pidfds
 	stop          int // read end of the loop's wake pipe: readable once the loop stops
 }
 

@@ -33,17 +33,32 @@ const (
 type borrowed struct {
 	fd, pidfd int
 	call      *Call
+	e         *emulator
+	entry     *pidfdEntry
 }
 
 // borrow takes the call's socket from the calling thread. The pidfd is
 // opened on the thread (PIDFD_THREAD, 6.9+) when the kernel can, so that
 // a thread with a file table of its own (clone without CLONE_FILES) is
-// served from that table; older kernels get the thread group's.
+// served from that table; older kernels get the thread group's. It is
+// cached (pidfds.go).
 //
-// The order matters: the notification is checked after pidfd_open, since
-// the tid may have been reused by another task in between, and only a
-// still-pending notification proves that the pidfd names the caller.
+// The order matters: after a fresh pidfd_open the notification is
+// checked, since the tid may have been reused by another task in between,
+// and only a still-pending notification proves that the pidfd names the
+// caller.
 func borrow(c *Call, e *emulator) (*borrowed, error) {
+	target := int(int32(c.Args[0]))
+	if ent := e.pidfds.get(c.TID); ent != nil {
+		fd, err := unix.PidfdGetfd(ent.fd, target, 0) // always close-on-exec
+		if err == nil {
+			return &borrowed{fd: fd, pidfd: ent.fd, call: c, e: e, entry: ent}, nil
+		}
+		// The cached task is gone (ESRCH), or the descriptor is bad:
+		// either way, ask again with a fresh pidfd.
+		e.pidfds.drop(c.TID, ent)
+		e.pidfds.put(ent)
+	}
 	pidfd, err := e.pidfdOf(c.TID)
 	if err != nil {
 		return nil, err
@@ -52,15 +67,16 @@ func borrow(c *Call, e *emulator) (*borrowed, error) {
 		unix.Close(pidfd)
 		return nil, errGone
 	}
-	fd, err := unix.PidfdGetfd(pidfd, int(int32(c.Args[0])), 0) // always close-on-exec
+	ent := e.pidfds.add(c.TID, pidfd)
+	fd, err := unix.PidfdGetfd(pidfd, target, 0)
 	if err != nil {
-		unix.Close(pidfd)
+		e.pidfds.put(ent)
 		if err == unix.ESRCH {
 			return nil, errGone
 		}
 		return nil, os.NewSyscallError("pidfd_getfd", err)
 	}
-	return &borrowed{fd: fd, pidfd: pidfd, call: c}, nil
+	return &borrowed{fd: fd, pidfd: pidfd, call: c, e: e, entry: ent}, nil
 }
 
 func (e *emulator) pidfdOf(tid int) (int, error) {
@@ -108,7 +124,7 @@ func threadGroup(tid int) (int, error) {
 
 func (s *borrowed) close() {
 	unix.Close(s.fd)
-	unix.Close(s.pidfd)
+	s.e.pidfds.put(s.entry)
 }
 
 // blocks tells whether the call may block for long: a connect or a

@@ -67,6 +67,7 @@ type loop struct {
 	listener int
 	decider  Decider
 	emu      *emulator // nil: allowed calls always continue in the kernel
+	vmRead   atomic.Bool // read target memory with process_vm_readv (mem.go)
 	stats    *Stats
 	wake     [2]int        // pipe: a write stops the loop
 	done     chan struct{} // closed by the goroutine that ends the loop
@@ -182,7 +183,7 @@ func (l *loop) handle(n *notif) {
 		listener: l.listener,
 	}
 	if !c.Syscall.Foreign {
-		m := newMemReader(n.PID)
+		m := newMemReader(n.PID).useVM(&l.vmRead)
 		c.Dests, c.Err = readDests(m, c)
 		m.Close()
 	}

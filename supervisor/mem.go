@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,12 +28,25 @@ var errFault = errors.New("target memory unreadable")
 // It holds a raw descriptor, not an *os.File: os.Open tries to register
 // every file with the netpoller and Fd() puts it back in blocking mode,
 // four extra syscalls on every trapped call while the target waits.
+//
+// Where process_vm_readv is allowed (vm set) it reads with that instead:
+// one syscall per read, no open of /proc/TID/mem (a path walk and an
+// access check that cost more than the read) per notification.
 type memReader struct {
 	tid uint32
 	fd  int // -1 until the first read
+	vm  *atomic.Bool
 }
 
 func newMemReader(tid uint32) *memReader { return &memReader{tid: tid, fd: -1} }
+
+// useVM makes m read with process_vm_readv while vm holds; vm is cleared
+// (for every later reader) the first time the kernel or a seccomp profile
+// refuses it.
+func (m *memReader) useVM(vm *atomic.Bool) *memReader {
+	m.vm = vm
+	return m
+}
 
 func (m *memReader) open() error {
 	path := "/proc/" + strconv.FormatUint(uint64(m.tid), 10) + "/mem"
@@ -61,6 +75,21 @@ func (m *memReader) read(addr uint64, buf []byte) error {
 	}
 	if addr == 0 || addr+uint64(len(buf)) < addr || addr > 1<<63-1 {
 		return errFault
+	}
+	if m.vm != nil && m.vm.Load() {
+		local := []unix.Iovec{{Base: &buf[0]}}
+		local[0].SetLen(len(buf))
+		n, err := unix.ProcessVMReadv(int(m.tid), local, []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}, 0)
+		switch {
+		case err == unix.EPERM || err == unix.ENOSYS:
+			m.vm.Store(false) // refused here: /proc/TID/mem from now on
+		case err != nil:
+			return fmt.Errorf("%w: %w", errFault, os.NewSyscallError("process_vm_readv", err))
+		case n != len(buf):
+			return errFault
+		default:
+			return nil
+		}
 	}
 	if m.fd < 0 {
 		if err := m.open(); err != nil {

@@ -159,6 +159,10 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	if emu != nil {
 		emu.stop = l.wake[0]
 		l.emu = emu
+		// What allows pidfd_getfd allows process_vm_readv too (Docker's
+		// and Podman's profiles list both under CAP_SYS_PTRACE); a
+		// refusal falls back to /proc/TID/mem anyway.
+		l.vmRead.Store(true)
 	}
 	s.loop = l
 	go func() {

@@ -66,7 +66,7 @@ type Stats struct {
 type loop struct {
 	listener int
 	decider  Decider
-	emu      *emulator // nil: allowed calls always continue in the kernel
+	emu      *emulator   // nil: allowed calls always continue in the kernel
 	vmRead   atomic.Bool // read target memory with process_vm_readv (mem.go)
 	stats    *Stats
 	wake     [2]int        // pipe: a write stops the loop

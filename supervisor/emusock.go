@@ -230,6 +230,9 @@ func (s *borrowed) connect(name []byte) result {
 // data and the payload read from the target now.
 func (s *borrowed) send(c *Call, typ int) result {
 	flags := sendFlags(c)
+	if typ == unix.SOCK_STREAM && c.Syscall.Kind != bpf.SendMMsg {
+		return s.sendStream(c, flags)
+	}
 	var msgs []outMsg
 	switch c.Syscall.Kind {
 	case bpf.SendTo:
@@ -260,11 +263,62 @@ func (s *borrowed) send(c *Call, typ int) result {
 		n, errno := sysSendmsg(s.fd, &msgs[0], flags|unix.MSG_NOSIGNAL)
 		r = result{val: int64(n), errno: errno}
 	}
-	if r.errno == unix.EPIPE && flags&unix.MSG_NOSIGNAL == 0 {
-		// The kernel would have sent SIGPIPE to the caller, not to us.
+	s.sigpipe(r.errno, flags)
+	return r
+}
+
+// sendStream makes a TCP Fast Open send (the only stream send emulated:
+// see perform). The payload is read and sent in windows of at most
+// maxStreamSend bytes, so that a long blocking send sends it all, as in
+// the kernel, without holding it all in memory; a short send (a
+// non-blocking socket whose buffer filled) ends it with the count so far.
+// Only the first window carries the address and MSG_FASTOPEN: it
+// connects, the rest go over the connection.
+func (s *borrowed) sendStream(c *Call, flags int) result {
+	var bufs []remoteBuf
+	if c.Syscall.Kind == bpf.SendTo {
+		bufs = []remoteBuf{{c.Args[1], c.Args[2]}}
+	} else {
+		var errno unix.Errno
+		if bufs, errno = s.iovecs(c.msgs[0]); errno != 0 {
+			return result{errno: errno}
+		}
+	}
+	m := outMsg{name: c.msgs[0].name, control: c.msgs[0].control}
+	var sent int64
+	for first := true; first || len(bufs) > 0; first = false {
+		p, errno := s.payload(unix.SOCK_STREAM, bufs)
+		if errno == 0 && !idValid(c.listener, c.ID) {
+			errno = unix.EPERM // what was read may be another task's
+		}
+		var n int
+		if errno == 0 {
+			m.payload = p
+			n, errno = sysSendmsg(s.fd, &m, flags|unix.MSG_NOSIGNAL)
+		}
+		if errno != 0 {
+			if sent > 0 {
+				break // the kernel, too, returns what it sent before an error
+			}
+			s.sigpipe(errno, flags)
+			return result{errno: errno}
+		}
+		sent += int64(n)
+		if n < len(p) {
+			break
+		}
+		bufs = skip(bufs, uint64(n))
+		m.name, m.control, flags = nil, nil, flags&^unix.MSG_FASTOPEN
+	}
+	return result{val: sent}
+}
+
+// sigpipe sends the caller the SIGPIPE the kernel would have sent it
+// with EPIPE (the supervisor's own sends pass MSG_NOSIGNAL).
+func (s *borrowed) sigpipe(errno unix.Errno, flags int) {
+	if errno == unix.EPIPE && flags&unix.MSG_NOSIGNAL == 0 {
 		unix.PidfdSendSignal(s.pidfd, unix.SIGPIPE, nil, 0)
 	}
-	return r
 }
 
 // sendmmsg sends the messages in one call, as the target would have, and

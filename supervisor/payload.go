@@ -15,6 +15,15 @@ const sizeofIovec = 16 // struct iovec on 64-bit ABIs
 // the kernel's checks of copy_msghdr_from_user and import_iovec: more
 // than UIO_MAXIOV vectors is EMSGSIZE, an unreadable array EFAULT.
 func (s *borrowed) msgPayload(typ int, m rawMsg) ([]byte, unix.Errno) {
+	bufs, errno := s.iovecs(m)
+	if errno != 0 {
+		return nil, errno
+	}
+	return s.payload(typ, bufs)
+}
+
+// iovecs reads a message's iovec array.
+func (s *borrowed) iovecs(m rawMsg) ([]remoteBuf, unix.Errno) {
 	if m.iovlen > uioMaxIOV {
 		return nil, unix.EMSGSIZE
 	}
@@ -34,7 +43,20 @@ func (s *borrowed) msgPayload(typ int, m rawMsg) ([]byte, unix.Errno) {
 			len:  binary.NativeEndian.Uint64(raw[i*sizeofIovec+8:]),
 		}
 	}
-	return s.payload(typ, bufs)
+	return bufs, 0
+}
+
+// skip returns bufs without their first n bytes.
+func skip(bufs []remoteBuf, n uint64) []remoteBuf {
+	for len(bufs) > 0 && n >= bufs[0].len {
+		n -= bufs[0].len
+		bufs = bufs[1:]
+	}
+	if len(bufs) == 0 {
+		return nil
+	}
+	out := append([]remoteBuf{{bufs[0].base + n, bufs[0].len - n}}, bufs[1:]...)
+	return out
 }
 
 // payload reads the bytes a send would copy from the target. A racing

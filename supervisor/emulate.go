@@ -84,7 +84,8 @@ type emulator struct {
 	// thread group's pidfd from then on.
 	noThreadPidfd atomic.Bool
 	pidfds        pidfds
-	stop          int // read end of the loop's wake pipe: readable once the loop stops
+	stop          int         // read end of the loop's wake pipe: readable once the loop stops
+	report        func(error) // the loop's own errors (loop.report)
 }
 
 // result is what an emulated call returns to the target.
@@ -124,7 +125,7 @@ func (e *emulator) perform(c *Call) (r result, done bool) {
 	case errors.Is(err, unix.EBADF):
 		return result{errno: unix.EBADF}, true // as the kernel would say
 	case err != nil:
-		return e.cannot(err)
+		return e.cannot(c, err)
 	}
 	defer s.close()
 	domain, err1 := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_DOMAIN)
@@ -133,7 +134,7 @@ func (e *emulator) perform(c *Call) (r result, done bool) {
 		return result{errno: unix.ENOTSOCK}, true
 	}
 	if err1 != nil || err2 != nil {
-		return e.cannot(fmt.Errorf("getsockopt: %w", errors.Join(err1, err2)))
+		return e.cannot(c, fmt.Errorf("getsockopt: %w", errors.Join(err1, err2)))
 	}
 	if domain != unix.AF_INET && domain != unix.AF_INET6 {
 		return result{}, false
@@ -151,9 +152,11 @@ func (e *emulator) perform(c *Call) (r result, done bool) {
 }
 
 // cannot handles a call that emulation cannot take: denied when
-// emulation is required, continued in the kernel otherwise, said once.
-func (e *emulator) cannot(err error) (result, bool) {
+// emulation is required (and reported as a supervisor error: the call was
+// allowed), continued in the kernel otherwise, said once.
+func (e *emulator) cannot(c *Call, err error) (result, bool) {
 	if e.required {
+		e.report(fmt.Errorf("allowed %s by pid %d denied: it cannot be made race-free (%w)", c.Syscall.Name, c.TID, err))
 		return result{errno: unix.EPERM}, true
 	}
 	e.noted.Do(func() {

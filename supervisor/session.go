@@ -157,7 +157,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 		return nil, err
 	}
 	if emu != nil {
-		emu.stop = l.wake[0]
+		emu.stop, emu.report = l.wake[0], l.report
 		l.emu = emu
 		// What allows pidfd_getfd allows process_vm_readv too (Docker's
 		// and Podman's profiles list both under CAP_SYS_PTRACE); a

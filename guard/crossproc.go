@@ -12,6 +12,8 @@ import (
 // inspects its child. A descendant of a confined process is confined too
 // (filters are inherited and cannot be dropped), so nothing is gained;
 // only other processes (the go command, a shell) must be out of reach.
+// The caller itself is in reach too: a nettrap inside another one probes
+// pidfd_getfd on its own descriptors (supervisor.ProbeEmulation).
 // Pids in ptrace and process_vm_writev are numbers of the caller's pid
 // namespace: in another one they cannot be looked up here, and the call
 // stays denied.
@@ -26,7 +28,8 @@ func ownDescendant(c *supervisor.Call) bool {
 	case bpf.ProcessVMWritev:
 		return procfs.SamePIDNamespace(c.TID) && procfs.IsDescendant(int(int32(c.Args[0])), caller.PID)
 	case bpf.PidfdGetfd:
-		return procfs.IsDescendant(procfs.PidfdTarget(c.TID, int(int32(c.Args[0]))), caller.PID)
+		target := procfs.PidfdTarget(c.TID, int(int32(c.Args[0])))
+		return target == caller.PID || procfs.IsDescendant(target, caller.PID)
 	}
 	return false
 }

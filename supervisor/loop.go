@@ -18,6 +18,10 @@ import (
 type Answer struct {
 	Allow bool
 	Errno unix.Errno
+	// Capless, with Allow, on a socket(2) call: create the socket on a
+	// thread without capabilities and hand it over (see netlink.go),
+	// rather than let the target create it.
+	Capless bool
 }
 
 // Decider decides intercepted calls. It may be called from several
@@ -41,6 +45,9 @@ type Stats struct {
 	Allowed       atomic.Uint64
 	Denied        atomic.Uint64
 	Vanished      atomic.Uint64 // the target left the call before the answer (ENOENT)
+	// CaplessNetlink counts the netlink sockets handed over without
+	// capabilities (also counted in Allowed).
+	CaplessNetlink atomic.Uint64
 }
 
 // loop receives notifications from the listener and answers them; see run
@@ -53,6 +60,9 @@ type loop struct {
 	done     chan struct{} // closed by the goroutine that ends the loop
 	inflight sync.WaitGroup
 	errs     chan<- error
+	netns    *startingNetns // nil when it could not be read
+	capless  *caplessMaker  // nil when the thread could not be made
+	noAddfd  atomic.Bool    // the kernel refused SECCOMP_ADDFD_FLAG_SEND
 }
 
 func newLoop(listener int, d Decider, stats *Stats, errs chan<- error) (*loop, error) {
@@ -161,6 +171,7 @@ func (l *loop) handle(n *notif) {
 		Syscall:  bpf.Lookup(n.Data.Arch, n.Data.Nr),
 		Args:     n.Data.Args,
 		listener: l.listener,
+		netns:    l.netns,
 	}
 	if !c.Syscall.Foreign {
 		m := newMemReader(n.PID)
@@ -172,7 +183,15 @@ func (l *loop) handle(n *notif) {
 		return
 	}
 	a := l.decide(c)
-	resp := notifResp{ID: n.ID}
+	if a.Allow && a.Capless && l.capless != nil && !l.noAddfd.Load() && l.handOver(c) {
+		return
+	}
+	l.answer(c, a)
+}
+
+// answer sends the answer to c, counting it.
+func (l *loop) answer(c *Call, a Answer) {
+	resp := notifResp{ID: c.ID}
 	switch {
 	case a.Allow:
 		resp.Flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE

@@ -1,6 +1,9 @@
 package supervisor
 
 import (
+	"encoding/binary"
+	"strconv"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
@@ -22,6 +25,9 @@ func readDests(m *memReader, c *Call) ([]classify.Dest, unix.Errno) {
 			return nil, 0
 		}
 		d, errno := readSockaddr(m, a[4], int64(int32(a[5])), classify.OpSend)
+		if errno == 0 && d != nil && d.Family == unix.AF_NETLINK {
+			errno = c.addNetlinkPayload(m, a[1], a[2])
+		}
 		return oneDest(d, errno)
 	case bpf.SendMsg:
 		return readMsgDests(m, c, a[1], 1, sizeofMsghdr)
@@ -33,8 +39,77 @@ func readDests(m *memReader, c *Call) ([]classify.Dest, unix.Errno) {
 		return readMsgDests(m, c, a[1], int(vlen), sizeofMmsghdr)
 	case bpf.SetSockOpt:
 		return nil, readSockOpt(m, c)
+	case bpf.Ioctl:
+		c.Request = ioctlName(a[1])
+	case bpf.BPF:
+		return nil, readAttachType(m, c)
 	}
 	return nil, 0
+}
+
+// addNetlinkPayload keeps the buffer of a sendto addressed to AF_NETLINK
+// (see nlmsg.go).
+func (c *Call) addNetlinkPayload(m *memReader, base, n uint64) unix.Errno {
+	if c.netlink == nil {
+		c.netlink = &netlinkSend{}
+	}
+	if n > maxNetlinkPayload {
+		c.netlink.oversize = true
+		return 0
+	}
+	b, errno := readNetlinkPayload(m, base, n)
+	if errno == 0 {
+		c.netlink.payloads = append(c.netlink.payloads, b)
+	}
+	return errno
+}
+
+// addNetlinkIovecs does the same for the iovecs of a message header.
+func (c *Call) addNetlinkIovecs(m *memReader, hdr []byte) unix.Errno {
+	if c.netlink == nil {
+		c.netlink = &netlinkSend{}
+	}
+	b, ok, errno := readIovecs(m, hdr)
+	if errno != 0 {
+		return errno
+	}
+	if !ok {
+		c.netlink.oversize = true
+		return 0
+	}
+	c.netlink.payloads = append(c.netlink.payloads, b)
+	return 0
+}
+
+func ioctlName(req uint64) string {
+	if name, ok := bpf.LookupNetnsIoctl(req); ok {
+		return name
+	}
+	return "request " + strconv.FormatUint(uint64(uint32(req)), 16)
+}
+
+// Offsets in union bpf_attr: attach_type sits at 8 in both the
+// BPF_PROG_ATTACH and the BPF_LINK_CREATE members.
+const (
+	bpfAttachTypeOff = 8
+	bpfAttrPageSize  = 4096 // bpf_check_uarg_tail_zero: larger is E2BIG
+)
+
+// readAttachType follows __sys_bpf: size bytes of attr are copied
+// (at most the kernel's union; the rest reads as zero), so an attr
+// shorter than 12 bytes has attach_type 0.
+func readAttachType(m *memReader, c *Call) unix.Errno {
+	size := uint32(c.Args[2])
+	if size > bpfAttrPageSize {
+		return unix.E2BIG
+	}
+	buf := make([]byte, bpfAttachTypeOff+4)
+	n := min(size, uint32(len(buf)))
+	if n > 0 && m.read(c.Args[1], buf[:n]) != nil {
+		return unix.EFAULT
+	}
+	c.AttachType = binary.NativeEndian.Uint32(buf[bpfAttachTypeOff:])
+	return 0
 }
 
 func oneDest(d *classify.Dest, errno unix.Errno) ([]classify.Dest, unix.Errno) {
@@ -106,6 +181,9 @@ func readMsgDests(m *memReader, c *Call, vec uint64, count, stride int) ([]class
 			ctl, errno = readControl(m, h)
 			c.SourceRoute = c.SourceRoute || ctl.sourceRoute
 			c.Pin = firstPin(c.Pin, ctl.pin)
+		}
+		if errno == 0 && d != nil && d.Family == unix.AF_NETLINK {
+			errno = c.addNetlinkIovecs(m, hdrs[i*stride:])
 		}
 		if errno != 0 {
 			if i == 0 {

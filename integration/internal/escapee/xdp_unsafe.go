@@ -28,3 +28,13 @@ func mmapOffsets(fd int) (unix.XDPMmapOffsets, error) {
 func publish(ring []byte, off uint64, v uint32) {
 	atomic.StoreUint32((*uint32)(unsafe.Pointer(&ring[off])), v)
 }
+
+// ioctlBuf issues ioctl(fd, req, buf) with buf's address: a request
+// whose struct x/sys/unix has no wrapper for (struct rtentry).
+func ioctlBuf(fd int, req uint, buf []byte) error {
+	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(req), uintptr(unsafe.Pointer(&buf[0])))
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}

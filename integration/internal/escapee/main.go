@@ -49,6 +49,10 @@ func main() {
 		err = routeNetlink(args[0], args[1], args[2])
 	case op == "route-ioctl" && len(args) == 2:
 		err = routeIoctl(args[0], args[1])
+	case op == "dnat" && len(args) == 1:
+		err = dnatConnect(args[0])
+	case op == "cgroup-connect" && len(args) == 1:
+		err = cgroupConnect(args[0])
 	case op == "read-nl" && len(args) == 0:
 		err = readNetlink()
 	case op == "own-netns-route" && len(args) == 1:

@@ -20,6 +20,17 @@
 //	udp-after DST MARKER PROG ARGS...
 //	                            run PROG with a UDP socket as fd 3, then
 //	                            send MARKER to DST from that socket
+//	route-nl PREFIX GW MODE     add a route over rtnetlink (MODE: write, or
+//	                            sendto naming the kernel)
+//	route-ioctl PREFIX GW       add a route with SIOCADDRT
+//	read-nl                     net.Interfaces and an RTM_GETROUTE dump
+//	own-netns-route MODE        unshare a network namespace, add routes
+//	                            there (route-nl MODE, then SIOCADDRT)
+//	dnat MARKER                 add an nftables DNAT 127.0.0.2:80 ->
+//	                            203.0.113.7:80, then send MARKER there
+//	cgroup-connect MARKER       attach a connect4 BPF rewrite to a fresh
+//	                            cgroup of its own, then send MARKER to
+//	                            127.0.0.2:80
 //	socket FAMILY               create (and close) a socket of FAMILY
 //	                            (vsock, bluetooth, can, tipc, alg, …)
 //	write-fd FD MARKER          write MARKER to FD

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"syscall"
 
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
 
@@ -181,20 +182,14 @@ func ownNetnsRoute(how string) error {
 	return <-errc
 }
 
-// linkUp sets an interface up with SIOCSIFFLAGS.
+// linkUp sets an interface up over rtnetlink.
 func linkUp(name string) error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	l, err := netlink.LinkByName(name)
 	if err != nil {
-		return sysErr("socket", err)
+		return fmt.Errorf("find %s: %w", name, err)
 	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq(name)
-	if err != nil {
-		return err
+	if err := netlink.LinkSetUp(l); err != nil {
+		return fmt.Errorf("set %s up: %w", name, err)
 	}
-	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return sysErr("ioctl(SIOCGIFFLAGS)", err)
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	return sysErr("ioctl(SIOCSIFFLAGS)", unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr))
+	return nil
 }

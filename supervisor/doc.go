@@ -14,7 +14,11 @@
 //     (a signal, Go's SIGURG preemption, death) what was read may belong to
 //     another task, and the notification is dropped.
 //  4. The Decider answers: CONTINUE (the kernel runs the call) or an errno.
-//     ENOENT from SEND means the target is gone: normal.
+//     ENOENT from SEND means the target is gone: normal. A netlink
+//     socket(2) in the namespace the command started in may instead be
+//     answered with a socket the supervisor made on a thread without
+//     capabilities (Answer.Capless; see netlink.go): the kernel then
+//     refuses every change requested through it.
 //
 // Limits: an allowed call continues in the kernel, which reads the
 // arguments again; another thread of the target could change them in

@@ -18,9 +18,10 @@ import (
 type Answer struct {
 	Allow bool
 	Errno unix.Errno
-	// Capless, with Allow, on a socket(2) call: create the socket on a
-	// thread without capabilities and hand it over (see netlink.go),
-	// rather than let the target create it.
+	// Capless, with Allow: make the call on a thread without
+	// capabilities instead of letting it continue (see netlink.go): a
+	// netlink socket(2) is created and handed over, a netlink send that
+	// names the kernel is sent with the bytes that were read.
 	Capless bool
 }
 
@@ -45,8 +46,8 @@ type Stats struct {
 	Allowed       atomic.Uint64
 	Denied        atomic.Uint64
 	Vanished      atomic.Uint64 // the target left the call before the answer (ENOENT)
-	// CaplessNetlink counts the netlink sockets handed over without
-	// capabilities (also counted in Allowed).
+	// CaplessNetlink counts the netlink sockets handed over, and netlink
+	// sends made, without capabilities (also counted in Allowed).
 	CaplessNetlink atomic.Uint64
 }
 
@@ -61,7 +62,7 @@ type loop struct {
 	inflight sync.WaitGroup
 	errs     chan<- error
 	netns    *startingNetns // nil when it could not be read
-	capless  *caplessMaker  // nil when the thread could not be made
+	capMaker *caplessMaker  // nil when the thread could not be made
 	noAddfd  atomic.Bool    // the kernel refused SECCOMP_ADDFD_FLAG_SEND
 }
 
@@ -183,10 +184,23 @@ func (l *loop) handle(n *notif) {
 		return
 	}
 	a := l.decide(c)
-	if a.Allow && a.Capless && l.capless != nil && !l.noAddfd.Load() && l.handOver(c) {
+	if a.Allow && a.Capless && l.capless(c) {
 		return
 	}
 	l.answer(c, a)
+}
+
+// answerValue answers c with a return value of its own: the call was made
+// by the supervisor.
+func (l *loop) answerValue(c *Call, v int64) {
+	l.stats.Allowed.Add(1)
+	if err := sendResp(l.listener, &notifResp{ID: c.ID, Val: v}); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			l.stats.Vanished.Add(1)
+			return
+		}
+		l.report(os.NewSyscallError("ioctl(SECCOMP_IOCTL_NOTIF_SEND)", err))
+	}
 }
 
 // answer sends the answer to c, counting it.

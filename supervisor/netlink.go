@@ -7,6 +7,8 @@ import (
 	"runtime"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/bpf"
 )
 
 // Netlink sockets in the starting namespace.
@@ -32,24 +34,14 @@ import (
 // goroutine ever runs without capabilities; it exits when the maker is
 // closed.
 type caplessMaker struct {
-	reqs chan sockReq
-}
-
-type sockReq struct {
-	domain, typ, proto int
-	reply              chan sockRes
-}
-
-type sockRes struct {
-	fd  int
-	err error
+	reqs chan func()
 }
 
 // newCaplessMaker starts the thread. netnsFD, when not -1, is the
 // namespace the sockets must belong to: the thread enters it if it is not
 // there already (Go may start the thread from any other).
 func newCaplessMaker(netns nsID, netnsFD int) (*caplessMaker, error) {
-	m := &caplessMaker{reqs: make(chan sockReq)}
+	m := &caplessMaker{reqs: make(chan func())}
 	ready := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -64,9 +56,8 @@ func newCaplessMaker(netns nsID, netnsFD int) (*caplessMaker, error) {
 			return
 		}
 		ready <- nil
-		for r := range m.reqs {
-			fd, err := unix.Socket(r.domain, r.typ|unix.SOCK_CLOEXEC, r.proto)
-			r.reply <- sockRes{fd, err}
+		for f := range m.reqs {
+			f()
 		}
 	}()
 	if err := <-ready; err != nil {
@@ -109,16 +100,38 @@ func dropCapabilities() error {
 	return nil
 }
 
+// do runs f on the capability-free thread and waits for it.
+func (m *caplessMaker) do(f func()) {
+	done := make(chan struct{})
+	m.reqs <- func() { f(); close(done) }
+	<-done
+}
+
 // socket creates a socket on the capability-free thread; the caller owns
 // the descriptor (close-on-exec).
-func (m *caplessMaker) socket(domain, typ, proto int) (int, error) {
-	reply := make(chan sockRes, 1)
-	m.reqs <- sockReq{domain, typ, proto, reply}
-	r := <-reply
-	return r.fd, r.err
+func (m *caplessMaker) socket(domain, typ, proto int) (fd int, err error) {
+	m.do(func() { fd, err = unix.Socket(domain, typ|unix.SOCK_CLOEXEC, proto) })
+	return fd, err
 }
 
 func (m *caplessMaker) close() { close(m.reqs) }
+
+// capless answers a call the decider wants made without capabilities:
+// a netlink socket(2) is handed over, a netlink send made by the
+// supervisor. It returns false, without answering, when that cannot be
+// done; the call then continues in the kernel, as before.
+func (l *loop) capless(c *Call) bool {
+	if l.capMaker == nil {
+		return false
+	}
+	switch c.Syscall.Kind {
+	case bpf.Socket:
+		return !l.noAddfd.Load() && l.handOver(c)
+	case bpf.SendTo, bpf.SendMsg:
+		return l.sendCapless(c)
+	}
+	return false
+}
 
 // handOver answers a socket(2) call with a socket made on the
 // capability-free thread, installed in the target by the kernel (ADDFD
@@ -127,7 +140,7 @@ func (m *caplessMaker) close() { close(m.reqs) }
 // the caller then lets the call continue, as before.
 func (l *loop) handOver(c *Call) bool {
 	typ := int(int32(c.Args[1]))
-	fd, err := l.capless.socket(int(int32(c.Args[0])), typ, int(int32(c.Args[2])))
+	fd, err := l.capMaker.socket(int(int32(c.Args[0])), typ, int(int32(c.Args[2])))
 	if err != nil {
 		// The kernel's own answer to these arguments (EPROTONOSUPPORT,
 		// EINVAL, EMFILE…): the target gets it.
@@ -158,6 +171,40 @@ func (l *loop) handOver(c *Call) bool {
 	// EMFILE and the like: the install failed in the target, which still
 	// waits; it gets the errno.
 	l.answer(c, Answer{Errno: errnoOf(err)})
+	return true
+}
+
+// sendCapless makes a netlink send that names the kernel (sendto, or a
+// sendmsg without control data) itself: it borrows the target's socket
+// and sends the bytes it read and checked, to the address it read, from
+// the capability-free thread. The kernel checks the sender of a message
+// with a destination, so every change is refused, whatever the target
+// writes into its buffer after the check; the answer is the kernel's
+// (the byte count, or its errno). Where the socket cannot be borrowed
+// (pidfd_getfd refused) the call continues in the kernel, decided on
+// what was read.
+func (l *loop) sendCapless(c *Call) bool {
+	n := c.netlink
+	if n == nil || n.control || n.oversize || len(n.payloads) != 1 {
+		return false
+	}
+	sfd, err := c.borrow(int(int32(c.Args[0])))
+	if err != nil {
+		return false
+	}
+	defer unix.Close(sfd)
+	flags := int(int32(c.Args[3])) // sendto(fd, buf, len, flags, …)
+	if c.Syscall.Kind == bpf.SendMsg {
+		flags = int(int32(c.Args[2])) // sendmsg(fd, msg, flags)
+	}
+	payload, to := n.payloads[0], n.dests[0]
+	l.capMaker.do(func() { err = unix.Sendto(sfd, payload, flags, &to) })
+	if err != nil {
+		l.answer(c, Answer{Errno: errnoOf(err)})
+		return true
+	}
+	l.stats.CaplessNetlink.Add(1)
+	l.answerValue(c, int64(len(payload)))
 	return true
 }
 

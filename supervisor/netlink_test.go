@@ -14,18 +14,22 @@ import (
 // TestNetlinkHandedOver: in the starting namespace a netlink socket is
 // made by the supervisor without capabilities and handed over: its flags
 // are the ones asked for, a dump works, and a change is refused by the
-// kernel with EPERM in the ack, for root too. The change is harmless
+// kernel with EPERM in the ack, for root too. A send that names the
+// kernel (the kernel then checks the sender, not the socket) is made by
+// the supervisor from its thread without capabilities: refused the same. The change is harmless
 // either way (deleting a route that does not exist): with capabilities
 // the kernel answers ESRCH, which the unconfined control run shows.
 func TestNetlinkHandedOver(t *testing.T) {
 	out, rep := confined(t, "netlink-handover")
 	got := strings.Join(out, " ")
-	want := "cloexec=true nonblock=true plain=false dump=ok delroute=EPERM"
+	want := "cloexec=true nonblock=true plain=false dump=ok delroute=EPERM delroute-sendto=EPERM"
 	if got != want {
 		t.Errorf("confined: %q, want %q", got, want)
 	}
-	if rep.Capless < 3 {
-		t.Errorf("%d sockets handed over, want 3", rep.Capless)
+	// Sockets: 2 made by hand, NetlinkRIB's, 2 by delRoute; sends: the
+	// dump request and the addressed RTM_DELROUTE.
+	if rep.Capless < 7 {
+		t.Errorf("%d netlink calls made without capabilities, want 7", rep.Capless)
 	}
 	if len(rep.Errors) > 0 {
 		t.Errorf("supervisor errors: %v", rep.Errors)
@@ -33,8 +37,8 @@ func TestNetlinkHandedOver(t *testing.T) {
 	if os.Geteuid() != 0 {
 		return
 	}
-	if got := netlinkHandover(); !strings.HasSuffix(got, "delroute=ESRCH") {
-		t.Errorf("unconfined root: %q, want delroute=ESRCH (else the EPERM above proves nothing)", got)
+	if got := netlinkHandover(); !strings.HasSuffix(got, "delroute=ESRCH delroute-sendto=ESRCH") {
+		t.Errorf("unconfined root: %q, want ESRCH both ways (else the EPERM above proves nothing)", got)
 	}
 }
 
@@ -59,13 +63,15 @@ func netlinkHandover() string {
 	if _, err := syscall.NetlinkRIB(unix.RTM_GETLINK, unix.AF_UNSPEC); err != nil {
 		dump = err.Error()
 	}
-	return fmt.Sprintf("cloexec=%v nonblock=%v plain=%v dump=%s delroute=%s",
-		fdFlags&unix.FD_CLOEXEC != 0, flFlags&unix.O_NONBLOCK != 0, plainFlags&unix.FD_CLOEXEC != 0, dump, delRoute())
+	return fmt.Sprintf("cloexec=%v nonblock=%v plain=%v dump=%s delroute=%s delroute-sendto=%s",
+		fdFlags&unix.FD_CLOEXEC != 0, flFlags&unix.O_NONBLOCK != 0, plainFlags&unix.FD_CLOEXEC != 0, dump,
+		delRoute(false), delRoute(true))
 }
 
-// delRoute writes RTM_DELROUTE for 192.0.2.123/32 (no such route) and
-// returns the errno name of the ack.
-func delRoute() string {
+// delRoute sends RTM_DELROUTE for 192.0.2.123/32 (no such route), with
+// write(2) or with sendto naming the kernel, and returns the errno name
+// of the ack.
+func delRoute(addressed bool) string {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE)
 	if err != nil {
 		return "socket:" + err.Error()
@@ -81,7 +87,11 @@ func delRoute() string {
 	ne.PutUint16(rt[12:], 8)
 	ne.PutUint16(rt[14:], unix.RTA_DST)
 	copy(rt[16:], []byte{192, 0, 2, 123})
-	if _, err := unix.Write(fd, msg); err != nil {
+	if addressed {
+		if err := unix.Sendto(fd, msg, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+			return "sendto:" + err.Error()
+		}
+	} else if _, err := unix.Write(fd, msg); err != nil {
 		return "write:" + err.Error()
 	}
 	buf := make([]byte, 4096)

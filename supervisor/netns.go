@@ -89,15 +89,25 @@ func (c *Call) SocketInStartingNetns(fd int) bool {
 }
 
 func (c *Call) socketCookie(fd int) (uint64, error) {
+	sfd, err := c.borrow(fd)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(sfd)
+	return netnsCookie(sfd)
+}
+
+// borrow takes a copy of the caller's descriptor fd (pidfd_getfd); the
+// caller closes it.
+func (c *Call) borrow(fd int) (int, error) {
 	pidfd, err := unix.PidfdOpen(c.Caller().PID, 0)
 	if err != nil {
-		return 0, os.NewSyscallError("pidfd_open", err)
+		return -1, os.NewSyscallError("pidfd_open", err)
 	}
 	defer unix.Close(pidfd)
 	sfd, err := unix.PidfdGetfd(pidfd, fd, 0)
 	if err != nil {
-		return 0, os.NewSyscallError("pidfd_getfd", err)
+		return -1, os.NewSyscallError("pidfd_getfd", err)
 	}
-	defer unix.Close(sfd)
-	return netnsCookie(sfd)
+	return sfd, nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -68,34 +69,45 @@ func readIovecs(m *memReader, hdr []byte) (data []byte, ok bool, errno unix.Errn
 	return data, true, 0
 }
 
-// netlinkSend is what a netlink send to the kernel asked for.
+// netlinkSend is what a netlink send to the kernel asked for: one entry
+// per message that names an AF_NETLINK destination.
 type netlinkSend struct {
-	payloads [][]byte
+	payloads [][]byte // nil for a message too large to read
+	dests    []unix.SockaddrNetlink
+	control  bool // some message carries control data
 	oversize bool
+
+	once   sync.Once
+	ours   bool // the socket belongs to the starting namespace
+	change string
 }
 
-// NetlinkChange names the first request of the call's netlink messages
-// that changes the namespace of its socket ("RTM_NEWROUTE", "nfnetlink
-// message"), when that socket is in the namespace nettrap started in;
-// "" when the call sends no such request (reads, or another namespace).
-func (c *Call) NetlinkChange() string {
-	if c.netlink == nil {
-		return ""
+// NetlinkSend tells whether the call sends netlink messages that name a
+// destination on a socket of the namespace nettrap started in (ours), and
+// names the first request among them that changes that namespace
+// ("RTM_NEWROUTE", "nfnetlink message …"), "" when none does.
+func (c *Call) NetlinkSend() (ours bool, change string) {
+	n := c.netlink
+	if n == nil {
+		return false, ""
 	}
-	fd := int(int32(c.Args[0]))
-	proto, ok := c.netlinkProtocol(fd)
-	if !ok {
-		return ""
-	}
-	if c.netlink.oversize {
-		return fmt.Sprintf("netlink message over %d bytes", maxNetlinkPayload)
-	}
-	for _, p := range c.netlink.payloads {
-		if name := changeRequest(proto, p); name != "" {
-			return name
+	n.once.Do(func() {
+		var proto int
+		proto, n.ours = c.netlinkProtocol(int(int32(c.Args[0])))
+		if !n.ours {
+			return
 		}
-	}
-	return ""
+		if n.oversize {
+			n.change = fmt.Sprintf("netlink message over %d bytes", maxNetlinkPayload)
+			return
+		}
+		for _, p := range n.payloads {
+			if n.change = changeRequest(proto, p); n.change != "" {
+				return
+			}
+		}
+	})
+	return n.ours, n.change
 }
 
 // netlinkProtocol tells the protocol of the netlink socket at fd, and
@@ -120,12 +132,7 @@ func (c *Call) netlinkProtocol(fd int) (proto int, ok bool) {
 }
 
 func (c *Call) borrowedProtocol(fd int) (proto int, cookie uint64, err error) {
-	pidfd, err := unix.PidfdOpen(c.Caller().PID, 0)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer unix.Close(pidfd)
-	sfd, err := unix.PidfdGetfd(pidfd, fd, 0)
+	sfd, err := c.borrow(fd)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -26,7 +26,7 @@ func readDests(m *memReader, c *Call) ([]classify.Dest, unix.Errno) {
 		}
 		d, errno := readSockaddr(m, a[4], int64(int32(a[5])), classify.OpSend)
 		if errno == 0 && d != nil && d.Family == unix.AF_NETLINK {
-			errno = c.addNetlinkPayload(m, a[1], a[2])
+			errno = c.addNetlinkPayload(m, a[1], a[2], a[4])
 		}
 		return oneDest(d, errno)
 	case bpf.SendMsg:
@@ -47,37 +47,46 @@ func readDests(m *memReader, c *Call) ([]classify.Dest, unix.Errno) {
 	return nil, 0
 }
 
-// addNetlinkPayload keeps the buffer of a sendto addressed to AF_NETLINK
-// (see nlmsg.go).
-func (c *Call) addNetlinkPayload(m *memReader, base, n uint64) unix.Errno {
-	if c.netlink == nil {
-		c.netlink = &netlinkSend{}
-	}
+// addNetlinkPayload keeps the data of a sendto addressed to AF_NETLINK
+// (see nlmsg.go), and its address.
+func (c *Call) addNetlinkPayload(m *memReader, base, n, name uint64) unix.Errno {
 	if n > maxNetlinkPayload {
-		c.netlink.oversize = true
-		return 0
+		return c.addNetlinkMsg(m, name, nil, false, true)
 	}
 	b, errno := readNetlinkPayload(m, base, n)
-	if errno == 0 {
-		c.netlink.payloads = append(c.netlink.payloads, b)
-	}
-	return errno
-}
-
-// addNetlinkIovecs does the same for the iovecs of a message header.
-func (c *Call) addNetlinkIovecs(m *memReader, hdr []byte) unix.Errno {
-	if c.netlink == nil {
-		c.netlink = &netlinkSend{}
-	}
-	b, ok, errno := readIovecs(m, hdr)
 	if errno != 0 {
 		return errno
 	}
-	if !ok {
-		c.netlink.oversize = true
-		return 0
+	return c.addNetlinkMsg(m, name, b, false, false)
+}
+
+// addNetlinkIovecs does the same for a message header of sendmsg or
+// sendmmsg.
+func (c *Call) addNetlinkIovecs(m *memReader, raw []byte, h msghdr) unix.Errno {
+	b, ok, errno := readIovecs(m, raw)
+	if errno != 0 {
+		return errno
 	}
-	c.netlink.payloads = append(c.netlink.payloads, b)
+	return c.addNetlinkMsg(m, h.name, b, h.controllen > 0, !ok)
+}
+
+// addNetlinkMsg records one message: its destination (read again here:
+// it was checked to be a whole sockaddr_nl already), its data, and
+// whether it has control data or was too large to read.
+func (c *Call) addNetlinkMsg(m *memReader, name uint64, data []byte, control, oversize bool) unix.Errno {
+	sa := make([]byte, sizeofSockaddrNetlink)
+	if m.read(name, sa) != nil {
+		return unix.EFAULT
+	}
+	if c.netlink == nil {
+		c.netlink = &netlinkSend{}
+	}
+	n := c.netlink
+	n.control = n.control || control
+	n.oversize = n.oversize || oversize
+	n.dests = append(n.dests, unix.SockaddrNetlink{Family: unix.AF_NETLINK,
+		Pid: binary.NativeEndian.Uint32(sa[4:]), Groups: binary.NativeEndian.Uint32(sa[8:])})
+	n.payloads = append(n.payloads, data)
 	return 0
 }
 
@@ -183,7 +192,7 @@ func readMsgDests(m *memReader, c *Call, vec uint64, count, stride int) ([]class
 			c.Pin = firstPin(c.Pin, ctl.pin)
 		}
 		if errno == 0 && d != nil && d.Family == unix.AF_NETLINK {
-			errno = c.addNetlinkIovecs(m, hdrs[i*stride:])
+			errno = c.addNetlinkIovecs(m, hdrs[i*stride:], h)
 		}
 		if errno != 0 {
 			if i == 0 {

@@ -149,7 +149,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	if st.netns != nil {
 		// Without the thread, netlink sockets are created by the target
 		// itself (the loop lets them continue), and that is said.
-		if l.capless, err = newCaplessMaker(st.netns.id, st.netnsFD); err != nil {
+		if l.capMaker, err = newCaplessMaker(st.netns.id, st.netnsFD); err != nil {
 			s.errs <- fmt.Errorf("netlink sockets keep the target's capabilities: %w", err)
 		}
 	}
@@ -179,8 +179,8 @@ func (s *Session) shutdown() {
 	s.loop.inflight.Wait()
 	unix.Close(s.listener)
 	s.loop.close()
-	if s.loop.capless != nil {
-		s.loop.capless.close()
+	if s.loop.capMaker != nil {
+		s.loop.capMaker.close()
 	}
 }
 

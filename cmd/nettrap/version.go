@@ -62,7 +62,8 @@ const sealedCoverage = `--sealed: markers, --allow-test and inner nettraps canno
   not yet covered: allowed calls (loopback, --allow rules) continue in the
   kernel, which reads the address again after the check: another thread of
   the target can change it in between, so --sealed is not yet a sandbox;
-  the same holds for netlink requests sent to the kernel with an address`
+  the same holds for netlink requests sent to the kernel with an address
+  where nettrap cannot borrow the socket to send them itself`
 
 func yesNo(b bool) string {
 	if b {

@@ -249,9 +249,37 @@ func TestEscapeNetnsCgroupConnect(t *testing.T) {
 	r = e.guarded(t, asSelf, nil, e.bins.Escapee, "cgroup-connect", "cgroup connect guarded")
 	mustBeDenied(t, r, "EPERM", "BPF_CGROUP_INET4_CONNECT", "bpf-attach")
 	noConnectionAfter(t, e, ln, mark, "the guarded cgroup connect")
-	if left, _ := filepath.Glob("/sys/fs/cgroup/unified/nettrap-escapee-*"); len(left) > 0 {
+	if left, _ := filepath.Glob(filepath.Join(ownCgroup2(t), "nettrap-escapee-*")); len(left) > 0 {
 		t.Errorf("cgroups left behind: %v", left)
 	}
+}
+
+// ownCgroup2 is the directory of the test process's cgroup v2, where the
+// escapee (which inherits it) makes its own child.
+func ownCgroup2(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		if r, ok := strings.CutPrefix(line, "0::"); ok {
+			rel = r
+		}
+	}
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(mi), "\n") {
+		pre, post, _ := strings.Cut(line, " - ")
+		if f, p := strings.Fields(post), strings.Fields(pre); len(f) > 0 && f[0] == "cgroup2" && len(p) > 4 {
+			return filepath.Join(p[4], rel)
+		}
+	}
+	t.Fatal("cgroup2 is not mounted")
+	return ""
 }
 
 // skipOrFail skips t with reason, or fails it when CI=true.

@@ -183,6 +183,7 @@ func (l *loop) handle(n *notif) {
 		l.stats.Vanished.Add(1)
 		return
 	}
+	defer c.release()
 	a := l.decide(c)
 	if a.Allow && a.Capless && l.capless(c) {
 		return

@@ -2,9 +2,6 @@ package supervisor
 
 import (
 	"errors"
-	"fmt"
-	"os"
-	"runtime"
 
 	"golang.org/x/sys/unix"
 
@@ -28,94 +25,6 @@ import (
 // The change itself is a write of a netlink message, which seccomp does
 // not see: it cannot be audited, only refused. The handovers are counted.
 
-// caplessMaker creates sockets on one locked OS thread whose capability
-// sets are empty. Linux credentials are per thread: capset acts on the
-// calling thread only, and the thread is never unlocked, so no other
-// goroutine ever runs without capabilities; it exits when the maker is
-// closed.
-type caplessMaker struct {
-	reqs chan func()
-}
-
-// newCaplessMaker starts the thread. netnsFD, when not -1, is the
-// namespace the sockets must belong to: the thread enters it if it is not
-// there already (Go may start the thread from any other).
-func newCaplessMaker(netns nsID, netnsFD int) (*caplessMaker, error) {
-	m := &caplessMaker{reqs: make(chan func())}
-	ready := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		// No UnlockOSThread: the thread holds no capabilities and must
-		// die with this goroutine.
-		if err := enterNetns(netns, netnsFD); err != nil {
-			ready <- err
-			return
-		}
-		if err := dropCapabilities(); err != nil {
-			ready <- err
-			return
-		}
-		ready <- nil
-		for f := range m.reqs {
-			f()
-		}
-	}()
-	if err := <-ready; err != nil {
-		return nil, fmt.Errorf("capability-free socket thread: %w", err)
-	}
-	return m, nil
-}
-
-func enterNetns(want nsID, fd int) error {
-	id, err := nsOf("/proc/thread-self/ns/net")
-	if err != nil {
-		return err
-	}
-	if id == want {
-		return nil
-	}
-	if fd < 0 {
-		return errors.New("not in the starting network namespace")
-	}
-	return os.NewSyscallError("setns", unix.Setns(fd, unix.CLONE_NEWNET))
-}
-
-// dropCapabilities empties the calling thread's effective, permitted and
-// inheritable sets (the ambient set goes with the permitted one), then
-// checks that the kernel agrees.
-func dropCapabilities() error {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return os.NewSyscallError("capset", err)
-	}
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return os.NewSyscallError("capget", err)
-	}
-	for _, d := range data {
-		if d.Effective|d.Permitted|d.Inheritable != 0 {
-			return errors.New("capset left capabilities on the thread")
-		}
-	}
-	return nil
-}
-
-// do runs f on the capability-free thread and waits for it.
-func (m *caplessMaker) do(f func()) {
-	done := make(chan struct{})
-	m.reqs <- func() { f(); close(done) }
-	<-done
-}
-
-// socket creates a socket on the capability-free thread; the caller owns
-// the descriptor (close-on-exec).
-func (m *caplessMaker) socket(domain, typ, proto int) (fd int, err error) {
-	m.do(func() { fd, err = unix.Socket(domain, typ|unix.SOCK_CLOEXEC, proto) })
-	return fd, err
-}
-
-func (m *caplessMaker) close() { close(m.reqs) }
-
 // capless answers a call the decider wants made without capabilities:
 // a netlink socket(2) is handed over, a netlink send made by the
 // supervisor. It returns false, without answering, when that cannot be
@@ -126,7 +35,8 @@ func (l *loop) capless(c *Call) bool {
 	}
 	switch c.Syscall.Kind {
 	case bpf.Socket:
-		return !l.noAddfd.Load() && l.handOver(c)
+		// Only netlink: the thread makes no other family.
+		return int32(c.Args[0]) == unix.AF_NETLINK && !l.noAddfd.Load() && l.handOver(c)
 	case bpf.SendTo, bpf.SendMsg:
 		return l.sendCapless(c)
 	}
@@ -140,7 +50,7 @@ func (l *loop) capless(c *Call) bool {
 // the caller then lets the call continue, as before.
 func (l *loop) handOver(c *Call) bool {
 	typ := int(int32(c.Args[1]))
-	fd, err := l.capMaker.socket(int(int32(c.Args[0])), typ, int(int32(c.Args[2])))
+	fd, err := l.capMaker.netlinkSocket(typ, int(int32(c.Args[2])))
 	if err != nil {
 		// The kernel's own answer to these arguments (EPROTONOSUPPORT,
 		// EINVAL, EMFILE…): the target gets it.
@@ -188,11 +98,12 @@ func (l *loop) sendCapless(c *Call) bool {
 	if n == nil || n.control || n.oversize || len(n.payloads) != 1 {
 		return false
 	}
-	sfd, err := c.borrow(int(int32(c.Args[0])))
-	if err != nil {
+	// Borrowed when the socket was found to be ours (NetlinkSend).
+	sfd := n.sock
+	if sfd < 0 {
 		return false
 	}
-	defer unix.Close(sfd)
+	var err error
 	flags := int(int32(c.Args[3])) // sendto(fd, buf, len, flags, …)
 	if c.Syscall.Kind == bpf.SendMsg {
 		flags = int(int32(c.Args[2])) // sendmsg(fd, msg, flags)

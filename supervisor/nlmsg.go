@@ -76,6 +76,7 @@ type netlinkSend struct {
 	dests    []unix.SockaddrNetlink
 	control  bool // some message carries control data
 	oversize bool
+	sock     int // the socket borrowed from the target, or -1
 
 	once   sync.Once
 	ours   bool // the socket belongs to the starting namespace
@@ -131,20 +132,34 @@ func (c *Call) netlinkProtocol(fd int) (proto int, ok bool) {
 	return proto, c.InStartingNetns()
 }
 
+// borrowedProtocol borrows the socket and asks it. The copy is kept in
+// c.netlink for the send (see sendCapless) and closed with the call.
 func (c *Call) borrowedProtocol(fd int) (proto int, cookie uint64, err error) {
 	sfd, err := c.borrow(fd)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer unix.Close(sfd)
 	if d, err := unix.GetsockoptInt(sfd, unix.SOL_SOCKET, unix.SO_DOMAIN); err != nil || d != unix.AF_NETLINK {
+		unix.Close(sfd)
 		return -1, 0, err
 	}
-	if proto, err = unix.GetsockoptInt(sfd, unix.SOL_SOCKET, unix.SO_PROTOCOL); err != nil {
+	if proto, err = unix.GetsockoptInt(sfd, unix.SOL_SOCKET, unix.SO_PROTOCOL); err == nil {
+		cookie, err = netnsCookie(sfd)
+	}
+	if err != nil {
+		unix.Close(sfd)
 		return 0, 0, err
 	}
-	cookie, err = netnsCookie(sfd)
-	return proto, cookie, err
+	c.netlink.sock = sfd
+	return proto, cookie, nil
+}
+
+// release closes what the call borrowed from the target.
+func (c *Call) release() {
+	if c.netlink != nil && c.netlink.sock >= 0 {
+		unix.Close(c.netlink.sock)
+		c.netlink.sock = -1
+	}
 }
 
 // netlinkProtoByInode finds fd's socket inode in /proc/TID/net/netlink

@@ -79,7 +79,7 @@ func (c *Call) addNetlinkMsg(m *memReader, name uint64, data []byte, control, ov
 		return unix.EFAULT
 	}
 	if c.netlink == nil {
-		c.netlink = &netlinkSend{}
+		c.netlink = &netlinkSend{sock: -1}
 	}
 	n := c.netlink
 	n.control = n.control || control

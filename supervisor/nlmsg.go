@@ -22,8 +22,11 @@ import (
 // explicitly, so those sends are read here: sendto with an address and
 // sendmsg are trapped anyway, and their destination is AF_NETLINK. A
 // request that changes the namespace is denied when the socket belongs to
-// the namespace nettrap started in. Unlike the handover this reads memory
-// the kernel reads again after the answer (the CONTINUE race).
+// the namespace nettrap started in; the others are sent by the supervisor
+// itself from its thread without capabilities (netlink.go), so what the
+// kernel gets is what was read, and the kernel checks that sender. Where
+// the socket cannot be borrowed, or for sendmmsg, the call continues in
+// the kernel, which reads it again (the CONTINUE race).
 
 // maxNetlinkPayload bounds what is read of one call's messages. A larger
 // payload is judged a change without a look.
@@ -98,8 +101,13 @@ func (c *Call) NetlinkSend() (ours bool, change string) {
 		if !n.ours {
 			return
 		}
-		if n.oversize {
+		switch {
+		case n.oversize:
 			n.change = fmt.Sprintf("netlink message over %d bytes", maxNetlinkPayload)
+			return
+		case proto < 0:
+			// Ours, but its protocol could not be learnt: strict.
+			n.change = "netlink message on a socket of unknown protocol"
 			return
 		}
 		for _, p := range n.payloads {
@@ -140,6 +148,8 @@ func (c *Call) borrowedProtocol(fd int) (proto int, cookie uint64, err error) {
 		return 0, 0, err
 	}
 	if d, err := unix.GetsockoptInt(sfd, unix.SOL_SOCKET, unix.SO_DOMAIN); err != nil || d != unix.AF_NETLINK {
+		// Not a netlink socket (or not a socket): the kernel refuses a
+		// netlink address there, so it is nobody's namespace (cookie 0).
 		unix.Close(sfd)
 		return -1, 0, err
 	}

@@ -190,7 +190,8 @@ func delRoute(t *testing.T, e labEnv, p netip.Prefix) {
 
 // TestEscapeNetnsRoute: a route added over rtnetlink (with write(2), and
 // with sendto naming the kernel, as most libraries do) or with the legacy
-// SIOCADDRT ioctl exists unguarded; under nettrap it is refused with
+// SIOCADDRT ioctl (also on a socket of the starting namespace from a
+// thread that moved to another) exists unguarded; under nettrap it is refused with
 // EPERM and does not exist. The addressed netlink request and the ioctl
 // are audited as netns-change; the write(2) one is refused by the kernel
 // itself (the socket carries no capability) and cannot be audited.
@@ -206,7 +207,13 @@ func TestEscapeNetnsRoute(t *testing.T) {
 	}{
 		{"rtnetlink write", []string{"route-nl", routeTo198.String(), gw, "write"}, "", "EPERM"},
 		{"rtnetlink sendto", []string{"route-nl", routeTo198.String(), gw, "sendto"}, "netlink RTM_NEWROUTE", "EPERM"},
+		// A netlink socket acts on the namespace it was made in.
+		{"rtnetlink write from another namespace", []string{"route-nl-away", routeTo198.String(), gw, "write"}, "", "EPERM"},
+		{"rtnetlink sendto from another namespace", []string{"route-nl-away", routeTo198.String(), gw, "sendto"}, "netlink RTM_NEWROUTE", "EPERM"},
 		{"SIOCADDRT", []string{"route-ioctl", routeTo198.String(), gw}, "ioctl SIOCADDRT", "EPERM"},
+		// The ioctl acts on the socket's namespace: a thread that moved
+		// to a namespace of its own still reaches the starting one.
+		{"SIOCADDRT from another namespace", []string{"route-ioctl-away", routeTo198.String(), gw}, "ioctl SIOCADDRT", "EPERM"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

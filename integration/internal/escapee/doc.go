@@ -22,7 +22,12 @@
 //	                            send MARKER to DST from that socket
 //	route-nl PREFIX GW MODE     add a route over rtnetlink (MODE: write, or
 //	                            sendto naming the kernel)
+//	route-nl-away PREFIX GW MODE
+//	                            the same on a socket made before its
+//	                            thread moved to a new network namespace
 //	route-ioctl PREFIX GW       add a route with SIOCADDRT
+//	route-ioctl-away PREFIX GW  the same on a socket made before its
+//	                            thread moved to a new network namespace
 //	read-nl                     net.Interfaces and an RTM_GETROUTE dump
 //	own-netns-route MODE        unshare a network namespace, add routes
 //	                            there (route-nl MODE, then SIOCADDRT)

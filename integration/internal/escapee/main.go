@@ -47,8 +47,12 @@ func main() {
 		err = openProc("/proc/"+pid(args[0])+"/mem", unix.O_RDWR)
 	case op == "route-nl" && len(args) == 3:
 		err = routeNetlink(args[0], args[1], args[2])
+	case op == "route-nl-away" && len(args) == 3:
+		err = routeNetlinkAway(args[0], args[1], args[2])
 	case op == "route-ioctl" && len(args) == 2:
 		err = routeIoctl(args[0], args[1])
+	case op == "route-ioctl-away" && len(args) == 2:
+		err = routeIoctlAway(args[0], args[1])
 	case op == "dnat" && len(args) == 1:
 		err = dnatConnect(args[0])
 	case op == "cgroup-connect" && len(args) == 1:

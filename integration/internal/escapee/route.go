@@ -27,14 +27,59 @@ func routeNetlink(prefix, gw, how string) error {
 	if err != nil || !g.Is4() {
 		return fmt.Errorf("bad IPv4 gateway %q", gw)
 	}
-	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE)
+	fd, err := routeSocket()
 	if err != nil {
-		return sysErr("socket", err)
+		return err
 	}
 	defer unix.Close(fd)
-	if err := unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return sysErr("bind", err)
+	return sendRoute(fd, p, g, how)
+}
+
+// routeNetlinkAway does the same on a socket made before its thread moved
+// to a new network namespace: a netlink socket acts on the namespace it
+// was made in.
+func routeNetlinkAway(prefix, gw, how string) error {
+	p, err := netip.ParsePrefix(prefix)
+	if err != nil || !p.Addr().Is4() {
+		return fmt.Errorf("bad IPv4 prefix %q", prefix)
 	}
+	g, err := netip.ParseAddr(gw)
+	if err != nil || !g.Is4() {
+		return fmt.Errorf("bad IPv4 gateway %q", gw)
+	}
+	fd, err := routeSocket()
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread dies in the new namespace
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			errc <- sysErr("unshare", err)
+			return
+		}
+		errc <- sendRoute(fd, p, g, how)
+	}()
+	return <-errc
+}
+
+func routeSocket() (int, error) {
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE)
+	if err != nil {
+		return -1, sysErr("socket", err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		unix.Close(fd)
+		return -1, sysErr("bind", err)
+	}
+	return fd, nil
+}
+
+// sendRoute sends RTM_NEWROUTE on fd (how: write or sendto) and reads
+// the ack.
+func sendRoute(fd int, p netip.Prefix, g netip.Addr, how string) error {
+	var err error
 	msg := newRouteMsg(p, g)
 	switch how {
 	case "write":
@@ -98,6 +143,36 @@ func readAck(fd int) error {
 
 // routeIoctl adds a route to prefix via gw with the legacy SIOCADDRT.
 func routeIoctl(prefix, gw string) error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return sysErr("socket", err)
+	}
+	defer unix.Close(fd)
+	return routeIoctlOn(fd, prefix, gw)
+}
+
+// routeIoctlAway makes a socket here, then moves its thread to a new
+// network namespace and adds the route with SIOCADDRT on that socket:
+// the ioctl acts on the socket's namespace, not the caller's.
+func routeIoctlAway(prefix, gw string) error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return sysErr("socket", err)
+	}
+	defer unix.Close(fd)
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread dies in the new namespace
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			errc <- sysErr("unshare", err)
+			return
+		}
+		errc <- routeIoctlOn(fd, prefix, gw)
+	}()
+	return <-errc
+}
+
+func routeIoctlOn(fd int, prefix, gw string) error {
 	p, err := netip.ParsePrefix(prefix)
 	if err != nil || !p.Addr().Is4() {
 		return fmt.Errorf("bad IPv4 prefix %q", prefix)
@@ -106,11 +181,6 @@ func routeIoctl(prefix, gw string) error {
 	if err != nil || !g.Is4() {
 		return fmt.Errorf("bad IPv4 gateway %q", gw)
 	}
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return sysErr("socket", err)
-	}
-	defer unix.Close(fd)
 	rt := rtentry(p, g)
 	return sysErr("ioctl(SIOCADDRT)", ioctlBuf(fd, unix.SIOCADDRT, rt))
 }

@@ -77,6 +77,18 @@ func abiRows() []abiRow {
 	for _, o := range TrappedSockOpts {
 		rows = append(rows, abiRow{"setsockopt " + o.Label + fmt.Sprintf(" (level %d)", o.Level),
 			SetSockOpt, sso(o.Level, o.Name), retNotify, retNotify})
+		if o.Last <= o.Name {
+			continue
+		}
+		// A range: its last number goes up, its neighbours do not.
+		rows = append(rows, abiRow{fmt.Sprintf("setsockopt %s last (level %d, %d)", o.Label, o.Level, o.Last),
+			SetSockOpt, sso(o.Level, o.Last), retNotify, retNotify})
+		for _, n := range []uint32{o.Name - 1, o.Last + 1} {
+			if _, trapped := LookupSockOpt(o.Level, n); !trapped {
+				rows = append(rows, abiRow{fmt.Sprintf("setsockopt level %d option %d (next to %s)", o.Level, n, o.Label),
+					SetSockOpt, sso(o.Level, n), retAllow, retAllow})
+			}
+		}
 	}
 	return append(append(rows, netnsRows()...), ioctlRows()...)
 }

@@ -36,7 +36,8 @@
 //     and SOCK_PACKET inet sockets, and every other family: packet, XDP,
 //     vsock, Bluetooth, CAN, TIPC, ...);
 //     - setsockopt(2): only the (level, optname) pairs of TrappedSockOpts
-//     go up (source routes, interface pinning, multicast joins); an
+//     go up (source routes, interface pinning, multicast joins, legacy
+//     netfilter table writes; the IPVS commands as one range); an
 //     ordinary option costs two or three comparisons and stays in the
 //     kernel;
 //     - ioctl(2): only the requests of NetnsIoctls go up (routes,

@@ -193,12 +193,30 @@ func setsockoptBlock(a *asm, l guardLabels) {
 		a.mark(at[i])
 		a.load(argLo(2))
 		var names []uint32
+		var ranges [][2]uint32
 		for _, o := range TrappedSockOpts {
-			if o.Level == lv {
+			switch {
+			case o.Level != lv:
+			case o.Last > o.Name:
+				ranges = append(ranges, [2]uint32{o.Name, o.Last})
+			default:
 				names = append(names, o.Name)
 			}
 		}
-		jumpIfAny(a, names, l.notify, l.allow)
+		jumpIfAny(a, names, l.notify, next)
+		jumpIfInRanges(a, ranges, l.notify)
+		a.ret(retAllow)
+	}
+}
+
+// jumpIfInRanges emits "goto to if A is in one of the inclusive ranges";
+// it falls through when A is in none.
+func jumpIfInRanges(a *asm, ranges [][2]uint32, to label) {
+	for _, r := range ranges {
+		past := a.newLabel()
+		a.jump(bpf.JumpGreaterOrEqual, r[0], next, past)
+		a.jump(bpf.JumpGreaterThan, r[1], next, to)
+		a.mark(past)
 	}
 }
 
@@ -220,16 +238,17 @@ func ioctlBlock(a *asm, l guardLabels) {
 	a.load(argLo(1))
 	a.jump(bpf.JumpGreaterOrEqual, 0x8900, next, l.allow)
 	a.jump(bpf.JumpGreaterThan, 0x89ff, l.allow, next)
+	var single []uint32
+	var ranges [][2]uint32
 	for _, r := range ioctlRanges() {
 		if r[0] == r[1] {
-			a.jump(bpf.JumpEqual, r[0], l.notify, next)
-			continue
+			single = append(single, r[0])
+		} else {
+			ranges = append(ranges, r)
 		}
-		past := a.newLabel()
-		a.jump(bpf.JumpGreaterOrEqual, r[0], next, past)
-		a.jump(bpf.JumpGreaterThan, r[1], next, l.notify)
-		a.mark(past)
 	}
+	jumpIfAny(a, single, l.notify, next)
+	jumpIfInRanges(a, ranges, l.notify)
 	a.ret(retAllow)
 }
 

@@ -158,6 +158,10 @@ func (g *Guard) attempts(c *supervisor.Call) []attempt {
 	if c.Group.IsValid() {
 		atts = append(atts, attempt{Attempt: joinAttempt(c)})
 	}
+	if c.Netfilter {
+		atts = append(atts, attempt{Attempt: policy.Attempt{Kind: policy.NetnsChange, Detail: "setsockopt " + c.Option,
+			Harmless: !c.SocketInStartingNetns(int(int32(c.Args[0])))}})
+	}
 	if _, change := c.NetlinkSend(); change != "" {
 		atts = append(atts, attempt{Attempt: policy.Attempt{Kind: policy.NetnsChange, Detail: "netlink " + change}})
 	}

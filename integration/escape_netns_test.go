@@ -155,6 +155,32 @@ func TestEscapeNetnsDNAT(t *testing.T) {
 	noConnectionAfter(t, e, ln, mark, "the guarded DNAT")
 }
 
+// TestEscapeNetnsIptablesLegacy: the legacy iptables nat table, written
+// with setsockopt(IPT_SO_SET_REPLACE) on an ordinary UDP socket (no raw
+// socket needed), sends an allowed connect to 127.0.0.2:80 to
+// 203.0.113.7. Under nettrap the option is refused (EPERM, audited as
+// netns-change), the table stays empty and nothing arrives.
+func TestEscapeNetnsIptablesLegacy(t *testing.T) {
+	e, ln := redirectEnv(t)
+	marker := "iptables unguarded"
+	r := e.run(t, asSelf, e.bins.Escapee, "ipt-dnat", lab.InsideLink, marker)
+	if o := parseEscapee(t, r); !o.OK && strings.Contains(o.Err, "IPT_SO_GET_INFO") {
+		skipOrFail(t, "no legacy iptables nat table in this kernel: "+o.Err)
+	}
+	mustEscape(t, r)
+	waitRecord(t, ln, "the DNATed connect", containing(marker))
+	mustEscape(t, e.run(t, asSelf, e.bins.Escapee, "ipt-flush"))
+
+	mark := lastSeq(ln)
+	r = e.guarded(t, asSelf, nil, e.bins.Escapee, "ipt-dnat", lab.InsideLink, "iptables guarded")
+	mustBeDenied(t, r, "EPERM", "setsockopt IPT_SO_SET_REPLACE", "netns-change")
+	if o := parseEscapee(t, e.run(t, asSelf, e.bins.Escapee, "ipt-empty")); !o.OK {
+		t.Errorf("under nettrap the nat table changed: %s", o.Err)
+		e.run(t, asSelf, e.bins.Escapee, "ipt-flush")
+	}
+	noConnectionAfter(t, e, ln, mark, "the guarded iptables DNAT")
+}
+
 // routeTo198 is the route the route cases add: TEST-NET-2 via the
 // outside's end of the veth.
 var routeTo198 = netip.MustParsePrefix("198.51.100.0/24")

@@ -41,6 +41,9 @@ type Call struct {
 	Group, GroupSource netip.Addr
 	// Option is the C name of a trapped setsockopt option ("IP_UNICAST_IF").
 	Option string
+	// Netfilter: a setsockopt that writes a legacy netfilter table or an
+	// IPVS service (Option names it) of the socket's namespace.
+	Netfilter bool
 	// Request names a trapped ioctl request ("SIOCADDRT").
 	Request string
 	// AttachType is the attach_type of a bpf(2) BPF_PROG_ATTACH or

@@ -33,6 +33,12 @@
 //	                            there (route-nl MODE, then SIOCADDRT)
 //	dnat MARKER                 add an nftables DNAT 127.0.0.2:80 ->
 //	                            203.0.113.7:80, then send MARKER there
+//	ipt-dnat IFACE MARKER       write the legacy iptables nat table (DNAT
+//	                            127.0.0.2 -> 203.0.113.7, MASQUERADE out
+//	                            of IFACE) with setsockopt on a UDP
+//	                            socket, then send MARKER to 127.0.0.2:80
+//	ipt-flush                   empty the legacy nat table
+//	ipt-empty                   fail unless the legacy nat table is empty
 //	cgroup-connect MARKER       attach a connect4 BPF rewrite to a fresh
 //	                            cgroup of its own, then send MARKER to
 //	                            127.0.0.2:80

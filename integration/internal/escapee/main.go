@@ -55,6 +55,12 @@ func main() {
 		err = routeIoctlAway(args[0], args[1])
 	case op == "dnat" && len(args) == 1:
 		err = dnatConnect(args[0])
+	case op == "ipt-dnat" && len(args) == 2:
+		err = iptDNATConnect(args[0], args[1])
+	case op == "ipt-flush" && len(args) == 0:
+		err = writeNat(false, "")
+	case op == "ipt-empty" && len(args) == 0:
+		err = iptEmpty()
 	case op == "cgroup-connect" && len(args) == 1:
 		err = cgroupConnect(args[0])
 	case op == "read-nl" && len(args) == 0:

@@ -1,7 +1,7 @@
 package main
 
 // The only file of this package that uses unsafe: what x/sys/unix has no
-// wrapper for in AF_XDP.
+// wrapper for (AF_XDP, struct rtentry, the legacy netfilter tables).
 
 import (
 	"sync/atomic"
@@ -37,4 +37,16 @@ func ioctlBuf(fd int, req uint, buf []byte) error {
 		return errno
 	}
 	return nil
+}
+
+// getsockoptBuf is getsockopt(fd, level, opt) into buf, which carries
+// input too (ipt_getinfo's table name); it returns the length written.
+func getsockoptBuf(fd, level, opt int, buf []byte) (int, error) {
+	n := uint32(len(buf))
+	_, _, errno := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), uintptr(level), uintptr(opt),
+		uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(&n)), 0)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
 }

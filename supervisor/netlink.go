@@ -22,8 +22,16 @@ import (
 // the target is, every change through that socket fails with EPERM in
 // its ack, while net.Interfaces, `ip addr` and other reads work.
 //
-// The change itself is a write of a netlink message, which seccomp does
-// not see: it cannot be audited, only refused. The handovers are counted.
+// A change written to such a socket is a write(2), which seccomp does not
+// see: it cannot be audited, only refused. The handovers are counted.
+//
+// The file check is skipped for a message that names its destination
+// (NETLINK_SKB_DST: the kernel then checks the sender only), and most
+// programs name the kernel. Those sends are trapped anyway (sendto with
+// an address, sendmsg): nlmsg.go reads them, the guard denies the
+// changes it sees, and sendCapless makes the rest from the
+// capability-free thread, so the kernel checks a sender without
+// capabilities and gets exactly the bytes that were checked.
 
 // capless answers a call the decider wants made without capabilities:
 // a netlink socket(2) is handed over, a netlink send made by the

@@ -10,4 +10,15 @@ require (
 	golang.org/x/sys v0.50.0
 )
 
-require github.com/vishvananda/netns v0.0.5
+require (
+	github.com/cilium/ebpf v0.22.0
+	github.com/google/nftables v0.3.0
+	github.com/vishvananda/netns v0.0.5
+)
+
+require (
+	github.com/google/go-cmp v0.7.0 // indirect
+	github.com/mdlayher/netlink v1.7.3-0.20250113171957-fbb4dce95f42 // indirect
+	github.com/mdlayher/socket v0.5.1 // indirect
+	golang.org/x/sync v0.20.0 // indirect
+)

@@ -20,6 +20,10 @@ func triggering(k Kind) [6]uint64 {
 		return [6]uint64{3, 0x1000, 10, 0, 0x2000, 16}
 	case Socket:
 		return [6]uint64{unix.AF_PACKET, unix.SOCK_RAW}
+	case Ioctl:
+		return [6]uint64{3, unix.SIOCADDRT, 0x1000}
+	case BPF:
+		return [6]uint64{unix.BPF_PROG_ATTACH, 0x1000, 16}
 	}
 	return [6]uint64{3, 0x1000, 16}
 }
@@ -73,6 +77,78 @@ func abiRows() []abiRow {
 	for _, o := range TrappedSockOpts {
 		rows = append(rows, abiRow{"setsockopt " + o.Label + fmt.Sprintf(" (level %d)", o.Level),
 			SetSockOpt, sso(o.Level, o.Name), retNotify, retNotify})
+		if o.Last <= o.Name {
+			continue
+		}
+		// A range: its last number goes up, its neighbours do not.
+		rows = append(rows, abiRow{fmt.Sprintf("setsockopt %s last (level %d, %d)", o.Label, o.Level, o.Last),
+			SetSockOpt, sso(o.Level, o.Last), retNotify, retNotify})
+		for _, n := range []uint32{o.Name - 1, o.Last + 1} {
+			if _, trapped := LookupSockOpt(o.Level, n); !trapped {
+				rows = append(rows, abiRow{fmt.Sprintf("setsockopt level %d option %d (next to %s)", o.Level, n, o.Label),
+					SetSockOpt, sso(o.Level, n), retAllow, retAllow})
+			}
+		}
+	}
+	return append(append(rows, netnsRows()...), ioctlRows()...)
+}
+
+// netnsRows: netlink sockets, and bpf(2) commands by command.
+func netnsRows() []abiRow {
+	bpfc := func(cmd uint64) [6]uint64 { return [6]uint64{cmd, 0x1000, 128} }
+	return []abiRow{
+		{"socket AF_NETLINK raw", Socket, [6]uint64{unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE}, retNotify, retNotify},
+		{"socket AF_NETLINK dgram|CLOEXEC", Socket, [6]uint64{unix.AF_NETLINK, unix.SOCK_DGRAM | unix.SOCK_CLOEXEC, unix.NETLINK_NETFILTER}, retNotify, retNotify},
+		{"socket AF_UNIX", Socket, [6]uint64{unix.AF_UNIX, unix.SOCK_STREAM}, retAllow, retNotify},
+		{"bpf BPF_MAP_CREATE", BPF, bpfc(unix.BPF_MAP_CREATE), retAllow, retAllow},
+		{"bpf BPF_PROG_LOAD", BPF, bpfc(unix.BPF_PROG_LOAD), retAllow, retAllow},
+		{"bpf BPF_MAP_LOOKUP_ELEM", BPF, bpfc(unix.BPF_MAP_LOOKUP_ELEM), retAllow, retAllow},
+		{"bpf BPF_PROG_DETACH", BPF, bpfc(unix.BPF_PROG_DETACH), retAllow, retAllow},
+		{"bpf BPF_LINK_UPDATE", BPF, bpfc(unix.BPF_LINK_UPDATE), retAllow, retAllow},
+		{"bpf BPF_PROG_ATTACH", BPF, bpfc(unix.BPF_PROG_ATTACH), retNotify, retNotify},
+		{"bpf BPF_LINK_CREATE", BPF, bpfc(unix.BPF_LINK_CREATE), retNotify, retNotify},
+		// cmd is an int: the high half of the register is ignored.
+		{"bpf BPF_LINK_CREATE high garbage", BPF, bpfc(1<<40 | unix.BPF_LINK_CREATE), retNotify, retNotify},
+		{"bpf BPF_MAP_CREATE high garbage", BPF, bpfc(1<<40 | unix.BPF_MAP_CREATE), retAllow, retAllow},
+	}
+}
+
+// ioctlRows: ordinary ioctls stay in the kernel on every ABI; each
+// trapped request (both ends of a range) goes up, whatever garbage the
+// high half of the register holds.
+func ioctlRows() []abiRow {
+	ioc := func(req uint64) [6]uint64 { return [6]uint64{3, req, 0x1000} }
+	rows := []abiRow{
+		{"ioctl TCGETS", Ioctl, ioc(unix.TCGETS), retAllow, retAllow},
+		{"ioctl FIONBIO (0x5421)", Ioctl, ioc(0x5421), retAllow, retAllow},
+		{"ioctl FIONREAD (TIOCINQ)", Ioctl, ioc(unix.TIOCINQ), retAllow, retAllow},
+		{"ioctl SIOCGIFINDEX", Ioctl, ioc(unix.SIOCGIFINDEX), retAllow, retAllow},
+		{"ioctl SIOCGIFCONF", Ioctl, ioc(unix.SIOCGIFCONF), retAllow, retAllow},
+		{"ioctl SIOCGIFFLAGS", Ioctl, ioc(unix.SIOCGIFFLAGS), retAllow, retAllow},
+		{"ioctl SIOCGIFADDR", Ioctl, ioc(unix.SIOCGIFADDR), retAllow, retAllow},
+		{"ioctl SIOCGIFHWADDR", Ioctl, ioc(unix.SIOCGIFHWADDR), retAllow, retAllow},
+		{"ioctl SIOCATMARK", Ioctl, ioc(unix.SIOCATMARK), retAllow, retAllow},
+		{"ioctl SIOCGSTAMP", Ioctl, ioc(unix.SIOCGSTAMP), retAllow, retAllow},
+		{"ioctl SIOCGSKNS", Ioctl, ioc(unix.SIOCGSKNS), retAllow, retAllow},
+		{"ioctl SIOCPROTOPRIVATE", Ioctl, ioc(unix.SIOCPROTOPRIVATE), retAllow, retAllow},
+		{"ioctl SIOCBONDINFOQUERY", Ioctl, ioc(unix.SIOCBONDINFOQUERY), retAllow, retAllow},
+		{"ioctl 0x8a00", Ioctl, ioc(0x8a00), retAllow, retAllow},
+		{"ioctl 0x88ff", Ioctl, ioc(0x88ff), retAllow, retAllow},
+		// Bits above the low 16 make another request number for the kernel.
+		{"ioctl 0x1890b", Ioctl, ioc(0x1890b), retAllow, retAllow},
+		{"ioctl SIOCADDRT high garbage", Ioctl, ioc(1<<40 | unix.SIOCADDRT), retNotify, retNotify},
+	}
+	for _, io := range NetnsIoctls {
+		for _, req := range []uint32{io.Lo, io.Hi} {
+			name, _ := LookupNetnsIoctl(uint64(req))
+			rows = append(rows, abiRow{"ioctl " + name, Ioctl, ioc(uint64(req)), retNotify, retNotify})
+		}
+		if io.Hi+1 < 0x8a00 {
+			if _, trapped := LookupNetnsIoctl(uint64(io.Hi + 1)); !trapped {
+				rows = append(rows, abiRow{fmt.Sprintf("ioctl %#x (after %s)", io.Hi+1, io.Label),
+					Ioctl, ioc(uint64(io.Hi + 1)), retAllow, retAllow})
+			}
+		}
 	}
 	return rows
 }
@@ -123,8 +199,9 @@ func TestForeignPtraceLowWord(t *testing.T) {
 	}
 }
 
-// TestSocketFamilies: only unix, inet, inet6 and netlink are created
-// without a trip to the supervisor; every other family goes up.
+// TestSocketFamilies: only unix, inet and inet6 are created without a
+// trip to the supervisor; every other family goes up, netlink included
+// (the supervisor hands over a socket without capabilities).
 func TestSocketFamilies(t *testing.T) {
 	for _, goarch := range []string{"amd64", "arm64"} {
 		vm := vmFor(t, goarch)
@@ -132,7 +209,7 @@ func TestSocketFamilies(t *testing.T) {
 		for fam := uint64(0); fam < 64; fam++ {
 			want := uint32(retNotify)
 			switch fam {
-			case unix.AF_UNIX, unix.AF_NETLINK, unix.AF_INET, unix.AF_INET6:
+			case unix.AF_UNIX, unix.AF_INET, unix.AF_INET6:
 				want = retAllow
 			}
 			for _, hi := range []uint64{0, 0xdead_beef << 32} {

@@ -10,9 +10,10 @@
 //     - the compat arch (i386 on amd64, arm on arm64) loads nr: every
 //     kind the native ABI traps is trapped there too (socketcall; the
 //     direct socket, connect, sendto, sendmsg, sendmmsg; io_uring_setup;
-//     process_vm_writev, pidfd_getfd; ptrace PTRACE_ATTACH/SEIZE and the
-//     setsockopt options of TrappedSockOpts, through the same argument
-//     checks as step 3, on the low 32 bits). The supervisor does not decode
+//     process_vm_writev, pidfd_getfd; ptrace PTRACE_ATTACH/SEIZE, the
+//     setsockopt options of TrappedSockOpts, the ioctls of NetnsIoctls and
+//     bpf's attach commands, through the same argument checks as step 3,
+//     on the low 32 bits). The supervisor does not decode
 //     32-bit calls: it denies whatever reaches it. Every other compat
 //     syscall is allowed, so 32-bit helpers keep running;
 //     - any other arch kills the process.
@@ -26,15 +27,24 @@
 //     64 bits could be dodged with garbage in the high half, and the
 //     library cannot mask type with SOCK_TYPE_MASK (0xf) to strip
 //     SOCK_NONBLOCK/SOCK_CLOEXEC. These blocks load only low words:
-//     - socket(2): AF_UNIX and AF_NETLINK are allowed; AF_INET/AF_INET6
+//     - socket(2): AF_UNIX is allowed; AF_NETLINK goes up (the
+//     supervisor creates it without capabilities in nettrap's own network
+//     namespace, so the kernel refuses every change made through it);
+//     AF_INET/AF_INET6
 //     with (type & 0xf) SOCK_STREAM, SOCK_DGRAM or SOCK_SEQPACKET are
 //     allowed unless the protocol is SCTP; everything else goes up (raw
 //     and SOCK_PACKET inet sockets, and every other family: packet, XDP,
 //     vsock, Bluetooth, CAN, TIPC, ...);
 //     - setsockopt(2): only the (level, optname) pairs of TrappedSockOpts
-//     go up (source routes, interface pinning, multicast joins); an
+//     go up (source routes, interface pinning, multicast joins, legacy
+//     netfilter table writes; the IPVS commands as one range); an
 //     ordinary option costs two or three comparisons and stays in the
 //     kernel;
+//     - ioctl(2): only the requests of NetnsIoctls go up (routes,
+//     addresses, interfaces, ARP, bridges, tunnels); any request outside
+//     0x8900-0x89ff is two comparisons;
+//     - bpf(2): only BPF_PROG_ATTACH and BPF_LINK_CREATE go up (the
+//     supervisor reads the attach type); BPF_PROG_LOAD, maps, … stay;
 //     - ptrace(2) of a foreign ABI: PTRACE_ATTACH and PTRACE_SEIZE go up.
 //  4. Native policy (go-seccomp-bpf's assembler, default allow): connect,
 //     sendmsg, sendmmsg and io_uring_setup -> notify; sendto -> notify only
@@ -58,7 +68,9 @@
 // Arguments are loaded only after nr is known to be one of the intercepted
 // calls. For every other syscall the verdict depends on arch and nr alone,
 // which lets the kernel's seccomp action cache (5.11+) allow those
-// syscalls without running the filter at all.
+// syscalls without running the filter at all. ioctl and bpf are decided by
+// an argument, so they run the filter (a few dozen instructions) but stay
+// in the kernel unless the request is one of the trapped ones.
 //
 // # Installing
 //

@@ -85,7 +85,7 @@ func guardProgram(t target) ([]bpf.Instruction, error) {
 	l := guardLabels{
 		native: a.newLabel(), compat: a.newLabel(), x32: a.newLabel(), body: a.newLabel(),
 		notify: a.newLabel(), allow: a.newLabel(), socket: a.newLabel(),
-		sso: a.newLabel(), ptrace: a.newLabel(),
+		sso: a.newLabel(), ptrace: a.newLabel(), ioctl: a.newLabel(), bpfCmd: a.newLabel(),
 	}
 
 	a.load(offArch)
@@ -108,7 +108,9 @@ func guardProgram(t target) ([]bpf.Instruction, error) {
 		a.jump(bpf.JumpBitsSet, x32Bit, l.x32, next)
 	}
 	a.jump(bpf.JumpEqual, t.native.nrOf(Socket), l.socket, next)
-	a.jump(bpf.JumpEqual, t.native.nrOf(SetSockOpt), l.sso, l.body)
+	a.jump(bpf.JumpEqual, t.native.nrOf(SetSockOpt), l.sso, next)
+	a.jump(bpf.JumpEqual, t.native.nrOf(Ioctl), l.ioctl, next)
+	a.jump(bpf.JumpEqual, t.native.nrOf(BPF), l.bpfCmd, l.body)
 
 	if t.x32 != nil {
 		a.mark(l.x32)
@@ -119,6 +121,8 @@ func guardProgram(t target) ([]bpf.Instruction, error) {
 	socketBlock(a, l)
 	setsockoptBlock(a, l)
 	ptraceBlock(a, l)
+	ioctlBlock(a, l)
+	bpfBlock(a, l)
 
 	a.mark(l.allow)
 	a.ret(retAllow)
@@ -135,6 +139,7 @@ type guardLabels struct {
 	native, compat, x32, body label
 	notify, allow             label
 	socket, sso, ptrace       label // argument checks, entered with A = nr
+	ioctl, bpfCmd             label
 }
 
 // socketBlock decides socket(domain, type, protocol). Both are C ints, so
@@ -149,8 +154,10 @@ func socketBlock(a *asm, l guardLabels) {
 	a.load(argLo(0))
 	a.jump(bpf.JumpEqual, unix.AF_INET, inet, next)
 	a.jump(bpf.JumpEqual, unix.AF_INET6, inet, next)
-	a.jump(bpf.JumpEqual, unix.AF_UNIX, l.allow, next)
-	a.jump(bpf.JumpEqual, unix.AF_NETLINK, l.allow, l.notify)
+	// AF_NETLINK goes up too: in nettrap's own network namespace the
+	// supervisor creates the socket itself, without capabilities (see
+	// supervisor/netlink.go).
+	a.jump(bpf.JumpEqual, unix.AF_UNIX, l.allow, l.notify)
 	a.mark(inet)
 	a.load(argLo(1))
 	a.emit(bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask})
@@ -186,12 +193,30 @@ func setsockoptBlock(a *asm, l guardLabels) {
 		a.mark(at[i])
 		a.load(argLo(2))
 		var names []uint32
+		var ranges [][2]uint32
 		for _, o := range TrappedSockOpts {
-			if o.Level == lv {
+			switch {
+			case o.Level != lv:
+			case o.Last > o.Name:
+				ranges = append(ranges, [2]uint32{o.Name, o.Last})
+			default:
 				names = append(names, o.Name)
 			}
 		}
-		jumpIfAny(a, names, l.notify, l.allow)
+		jumpIfAny(a, names, l.notify, next)
+		jumpIfInRanges(a, ranges, l.notify)
+		a.ret(retAllow)
+	}
+}
+
+// jumpIfInRanges emits "goto to if A is in one of the inclusive ranges";
+// it falls through when A is in none.
+func jumpIfInRanges(a *asm, ranges [][2]uint32, to label) {
+	for _, r := range ranges {
+		past := a.newLabel()
+		a.jump(bpf.JumpGreaterOrEqual, r[0], next, past)
+		a.jump(bpf.JumpGreaterThan, r[1], next, to)
+		a.mark(past)
 	}
 }
 
@@ -203,6 +228,36 @@ func ptraceBlock(a *asm, l guardLabels) {
 	a.mark(l.ptrace)
 	a.load(argLo(0))
 	jumpIfAny(a, attachRequests, l.notify, l.allow)
+}
+
+// ioctlBlock decides ioctl(fd, request, …): the request is an unsigned
+// int, so only its low word counts. Only NetnsIoctls go up; any request
+// outside 0x8900-0x89ff costs two comparisons.
+func ioctlBlock(a *asm, l guardLabels) {
+	a.mark(l.ioctl)
+	a.load(argLo(1))
+	a.jump(bpf.JumpGreaterOrEqual, 0x8900, next, l.allow)
+	a.jump(bpf.JumpGreaterThan, 0x89ff, l.allow, next)
+	var single []uint32
+	var ranges [][2]uint32
+	for _, r := range ioctlRanges() {
+		if r[0] == r[1] {
+			single = append(single, r[0])
+		} else {
+			ranges = append(ranges, r)
+		}
+	}
+	jumpIfAny(a, single, l.notify, next)
+	jumpIfInRanges(a, ranges, l.notify)
+	a.ret(retAllow)
+}
+
+// bpfBlock decides bpf(cmd, attr, size): cmd is an int. Only the commands
+// that attach a program go up; the supervisor reads the attach type.
+func bpfBlock(a *asm, l guardLabels) {
+	a.mark(l.bpfCmd)
+	a.load(argLo(0))
+	jumpIfAny(a, BPFAttachCmds, l.notify, l.allow)
 }
 
 // jumpIfAny emits "goto to if A is one of vals, else goto otherwise".
@@ -232,6 +287,10 @@ func foreignTraps(a *asm, traps []trap, l guardLabels) {
 			to = l.sso
 		case Ptrace:
 			to = l.ptrace
+		case Ioctl:
+			to = l.ioctl
+		case BPF:
+			to = l.bpfCmd
 		}
 		a.jump(bpf.JumpEqual, t.nr, to, next)
 	}

@@ -83,7 +83,7 @@ func casesFor(goarch string) []progCase {
 		nat("socket AF_INET/SOCK_STREAM/IPPROTO_SCTP high garbage", n.nrOf(Socket), [6]uint64{unix.AF_INET, unix.SOCK_STREAM, 1<<35 | unix.IPPROTO_SCTP}, retNotify),
 		nat("socket AF_INET/SOCK_STREAM/IPPROTO_TCP", n.nrOf(Socket), [6]uint64{unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_TCP}, retAllow),
 		nat("socket AF_INET6/SOCK_STREAM/IPPROTO_MPTCP", n.nrOf(Socket), [6]uint64{unix.AF_INET6, unix.SOCK_STREAM, unix.IPPROTO_MPTCP}, retAllow),
-		nat("socket AF_NETLINK/SOCK_RAW", n.nrOf(Socket), sock(unix.AF_NETLINK, unix.SOCK_RAW), retAllow),
+		nat("socket AF_NETLINK/SOCK_RAW", n.nrOf(Socket), sock(unix.AF_NETLINK, unix.SOCK_RAW), retNotify),
 		nat("socket AF_XDP", n.nrOf(Socket), sock(unix.AF_XDP, unix.SOCK_RAW), retNotify),
 		nat("socket AF_VSOCK/SOCK_STREAM", n.nrOf(Socket), sock(unix.AF_VSOCK, unix.SOCK_STREAM), retNotify),
 		nat("socket AF_BLUETOOTH", n.nrOf(Socket), sock(unix.AF_BLUETOOTH, unix.SOCK_SEQPACKET), retNotify),

@@ -31,6 +31,12 @@ const (
 	// routes, interface pinning, multicast joins): options that change
 	// where an allowed send goes, or send something by themselves.
 	SetSockOpt
+	// Ioctl: ioctl(2) with one of NetnsIoctls (routes, addresses,
+	// interfaces, ARP, bridges, tunnels): changes to a network namespace.
+	Ioctl
+	// BPF: bpf(2) BPF_PROG_ATTACH or BPF_LINK_CREATE, which may attach a
+	// program that rewrites socket addresses or redirects packets.
+	BPF
 )
 
 var kindNames = [...]string{
@@ -46,6 +52,8 @@ var kindNames = [...]string{
 	ProcessVMWritev: "process_vm_writev",
 	PidfdGetfd:      "pidfd_getfd",
 	SetSockOpt:      "setsockopt",
+	Ioctl:           "ioctl",
+	BPF:             "bpf",
 }
 
 // String returns the syscall name the kind stands for ("other" for Other).
@@ -106,12 +114,13 @@ var abiI386Info = &abiInfo{
 		{102, SocketCall}, {359, Socket}, {362, Connect}, {369, SendTo},
 		{370, SendMsg}, {345, SendMMsg}, {425, IOUringSetup},
 		{26, Ptrace}, {348, ProcessVMWritev}, {438, PidfdGetfd}, {366, SetSockOpt},
+		{54, Ioctl}, {357, BPF},
 	},
 }
 
 // x32: arch/x86/entry/syscalls/syscall_64.tbl, "common" and "x32" rows,
 // plus the "64"-only sendmsg (46), sendmmsg (307), ptrace (101),
-// process_vm_writev (311) and setsockopt (54): kernels before 5.4
+// process_vm_writev (311), setsockopt (54) and ioctl (16): kernels before 5.4
 // shared one table between x86_64 and x32, so an x32 caller could reach the
 // 64-bit entries too. All of them carry x32Bit.
 var abiX32Info = &abiInfo{
@@ -126,11 +135,13 @@ var abiX32Info = &abiInfo{
 		{x32Bit | 540, ProcessVMWritev}, {x32Bit | 311, ProcessVMWritev},
 		{x32Bit | 438, PidfdGetfd},
 		{x32Bit | 541, SetSockOpt}, {x32Bit | 54, SetSockOpt},
+		{x32Bit | 514, Ioctl}, {x32Bit | 16, Ioctl}, {x32Bit | 321, BPF},
 	},
 }
 
-// x86_64: arch/x86/entry/syscalls/syscall_64.tbl. socket and sendto are
-// decided by arguments (see program.go); the others are unconditional.
+// x86_64: arch/x86/entry/syscalls/syscall_64.tbl. socket, sendto,
+// setsockopt, ptrace, ioctl and bpf are decided by arguments (see
+// program.go); the others are unconditional.
 var abiX8664Info = &abiInfo{
 	name: abiX8664, audit: unix.AUDIT_ARCH_X86_64,
 	names: arch.X86_64.SyscallNumbers,
@@ -138,6 +149,7 @@ var abiX8664Info = &abiInfo{
 		{41, Socket}, {42, Connect}, {44, SendTo}, {46, SendMsg},
 		{307, SendMMsg}, {425, IOUringSetup},
 		{101, Ptrace}, {311, ProcessVMWritev}, {438, PidfdGetfd}, {54, SetSockOpt},
+		{16, Ioctl}, {321, BPF},
 	},
 }
 
@@ -152,6 +164,7 @@ var abiARMInfo = &abiInfo{
 		{102, SocketCall}, {281, Socket}, {283, Connect}, {290, SendTo},
 		{296, SendMsg}, {374, SendMMsg}, {425, IOUringSetup},
 		{26, Ptrace}, {377, ProcessVMWritev}, {438, PidfdGetfd}, {294, SetSockOpt},
+		{54, Ioctl}, {386, BPF},
 	},
 }
 
@@ -163,6 +176,7 @@ var abiAArch64Info = &abiInfo{
 		{198, Socket}, {203, Connect}, {206, SendTo}, {211, SendMsg},
 		{269, SendMMsg}, {425, IOUringSetup},
 		{117, Ptrace}, {271, ProcessVMWritev}, {438, PidfdGetfd}, {208, SetSockOpt},
+		{29, Ioctl}, {280, BPF},
 	},
 }
 

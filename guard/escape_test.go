@@ -84,3 +84,59 @@ func TestAllowedJoinAndLoopbackPin(t *testing.T) {
 		t.Errorf("records %+v, want one allowed join", recs)
 	}
 }
+
+// A netns ioctl and an address-rewriting BPF attach are denied, recorded
+// with their classes and named in the line; a harmless attach type passes
+// unrecorded; a netlink socket is handed over without capabilities in
+// enforce mode and created by the target in audit mode. (A Call built
+// here knows no starting namespace: every call counts as made in it.)
+func TestNetnsKindsDeniedAndRecorded(t *testing.T) {
+	f := newFixture(t, policy.Policy{Rules: []policy.Rule{{Prefix: netip.MustParsePrefix("0.0.0.0/0")}}})
+	route := call(bpf.Ioctl)
+	route.Args[0], route.Request = 3, "SIOCADDRT"
+	connect4 := call(bpf.BPF)
+	connect4.Args[0], connect4.AttachType = unix.BPF_LINK_CREATE, unix.BPF_CGROUP_INET4_CONNECT
+	ingress := call(bpf.BPF)
+	ingress.Args[0], ingress.AttachType = unix.BPF_PROG_ATTACH, unix.BPF_CGROUP_INET_INGRESS
+	for _, c := range []*supervisor.Call{route, connect4} {
+		if a := f.g.Decide(c); a.Allow || a.Errno != unix.EPERM {
+			t.Errorf("%s: %+v, want EPERM", c.Syscall.Name, a)
+		}
+	}
+	if a := f.g.Decide(ingress); !a.Allow {
+		t.Errorf("BPF_CGROUP_INET_INGRESS attach: %+v, want allowed", a)
+	}
+	nl := call(bpf.Socket)
+	nl.Args = [6]uint64{unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE}
+	if a := f.g.Decide(nl); !a.Allow || !a.Capless {
+		t.Errorf("netlink socket: %+v, want allowed and capless", a)
+	}
+	recs := f.records(t)
+	if len(recs) != 2 {
+		t.Fatalf("%d records, want 2: %+v", len(recs), recs)
+	}
+	for i, want := range []struct{ class, reason string }{
+		{"netns-change", "ioctl SIOCADDRT"},
+		{"bpf-attach", "BPF_LINK_CREATE BPF_CGROUP_INET4_CONNECT"},
+	} {
+		if r := recs[i]; r.Class != want.class || !strings.Contains(r.Reason, want.reason) || r.Decision != "denied" {
+			t.Errorf("record %d: %+v, want %+v", i, r, want)
+		}
+	}
+	for _, want := range []string{"blocked: ioctl by pid", "(ioctl SIOCADDRT)", "blocked: bpf by pid"} {
+		if !strings.Contains(f.msgs.String(), want) {
+			t.Errorf("messages lack %q:\n%s", want, f.msgs.String())
+		}
+	}
+
+	audit := newFixture(t, policy.Policy{Mode: policy.Audit})
+	if a := audit.g.Decide(nl); !a.Allow || a.Capless {
+		t.Errorf("netlink socket in audit mode: %+v, want a plain allow", a)
+	}
+	if a := audit.g.Decide(route); !a.Allow {
+		t.Errorf("ioctl in audit mode: %+v, want allowed", a)
+	}
+	if recs := audit.records(t); len(recs) != 1 || recs[0].Decision != "would-deny" || recs[0].Class != "netns-change" {
+		t.Errorf("audit mode records %+v, want one would-deny netns-change", recs)
+	}
+}

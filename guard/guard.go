@@ -87,10 +87,13 @@ func (g *Guard) Decide(c *supervisor.Call) supervisor.Answer {
 	if c.Err != 0 {
 		return g.unreadable(c)
 	}
+	if isNetlinkSocket(c) {
+		return g.netlinkSocket(c)
+	}
 	atts := g.attempts(c)
 	if allPlain(atts) {
 		g.countPlain(atts)
-		return supervisor.Answer{Allow: true}
+		return supervisor.Answer{Allow: true, Capless: g.netlinkCapless(c)}
 	}
 	var who Who
 	release := func() {}
@@ -154,6 +157,10 @@ func (g *Guard) attempts(c *supervisor.Call) []attempt {
 			return nil
 		}
 		return []attempt{{Attempt: policy.Attempt{Kind: policy.CrossProcess}}}
+	case bpf.Ioctl:
+		return []attempt{{Attempt: ioctlAttempt(c)}}
+	case bpf.BPF:
+		return []attempt{{Attempt: attachAttempt(c)}}
 	}
 	atts := make([]attempt, 0, len(c.Dests)+1)
 	if c.SourceRoute {
@@ -168,6 +175,13 @@ func (g *Guard) attempts(c *supervisor.Call) []attempt {
 	}
 	if c.Group.IsValid() {
 		atts = append(atts, attempt{Attempt: joinAttempt(c)})
+	}
+	if c.Netfilter {
+		atts = append(atts, attempt{Attempt: policy.Attempt{Kind: policy.NetnsChange, Detail: "setsockopt " + c.Option,
+			Harmless: !c.SocketInStartingNetns(int(int32(c.Args[0])))}})
+	}
+	if _, change := c.NetlinkSend(); change != "" {
+		atts = append(atts, attempt{Attempt: policy.Attempt{Kind: policy.NetnsChange, Detail: "netlink " + change}})
 	}
 	for _, d := range c.Dests {
 		cls := g.Resolvers.Classify(d)
@@ -214,6 +228,51 @@ func joinAttempt(c *supervisor.Call) policy.Attempt {
 		Dest: classify.Dest{Family: fam, Addr: netip.AddrPortFrom(c.Group, 0)}, Class: classify.ClassifyAddr(c.Group)}
 }
 
+// isNetlinkSocket: a native socket(AF_NETLINK, …).
+func isNetlinkSocket(c *supervisor.Call) bool {
+	return c.Syscall.Kind == bpf.Socket && !c.Syscall.Foreign && int32(c.Args[0]) == unix.AF_NETLINK
+}
+
+// netlinkSocket lets a netlink socket be created. In the namespace
+// nettrap started in it is made without capabilities (see
+// supervisor/netlink.go), so that every change requested through it is
+// refused by the kernel while reads work. In audit mode nothing is
+// refused: the target makes its own socket, and since the change is a
+// write of a netlink message, which nettrap does not see, it is not
+// recorded either.
+func (g *Guard) netlinkSocket(c *supervisor.Call) supervisor.Answer {
+	g.countPlain([]attempt{{Attempt: policy.Attempt{Class: classify.Kernel}}})
+	if g.Policy.Mode == policy.Audit || !c.InStartingNetns() {
+		return supervisor.Answer{Allow: true}
+	}
+	return supervisor.Answer{Allow: true, Capless: true}
+}
+
+// netlinkCapless: an allowed netlink send that names the kernel, on a
+// socket of the starting namespace, is made by the supervisor on its
+// thread without capabilities, with the bytes that were read (see
+// supervisor/netlink.go): no other thread can change them after the
+// check, and the kernel refuses any change they ask for. Not in audit
+// mode, which changes nothing.
+func (g *Guard) netlinkCapless(c *supervisor.Call) bool {
+	ours, _ := c.NetlinkSend()
+	return ours && g.Policy.Mode != policy.Audit
+}
+
+// ioctlAttempt: a socket ioctl of bpf.NetnsIoctls acts on the socket's
+// namespace; one the test made for itself is its own.
+func ioctlAttempt(c *supervisor.Call) policy.Attempt {
+	return policy.Attempt{Kind: policy.NetnsChange, Detail: "ioctl " + c.Request,
+		Harmless: !c.SocketInStartingNetns(int(int32(c.Args[0])))}
+}
+
+// attachAttempt: a bpf(2) attach, judged by its attach type.
+func attachAttempt(c *supervisor.Call) policy.Attempt {
+	name, scope := bpf.LookupAttachType(c.AttachType)
+	harmless := scope == bpf.AttachAllowed || (scope == bpf.AttachStartingNetns && !c.InStartingNetns())
+	return policy.Attempt{Kind: policy.BPFAttach, Detail: bpf.BPFCmdName(c.Args[0]) + " " + name, Harmless: harmless}
+}
+
 // allPlain: every attempt is of a class allowed by default, which needs no
 // attribution, no record, nothing but a count: the fast path.
 func allPlain(atts []attempt) bool {
@@ -244,7 +303,9 @@ func (g *Guard) record(c *supervisor.Call, who Who, atts []attempt) {
 	for _, a := range atts {
 		d := a.decision
 		if !d.Audit {
-			g.countPlain([]attempt{a})
+			if a.Kind == policy.Destination {
+				g.countPlain([]attempt{a})
+			}
 			continue
 		}
 		rec := g.newRecord(c, who, caller, sock, a, now)
@@ -292,6 +353,10 @@ func (g *Guard) newRecord(c *supervisor.Call, who Who, caller supervisor.Caller,
 		rec.Class = a.Class.String()
 	case policy.InterfacePin:
 		rec.Class = "interface-pin"
+	case policy.NetnsChange:
+		rec.Class = "netns-change"
+	case policy.BPFAttach:
+		rec.Class = "bpf-attach"
 	}
 	if a.decision.Errno != 0 && !a.redirected {
 		rec.Errno = unix.ErrnoName(a.decision.Errno)

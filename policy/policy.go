@@ -81,6 +81,15 @@ const (
 	// reports naming it onto the segment. Allowed by an --allow rule
 	// covering the group, whatever the rule's port, or a marked test.
 	MulticastJoin
+	// NetnsChange: a request that changes a network namespace (Detail
+	// names it: "ioctl SIOCADDRT"). Aimed at the namespace nettrap
+	// started in, a route, address or ARP entry can send an allowed
+	// destination elsewhere. Markers and rules do not open it.
+	NetnsChange
+	// BPFAttach: attaching a BPF program (Detail: "BPF_LINK_CREATE
+	// BPF_CGROUP_INET4_CONNECT") that can rewrite socket addresses or
+	// redirect packets. Markers and rules do not open it.
+	BPFAttach
 )
 
 // Attempt is the policy's view of one network attempt: no pids, no
@@ -90,8 +99,15 @@ type Attempt struct {
 	Dest  classify.Dest
 	Class classify.Class
 	// Detail completes the reason for the kinds that need it: the
-	// interface of an InterfacePin, the option of a MulticastJoin.
+	// interface of an InterfacePin, the option of a MulticastJoin, the
+	// request of a NetnsChange or BPFAttach.
 	Detail string
+	// Harmless: a NetnsChange or BPFAttach that aims at a network
+	// namespace the test made for itself, or attaches a program that
+	// cannot redirect anything. Allowed, except under --sealed, where the
+	// target is read from memory (or a descriptor) another thread could
+	// change before the kernel acts.
+	Harmless bool
 	// Context is who is calling, once attribution knows (a later layer
 	// fills it; the zero value is "a process, no test").
 	Context Context
@@ -164,6 +180,8 @@ func (p *Policy) Decide(a Attempt) Decision {
 			") sends even loopback-addressed packets out of that interface")
 	case MulticastJoin:
 		return p.decideJoin(a)
+	case NetnsChange, BPFAttach:
+		return p.decideNetns(a)
 	}
 	if a.Class.AllowedByDefault() {
 		return Decision{Verdict: Allowed, Reason: a.Class.String()}
@@ -206,6 +224,26 @@ func (p *Policy) decideJoin(a Attempt) Decision {
 	}
 	return p.deny("joining " + group.String() + " (" + a.Detail + ") makes the kernel announce the group " +
 		"with IGMP/MLD reports on the network and receive its traffic; allow it with --allow " + group.String())
+}
+
+// decideNetns: changes to nettrap's own network namespace, and programs
+// that rewrite addresses, are never destinations: no marker or rule opens
+// them. Only a harmless one passes, and not under --sealed.
+func (p *Policy) decideNetns(a Attempt) Decision {
+	what := "changing the network namespace nettrap started in (" + a.Detail +
+		") could send an allowed destination elsewhere (routes, addresses, NAT, interfaces)"
+	if a.Kind == BPFAttach {
+		what = "attaching a BPF program (" + a.Detail +
+			") that can rewrite socket addresses or redirect packets could send an allowed destination elsewhere"
+	}
+	if !a.Harmless {
+		return p.deny(what)
+	}
+	if p.Sealed {
+		return p.deny(a.Detail + " is denied outright under --sealed: what it acts on is read from memory " +
+			"or a descriptor that another thread could change before the kernel acts")
+	}
+	return Decision{Verdict: Allowed, Reason: a.Detail + " (the test's own network namespace, or a program that redirects nothing)"}
 }
 
 func (p *Policy) match(ap netip.AddrPort) (Rule, bool) {

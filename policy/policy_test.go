@@ -226,3 +226,45 @@ func TestSealed(t *testing.T) {
 		t.Errorf("unsealed marked attempt %+v, want allowed", got)
 	}
 }
+
+// TestNetnsKinds: a change to the starting namespace and an address
+// rewriting BPF attach are denied in every mode, whatever the marker or
+// the rules say (audit mode records them as would-deny); a harmless one
+// (the test's own namespace, a program that redirects nothing) passes
+// unaudited, except under --sealed.
+func TestNetnsKinds(t *testing.T) {
+	all := []Rule{mustRule(t, "0.0.0.0/0"), mustRule(t, "::/0")}
+	marked := Context{Marked: true}
+	tests := []struct {
+		name    string
+		p       Policy
+		a       Attempt
+		verdict Verdict
+		audit   bool
+	}{
+		{"route", Policy{}, Attempt{Kind: NetnsChange, Detail: "ioctl SIOCADDRT"}, Denied, true},
+		{"route marked, every rule", Policy{Rules: all}, Attempt{Kind: NetnsChange, Detail: "netlink RTM_NEWROUTE", Context: marked}, Denied, true},
+		{"route audit mode", Policy{Mode: Audit}, Attempt{Kind: NetnsChange, Detail: "ioctl SIOCADDRT"}, WouldDeny, true},
+		{"route sealed", Policy{Sealed: true}, Attempt{Kind: NetnsChange, Detail: "ioctl SIOCADDRT"}, Denied, true},
+		{"own netns", Policy{}, Attempt{Kind: NetnsChange, Detail: "ioctl SIOCADDRT", Harmless: true}, Allowed, false},
+		{"own netns sealed", Policy{Sealed: true}, Attempt{Kind: NetnsChange, Detail: "ioctl SIOCADDRT", Harmless: true}, Denied, true},
+		{"connect4 attach", Policy{}, Attempt{Kind: BPFAttach, Detail: "BPF_LINK_CREATE BPF_CGROUP_INET4_CONNECT"}, Denied, true},
+		{"connect4 attach marked", Policy{Rules: all}, Attempt{Kind: BPFAttach, Detail: "BPF_PROG_ATTACH BPF_CGROUP_INET4_CONNECT", Context: marked}, Denied, true},
+		{"ingress attach", Policy{}, Attempt{Kind: BPFAttach, Detail: "BPF_LINK_CREATE BPF_CGROUP_INET_INGRESS", Harmless: true}, Allowed, false},
+		{"ingress attach sealed", Policy{Sealed: true}, Attempt{Kind: BPFAttach, Detail: "BPF_LINK_CREATE BPF_CGROUP_INET_INGRESS", Harmless: true}, Denied, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.p.Decide(tt.a)
+			if got.Verdict != tt.verdict || got.Audit != tt.audit {
+				t.Errorf("Decide(%+v) = %+v, want %s audit %v", tt.a, got, tt.verdict, tt.audit)
+			}
+			if got.Verdict == Denied && got.Errno != unix.EPERM {
+				t.Errorf("denied with %v, want EPERM", got.Errno)
+			}
+			if got.Verdict != Allowed && !strings.Contains(got.Reason, tt.a.Detail) {
+				t.Errorf("reason %q does not name %q", got.Reason, tt.a.Detail)
+			}
+		})
+	}
+}

@@ -41,6 +41,14 @@ type Call struct {
 	Group, GroupSource netip.Addr
 	// Option is the C name of a trapped setsockopt option ("IP_UNICAST_IF").
 	Option string
+	// Netfilter: a setsockopt that writes a legacy netfilter table or an
+	// IPVS service (Option names it) of the socket's namespace.
+	Netfilter bool
+	// Request names a trapped ioctl request ("SIOCADDRT").
+	Request string
+	// AttachType is the attach_type of a bpf(2) BPF_PROG_ATTACH or
+	// BPF_LINK_CREATE (the same offset in both).
+	AttachType uint32
 	// Err is set when the arguments could not be read or are malformed:
 	// the call must then fail with this errno, as the kernel would.
 	Err unix.Errno
@@ -51,6 +59,8 @@ type Call struct {
 	msgs []rawMsg
 
 	listener   int
+	netns      *startingNetns
+	netlink    *netlinkSend // the messages of a send addressed to AF_NETLINK
 	callerOnce sync.Once
 	caller     Caller
 	sockOnce   sync.Once

@@ -19,7 +19,10 @@
 //     pidfd_getfd, makes the call with the bytes it checked, and answers
 //     with the result. Anything else allowed is answered CONTINUE (the
 //     kernel runs the call). ENOENT from SEND means the target is gone:
-//     normal.
+//     normal. A netlink socket(2) in the namespace the command started in
+//     may instead be answered with a socket the supervisor made on a
+//     thread without capabilities (Answer.Capless; see netlink.go): the
+//     kernel then refuses every change requested through it.
 //
 // Why emulate: a call answered CONTINUE is read again by the kernel, and
 // another thread of the target can change the address in between (the

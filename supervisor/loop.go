@@ -22,6 +22,11 @@ type Answer struct {
 	// make the call to a stand-in on loopback instead (the DNS sinkhole),
 	// where it can (emulation on, an inet socket). Nil: fail with Errno.
 	Redirect *Redirect
+	// Capless, with Allow: make the call on a thread without
+	// capabilities instead of letting it continue (see netlink.go): a
+	// netlink socket(2) is created and handed over, a netlink send that
+	// names the kernel is sent with the bytes that were read.
+	Capless bool
 }
 
 // Redirect names the stand-in a denied call goes to, and is told how it
@@ -59,6 +64,9 @@ type Stats struct {
 	Denied        atomic.Uint64
 	Vanished      atomic.Uint64 // the target left the call before the answer (ENOENT)
 	Emulated      atomic.Uint64 // allowed calls the supervisor made itself (emulate.go)
+	// CaplessNetlink counts the netlink sockets handed over, and netlink
+	// sends made, without capabilities (also counted in Allowed).
+	CaplessNetlink atomic.Uint64
 }
 
 // loop receives notifications from the listener and answers them; see run
@@ -73,6 +81,9 @@ type loop struct {
 	done     chan struct{} // closed by the goroutine that ends the loop
 	inflight sync.WaitGroup
 	errs     chan<- error
+	netns    *startingNetns // nil when it could not be read
+	capMaker *caplessMaker  // nil when the thread could not be made
+	noAddfd  atomic.Bool    // the kernel refused SECCOMP_ADDFD_FLAG_SEND
 }
 
 func newLoop(listener int, d Decider, stats *Stats, errs chan<- error) (*loop, error) {
@@ -181,6 +192,7 @@ func (l *loop) handle(n *notif) {
 		Syscall:  bpf.Lookup(n.Data.Arch, n.Data.Nr),
 		Args:     n.Data.Args,
 		listener: l.listener,
+		netns:    l.netns,
 	}
 	if !c.Syscall.Foreign {
 		m := newMemReader(n.PID).useVM(&l.vmRead)
@@ -191,8 +203,30 @@ func (l *loop) handle(n *notif) {
 		l.stats.Vanished.Add(1)
 		return
 	}
+	defer c.release()
 	a := l.decide(c)
-	resp := notifResp{ID: n.ID}
+	if a.Allow && a.Capless && l.capless(c) {
+		return
+	}
+	l.answer(c, a)
+}
+
+// answerValue answers c with a return value of its own: the call was made
+// by the supervisor.
+func (l *loop) answerValue(c *Call, v int64) {
+	l.stats.Allowed.Add(1)
+	if err := sendResp(l.listener, &notifResp{ID: c.ID, Val: v}); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			l.stats.Vanished.Add(1)
+			return
+		}
+		l.report(os.NewSyscallError("ioctl(SECCOMP_IOCTL_NOTIF_SEND)", err))
+	}
+}
+
+// answer sends the answer to c, counting it.
+func (l *loop) answer(c *Call, a Answer) {
+	resp := notifResp{ID: c.ID}
 	switch {
 	case a.Allow:
 		l.stats.Allowed.Add(1)

@@ -122,6 +122,7 @@ const (
 	sizeofMsghdr          = 56 // struct msghdr on 64-bit ABIs
 	sizeofMmsghdr         = 64 // struct mmsghdr: msghdr + unsigned msg_len + padding
 	sizeofSockaddrStorage = 128
+	sizeofSockaddrNetlink = 12   // struct sockaddr_nl
 	uioMaxIOV             = 1024 // UIO_MAXIOV: the kernel clamps sendmmsg's vlen to it
 )
 

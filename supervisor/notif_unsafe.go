@@ -34,8 +34,19 @@ type notifResp struct {
 	Flags uint32
 }
 
+// notifAddfd is struct seccomp_notif_addfd (24 bytes).
+type notifAddfd struct {
+	ID         uint64
+	Flags      uint32
+	Srcfd      uint32
+	Newfd      uint32
+	NewfdFlags uint32
+}
+
 // Compile-time checks that the layouts match the kernel's.
 var (
+	_ [24 - unsafe.Sizeof(notifAddfd{})]struct{}
+	_ [unsafe.Sizeof(notifAddfd{}) - 24]struct{}
 	_ [80 - unsafe.Sizeof(notif{})]struct{}
 	_ [unsafe.Sizeof(notif{}) - 80]struct{}
 	_ [24 - unsafe.Sizeof(notifResp{})]struct{}
@@ -61,6 +72,18 @@ func recvNotif(fd int, n *notif) error {
 // its syscall was interrupted: the caller treats it as normal.
 func sendResp(fd int, r *notifResp) error {
 	return ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(r))
+}
+
+// addFD installs a copy of srcfd in the target of notification a.ID
+// (SECCOMP_IOCTL_NOTIF_ADDFD, 5.9+) and returns its number there. With
+// SECCOMP_ADDFD_FLAG_SEND (5.14+) the same step answers the notification:
+// the target's syscall returns that number.
+func addFD(fd int, a *notifAddfd) (int, error) {
+	r, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(a)))
+	if e != 0 {
+		return -1, e
+	}
+	return int(r), nil
 }
 
 // idValid reports whether the notification is still pending, i.e. the

@@ -1,6 +1,9 @@
 package supervisor
 
 import (
+	"encoding/binary"
+	"strconv"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
@@ -25,6 +28,9 @@ func readDests(m *memReader, c *Call) ([]classify.Dest, unix.Errno) {
 		}
 		d, raw, errno := readSockaddr(m, a[4], int64(int32(a[5])), classify.OpSend)
 		c.msgs = []rawMsg{{name: raw}}
+		if errno == 0 && d != nil && d.Family == unix.AF_NETLINK {
+			errno = c.addNetlinkPayload(m, a[1], a[2], a[4])
+		}
 		return oneDest(d, errno)
 	case bpf.SendMsg:
 		return readMsgDests(m, c, a[1], 1, sizeofMsghdr)
@@ -36,8 +42,86 @@ func readDests(m *memReader, c *Call) ([]classify.Dest, unix.Errno) {
 		return readMsgDests(m, c, a[1], int(vlen), sizeofMmsghdr)
 	case bpf.SetSockOpt:
 		return nil, readSockOpt(m, c)
+	case bpf.Ioctl:
+		c.Request = ioctlName(a[1])
+	case bpf.BPF:
+		return nil, readAttachType(m, c)
 	}
 	return nil, 0
+}
+
+// addNetlinkPayload keeps the data of a sendto addressed to AF_NETLINK
+// (see nlmsg.go), and its address.
+func (c *Call) addNetlinkPayload(m *memReader, base, n, name uint64) unix.Errno {
+	if n > maxNetlinkPayload {
+		return c.addNetlinkMsg(m, name, nil, false, true)
+	}
+	b, errno := readNetlinkPayload(m, base, n)
+	if errno != 0 {
+		return errno
+	}
+	return c.addNetlinkMsg(m, name, b, false, false)
+}
+
+// addNetlinkIovecs does the same for a message header of sendmsg or
+// sendmmsg.
+func (c *Call) addNetlinkIovecs(m *memReader, raw []byte, h msghdr) unix.Errno {
+	b, ok, errno := readIovecs(m, raw)
+	if errno != 0 {
+		return errno
+	}
+	return c.addNetlinkMsg(m, h.name, b, h.controllen > 0, !ok)
+}
+
+// addNetlinkMsg records one message: its destination (read again here:
+// it was checked to be a whole sockaddr_nl already), its data, and
+// whether it has control data or was too large to read.
+func (c *Call) addNetlinkMsg(m *memReader, name uint64, data []byte, control, oversize bool) unix.Errno {
+	sa := make([]byte, sizeofSockaddrNetlink)
+	if m.read(name, sa) != nil {
+		return unix.EFAULT
+	}
+	if c.netlink == nil {
+		c.netlink = &netlinkSend{sock: -1}
+	}
+	n := c.netlink
+	n.control = n.control || control
+	n.oversize = n.oversize || oversize
+	n.dests = append(n.dests, unix.SockaddrNetlink{Family: unix.AF_NETLINK,
+		Pid: binary.NativeEndian.Uint32(sa[4:]), Groups: binary.NativeEndian.Uint32(sa[8:])})
+	n.payloads = append(n.payloads, data)
+	return 0
+}
+
+func ioctlName(req uint64) string {
+	if name, ok := bpf.LookupNetnsIoctl(req); ok {
+		return name
+	}
+	return "request " + strconv.FormatUint(uint64(uint32(req)), 16)
+}
+
+// Offsets in union bpf_attr: attach_type sits at 8 in both the
+// BPF_PROG_ATTACH and the BPF_LINK_CREATE members.
+const (
+	bpfAttachTypeOff = 8
+	bpfAttrPageSize  = 4096 // bpf_check_uarg_tail_zero: larger is E2BIG
+)
+
+// readAttachType follows __sys_bpf: size bytes of attr are copied
+// (at most the kernel's union; the rest reads as zero), so an attr
+// shorter than 12 bytes has attach_type 0.
+func readAttachType(m *memReader, c *Call) unix.Errno {
+	size := uint32(c.Args[2])
+	if size > bpfAttrPageSize {
+		return unix.E2BIG
+	}
+	buf := make([]byte, bpfAttachTypeOff+4)
+	n := min(size, uint32(len(buf)))
+	if n > 0 && m.read(c.Args[1], buf[:n]) != nil {
+		return unix.EFAULT
+	}
+	c.AttachType = binary.NativeEndian.Uint32(buf[bpfAttachTypeOff:])
+	return 0
 }
 
 func oneDest(d *classify.Dest, errno unix.Errno) ([]classify.Dest, unix.Errno) {
@@ -111,6 +195,9 @@ func readMsgDests(m *memReader, c *Call, vec uint64, count, stride int) ([]class
 			ctl, errno = readControl(m, h)
 			c.SourceRoute = c.SourceRoute || ctl.sourceRoute
 			c.Pin = firstPin(c.Pin, ctl.pin)
+		}
+		if errno == 0 && d != nil && d.Family == unix.AF_NETLINK {
+			errno = c.addNetlinkIovecs(m, hdrs[i*stride:], h)
 		}
 		if errno != 0 {
 			if i == 0 {

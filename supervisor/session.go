@@ -119,6 +119,8 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	type started struct {
 		listener int
 		killable bool
+		netns    *startingNetns
+		netnsFD  int
 		err      error
 	}
 	ch := make(chan started, 1)
@@ -126,17 +128,21 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 		runtime.LockOSThread()
 		// No UnlockOSThread: this thread carries the filter and must exit
 		// when this goroutine returns.
+		// The command starts in this thread's network namespace.
+		netns, netnsFD := startingNetnsOfThread()
 		fd, killable, err := bpf.Install(prog)
 		if err != nil {
-			ch <- started{-1, false, fmt.Errorf("%w: %w", ErrUnsupported, err)}
+			closeFD(netnsFD)
+			ch <- started{-1, false, nil, -1, fmt.Errorf("%w: %w", ErrUnsupported, err)}
 			return
 		}
 		if err := cmd.Start(); err != nil {
 			unix.Close(fd)
-			ch <- started{-1, false, err}
+			closeFD(netnsFD)
+			ch <- started{-1, false, nil, -1, err}
 			return
 		}
-		ch <- started{fd, killable, nil}
+		ch <- started{fd, killable, netns, netnsFD, nil}
 		// The child's parent, for PR_SET_PDEATHSIG, is this thread: keep
 		// it until the child is reaped. Parked in a channel receive it
 		// makes no call the filter would hand us.
@@ -154,6 +160,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 		cmd.Wait()
 		close(s.reaped)
 		unix.Close(s.listener)
+		closeFD(st.netnsFD)
 		return nil, err
 	}
 	if emu != nil {
@@ -164,6 +171,15 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 		// refusal falls back to /proc/TID/mem anyway.
 		l.vmRead.Store(true)
 	}
+	l.netns = st.netns
+	if st.netns != nil {
+		// Without the thread, netlink sockets are created by the target
+		// itself (the loop lets them continue), and that is said.
+		if l.capMaker, err = newCaplessMaker(st.netns.id, st.netnsFD); err != nil {
+			s.errs <- fmt.Errorf("netlink sockets keep the target's capabilities: %w", err)
+		}
+	}
+	closeFD(st.netnsFD)
 	s.loop = l
 	go func() {
 		defer close(s.loopDone)
@@ -189,6 +205,31 @@ func (s *Session) shutdown() {
 	s.loop.inflight.Wait()
 	unix.Close(s.listener)
 	s.loop.close()
+	if s.loop.capMaker != nil {
+		s.loop.capMaker.close()
+	}
+}
+
+// startingNetnsOfThread reads the calling (locked) thread's network
+// namespace and opens it, for the capability-free thread to enter. nil and
+// -1 when it cannot: every call then counts as made in the starting
+// namespace (the strict reading), and netlink sockets are not handed over.
+func startingNetnsOfThread() (*startingNetns, int) {
+	ns, err := readStartingNetns()
+	if err != nil {
+		return nil, -1
+	}
+	fd, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		fd = -1
+	}
+	return &ns, fd
+}
+
+func closeFD(fd int) {
+	if fd >= 0 {
+		unix.Close(fd)
+	}
 }
 
 // Errors returns the supervisor's own errors (not the command's), for the

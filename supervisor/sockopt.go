@@ -44,6 +44,11 @@ func readSockOpt(m *memReader, c *Call) unix.Errno {
 		pin, errno := readPinOpt(m, o, optval, optlen)
 		c.Pin = pin
 		return errno
+	case bpf.NetfilterOpt:
+		// A table or IPVS service of the socket's namespace: which one
+		// is decided with the socket (Call.SocketInStartingNetns).
+		c.Netfilter = true
+		return 0
 	case bpf.JoinOpt:
 		j, errno := readJoinOpt(m, o, optval, optlen)
 		if j.ifindex != loopbackIndex {

@@ -30,6 +30,8 @@ func victimRole(op []string) int {
 		return 0
 	}
 	switch op[0] {
+	case "netlink-handover":
+		fmt.Println(netlinkHandover())
 	case "connect":
 		fmt.Println(result(connectTo(arg(1))))
 	case "connect-raw": // connect(fd, ptr, len) with a chosen pointer and length

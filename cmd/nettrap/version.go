@@ -26,24 +26,38 @@ func printVersion(w io.Writer) {
 	}
 	fmt.Fprintf(w, "nettrap %s %s/%s\n", v, runtime.GOOS, runtime.GOARCH)
 	var u unix.Utsname
+	release := ""
 	if unix.Uname(&u) == nil {
-		fmt.Fprintf(w, "kernel: %s\n", unix.ByteSliceToString(u.Release[:]))
+		release = unix.ByteSliceToString(u.Release[:])
+		fmt.Fprintf(w, "kernel: %s\n", release)
 	}
 	f := bpf.Detect()
 	fmt.Fprintf(w, "seccomp filter: %s\n", yesNo(f.Filter))
 	fmt.Fprintf(w, "seccomp user notification (SECCOMP_RET_USER_NOTIF, NEW_LISTENER): %s\n", yesNo(f.UserNotif && f.NewListener))
 	fmt.Fprintf(w, "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (5.19+): %s\n", yesNo(f.WaitKillableRecv))
 	fmt.Fprintf(w, "SECCOMP_RET_KILL_PROCESS: %s\n", yesNo(f.KillProcess))
+	fmt.Fprintf(w, "SECCOMP_ADDFD_FLAG_SEND (5.14+; netlink sockets handed over without capabilities): %s\n",
+		yesNo(atLeast(release, 5, 14)))
 	if err := supervisor.ProbeEmulation(); err != nil {
-		fmt.Fprintf(w, "emulation: off (%v): allowed calls continue in the kernel; --sealed refuses to run\n", err)
+		fmt.Fprintf(w, "emulation: off (%v): allowed calls, and netlink requests sent with an address, continue in the kernel; --sealed refuses to run\n", err)
 	} else {
-		fmt.Fprintln(w, "emulation: on (pidfd_getfd): allowed inet connects and sends are made by nettrap with the address it checked")
+		fmt.Fprintln(w, "emulation: on (pidfd_getfd): allowed inet connects and sends, and netlink requests sent with an address, are made by nettrap with the bytes it checked")
 	}
 	if err := f.Check(); err != nil {
 		fmt.Fprintf(w, "nettrap cannot confine here: %v\n", err)
 	} else {
 		fmt.Fprintln(w, "nettrap can confine here")
 	}
+}
+
+// atLeast reports whether a kernel release ("6.18.44-…") is at least
+// major.minor; false when it cannot be read.
+func atLeast(release string, major, minor int) bool {
+	var ma, mi int
+	if n, _ := fmt.Sscanf(release, "%d.%d", &ma, &mi); n != 2 {
+		return false
+	}
+	return ma > major || (ma == major && mi >= minor)
 }
 
 func yesNo(b bool) string {

@@ -20,6 +20,28 @@
 //	udp-after DST MARKER PROG ARGS...
 //	                            run PROG with a UDP socket as fd 3, then
 //	                            send MARKER to DST from that socket
+//	route-nl PREFIX GW MODE     add a route over rtnetlink (MODE: write, or
+//	                            sendto naming the kernel)
+//	route-nl-away PREFIX GW MODE
+//	                            the same on a socket made before its
+//	                            thread moved to a new network namespace
+//	route-ioctl PREFIX GW       add a route with SIOCADDRT
+//	route-ioctl-away PREFIX GW  the same on a socket made before its
+//	                            thread moved to a new network namespace
+//	read-nl                     net.Interfaces and an RTM_GETROUTE dump
+//	own-netns-route MODE        unshare a network namespace, add routes
+//	                            there (route-nl MODE, then SIOCADDRT)
+//	dnat MARKER                 add an nftables DNAT 127.0.0.2:80 ->
+//	                            203.0.113.7:80, then send MARKER there
+//	ipt-dnat IFACE MARKER       write the legacy iptables nat table (DNAT
+//	                            127.0.0.2 -> 203.0.113.7, MASQUERADE out
+//	                            of IFACE) with setsockopt on a UDP
+//	                            socket, then send MARKER to 127.0.0.2:80
+//	ipt-flush                   empty the legacy nat table
+//	ipt-empty                   fail unless the legacy nat table is empty
+//	cgroup-connect MARKER       attach a connect4 BPF rewrite to a fresh
+//	                            cgroup of its own, then send MARKER to
+//	                            127.0.0.2:80
 //	socket FAMILY               create (and close) a socket of FAMILY
 //	                            (vsock, bluetooth, can, tipc, alg, …)
 //	write-fd FD MARKER          write MARKER to FD

@@ -45,6 +45,28 @@ func main() {
 		err = sysErr("write", err)
 	case op == "open-mem" && len(args) == 1:
 		err = openProc("/proc/"+pid(args[0])+"/mem", unix.O_RDWR)
+	case op == "route-nl" && len(args) == 3:
+		err = routeNetlink(args[0], args[1], args[2])
+	case op == "route-nl-away" && len(args) == 3:
+		err = routeNetlinkAway(args[0], args[1], args[2])
+	case op == "route-ioctl" && len(args) == 2:
+		err = routeIoctl(args[0], args[1])
+	case op == "route-ioctl-away" && len(args) == 2:
+		err = routeIoctlAway(args[0], args[1])
+	case op == "dnat" && len(args) == 1:
+		err = dnatConnect(args[0])
+	case op == "ipt-dnat" && len(args) == 2:
+		err = iptDNATConnect(args[0], args[1])
+	case op == "ipt-flush" && len(args) == 0:
+		err = writeNat(false, "")
+	case op == "ipt-empty" && len(args) == 0:
+		err = iptEmpty()
+	case op == "cgroup-connect" && len(args) == 1:
+		err = cgroupConnect(args[0])
+	case op == "read-nl" && len(args) == 0:
+		err = readNetlink()
+	case op == "own-netns-route" && len(args) == 1:
+		err = ownNetnsRoute(args[0])
 	case op == "open-fd" && len(args) == 2:
 		err = openProc("/proc/"+pid(args[0])+"/fd/"+args[1], unix.O_RDWR)
 	default:

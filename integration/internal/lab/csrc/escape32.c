@@ -13,6 +13,9 @@
  *                               socket FD
  *   reuseaddr FD                set SO_REUSEADDR on socket FD (an ordinary
  *                               option, which must keep working)
+ *   route FD DST/BITS GW        add a route with SIOCADDRT on socket FD
+ *   ifindex FD NAME             SIOCGIFINDEX of NAME on socket FD (an
+ *                               ordinary ioctl, which must keep working)
  *
  * MARKER is written with its terminating NUL where it goes into another
  * process's string buffer. PID "ppid" is the parent (nettrap, when run
@@ -21,11 +24,14 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <net/if.h>
+#include <net/route.h>
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -139,6 +145,50 @@ static int do_reuseaddr(int fd)
 	return 0;
 }
 
+static int set_sin(struct sockaddr *sa, const char *addr)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)sa;
+	sin->sin_family = AF_INET;
+	return inet_pton(AF_INET, addr, &sin->sin_addr) == 1 ? 0 : -1;
+}
+
+static int do_route(int fd, const char *dst, const char *gw)
+{
+	struct rtentry rt;
+	char net[32];
+	const char *slash = strchr(dst, '/');
+	int bits = slash ? atoi(slash + 1) : 32;
+	if (!slash || slash - dst >= (long)sizeof net || bits < 0 || bits > 32) {
+		errno = EINVAL;
+		return fail("prefix");
+	}
+	memcpy(net, dst, slash - dst);
+	net[slash - dst] = 0;
+	memset(&rt, 0, sizeof rt);
+	if (set_sin(&rt.rt_dst, net) < 0 || set_sin(&rt.rt_gateway, gw) < 0) {
+		errno = EINVAL;
+		return fail("inet_pton");
+	}
+	((struct sockaddr_in *)&rt.rt_genmask)->sin_family = AF_INET;
+	((struct sockaddr_in *)&rt.rt_genmask)->sin_addr.s_addr = bits ? htonl(~0u << (32 - bits)) : 0;
+	rt.rt_flags = RTF_UP | RTF_GATEWAY;
+	if (syscall(SYS_ioctl, fd, SIOCADDRT, &rt) < 0)
+		return fail("ioctl(SIOCADDRT)");
+	printf("ok\n");
+	return 0;
+}
+
+static int do_ifindex(int fd, const char *name)
+{
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof ifr);
+	strncpy(ifr.ifr_name, name, IFNAMSIZ - 1);
+	if (syscall(SYS_ioctl, fd, SIOCGIFINDEX, &ifr) < 0)
+		return fail("ioctl(SIOCGIFINDEX)");
+	printf("ok\n");
+	return 0;
+}
+
 static int pid_arg(const char *s)
 {
 	return strcmp(s, "ppid") == 0 ? (int)getppid() : atoi(s);
@@ -159,6 +209,10 @@ int main(int argc, char **argv)
 		return do_lsrr(atoi(argv[2]), argv[3]);
 	if (argc == 3 && strcmp(argv[1], "reuseaddr") == 0)
 		return do_reuseaddr(atoi(argv[2]));
-	fprintf(stderr, "usage: escape32 pidfd-getfd|pvw|ptrace-poke|srh|lsrr|reuseaddr ARGS...\n");
+	if (argc == 5 && strcmp(argv[1], "route") == 0)
+		return do_route(atoi(argv[2]), argv[3], argv[4]);
+	if (argc == 4 && strcmp(argv[1], "ifindex") == 0)
+		return do_ifindex(atoi(argv[2]), argv[3]);
+	fprintf(stderr, "usage: escape32 pidfd-getfd|pvw|ptrace-poke|srh|lsrr|reuseaddr|route|ifindex ARGS...\n");
 	return 2;
 }

@@ -1,0 +1,136 @@
+package supervisor
+
+import (
+	"errors"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// nsID names a namespace: the device and inode of its nsfs file, which
+// is what the kernel compares (ns_get_path, /proc/TID/ns/net).
+type nsID struct{ dev, ino uint64 }
+
+func nsOf(path string) (nsID, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return nsID{}, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	return nsID{dev: st.Dev, ino: st.Ino}, nil
+}
+
+// startingNetns is the network namespace the command started in: the one
+// of the thread that forked it. nettrap guards that namespace; one the
+// test makes for itself is its own business.
+type startingNetns struct {
+	id nsID
+	// cookie is the namespace's SO_NETNS_COOKIE (5.14+), 0 when the
+	// kernel has none: then a socket's namespace cannot be told, and the
+	// calling thread's stands in for it.
+	cookie uint64
+}
+
+// readStartingNetns reads the namespace of the calling thread, which must
+// be locked (it is the thread that forks the command).
+func readStartingNetns() (startingNetns, error) {
+	id, err := nsOf("/proc/thread-self/ns/net")
+	if err != nil {
+		return startingNetns{}, err
+	}
+	s := startingNetns{id: id}
+	if fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0); err == nil {
+		s.cookie, _ = netnsCookie(fd)
+		unix.Close(fd)
+	}
+	return s, nil
+}
+
+func netnsCookie(fd int) (uint64, error) {
+	v, err := unix.GetsockoptUint64(fd, unix.SOL_SOCKET, unix.SO_NETNS_COOKIE)
+	if err != nil {
+		return 0, os.NewSyscallError("getsockopt(SO_NETNS_COOKIE)", err)
+	}
+	return v, nil
+}
+
+// InStartingNetns reports whether the calling thread is in the network
+// namespace nettrap started the command in. The thread cannot change
+// namespace while it is stopped in the call (setns and unshare act on the
+// caller only), so the answer holds until the call is answered. When it
+// cannot be told (the thread is gone) the answer is yes: the strict one.
+func (c *Call) InStartingNetns() bool {
+	if c.netns == nil {
+		return true
+	}
+	id, err := nsOf("/proc/" + strconv.Itoa(c.TID) + "/ns/net")
+	return err != nil || id == c.netns.id
+}
+
+// SocketInStartingNetns reports whether descriptor fd of the caller is a
+// socket of the starting namespace: a socket ioctl acts on the socket's
+// namespace, not the caller's. The socket is borrowed with pidfd_getfd
+// and asked for its SO_NETNS_COOKIE. Where that cannot be done (Docker's
+// default profile denies pidfd_getfd; a kernel without the cookie) the
+// calling thread's namespace decides. A descriptor that is not open, or
+// not a socket, changes no namespace: the kernel fails the ioctl.
+func (c *Call) SocketInStartingNetns(fd int) bool {
+	if c.netns == nil || c.netns.cookie == 0 {
+		return c.InStartingNetns()
+	}
+	cookie, err := c.socketCookie(fd)
+	switch {
+	case err == nil:
+		return cookie == c.netns.cookie
+	case errors.Is(err, unix.EBADF), errors.Is(err, unix.ENOTSOCK):
+		return false
+	}
+	return c.InStartingNetns()
+}
+
+func (c *Call) socketCookie(fd int) (uint64, error) {
+	sfd, err := c.borrow(fd)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(sfd)
+	return netnsCookie(sfd)
+}
+
+// borrow takes a copy of the caller's descriptor fd (pidfd_getfd); the
+// caller closes it.
+func (c *Call) borrow(fd int) (int, error) {
+	pidfd, err := c.pidfd()
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(pidfd)
+	sfd, err := unix.PidfdGetfd(pidfd, fd, 0)
+	if err != nil {
+		return -1, os.NewSyscallError("pidfd_getfd", err)
+	}
+	return sfd, nil
+}
+
+// pidfdThread is PIDFD_THREAD (Linux 6.9+), which has the value of
+// O_EXCL: pidfd_open then takes a thread id, so the thread group id need
+// not be read from /proc first.
+const pidfdThread = unix.O_EXCL
+
+// pidfd opens a pidfd on the caller, and checks that the notification is
+// still pending afterwards: the thread id was not reused by another task
+// in between.
+func (c *Call) pidfd() (int, error) {
+	fd, err := unix.PidfdOpen(c.TID, pidfdThread)
+	if err != nil {
+		fd, err = unix.PidfdOpen(c.Caller().PID, 0)
+	}
+	if err != nil {
+		return -1, os.NewSyscallError("pidfd_open", err)
+	}
+	if !c.Valid() {
+		unix.Close(fd)
+		return -1, os.NewSyscallError("pidfd_open", unix.ESRCH)
+	}
+	return fd, nil
+}

@@ -1,0 +1,270 @@
+package supervisor
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Netlink sends that name the kernel as their destination.
+//
+// The socket-file check the capability-free handover relies on (see
+// netlink.go) is skipped by the kernel when a message carries a
+// destination address (netlink_sendmsg sets NETLINK_SKB_DST, and
+// __netlink_ns_capable then looks at the sender only). Go's
+// syscall.NetlinkRIB, iproute2 and most libraries address the kernel
+// explicitly, so those sends are read here: sendto with an address and
+// sendmsg are trapped anyway, and their destination is AF_NETLINK. A
+// request that changes the namespace is denied when the socket belongs to
+// the namespace nettrap started in; the others are sent by the supervisor
+// itself from its thread without capabilities (netlink.go), so what the
+// kernel gets is what was read, and the kernel checks that sender. Where
+// the socket cannot be borrowed, or for sendmmsg, the call continues in
+// the kernel, which reads it again (the CONTINUE race).
+
+// maxNetlinkPayload bounds what is read of one call's messages. A larger
+// payload is judged a change without a look.
+const maxNetlinkPayload = 1 << 20
+
+// readNetlinkPayload reads the data of a send whose destination is
+// AF_NETLINK: the buffer of a sendto, or the iovecs of a msghdr.
+func readNetlinkPayload(m *memReader, base uint64, n uint64) ([]byte, unix.Errno) {
+	if n > maxNetlinkPayload {
+		return nil, 0
+	}
+	buf := make([]byte, n)
+	if err := m.read(base, buf); err != nil {
+		return nil, unix.EFAULT
+	}
+	return buf, 0
+}
+
+// readIovecs reads and concatenates the iovecs of a msghdr (msg_iov at
+// 16, msg_iovlen at 24). ok is false when they are more than
+// maxNetlinkPayload bytes.
+func readIovecs(m *memReader, hdr []byte) (data []byte, ok bool, errno unix.Errno) {
+	ne := binary.NativeEndian
+	iov, iovlen := ne.Uint64(hdr[16:24]), ne.Uint64(hdr[24:32])
+	if iovlen > uioMaxIOV {
+		return nil, false, unix.EMSGSIZE
+	}
+	vec := make([]byte, 16*iovlen)
+	if err := m.read(iov, vec); err != nil {
+		return nil, false, unix.EFAULT
+	}
+	for i := uint64(0); i < iovlen; i++ {
+		base, n := ne.Uint64(vec[16*i:]), ne.Uint64(vec[16*i+8:])
+		if n > maxNetlinkPayload || uint64(len(data))+n > maxNetlinkPayload {
+			return nil, false, 0
+		}
+		part, errno := readNetlinkPayload(m, base, n)
+		if errno != 0 {
+			return nil, false, errno
+		}
+		data = append(data, part...)
+	}
+	return data, true, 0
+}
+
+// netlinkSend is what a netlink send to the kernel asked for: one entry
+// per message that names an AF_NETLINK destination.
+type netlinkSend struct {
+	payloads [][]byte // nil for a message too large to read
+	dests    []unix.SockaddrNetlink
+	control  bool // some message carries control data
+	oversize bool
+	sock     int // the socket borrowed from the target, or -1
+
+	once   sync.Once
+	ours   bool // the socket belongs to the starting namespace
+	change string
+}
+
+// NetlinkSend tells whether the call sends netlink messages that name a
+// destination on a socket of the namespace nettrap started in (ours), and
+// names the first request among them that changes that namespace
+// ("RTM_NEWROUTE", "nfnetlink message …"), "" when none does.
+func (c *Call) NetlinkSend() (ours bool, change string) {
+	n := c.netlink
+	if n == nil {
+		return false, ""
+	}
+	n.once.Do(func() {
+		var proto int
+		proto, n.ours = c.netlinkProtocol(int(int32(c.Args[0])))
+		if !n.ours {
+			return
+		}
+		switch {
+		case n.oversize:
+			n.change = fmt.Sprintf("netlink message over %d bytes", maxNetlinkPayload)
+			return
+		case proto < 0:
+			// Ours, but its protocol could not be learnt: strict.
+			n.change = "netlink message on a socket of unknown protocol"
+			return
+		}
+		for _, p := range n.payloads {
+			if n.change = changeRequest(proto, p); n.change != "" {
+				return
+			}
+		}
+	})
+	return n.ours, n.change
+}
+
+// netlinkProtocol tells the protocol of the netlink socket at fd, and
+// whether it belongs to the starting namespace (ok). It borrows the
+// socket; where that is refused it looks the socket's inode up in the
+// calling thread's /proc/TID/net/netlink, which lists the thread's
+// namespace only.
+func (c *Call) netlinkProtocol(fd int) (proto int, ok bool) {
+	if c.netns != nil && c.netns.cookie != 0 {
+		if proto, cookie, err := c.borrowedProtocol(fd); err == nil {
+			return proto, cookie == c.netns.cookie
+		}
+	}
+	proto, found := netlinkProtoByInode(c.TID, fd)
+	if !found {
+		// Not a netlink socket of the thread's namespace. From the
+		// starting namespace that means another one's; from another
+		// namespace it cannot be told, and the strict answer is ours.
+		return -1, !c.InStartingNetns()
+	}
+	return proto, c.InStartingNetns()
+}
+
+// borrowedProtocol borrows the socket and asks it. The copy is kept in
+// c.netlink for the send (see sendCapless) and closed with the call.
+func (c *Call) borrowedProtocol(fd int) (proto int, cookie uint64, err error) {
+	sfd, err := c.borrow(fd)
+	if err != nil {
+		return 0, 0, err
+	}
+	if d, err := unix.GetsockoptInt(sfd, unix.SOL_SOCKET, unix.SO_DOMAIN); err != nil || d != unix.AF_NETLINK {
+		// Not a netlink socket (or not a socket): the kernel refuses a
+		// netlink address there, so it is nobody's namespace (cookie 0).
+		unix.Close(sfd)
+		return -1, 0, err
+	}
+	if proto, err = unix.GetsockoptInt(sfd, unix.SOL_SOCKET, unix.SO_PROTOCOL); err == nil {
+		cookie, err = netnsCookie(sfd)
+	}
+	if err != nil {
+		unix.Close(sfd)
+		return 0, 0, err
+	}
+	c.netlink.sock = sfd
+	return proto, cookie, nil
+}
+
+// release closes what the call borrowed from the target.
+func (c *Call) release() {
+	if c.netlink != nil && c.netlink.sock >= 0 {
+		unix.Close(c.netlink.sock)
+		c.netlink.sock = -1
+	}
+}
+
+// netlinkProtoByInode finds fd's socket inode in /proc/TID/net/netlink
+// (columns: sk Eth Pid Groups Rmem Wmem Dump Locks Drops Inode).
+func netlinkProtoByInode(tid, fd int) (int, bool) {
+	link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", tid, fd))
+	if err != nil {
+		return 0, false
+	}
+	ino, ok := strings.CutPrefix(link, "socket:[")
+	if !ok {
+		return 0, false
+	}
+	ino = strings.TrimSuffix(ino, "]")
+	f, err := os.Open("/proc/" + strconv.Itoa(tid) + "/net/netlink")
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if fl := strings.Fields(sc.Text()); len(fl) > 9 && fl[9] == ino {
+			proto, err := strconv.Atoi(fl[1])
+			return proto, err == nil
+		}
+	}
+	return 0, false
+}
+
+// changeRequest walks the messages of one send, as netlink_rcv_skb does
+// (a malformed header ends the walk there), and names the first request
+// that needs CAP_NET_ADMIN to change something:
+//   - rtnetlink: every request but the GET kind (type & 3 == 2), which is
+//     the kernel's own rule (rtnetlink_rcv_msg);
+//   - nfnetlink (nf_tables, conntrack, …) and xfrm: every request (the
+//     kernel asks the capability of reads too);
+//   - generic netlink: every request to a family other than the
+//     controller (whose requests are lookups): the admin flags of a
+//     family's commands are not known here.
+//
+// Other protocols (sock_diag, audit, uevents, …) change no routing.
+func changeRequest(proto int, b []byte) string {
+	ne := binary.NativeEndian
+	for len(b) >= unix.NLMSG_HDRLEN {
+		n := int(ne.Uint32(b[0:4]))
+		typ, flags := ne.Uint16(b[4:6]), ne.Uint16(b[6:8])
+		if n < unix.NLMSG_HDRLEN || n > len(b) {
+			return ""
+		}
+		if flags&unix.NLM_F_REQUEST != 0 && typ >= unix.NLMSG_MIN_TYPE {
+			if name := changeOf(proto, typ); name != "" {
+				return name
+			}
+		}
+		n = (n + unix.NLMSG_ALIGNTO - 1) &^ (unix.NLMSG_ALIGNTO - 1)
+		if n >= len(b) {
+			return ""
+		}
+		b = b[n:]
+	}
+	return ""
+}
+
+func changeOf(proto int, typ uint16) string {
+	switch proto {
+	case unix.NETLINK_ROUTE:
+		if typ&3 == 2 {
+			return ""
+		}
+		if name, ok := rtmNames[typ]; ok {
+			return name
+		}
+		return "rtnetlink message " + strconv.Itoa(int(typ))
+	case unix.NETLINK_NETFILTER:
+		return fmt.Sprintf("nfnetlink message (subsystem %d, type %d)", typ>>8, typ&0xff)
+	case unix.NETLINK_XFRM:
+		return "xfrm message " + strconv.Itoa(int(typ))
+	case unix.NETLINK_GENERIC:
+		if typ == unix.GENL_ID_CTRL {
+			return ""
+		}
+		return "generic netlink family " + strconv.Itoa(int(typ))
+	}
+	return ""
+}
+
+// rtmNames names the rtnetlink changes tests meet most.
+var rtmNames = map[uint16]string{
+	unix.RTM_NEWLINK: "RTM_NEWLINK", unix.RTM_DELLINK: "RTM_DELLINK", unix.RTM_SETLINK: "RTM_SETLINK",
+	unix.RTM_NEWADDR: "RTM_NEWADDR", unix.RTM_DELADDR: "RTM_DELADDR",
+	unix.RTM_NEWROUTE: "RTM_NEWROUTE", unix.RTM_DELROUTE: "RTM_DELROUTE",
+	unix.RTM_NEWNEIGH: "RTM_NEWNEIGH", unix.RTM_DELNEIGH: "RTM_DELNEIGH",
+	unix.RTM_NEWRULE: "RTM_NEWRULE", unix.RTM_DELRULE: "RTM_DELRULE",
+	unix.RTM_NEWQDISC: "RTM_NEWQDISC", unix.RTM_DELQDISC: "RTM_DELQDISC",
+	unix.RTM_NEWTFILTER: "RTM_NEWTFILTER", unix.RTM_DELTFILTER: "RTM_DELTFILTER",
+	unix.RTM_NEWACTION: "RTM_NEWACTION", unix.RTM_DELACTION: "RTM_DELACTION",
+	unix.RTM_NEWNSID: "RTM_NEWNSID", unix.RTM_NEWNEXTHOP: "RTM_NEWNEXTHOP",
+}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"sync"
-	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -80,12 +79,9 @@ type emulator struct {
 	required bool // EmulateOn: a call that cannot be emulated is denied
 	notices  io.Writer
 	noted    sync.Once
-	// noThreadPidfd: the kernel (< 6.9) refused PIDFD_THREAD once; use the
-	// thread group's pidfd from then on.
-	noThreadPidfd atomic.Bool
-	pidfds        pidfds
-	stop          int         // read end of the loop's wake pipe: readable once the loop stops
-	report        func(error) // the loop's own errors (loop.report)
+	pidfds   pidfds
+	stop     int         // read end of the loop's wake pipe: readable once the loop stops
+	report   func(error) // the loop's own errors (loop.report)
 }
 
 // result is what an emulated call returns to the target.

@@ -37,16 +37,10 @@ type borrowed struct {
 	entry     *pidfdEntry
 }
 
-// borrow takes the call's socket from the calling thread. The pidfd is
-// opened on the thread (PIDFD_THREAD, 6.9+) when the kernel can, so that
-// a thread with a file table of its own (clone without CLONE_FILES) is
-// served from that table; older kernels get the thread group's. It is
-// cached (pidfds.go).
-//
-// The order matters: after a fresh pidfd_open the notification is
-// checked, since the tid may have been reused by another task in between,
-// and only a still-pending notification proves that the pidfd names the
-// caller.
+// borrow takes the call's socket from the calling thread, through a
+// pidfd on the thread (openPidfd), so that a thread with a file table of
+// its own (clone without CLONE_FILES) is served from that table. The
+// pidfd is cached (pidfds.go).
 func borrow(c *Call, e *emulator) (*borrowed, error) {
 	target := int(int32(c.Args[0]))
 	if ent := e.pidfds.get(c.TID); ent != nil {
@@ -59,13 +53,9 @@ func borrow(c *Call, e *emulator) (*borrowed, error) {
 		e.pidfds.drop(c.TID, ent)
 		e.pidfds.put(ent)
 	}
-	pidfd, err := e.pidfdOf(c.TID)
+	pidfd, err := openPidfd(c)
 	if err != nil {
 		return nil, err
-	}
-	if !idValid(c.listener, c.ID) {
-		unix.Close(pidfd)
-		return nil, errGone
 	}
 	ent := e.pidfds.add(c.TID, pidfd)
 	fd, err := unix.PidfdGetfd(pidfd, target, 0)
@@ -79,30 +69,29 @@ func borrow(c *Call, e *emulator) (*borrowed, error) {
 	return &borrowed{fd: fd, pidfd: pidfd, call: c, e: e, entry: ent}, nil
 }
 
-func (e *emulator) pidfdOf(tid int) (int, error) {
-	if !e.noThreadPidfd.Load() {
-		fd, err := unix.PidfdOpen(tid, unix.PIDFD_THREAD)
-		if err == nil {
-			return fd, nil
-		}
-		if err == unix.ESRCH {
+// openPidfd opens a pidfd on the calling thread (PIDFD_THREAD, 6.9+), or
+// on its thread group where the kernel refuses that, and checks that the
+// notification is still pending afterwards: only then does the pidfd name
+// the caller (its tid may have been reused by another task in between).
+// errGone: the caller left the call.
+func openPidfd(c *Call) (int, error) {
+	fd, err := unix.PidfdOpen(c.TID, unix.PIDFD_THREAD)
+	if err == unix.EINVAL {
+		tgid, terr := threadGroup(c.TID)
+		if terr != nil {
 			return -1, errGone
 		}
-		if err != unix.EINVAL {
-			return -1, os.NewSyscallError("pidfd_open", err)
-		}
-		e.noThreadPidfd.Store(true)
+		fd, err = unix.PidfdOpen(tgid, 0)
 	}
-	tgid, err := threadGroup(tid)
-	if err != nil {
-		return -1, errGone
-	}
-	fd, err := unix.PidfdOpen(tgid, 0)
 	if err == unix.ESRCH {
 		return -1, errGone
 	}
 	if err != nil {
 		return -1, os.NewSyscallError("pidfd_open", err)
+	}
+	if !idValid(c.listener, c.ID) {
+		unix.Close(fd)
+		return -1, errGone
 	}
 	return fd, nil
 }

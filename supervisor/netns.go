@@ -100,7 +100,7 @@ func (c *Call) socketCookie(fd int) (uint64, error) {
 // borrow takes a copy of the caller's descriptor fd (pidfd_getfd); the
 // caller closes it.
 func (c *Call) borrow(fd int) (int, error) {
-	pidfd, err := c.pidfd()
+	pidfd, err := openPidfd(c)
 	if err != nil {
 		return -1, err
 	}
@@ -110,27 +110,4 @@ func (c *Call) borrow(fd int) (int, error) {
 		return -1, os.NewSyscallError("pidfd_getfd", err)
 	}
 	return sfd, nil
-}
-
-// pidfdThread is PIDFD_THREAD (Linux 6.9+), which has the value of
-// O_EXCL: pidfd_open then takes a thread id, so the thread group id need
-// not be read from /proc first.
-const pidfdThread = unix.O_EXCL
-
-// pidfd opens a pidfd on the caller, and checks that the notification is
-// still pending afterwards: the thread id was not reused by another task
-// in between.
-func (c *Call) pidfd() (int, error) {
-	fd, err := unix.PidfdOpen(c.TID, pidfdThread)
-	if err != nil {
-		fd, err = unix.PidfdOpen(c.Caller().PID, 0)
-	}
-	if err != nil {
-		return -1, os.NewSyscallError("pidfd_open", err)
-	}
-	if !c.Valid() {
-		unix.Close(fd)
-		return -1, os.NewSyscallError("pidfd_open", unix.ESRCH)
-	}
-	return fd, nil
 }

@@ -171,11 +171,33 @@ func (t *Tracker) drain() error {
 	return nil
 }
 
-// Who implements guard.Attribution. It holds the rendering of --- lines
-// until release, so that a verdict can still reach the test's report.
-func (t *Tracker) Who(c *supervisor.Call) (guard.Who, func()) {
+// Begin implements guard.Attribution. It reads what the binary wrote
+// before the call, and holds the rendering of --- lines until End, so
+// that a verdict can still reach the test's report. If the stream cannot
+// be read, which test runs is not known: the call counts as made at
+// collection time (a denial then fails the package, never nothing).
+func (t *Tracker) Begin(*supervisor.Call) guard.Attempt {
 	release := t.renderer.Hold()
-	t.drain()
+	if err := t.drain(); err != nil {
+		return &attempt{t: t, who: guard.Who{Package: t.Package, Test: "collection",
+			Context: policy.Context{Collection: true}}, release: release}
+	}
+	return &attempt{t: t, who: t.who(), release: release}
+}
+
+// attempt is one call's transaction with the tracker.
+type attempt struct {
+	t       *Tracker
+	who     guard.Who
+	release func()
+}
+
+func (a *attempt) Who() guard.Who                       { return a.who }
+func (a *attempt) Report(rec audit.Record, line string) { a.t.report(a.who, rec, line) }
+func (a *attempt) End()                                 { a.release() }
+
+// who tells which test runs now, from the stream read so far.
+func (t *Tracker) who() guard.Who {
 	snap := t.parser.Snapshot()
 	w := guard.Who{Package: t.Package}
 	switch {
@@ -192,7 +214,7 @@ func (t *Tracker) Who(c *supervisor.Call) (guard.Who, func()) {
 			w.Marked = w.Marked && t.marked(name)
 		}
 	}
-	return w, release
+	return w
 }
 
 // leftover names the test that ended last, if it ended less than
@@ -229,9 +251,9 @@ func (t *Tracker) marked(test string) bool {
 	return false
 }
 
-// Report implements guard.Attribution: a denial fails the test that made
-// it (every candidate when ambiguous) or, at collection time, the package.
-func (t *Tracker) Report(w guard.Who, rec audit.Record, line string) {
+// report is an attempt's Report: a denial fails the test that made it
+// (every candidate when ambiguous) or, at collection time, the package.
+func (t *Tracker) report(w guard.Who, rec audit.Record, line string) {
 	switch policy.Verdict(rec.Decision) {
 	case policy.Allowed:
 		if w.Marked {

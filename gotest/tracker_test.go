@@ -56,16 +56,17 @@ func (f *trackerFixture) emit(lines ...string) {
 }
 
 func (f *trackerFixture) who() guard.Who {
-	w, release := f.tr.Who(nil)
-	release()
-	return w
+	att := f.tr.Begin(nil)
+	defer att.End()
+	return att.Who()
 }
 
+// deny reports a denial made by w, within a transaction (holding, as the
+// guard does while it decides and reports).
 func (f *trackerFixture) deny(w guard.Who, line string) {
-	// Holding, as the guard does while it decides and reports.
-	_, release := f.tr.Who(nil)
-	f.tr.Report(w, audit.Record{Decision: "denied"}, line)
-	release()
+	att := f.tr.Begin(nil)
+	f.tr.report(w, audit.Record{Decision: "denied"}, line)
+	att.End()
 }
 
 // finish ends the run and returns the output and the tests of the stale
@@ -127,7 +128,7 @@ func TestAttributionMarkerAndSubtests(t *testing.T) {
 	if w.Test != "TestLive/sub" || !w.Marked {
 		t.Errorf("subtest of a marked test: %+v, want marked", w)
 	}
-	f.tr.Report(w, audit.Record{Decision: "allowed"}, "")
+	f.tr.report(w, audit.Record{Decision: "allowed"}, "")
 	f.emit(mark+"--- PASS: TestLive/sub (0.00s)", mark+"--- PASS: TestLive (0.00s)")
 	f.emit(mark + "=== RUN   TestSibling")
 	if w := f.who(); w.Test != "TestSibling" || w.Marked {
@@ -213,9 +214,9 @@ func TestSealedMarkerFailsTest(t *testing.T) {
 	rec := audit.Record{Package: w.Package, Test: w.Test, Marked: w.Marked, Syscall: "connect", SockType: "tcp",
 		Dest: dest.String(), Class: "external", Decision: string(dec.Verdict), Reason: dec.Reason}
 	line := "nettrap: " + guard.Line(rec, false)
-	_, release := f.tr.Who(nil)
-	f.tr.Report(w, rec, line)
-	release()
+	att := f.tr.Begin(nil)
+	att.Report(rec, line)
+	att.End()
 	f.emit(mark+"--- PASS: TestLive (0.00s)", mark+"=== RUN   TestUnused", mark+"=== ATTR  TestUnused nettrap network",
 		mark+"--- PASS: TestUnused (0.00s)", mark+"PASS")
 	out, stale := f.finish()

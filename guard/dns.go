@@ -38,7 +38,7 @@ const (
 // query the sink reads (named), or as a plain denial if none comes. The
 // attribution is released at the first of those, so that the test's end
 // is not rendered before its denial.
-func (g *Guard) dnsRedirect(c *supervisor.Call, who Who, atts []attempt, release func()) *supervisor.Redirect {
+func (g *Guard) dnsRedirect(c *supervisor.Call, att Attempt, atts []attempt) *supervisor.Redirect {
 	if g.Sink == nil || len(atts) != 1 {
 		return nil
 	}
@@ -54,12 +54,12 @@ func (g *Guard) dnsRedirect(c *supervisor.Call, who Who, atts []attempt, release
 	rd := &supervisor.Redirect{To4: g.Sink.Addr(network, false), To6: g.Sink.Addr(network, true)}
 	rd.Done = func(local netip.AddrPort, ok bool) {
 		if !ok {
-			g.record(c, who, atts)
-			release()
+			g.record(c, att, atts)
+			att.End()
 			return
 		}
 		a.redirected = true
-		w := &dnsWatch{g: g, c: c, who: who, att: a, network: network, local: local, release: release}
+		w := &dnsWatch{g: g, c: c, att: att, attempt: a, network: network, local: local}
 		g.mu.Lock()
 		if g.watches == nil {
 			g.watches = map[*dnsWatch]bool{}
@@ -76,17 +76,17 @@ func (g *Guard) dnsRedirect(c *supervisor.Call, who Who, atts []attempt, release
 type dnsWatch struct {
 	g       *Guard
 	c       *supervisor.Call
-	who     Who
-	att     attempt
+	att     Attempt // the call's transaction, ended at the first record
+	attempt attempt
 	network string
 	local   netip.AddrPort
-	release func()
 	mu      sync.Mutex
 	queries int
 	ended   bool
 }
 
-// query records one query the sink read from the socket.
+// query records one query the sink read from the socket. Queries after
+// the first are reported on the ended transaction (see Attempt.End).
 func (w *dnsWatch) query(q dnssink.Query) {
 	w.mu.Lock()
 	if w.ended {
@@ -96,11 +96,11 @@ func (w *dnsWatch) query(q dnssink.Query) {
 	w.queries++
 	first := w.queries == 1
 	w.mu.Unlock()
-	a := w.att
+	a := w.attempt
 	a.lookup = lookupOf(q)
-	w.g.record(w.c, w.who, []attempt{a})
+	w.g.record(w.c, w.att, []attempt{a})
 	if first {
-		w.release()
+		w.att.End()
 		time.AfterFunc(queryWatch, w.end)
 	}
 }
@@ -116,8 +116,8 @@ func (w *dnsWatch) firstWaitOver() {
 	w.mu.Unlock()
 	w.g.Sink.Forget(w.network, w.local)
 	w.g.forget(w)
-	w.g.record(w.c, w.who, []attempt{w.att})
-	w.release()
+	w.g.record(w.c, w.att, []attempt{w.attempt})
+	w.att.End()
 }
 
 // end stops naming the socket's queries.

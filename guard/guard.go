@@ -21,39 +21,15 @@ import (
 	"github.com/nettrap/nettrap/supervisor"
 )
 
-// Who is what attribution knows of a call's origin.
-type Who struct {
-	policy.Context
-	Package    string
-	Test       string   // the test, or "collection"; "" outside Go tests
-	Candidates []string // several tests could have made it (t.Parallel)
-	// AfterTest ended AfterGap before the call, shortly enough that a
-	// goroutine it left running may have made the call (single Test only).
-	AfterTest string
-	AfterGap  time.Duration
-}
-
-// Attribution tells which test made a call and learns of every audited
-// attempt, so that it can fail the test a denial belongs to. Nil means
-// generic mode (processes only).
-type Attribution interface {
-	// Who tells who made c. The guard calls release once the call's
-	// records are written and reported.
-	Who(c *supervisor.Call) (w Who, release func())
-	// Report is told of every audited attempt, with the message line of a
-	// denial ("Outbound network blocked: …"; "" for others). It shows the
-	// line itself: the guard does not print it.
-	Report(w Who, rec audit.Record, line string)
-}
-
 // Guard is the supervisor.Decider of nettrap: it classifies what a call
 // aims at, asks the policy, and keeps the audit trail and the counts.
 type Guard struct {
-	Policy      *policy.Policy
-	Resolvers   *classify.Resolvers
-	Audit       *audit.Writer // nil: no audit log
-	Messages    io.Writer     // the "nettrap: …" lines (stderr)
-	RunID       string
+	Policy    *policy.Policy
+	Resolvers *classify.Resolvers
+	Audit     *audit.Writer // nil: no audit log
+	Messages  io.Writer     // the "nettrap: …" lines (stderr)
+	RunID     string
+	// Attribution tells who made a call; nil means Generic{Messages}.
 	Attribution Attribution
 	// Sink, when set, takes denied lookups (dns.go); nil: they fail.
 	Sink DNSSink
@@ -95,17 +71,14 @@ func (g *Guard) Decide(c *supervisor.Call) supervisor.Answer {
 		g.countPlain(atts)
 		return supervisor.Answer{Allow: true, Capless: g.netlinkCapless(c)}
 	}
-	var who Who
-	release := func() {}
-	if g.Attribution != nil {
-		who, release = g.Attribution.Who(c)
-	}
+	att := g.attribution().Begin(c)
 	handedOver := false
 	defer func() {
 		if !handedOver {
-			release()
+			att.End()
 		}
 	}()
+	who := att.Who()
 	answer := supervisor.Answer{Allow: true}
 	for i := range atts {
 		a := &atts[i]
@@ -115,13 +88,13 @@ func (g *Guard) Decide(c *supervisor.Call) supervisor.Answer {
 			answer = supervisor.Answer{Errno: a.decision.Errno}
 		}
 	}
-	if rd := g.dnsRedirect(c, who, atts, release); rd != nil {
-		// Recorded, and released, by the redirect's Done.
+	if rd := g.dnsRedirect(c, att, atts); rd != nil {
+		// Recorded, and ended, by the redirect's Done.
 		handedOver = true
 		answer.Redirect = rd
 		return answer
 	}
-	g.record(c, who, atts)
+	g.record(c, att, atts)
 	return answer
 }
 
@@ -295,8 +268,17 @@ func (g *Guard) countPlain(atts []attempt) {
 	}
 }
 
+// attribution is g.Attribution, or Generic on g.Messages.
+func (g *Guard) attribution() Attribution {
+	if g.Attribution != nil {
+		return g.Attribution
+	}
+	return Generic{g.Messages}
+}
+
 // record writes the audit records and the message lines of a call.
-func (g *Guard) record(c *supervisor.Call, who Who, atts []attempt) {
+func (g *Guard) record(c *supervisor.Call, att Attempt, atts []attempt) {
+	who := att.Who()
 	caller := c.Caller()
 	sock := c.SockType()
 	now := time.Now().UTC()
@@ -314,10 +296,10 @@ func (g *Guard) record(c *supervisor.Call, who Who, atts []attempt) {
 		if d.Verdict != policy.Allowed {
 			line = "nettrap: " + Line(rec, who.Test == "")
 		}
-		if g.Attribution != nil {
-			g.Attribution.Report(who, rec, line)
-		}
-		if line != "" && (g.Attribution == nil || d.Verdict != policy.Denied) {
+		att.Report(rec, line)
+		if line != "" && d.Verdict != policy.Denied {
+			// The attribution shows denials; a would-be denial
+			// (--mode=audit) is a message of the run.
 			fmt.Fprintln(g.Messages, line)
 		}
 		if g.Audit != nil {

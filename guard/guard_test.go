@@ -190,17 +190,35 @@ type fakeAttribution struct {
 	held    int
 }
 
-func (f *fakeAttribution) Who(*supervisor.Call) (Who, func()) {
+func (f *fakeAttribution) Begin(*supervisor.Call) Attempt {
 	f.mu.Lock()
 	f.held++
 	f.mu.Unlock()
-	return f.who, func() { f.mu.Lock(); f.held--; f.mu.Unlock() }
+	return &fakeAttempt{f: f, who: f.who}
 }
 
-func (f *fakeAttribution) Report(w Who, rec audit.Record, line string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.reports = append(f.reports, rec.Decision+"|"+rec.Test+"|"+line)
+type fakeAttempt struct {
+	f     *fakeAttribution
+	who   Who
+	ended bool
+}
+
+func (a *fakeAttempt) Who() Who { return a.who }
+
+func (a *fakeAttempt) Report(rec audit.Record, line string) {
+	a.f.mu.Lock()
+	defer a.f.mu.Unlock()
+	a.f.reports = append(a.f.reports, rec.Decision+"|"+rec.Test+"|"+line)
+}
+
+func (a *fakeAttempt) End() {
+	a.f.mu.Lock()
+	defer a.f.mu.Unlock()
+	if a.ended {
+		panic("End called twice")
+	}
+	a.ended = true
+	a.f.held--
 }
 
 func TestAttributionGetsTheDenialNotStderr(t *testing.T) {

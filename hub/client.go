@@ -20,12 +20,7 @@ type Client struct {
 	served bool
 
 	mu    sync.Mutex
-	holds map[uint64]hold
-}
-
-type hold struct {
-	who     guard.Who
-	release func()
+	holds map[uint64]guard.Attempt // the outer's transactions, by id
 }
 
 // Dial connects to the outer nettrap at path and registers this process
@@ -66,11 +61,12 @@ func register(rw io.ReadWriteCloser, pkg, argv0 string, timeout time.Duration) (
 		return nil, fmt.Errorf("register with the outer nettrap: %w", err)
 	}
 	setDeadline(rw, time.Time{})
-	return &Client{c: c, done: make(chan struct{}), holds: map[uint64]hold{}}, nil
+	return &Client{c: c, done: make(chan struct{}), holds: map[uint64]guard.Attempt{}}, nil
 }
 
-// Serve answers the outer's questions from a in the background until the
-// connection ends. a.Who is called with a nil call: the outer has it.
+// Serve carries the outer's transactions to a in the background until
+// the connection ends. a.Begin is called with a nil call: the outer has
+// it.
 func (cl *Client) Serve(a guard.Attribution) {
 	cl.served = true
 	go func() {
@@ -91,37 +87,38 @@ func (cl *Client) Serve(a guard.Attribution) {
 
 func (cl *Client) answer(a guard.Attribution, m message) error {
 	switch m.Op {
-	case opWho:
-		w, release := a.Who(nil)
+	case opBegin:
+		att := a.Begin(nil)
+		w := att.Who()
 		cl.mu.Lock()
-		cl.holds[m.ID] = hold{w, release}
+		cl.holds[m.ID] = att
 		cl.mu.Unlock()
-		return cl.c.send(message{Op: opWho, ID: m.ID, Who: &w})
-	case opVerdict:
+		return cl.c.send(message{Op: opBegin, ID: m.ID, Who: &w})
+	case opEnd:
 		cl.mu.Lock()
-		h, ok := cl.holds[m.ID]
+		att, ok := cl.holds[m.ID]
 		delete(cl.holds, m.ID)
 		cl.mu.Unlock()
 		if ok {
 			for _, r := range m.Reports {
-				a.Report(h.who, r.Record, r.Line)
+				att.Report(r.Record, r.Line)
 			}
-			h.release()
+			att.End()
 		}
-		return cl.c.send(message{Op: opReleased, ID: m.ID})
+		return cl.c.send(message{Op: opEnded, ID: m.ID})
 	}
 	return fmt.Errorf("%w: unexpected %q", errProtocol, m.Op)
 }
 
-// releaseAll lets go of the holds of calls whose verdict will never come
-// (the outer went away): the output must not stay held.
+// releaseAll ends the transactions whose end will never come (the outer
+// went away): the output must not stay held.
 func (cl *Client) releaseAll() {
 	cl.mu.Lock()
 	holds := cl.holds
-	cl.holds = map[uint64]hold{}
+	cl.holds = map[uint64]guard.Attempt{}
 	cl.mu.Unlock()
-	for _, h := range holds {
-		h.release()
+	for _, att := range holds {
+		att.End()
 	}
 }
 
@@ -131,8 +128,17 @@ func (cl *Client) Record(rec audit.Record) error {
 	return cl.c.send(message{Op: opRecord, Record: &rec})
 }
 
-// Close ends the connection and waits for Serve to stop.
+// Close ends the connection and waits for Serve to stop. It half-closes
+// first and waits for the outer to close its end: the outer checks at
+// every message that the sender still runs nettrap, so this process must
+// not exit before the outer has read the records it sent last.
 func (cl *Client) Close() error {
+	if cw, ok := cl.c.rw.(interface{ CloseWrite() error }); ok && cl.served && cw.CloseWrite() == nil {
+		select {
+		case <-cl.done: // the outer read everything and closed
+		case <-time.After(DefaultTimeout):
+		}
+	}
 	err := cl.c.close()
 	if !cl.served {
 		return err

@@ -19,15 +19,15 @@ import (
 	"github.com/nettrap/nettrap/supervisor"
 )
 
-// fakeAttr is the inner's attribution: it answers with who and logs what
-// happens, in order.
+// fakeAttr is the inner's attribution: its transactions answer with who
+// and log what happens, in order.
 type fakeAttr struct {
 	who   guard.Who
-	block chan struct{} // when set, Who waits on it
+	block chan struct{} // when set, Begin waits on it
 	mu    sync.Mutex
 	log   []string
 	recs  []audit.Record
-	rel   chan struct{} // closed by the first release
+	rel   chan struct{} // closed by the first End
 	once  sync.Once
 }
 
@@ -39,22 +39,31 @@ func (f *fakeAttr) add(s string) {
 	f.mu.Unlock()
 }
 
-func (f *fakeAttr) Who(c *supervisor.Call) (guard.Who, func()) {
-	f.add("who")
+func (f *fakeAttr) Begin(c *supervisor.Call) guard.Attempt {
+	f.add("begin")
 	if f.block != nil {
 		<-f.block
 	}
-	return f.who, func() {
-		f.add("release")
-		f.once.Do(func() { close(f.rel) })
-	}
+	return &fakeAttempt{f: f, who: f.who}
 }
 
-func (f *fakeAttr) Report(w guard.Who, rec audit.Record, line string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.log = append(f.log, "report "+w.Test+" "+rec.Dest+" "+line)
-	f.recs = append(f.recs, rec)
+type fakeAttempt struct {
+	f   *fakeAttr
+	who guard.Who
+}
+
+func (a *fakeAttempt) Who() guard.Who { return a.who }
+
+func (a *fakeAttempt) Report(rec audit.Record, line string) {
+	a.f.mu.Lock()
+	defer a.f.mu.Unlock()
+	a.f.log = append(a.f.log, "report "+a.who.Test+" "+rec.Dest+" "+line)
+	a.f.recs = append(a.f.recs, rec)
+}
+
+func (a *fakeAttempt) End() {
+	a.f.add("end")
+	a.f.once.Do(func() { close(a.f.rel) })
 }
 
 func (f *fakeAttr) events() string {
@@ -116,21 +125,21 @@ func newPair(t *testing.T, a guard.Attribution) (*Server, *Client, *syncBuf) {
 	return s, cl, msgs
 }
 
-func TestWhoReportRelease(t *testing.T) {
+func TestBeginReportEnd(t *testing.T) {
 	fa := newFakeAttr(guard.Who{Package: "example.com/p", Test: "TestLeak"})
 	s, _, msgs := newPair(t, fa)
-	w, release := s.who(child, child+1)
-	if w.Test != "TestLeak" || w.Package != "example.com/p" {
+	att := s.begin(child)
+	if w := att.Who(); w.Test != "TestLeak" || w.Package != "example.com/p" {
 		t.Fatalf("who = %+v, want the inner's answer", w)
 	}
 	rec := audit.Record{TID: child + 1, Dest: "203.0.113.7:443", Decision: string(policy.Denied)}
-	s.Report(w, rec, "nettrap: blocked")
-	if got := fa.events(); got != "who" {
-		t.Errorf("before release the inner saw %q, want only who: the verdict goes with the release", got)
+	att.Report(rec, "nettrap: blocked")
+	if got := fa.events(); got != "begin" {
+		t.Errorf("before End the inner saw %q, want only begin: the reports go with the end", got)
 	}
-	release()
-	// release returned: the inner has reported and let go of the hold.
-	want := "who; report TestLeak 203.0.113.7:443 nettrap: blocked; release"
+	att.End()
+	// End returned: the inner has reported and let go of the hold.
+	want := "begin; report TestLeak 203.0.113.7:443 nettrap: blocked; end"
 	if got := fa.events(); got != want {
 		t.Errorf("inner saw %q, want %q", got, want)
 	}
@@ -142,11 +151,11 @@ func TestWhoReportRelease(t *testing.T) {
 func TestSeveralReportsOneVerdict(t *testing.T) {
 	fa := newFakeAttr(guard.Who{Package: "example.com/p", Test: "TestMulti"})
 	s, _, _ := newPair(t, fa)
-	w, release := s.who(child, 7)
+	att := s.begin(child)
 	for _, d := range []string{"192.0.2.1:53", "192.0.2.2:53"} {
-		s.Report(w, audit.Record{TID: 7, Dest: d, Decision: string(policy.Denied)}, "line "+d)
+		att.Report(audit.Record{TID: 7, Dest: d, Decision: string(policy.Denied)}, "line "+d)
 	}
-	release()
+	att.End()
 	if len(fa.recs) != 2 || fa.recs[0].Dest != "192.0.2.1:53" || fa.recs[1].Dest != "192.0.2.2:53" {
 		t.Errorf("inner got records %+v, want both destinations in order", fa.recs)
 	}
@@ -156,13 +165,13 @@ func TestGenericCaller(t *testing.T) {
 	fa := newFakeAttr(guard.Who{Test: "TestX"})
 	s, _, msgs := newPair(t, fa)
 	// A process not under the inner: pid 1's parent is 0.
-	w, release := s.who(1, 1)
-	if w.Test != "" || w.Package != "" || w.Marked || len(w.Candidates) > 0 {
+	att := s.begin(1)
+	if w := att.Who(); w.Test != "" || w.Package != "" || w.Marked || len(w.Candidates) > 0 {
 		t.Errorf("who = %+v, want the zero Who (by process)", w)
 	}
-	s.Report(w, audit.Record{TID: 1, Decision: string(policy.Denied)}, "nettrap: blocked by pid 1 init")
-	s.Report(w, audit.Record{TID: 1, Decision: string(policy.WouldDeny)}, "nettrap: audit: would block")
-	release()
+	att.Report(audit.Record{TID: 1, Decision: string(policy.Denied)}, "nettrap: blocked by pid 1 init")
+	att.Report(audit.Record{TID: 1, Decision: string(policy.WouldDeny)}, "nettrap: audit: would block")
+	att.End()
 	if got := msgs.String(); got != "nettrap: blocked by pid 1 init\n" {
 		t.Errorf("messages %q: want the denial line only (the guard prints the others)", got)
 	}
@@ -191,12 +200,12 @@ func TestTimeoutFailsClosed(t *testing.T) {
 	defer close(fa.block)
 	s, _, msgs := newPair(t, fa)
 	s.Timeout = 50 * time.Millisecond
-	w, release := s.who(child, 9)
-	if w.Marked || w.Test != "" || w.Package != "example.com/p" {
+	att := s.begin(child)
+	if w := att.Who(); w.Marked || w.Test != "" || w.Package != "example.com/p" {
 		t.Errorf("who after no answer = %+v, want unmarked, no test, the inner's package", w)
 	}
-	s.Report(w, audit.Record{TID: 9, Decision: string(policy.Denied)}, "nettrap: blocked by pid 9")
-	release()
+	att.Report(audit.Record{TID: 9, Decision: string(policy.Denied)}, "nettrap: blocked by pid 9")
+	att.End()
 	out := msgs.String()
 	if !strings.Contains(out, "no answer from the nettrap running example.com/p") || !strings.Contains(out, "nettrap: blocked by pid 9") {
 		t.Errorf("messages %q: want the missing answer and the denial said", out)
@@ -206,19 +215,21 @@ func TestTimeoutFailsClosed(t *testing.T) {
 	}
 	// The inner is dropped: the next call does not wait again.
 	s.Timeout = time.Hour
-	if w, _ := s.who(child, 10); w.Marked {
+	att = s.begin(child)
+	if w := att.Who(); w.Marked {
 		t.Errorf("second who = %+v after the inner was dropped, want unmarked", w)
 	}
+	att.End()
 }
 
 func TestInnerGoneBeforeVerdict(t *testing.T) {
 	fa := newFakeAttr(guard.Who{Test: "TestGone"})
 	s, cl, msgs := newPair(t, fa)
-	w, release := s.who(child, 11)
+	att := s.begin(child)
 	cl.Close()
 	<-fa.rel // the inner let go of its hold when the connection ended
-	s.Report(w, audit.Record{TID: 11, Decision: string(policy.Denied)}, "nettrap: blocked during TestGone")
-	release()
+	att.Report(audit.Record{TID: 11, Decision: string(policy.Denied)}, "nettrap: blocked during TestGone")
+	att.End()
 	if out := msgs.String(); !strings.Contains(out, "could not tell the nettrap running") || !strings.Contains(out, "nettrap: blocked during TestGone") {
 		t.Errorf("messages %q: want the lost verdict and its line", out)
 	}
@@ -270,12 +281,11 @@ func TestSealedDropsInnerRecords(t *testing.T) {
 	if err := cl.Record(audit.Record{Test: "TestStale", Decision: "stale-marker"}); err != nil {
 		t.Fatal(err)
 	}
-	// A who round trip: the record before it has been handled.
+	// A begin-end round trip: the record before it has been handled.
 	fa := newFakeAttr(guard.Who{Test: "TestX"})
 	cl.Serve(fa)
 	s.parent = func(int) int { return os.Getpid() }
-	_, release := s.who(child, child)
-	release()
+	s.begin(child).End()
 	select {
 	case r := <-got:
 		t.Errorf("a sealed outer wrote the inner's record %+v", r)
@@ -302,7 +312,7 @@ func dialRaw(t *testing.T) (*Server, net.Conn) {
 func TestRegisterMustComeFirst(t *testing.T) {
 	s, nc := dialRaw(t)
 	c := newConn(nc)
-	if err := c.send(message{Op: opWho, ID: 1}); err != nil {
+	if err := c.send(message{Op: opBegin, ID: 1}); err != nil {
 		t.Fatal(err)
 	}
 	m, err := c.recv()
@@ -374,7 +384,7 @@ func TestRecvErrors(t *testing.T) {
 		want     error
 	}{
 		{"eof", "", io.EOF},
-		{"truncated", `{"op":"who"`, errProtocol},
+		{"truncated", `{"op":"begin"`, errProtocol},
 		{"not json", "hello\n", errProtocol},
 		{"no op", "{}\n", errProtocol},
 		{"too long", `{"op":"` + strings.Repeat("x", maxLine+1) + "\"}\n", errProtocol},
@@ -389,21 +399,21 @@ func TestRecvErrors(t *testing.T) {
 }
 
 func TestClientRejectsUnknownOp(t *testing.T) {
-	cl := &Client{c: newConn(&rwc{in: strings.NewReader("")}), holds: map[uint64]hold{}}
+	cl := &Client{c: newConn(&rwc{in: strings.NewReader("")}), holds: map[uint64]guard.Attempt{}}
 	if err := cl.answer(newFakeAttr(guard.Who{}), message{Op: opRecord}); !errors.Is(err, errProtocol) {
 		t.Errorf("answer(record) = %v, want a protocol error", err)
 	}
 }
 
-func TestVerdictWithoutHoldIsAnswered(t *testing.T) {
+func TestEndWithoutBeginIsAnswered(t *testing.T) {
 	out := &rwc{in: strings.NewReader("")}
-	cl := &Client{c: newConn(out), holds: map[uint64]hold{}}
+	cl := &Client{c: newConn(out), holds: map[uint64]guard.Attempt{}}
 	fa := newFakeAttr(guard.Who{})
-	if err := cl.answer(fa, message{Op: opVerdict, ID: 5}); err != nil {
+	if err := cl.answer(fa, message{Op: opEnd, ID: 5}); err != nil {
 		t.Fatal(err)
 	}
-	if got := out.out.String(); got != `{"op":"released","id":5}`+"\n" {
-		t.Errorf("sent %q, want released 5", got)
+	if got := out.out.String(); got != `{"op":"ended","id":5}`+"\n" {
+		t.Errorf("sent %q, want ended 5", got)
 	}
 	if fa.events() != "" {
 		t.Errorf("attribution touched: %q", fa.events())

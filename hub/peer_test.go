@@ -219,7 +219,7 @@ func TestRegisterRefusedUnansweredChallenge(t *testing.T) {
 // dropped at its next message.
 func TestInnerDroppedAfterExec(t *testing.T) {
 	s, msgs := listenAs(t, "/proc/self/exe", 0)
-	helper := startHelper(t, s, "register", `printf '{"op":"who","id":1,"who":{"Package":"p","Test":"TestX","Marked":true}}\n' >&9; read x`, "")
+	helper := startHelper(t, s, "register", `printf '{"op":"begin","id":1,"who":{"Package":"p","Test":"TestX","Marked":true}}\n' >&9; read x`, "")
 	out := msgs.wait(fmt.Sprintf("pid %d is not running nettrap", helper.Process.Pid))
 	if s.Registered() != 1 {
 		t.Errorf("registered %d, want 1 (it registered while it ran nettrap):\n%s", s.Registered(), out)
@@ -255,13 +255,14 @@ func TestForgedAnswerDropsInner(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	forger := exec.Command(shell(t), "-c", `printf '{"op":"who","id":1,"who":{"Package":"example.com/p","Test":"TestX","Marked":true}}\n' >&3`)
+	forger := exec.Command(shell(t), "-c", `printf '{"op":"begin","id":1,"who":{"Package":"example.com/p","Test":"TestX","Marked":true}}\n' >&3`)
 	forger.ExtraFiles = []*os.File{f}
 	if out, err := forger.CombinedOutput(); err != nil {
 		t.Fatalf("forger: %v %s", err, out)
 	}
-	w, release := s.who(child, child+1)
-	release()
+	att := s.begin(child)
+	w := att.Who()
+	att.End()
 	if w.Marked {
 		t.Errorf("who = %+v: the forged answer was taken", w)
 	}

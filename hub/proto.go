@@ -23,9 +23,9 @@ const (
 	opOK        = "ok"
 	opError     = "error"
 	opRecord    = "record"
-	opWho       = "who"
-	opVerdict   = "verdict"
-	opReleased  = "released"
+	opBegin     = "begin" // outer to inner, and the inner's answer: who
+	opEnd       = "end"   // outer to inner: the call's reports
+	opEnded     = "ended" // inner to outer: reported, output let go
 )
 
 // maxLine bounds one message: a verdict carries a record per destination

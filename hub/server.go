@@ -53,7 +53,6 @@ type Server struct {
 
 	mu         sync.Mutex
 	inners     map[int]*inner // by pid
-	pending    map[int]*txn   // by tid of the call being decided
 	registered int
 	lost       int
 	closed     bool
@@ -71,15 +70,6 @@ type inner struct {
 	mu      sync.Mutex
 	nextID  uint64
 	waiting map[uint64]chan message
-}
-
-// txn is a call an inner holds its output for, until the verdict.
-type txn struct {
-	in      *inner
-	id      uint64
-	who     guard.Who
-	reports []Report
-	lost    bool // the inner could not be asked: report here
 }
 
 // Listen opens the socket in a new private directory and starts
@@ -104,7 +94,7 @@ func listen(configure func(*Server)) (*Server, error) {
 		return nil, fmt.Errorf("hub socket: %w", err)
 	}
 	s := &Server{Path: path, dir: dir, ln: ln, parent: procfs.ParentPID, exe: "/proc/self/exe",
-		inners: map[int]*inner{}, pending: map[int]*txn{}}
+		inners: map[int]*inner{}}
 	if configure != nil {
 		configure(s)
 	}
@@ -176,7 +166,7 @@ func (s *Server) serve(c *conn, p peer) {
 			if m.Record != nil && s.Records != nil && !s.Sealed {
 				s.Records(*m.Record)
 			}
-		case opWho, opReleased:
+		case opBegin, opEnded:
 			in.deliver(m)
 		default:
 			s.notef("the nettrap running %s (pid %d): %v: unexpected %q", in.pkg, pid, errProtocol, m.Op)
@@ -237,74 +227,83 @@ func (s *Server) close() error {
 	return errors.Join(err, os.RemoveAll(s.dir))
 }
 
-// Who implements guard.Attribution.
-func (s *Server) Who(c *supervisor.Call) (guard.Who, func()) {
-	return s.who(c.Caller().PID, c.TID)
+// Begin implements guard.Attribution. A call from under an inner nettrap
+// is a transaction with that inner, carried over its socket: begin (the
+// inner holds its test output and says who runs), then end with the
+// call's reports (the inner puts them under the test and lets go). A call
+// from under no inner is a process's own (guard.Generic); one whose inner
+// cannot be asked counts as made by no test, and its denials fail the run
+// (Lost).
+func (s *Server) Begin(c *supervisor.Call) guard.Attempt {
+	return s.begin(c.Caller().PID)
 }
 
-func (s *Server) who(pid, tid int) (guard.Who, func()) {
+// begin is Begin for a call of process pid.
+func (s *Server) begin(pid int) guard.Attempt {
 	in := s.find(pid)
 	if in == nil {
-		return guard.Who{}, func() {}
+		return guard.Generic{Messages: s.Messages}.Begin(nil)
 	}
-	r, err := in.ask(message{Op: opWho}, s.timeout())
-	if err == nil && (r.Op != opWho || r.Who == nil) {
-		err = fmt.Errorf("%w: answer %q to who", errProtocol, r.Op)
+	r, err := in.ask(message{Op: opBegin}, s.timeout())
+	if err == nil && (r.Op != opBegin || r.Who == nil) {
+		err = fmt.Errorf("%w: answer %q to begin", errProtocol, r.Op)
 		in.c.close()
 	}
 	if err != nil {
 		s.notef("no answer from the nettrap running %s (pid %d): %v; the call counts as made by no test, unmarked", in.pkg, in.pid, err)
-		t := &txn{lost: true}
-		s.mu.Lock()
-		s.pending[tid] = t
-		s.mu.Unlock()
-		return guard.Who{Package: in.pkg}, func() {
-			s.mu.Lock()
-			delete(s.pending, tid)
-			s.mu.Unlock()
-		}
+		return &remote{s: s, who: guard.Who{Package: in.pkg}, ended: true}
 	}
-	t := &txn{in: in, id: r.ID, who: *r.Who}
-	s.mu.Lock()
-	s.pending[tid] = t
-	s.mu.Unlock()
-	return t.who, func() { s.release(tid, t) }
+	return &remote{s: s, in: in, id: r.ID, who: *r.Who}
 }
 
-// release sends the verdict of a call to the inner that holds its output
-// and waits until the inner has reported it.
-func (s *Server) release(tid int, t *txn) {
-	s.mu.Lock()
-	delete(s.pending, tid)
-	s.mu.Unlock()
-	r, err := t.in.ask(message{Op: opVerdict, ID: t.id, Reports: t.reports}, s.timeout())
-	if err == nil && r.Op != opReleased {
-		err = fmt.Errorf("%w: answer %q to verdict", errProtocol, r.Op)
+// remote is a call's transaction with the inner nettrap above its caller.
+type remote struct {
+	s       *Server
+	in      *inner // nil: the inner could not be asked
+	id      uint64
+	who     guard.Who
+	mu      sync.Mutex
+	reports []Report
+	ended   bool // End was called, or the inner is lost: report here
+}
+
+func (t *remote) Who() guard.Who { return t.who }
+
+// Report keeps the call's reports for End; after it, or for a lost inner,
+// a denial is shown here and fails the run.
+func (t *remote) Report(rec audit.Record, line string) {
+	t.mu.Lock()
+	ended := t.ended
+	if !ended {
+		t.reports = append(t.reports, Report{Record: rec, Line: line})
+	}
+	t.mu.Unlock()
+	if ended {
+		t.s.lostReport(Report{Record: rec, Line: line})
+	}
+}
+
+// End sends the call's reports to the inner that holds its output and
+// waits until the inner has reported them.
+func (t *remote) End() {
+	t.mu.Lock()
+	if t.ended {
+		t.mu.Unlock()
+		return
+	}
+	t.ended = true
+	reports := t.reports
+	t.mu.Unlock()
+	r, err := t.in.ask(message{Op: opEnd, ID: t.id, Reports: reports}, t.s.timeout())
+	if err == nil && r.Op != opEnded {
+		err = fmt.Errorf("%w: answer %q to end", errProtocol, r.Op)
 		t.in.c.close()
 	}
 	if err != nil {
-		s.notef("could not tell the nettrap running %s (pid %d) of a verdict: %v", t.in.pkg, t.in.pid, err)
-		for _, rep := range t.reports {
-			s.lostReport(rep)
+		t.s.notef("could not tell the nettrap running %s (pid %d) of a verdict: %v", t.in.pkg, t.in.pid, err)
+		for _, rep := range reports {
+			t.s.lostReport(rep)
 		}
-	}
-}
-
-// Report implements guard.Attribution: the attempts of a call an inner
-// holds go to that inner with the verdict; the guard leaves the denial
-// lines of the others to us.
-func (s *Server) Report(w guard.Who, rec audit.Record, line string) {
-	s.mu.Lock()
-	t := s.pending[rec.TID]
-	if t != nil && !t.lost {
-		t.reports = append(t.reports, Report{Record: rec, Line: line})
-	}
-	s.mu.Unlock()
-	switch {
-	case t != nil && t.lost:
-		s.lostReport(Report{Record: rec, Line: line})
-	case t == nil && line != "" && policy.Verdict(rec.Decision) == policy.Denied:
-		fmt.Fprintln(s.Messages, line)
 	}
 }
 

@@ -121,10 +121,10 @@ func answer() error {
 			return nil // the hub closed
 		}
 		switch m.Op {
-		case "who":
-			enc.Encode(message{Op: "who", ID: m.ID, Who: &who{Marked: true, Package: "example.com/forged", Test: "TestForged"}})
-		case "verdict":
-			enc.Encode(message{Op: "released", ID: m.ID})
+		case "begin":
+			enc.Encode(message{Op: "begin", ID: m.ID, Who: &who{Marked: true, Package: "example.com/forged", Test: "TestForged"}})
+		case "end":
+			enc.Encode(message{Op: "ended", ID: m.ID})
 		}
 	}
 }

@@ -1,0 +1,73 @@
+package guard
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/policy"
+	"github.com/nettrap/nettrap/supervisor"
+)
+
+// Who is what attribution knows of a call's origin.
+type Who struct {
+	policy.Context
+	Package    string
+	Test       string   // the test, or "collection"; "" outside Go tests
+	Candidates []string // several tests could have made it (t.Parallel)
+	// AfterTest ended AfterGap before the call, shortly enough that a
+	// goroutine it left running may have made the call (single Test only).
+	AfterTest string
+	AfterGap  time.Duration
+}
+
+// Attribution tells which test made a call, and learns of every audited
+// attempt so that it can fail the test a denial belongs to. Each call that
+// needs a look is one transaction: Begin, then Who, one Report per audited
+// attempt, and End once the call's records are written and reported.
+// The implementations: a Go test binary's stream (gotest.Tracker), an
+// outer nettrap asking the inner one above the caller (hub.Server, and
+// hub.Client carrying the transaction to the inner's tracker), and none
+// (Generic).
+type Attribution interface {
+	// Begin starts the transaction of call c. A nil c is a call the
+	// caller knows of and this attribution does not need (an inner
+	// nettrap answering for its outer).
+	Begin(c *supervisor.Call) Attempt
+}
+
+// Attempt is the attribution of one call.
+type Attempt interface {
+	// Who tells who made the call; it does not change during the
+	// transaction.
+	Who() Who
+	// Report is told of every audited attempt of the call, with the
+	// message line of a denial ("nettrap: Outbound network blocked: …")
+	// or "" for others. It shows a denial's line itself: under the test
+	// it fails, or on the messages.
+	Report(rec audit.Record, line string)
+	// End ends the transaction; the attribution may let go of what it
+	// held for the call (a test's end line). Called exactly once. A
+	// Report may still come after it (a redirected DNS socket's later
+	// queries): the attribution then does what it still can with it.
+	End()
+}
+
+// Generic is the attribution of any command (generic mode): no test, the
+// process is named, and denial lines go to Messages.
+type Generic struct{ Messages io.Writer }
+
+// Begin implements Attribution.
+func (g Generic) Begin(*supervisor.Call) Attempt { return genericAttempt{g.Messages} }
+
+type genericAttempt struct{ messages io.Writer }
+
+func (genericAttempt) Who() Who { return Who{} }
+func (genericAttempt) End()     {}
+
+func (a genericAttempt) Report(rec audit.Record, line string) {
+	if line != "" && policy.Verdict(rec.Decision) == policy.Denied && a.messages != nil {
+		fmt.Fprintln(a.messages, line)
+	}
+}

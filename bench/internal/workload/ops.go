@@ -36,6 +36,9 @@ var ops = map[string]maker{
 	// (e) ordinary setsockopt calls (TCP_NODELAY, SO_REUSEADDR, IP_TOS):
 	// the filter compares level and optname and never hands them up.
 	"setsockopt": makeSetsockopt,
+	// (f) quic-go's send: sendmsg on an unconnected UDP socket with a
+	// UDP_SEGMENT (GSO) and an IP_TOS control message (gso.go).
+	"udpgso": makeUDPGSO,
 }
 
 // makeSetsockopt sets three ordinary options on one TCP socket per op.

@@ -50,6 +50,11 @@ type Session struct {
 	reaped chan struct{}
 }
 
+// noSyncWakeUpEnv, set to anything, withholds
+// SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP: a test-only switch, for the
+// benchmarks to measure what kernels before 6.6, which lack the flag, pay.
+const noSyncWakeUpEnv = "NETTRAP_TEST_NO_SYNC_WAKEUP"
+
 // ErrUnsupported wraps every reason the filter cannot be installed.
 var ErrUnsupported = errors.New("seccomp user notification unavailable")
 
@@ -145,15 +150,21 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 		ch <- started{fd, killable, netns, netnsFD, nil}
 		// The child's parent, for PR_SET_PDEATHSIG, is this thread: keep
 		// it until the child is reaped. Parked in a channel receive it
-		// makes no call the filter would hand us.
+		// makes no call the filter would hand us. Then, carrying the
+		// filter, it wakes the stopping receivers (kick.go).
 		<-s.reaped
+		if s.loop != nil {
+			s.loop.kick()
+		}
 	}()
 	st := <-ch
 	if st.err != nil {
 		return nil, st.err
 	}
 	s.listener, s.KillableRecv = st.listener, st.killable
-	s.SyncWakeUp = setSyncWakeUp(s.listener)
+	if os.Getenv(noSyncWakeUpEnv) == "" {
+		s.SyncWakeUp = setSyncWakeUp(s.listener)
+	}
 	l, err := newLoop(s.listener, opts.Decider, &s.Stats, s.errs)
 	if err != nil {
 		cmd.Process.Kill()
@@ -172,6 +183,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 		l.vmRead.Store(true)
 	}
 	l.netns = st.netns
+	l.blocking = kickable(prog)
 	if st.netns != nil {
 		// Without the thread, netlink sockets are created by the target
 		// itself (the loop lets them continue), and that is said.
@@ -194,6 +206,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 // a stray daemon is cut off, never let through.
 func (s *Session) Wait() error {
 	err := s.Cmd.Wait()
+	s.loop.stop()   // before the kick, which only stopping receivers take
 	close(s.reaped) // the child is gone: its parent thread may go too
 	s.shutdown()
 	return err

@@ -1,0 +1,215 @@
+package supervisor
+
+import (
+	"errors"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// receivers is the state of the blocking receive loop (runBlocking).
+//
+// One receiver at a time has the turn: a goroutine locked to its OS
+// thread, blocked in SECCOMP_IOCTL_NOTIF_RECV, that decides and answers
+// what it receives itself, then blocks again. Blocked in RECV (not in
+// poll) it is what SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP hands the target's
+// CPU to: the target wakes it on its own CPU and sleeps, and the answer
+// wakes the target back there, with no other thread and no Go scheduler
+// hop in between. Per call there is no timer and no goroutine.
+//
+// A decision can take long (a decider draining a test's output). A
+// watchdog, ticking every handOffAfter while calls come, passes the turn
+// to a new receiver when it sees the same call in hand on two ticks in a
+// row; the slow receiver finishes its call and ends. So other threads'
+// calls wait at most about two ticks behind a slow one. When no call came
+// for a whole tick the watchdog stops ticking until the next call: an
+// idle supervisor sleeps.
+type receivers struct {
+	turn  atomic.Uint64 // the token of the receiver whose turn it is
+	seq   atomic.Uint64 // calls received
+	busy  atomic.Uint64 // seq of the call the turn holder has in hand, 0: none
+	armed atomic.Bool   // the watchdog ticks
+	arm   chan struct{} // wakes the disarmed watchdog
+	quit  chan struct{} // closed when every receiver has ended
+	alive atomic.Int32  // receivers running (counted for kick)
+
+	mu      sync.Mutex
+	running int           // receivers not yet ended
+	ended   chan struct{} // closed when running drops to 0: no more start
+}
+
+// runBlocking serves with blocking receivers until every one has ended:
+// stopped (kick.go) or the filter has no user left.
+func (l *loop) runBlocking() {
+	l.recv.arm = make(chan struct{}, 1)
+	l.recv.quit = make(chan struct{})
+	l.recv.ended = make(chan struct{})
+	go l.watchdog()
+	l.startReceiver(0)
+	<-l.recv.ended
+	close(l.recv.quit)
+}
+
+// startReceiver starts a receiver, unless they have all ended.
+func (l *loop) startReceiver(token uint64) {
+	l.recv.mu.Lock()
+	defer l.recv.mu.Unlock()
+	if token > 0 && l.recv.running == 0 {
+		return
+	}
+	l.recv.running++
+	l.recv.alive.Add(1)
+	go l.receiver(token)
+}
+
+func (l *loop) receiverEnded() {
+	l.recv.mu.Lock()
+	defer l.recv.mu.Unlock()
+	if l.recv.running--; l.recv.running == 0 {
+		close(l.recv.ended)
+	}
+}
+
+// receiver is one receiver: it serves while it has the turn (token).
+func (l *loop) receiver(token uint64) {
+	defer l.receiverEnded()
+	counted := true
+	defer func() {
+		if counted {
+			l.recv.alive.Add(-1)
+		}
+	}()
+	// Locked: the thread blocked in RECV is the one the kernel wakes;
+	// a goroutine moved to another thread between two calls would make
+	// every wake-up a Go scheduler hand-off.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var n notif
+	for {
+		err := recvNotif(l.listener, &n)
+		if l.stopping.Load() {
+			if err == nil {
+				// A kick, or a stray descendant's call: the listener
+				// closes next, and the kernel answers ENOSYS from then on.
+				counted = false
+				l.recv.alive.Add(-1)
+				sendResp(l.listener, &notifResp{ID: n.ID, Error: -int32(unix.ENOSYS)})
+			}
+			return
+		}
+		if err != nil {
+			if l.recvFailed(err) {
+				return
+			}
+			continue
+		}
+		l.stats.Notifications.Add(1)
+		s := l.recv.seq.Add(1)
+		if l.recv.turn.Load() == token {
+			l.recv.busy.Store(s)
+			l.armWatchdog()
+		}
+		l.handle(&n)
+		l.recv.busy.CompareAndSwap(s, 0)
+		if l.recv.turn.Load() != token {
+			return // a successor has the turn
+		}
+	}
+}
+
+// recvFailed handles a failed RECV, and tells whether the receiver ends.
+// ENOENT is normal: the target left its call (a signal, Go's SIGURG
+// preemption, death) before it was received; or, since 6.6, the filter
+// has no user left, which poll tells as POLLHUP. EINTR: a signal to our
+// thread.
+func (l *loop) recvFailed(err error) bool {
+	switch {
+	case errors.Is(err, unix.EINTR):
+		return false
+	case errors.Is(err, unix.ENOENT):
+		return l.hungUp()
+	}
+	l.report(os.NewSyscallError("ioctl(SECCOMP_IOCTL_NOTIF_RECV)", err))
+	return true
+}
+
+// hungUp tells whether the filter has no user left.
+func (l *loop) hungUp() bool {
+	fds := []unix.PollFd{{Fd: int32(l.listener), Events: unix.POLLIN}}
+	for {
+		_, err := unix.Poll(fds, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		return err != nil || fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0
+	}
+}
+
+// armWatchdog starts the watchdog ticking if it is not.
+func (l *loop) armWatchdog() {
+	if l.recv.armed.Load() || !l.recv.armed.CompareAndSwap(false, true) {
+		return
+	}
+	select {
+	case l.recv.arm <- struct{}{}:
+	default:
+	}
+}
+
+// watchdog passes the turn on when a call stays in hand for a tick.
+func (l *loop) watchdog() {
+	for {
+		select {
+		case <-l.recv.arm:
+		case <-l.recv.quit:
+			return
+		}
+		if !l.tick() {
+			return
+		}
+	}
+}
+
+// tick ticks while calls come; it returns false when the loop ended.
+func (l *loop) tick() bool {
+	t := time.NewTicker(handOffAfter)
+	defer t.Stop()
+	var lastBusy, lastSeq uint64
+	for {
+		select {
+		case <-t.C:
+		case <-l.recv.quit:
+			return false
+		}
+		busy, seq := l.recv.busy.Load(), l.recv.seq.Load()
+		switch {
+		case busy != 0 && busy == lastBusy:
+			l.handOff()
+			busy = 0
+		case busy == 0 && seq == lastSeq:
+			// Idle for a tick: stop ticking, unless a call came in
+			// between (its receiver saw armed still set).
+			l.recv.armed.Store(false)
+			if l.recv.busy.Load() == 0 {
+				return true
+			}
+			l.recv.armed.Store(true)
+		}
+		lastBusy, lastSeq = busy, seq
+	}
+}
+
+// handOff gives the turn to a new receiver.
+func (l *loop) handOff() {
+	if l.stopping.Load() {
+		return // the stopping receivers end; none starts
+	}
+	token := l.recv.turn.Load()
+	if l.recv.turn.CompareAndSwap(token, token+1) {
+		l.startReceiver(token + 1)
+	}
+}

@@ -31,10 +31,8 @@ func (s *borrowed) iovecs(m rawMsg) ([]remoteBuf, unix.Errno) {
 		return nil, 0
 	}
 	raw := make([]byte, m.iovlen*sizeofIovec)
-	r := newMemReader(uint32(s.call.TID))
-	defer r.Close()
-	if err := r.read(m.iov, raw); err != nil {
-		return nil, unix.EFAULT
+	if errno := s.readRemote(m.iov, raw); errno != 0 {
+		return nil, errno
 	}
 	bufs := make([]remoteBuf, m.iovlen)
 	for i := range bufs {
@@ -44,6 +42,30 @@ func (s *borrowed) iovecs(m rawMsg) ([]remoteBuf, unix.Errno) {
 		}
 	}
 	return bufs, 0
+}
+
+// readRemote fills buf from addr in the target: with process_vm_readv,
+// one syscall, or where that is refused through /proc/TID/mem (an open,
+// a pread and a close per call, paid by every sendmsg otherwise).
+func (s *borrowed) readRemote(addr uint64, buf []byte) unix.Errno {
+	if addr == 0 {
+		return unix.EFAULT
+	}
+	local := []unix.Iovec{{Base: &buf[0]}}
+	local[0].SetLen(len(buf))
+	n, err := unix.ProcessVMReadv(s.call.TID, local, []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}, 0)
+	switch {
+	case err == unix.EPERM || err == unix.ENOSYS:
+		r := newMemReader(uint32(s.call.TID))
+		defer r.Close()
+		if r.read(addr, buf) != nil {
+			return unix.EFAULT
+		}
+		return 0
+	case err != nil || n != len(buf):
+		return unix.EFAULT
+	}
+	return 0
 }
 
 // skip returns bufs without their first n bytes.

@@ -31,7 +31,7 @@ now_ns() { date +%s%N; }
 peak() {
 	hwm=0
 	# A zombie keeps its status file (State: Z, no VmHWM): stop there.
-	while grep -q '^State:[[:space:]]*[^Z]' "/proc/$1/status" 2>/dev/null; do
+	while [ -r "/proc/$1/status" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; do
 		v=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status" 2>/dev/null || true)
 		[ -n "$v" ] && [ "$v" -gt "$hwm" ] && hwm=$v
 		sleep 0.1

@@ -242,6 +242,11 @@ func (s *borrowed) send(c *Call, typ int) result {
 			msgs = append(msgs, outMsg{name: m.name, control: m.control, payload: p})
 		}
 	}
+	defer func() {
+		for _, m := range msgs {
+			putPayloadBuf(m.payload)
+		}
+	}()
 	if !idValid(c.listener, c.ID) {
 		return result{errno: unix.EPERM} // what was read may be another task's
 	}
@@ -284,6 +289,7 @@ func (s *borrowed) sendStream(c *Call, flags int) result {
 		if errno == 0 {
 			m.payload = p
 			n, errno = sysSendmsg(s.fd, &m, flags|unix.MSG_NOSIGNAL)
+			putPayloadBuf(p)
 		}
 		if errno != 0 {
 			if sent > 0 {

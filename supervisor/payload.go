@@ -2,8 +2,11 @@ package supervisor
 
 import (
 	"encoding/binary"
+	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/bpf"
 )
 
 // remoteBuf is one buffer in the target's memory.
@@ -100,7 +103,7 @@ func (s *borrowed) payload(typ int, bufs []remoteBuf) ([]byte, unix.Errno) {
 		limit = maxDatagram
 	}
 	total = min(total, limit)
-	out := make([]byte, total)
+	out := getPayloadBuf(int(total), s.call.Syscall.Kind != bpf.SendMMsg)
 	var local []unix.Iovec
 	var remote []unix.RemoteIovec
 	left := total
@@ -125,6 +128,29 @@ func (s *borrowed) payload(typ int, bufs []remoteBuf) ([]byte, unix.Errno) {
 		return nil, unix.EFAULT
 	}
 	return out, 0
+}
+
+// payloadPool recycles payload buffers of up to a datagram's size: a
+// buffer per emulated send made the supervisor's garbage collector run
+// every few hundred sends (quic-go's GSO batches are ~5 KiB each).
+var payloadPool = sync.Pool{New: func() any { b := make([]byte, maxDatagram); return &b }}
+
+// getPayloadBuf returns a buffer of n bytes, from the pool if pooled (not
+// for sendmmsg, whose messages all hold theirs at once: a pooled buffer
+// each would be 64 KiB each).
+func getPayloadBuf(n int, pooled bool) []byte {
+	if n > maxDatagram || !pooled {
+		return make([]byte, n)
+	}
+	return (*payloadPool.Get().(*[]byte))[:n]
+}
+
+// putPayloadBuf recycles b once nothing refers to it any more.
+func putPayloadBuf(b []byte) {
+	if cap(b) == maxDatagram {
+		b = b[:cap(b)]
+		payloadPool.Put(&b)
+	}
 }
 
 // payloadByMem is payload through /proc/TID/mem, where process_vm_readv

@@ -19,27 +19,37 @@ import (
 // poll) it is what SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP hands the target's
 // CPU to: the target wakes it on its own CPU and sleeps, and the answer
 // wakes the target back there, with no other thread and no Go scheduler
-// hop in between. Per call there is no timer and no goroutine.
+// hop in between. Per call there is no timer and no goroutine, and two
+// uncontended lock round trips.
 //
 // A decision can take long (a decider draining a test's output). A
 // watchdog, ticking every handOffAfter while calls come, passes the turn
 // to a new receiver when it sees the same call in hand on two ticks in a
 // row; the slow receiver finishes its call and ends. So other threads'
-// calls wait at most about two ticks behind a slow one. When no call came
-// for a whole tick the watchdog stops ticking until the next call: an
-// idle supervisor sleeps.
+// calls wait at most about two ticks behind a slow one. A receiver is
+// only ever superseded while it handles a call, and checks for that
+// under the same lock before it blocks again, so no two receivers ever
+// wait in RECV at once: each would be woken by every notification (the
+// kernel wakes all waiters, one wins), a context switch per call for
+// nothing. When no call came for a whole tick the watchdog stops ticking
+// until the next call: an idle supervisor sleeps.
 type receivers struct {
-	turn  atomic.Uint64 // the token of the receiver whose turn it is
-	seq   atomic.Uint64 // calls received
-	busy  atomic.Uint64 // seq of the call the turn holder has in hand, 0: none
 	armed atomic.Bool   // the watchdog ticks
 	arm   chan struct{} // wakes the disarmed watchdog
 	quit  chan struct{} // closed when every receiver has ended
 	alive atomic.Int32  // receivers running (counted for kick)
 
 	mu      sync.Mutex
-	running int           // receivers not yet ended
-	ended   chan struct{} // closed when running drops to 0: no more start
+	cur     *receiverState // the receiver whose turn it is
+	seq     uint64         // calls received
+	running int            // receivers not yet ended
+	ended   chan struct{}  // closed when running drops to 0: no more start
+}
+
+// receiverState is one receiver's, guarded by receivers.mu.
+type receiverState struct {
+	handling   uint64 // seq of the call in hand, 0: none
+	superseded bool   // a successor has the turn: end after this call
 }
 
 // runBlocking serves with blocking receivers until every one has ended:
@@ -49,21 +59,20 @@ func (l *loop) runBlocking() {
 	l.recv.quit = make(chan struct{})
 	l.recv.ended = make(chan struct{})
 	go l.watchdog()
-	l.startReceiver(0)
+	l.recv.mu.Lock()
+	l.startReceiverLocked()
+	l.recv.mu.Unlock()
 	<-l.recv.ended
 	close(l.recv.quit)
 }
 
-// startReceiver starts a receiver, unless they have all ended.
-func (l *loop) startReceiver(token uint64) {
-	l.recv.mu.Lock()
-	defer l.recv.mu.Unlock()
-	if token > 0 && l.recv.running == 0 {
-		return
-	}
+// startReceiverLocked starts a receiver and gives it the turn.
+func (l *loop) startReceiverLocked() {
+	st := &receiverState{}
+	l.recv.cur = st
 	l.recv.running++
 	l.recv.alive.Add(1)
-	go l.receiver(token)
+	go l.receiver(st)
 }
 
 func (l *loop) receiverEnded() {
@@ -74,8 +83,8 @@ func (l *loop) receiverEnded() {
 	}
 }
 
-// receiver is one receiver: it serves while it has the turn (token).
-func (l *loop) receiver(token uint64) {
+// receiver is one receiver: it serves until it is superseded.
+func (l *loop) receiver(st *receiverState) {
 	defer l.receiverEnded()
 	counted := true
 	defer func() {
@@ -108,14 +117,17 @@ func (l *loop) receiver(token uint64) {
 			continue
 		}
 		l.stats.Notifications.Add(1)
-		s := l.recv.seq.Add(1)
-		if l.recv.turn.Load() == token {
-			l.recv.busy.Store(s)
-			l.armWatchdog()
-		}
+		l.recv.mu.Lock()
+		l.recv.seq++
+		st.handling = l.recv.seq
+		l.recv.mu.Unlock()
+		l.armWatchdog()
 		l.handle(&n)
-		l.recv.busy.CompareAndSwap(s, 0)
-		if l.recv.turn.Load() != token {
+		l.recv.mu.Lock()
+		st.handling = 0
+		done := st.superseded
+		l.recv.mu.Unlock()
+		if done {
 			return // a successor has the turn
 		}
 	}
@@ -178,38 +190,32 @@ func (l *loop) watchdog() {
 func (l *loop) tick() bool {
 	t := time.NewTicker(handOffAfter)
 	defer t.Stop()
-	var lastBusy, lastSeq uint64
+	var lastHandling, lastSeq uint64
 	for {
 		select {
 		case <-t.C:
 		case <-l.recv.quit:
 			return false
 		}
-		busy, seq := l.recv.busy.Load(), l.recv.seq.Load()
+		l.recv.mu.Lock()
+		cur, seq := l.recv.cur, l.recv.seq
+		handling := cur.handling
 		switch {
-		case busy != 0 && busy == lastBusy:
-			l.handOff()
-			busy = 0
-		case busy == 0 && seq == lastSeq:
-			// Idle for a tick: stop ticking, unless a call came in
-			// between (its receiver saw armed still set).
-			l.recv.armed.Store(false)
-			if l.recv.busy.Load() == 0 {
-				return true
+		case handling != 0 && handling == lastHandling:
+			if !l.stopping.Load() && l.recv.running > 0 {
+				cur.superseded = true
+				l.startReceiverLocked()
 			}
-			l.recv.armed.Store(true)
+			handling = 0
+		case handling == 0 && seq == lastSeq:
+			// Idle for a tick: stop ticking. A receiver that takes a
+			// call from now on arms the watchdog again (armed is cleared
+			// under the lock it takes before it does).
+			l.recv.armed.Store(false)
+			l.recv.mu.Unlock()
+			return true
 		}
-		lastBusy, lastSeq = busy, seq
-	}
-}
-
-// handOff gives the turn to a new receiver.
-func (l *loop) handOff() {
-	if l.stopping.Load() {
-		return // the stopping receivers end; none starts
-	}
-	token := l.recv.turn.Load()
-	if l.recv.turn.CompareAndSwap(token, token+1) {
-		l.startReceiver(token + 1)
+		l.recv.mu.Unlock()
+		lastHandling, lastSeq = handling, seq
 	}
 }

@@ -177,11 +177,13 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	if emu != nil {
 		emu.stop, emu.report = l.wake[0], l.report
 		l.emu = emu
-		// What allows pidfd_getfd allows process_vm_readv too (Docker's
-		// and Podman's profiles list both under CAP_SYS_PTRACE); a
-		// refusal falls back to /proc/TID/mem anyway.
-		l.vmRead.Store(true)
 	}
+	// process_vm_readv first, emulating or not: one syscall per read where
+	// /proc/TID/mem costs an open (a path walk, an access check), a pread
+	// and a close per call. Where a seccomp profile refuses it (Podman's
+	// default denies it without CAP_SYS_PTRACE), the first EPERM falls
+	// back to /proc/TID/mem for good (mem.go).
+	l.vmRead.Store(true)
 	l.netns = st.netns
 	l.blocking = kickable(prog)
 	if st.netns != nil {

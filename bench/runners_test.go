@@ -25,12 +25,17 @@ type runner struct {
 // test-only switch: kernels before 6.6 lack the flag).
 const noSyncEnv = "NETTRAP_TEST_NO_SYNC_WAKEUP=1"
 
+// noSpinEnv turns off the bounded spin nettrap's receivers make before
+// blocking when the kernel lacks SYNC_WAKE_UP (supervisor/spin.go).
+const noSpinEnv = "NETTRAP_TEST_RECV_SPIN_US=0"
+
 // allRunners, in the order they run: each ratio needs bare and its
 // reference measured just before. "continue" is nettrap with
 // --emulate=off (allowed calls continue in the kernel), weighed against
 // the C floor that continues; nettrap as it comes emulates, and is
 // weighed against the C floor that emulates. The -nosync runners do the
-// same without SYNC_WAKE_UP; "floor" is the Go floor sharing nettrap's
+// same without SYNC_WAKE_UP (nettrap then spins up to 50 µs before it
+// blocks, -nospin not; cfloor-emu-nosync-spin spins as long); "floor" is the Go floor sharing nettrap's
 // loop (bench/internal/floor).
 var allRunners = []runner{
 	{name: "bare"},
@@ -40,6 +45,8 @@ var allRunners = []runner{
 	{name: "nettrap", ref: "cfloor-emu", cmd: func(b *builds) []string { return []string{b.nettrap, "--"} }},
 	{name: "cfloor-emu-nosync", cfloor: true, cmd: func(b *builds) []string { return []string{b.cfloor, "-e", "-n"} }},
 	{name: "nettrap-nosync", ref: "cfloor-emu-nosync", env: []string{noSyncEnv},
+		cmd: func(b *builds) []string { return []string{b.nettrap, "--"} }},
+	{name: "nettrap-nosync-nospin", ref: "cfloor-emu-nosync", env: []string{noSyncEnv, noSpinEnv},
 		cmd: func(b *builds) []string { return []string{b.nettrap, "--"} }},
 	{name: "cfloor-emu-nosync-spin", cfloor: true, cmd: func(b *builds) []string { return []string{b.cfloor, "-e", "-n", "-s", "50"} }},
 	{name: "floor", ref: "cfloor", cmd: func(b *builds) []string { return []string{b.floor} }},

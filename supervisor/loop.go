@@ -89,6 +89,7 @@ type loop struct {
 	// loop polls before each RECV (serve).
 	blocking bool
 	recv     receivers
+	recvSpin time.Duration // how long a receiver spins before RECV (spin.go)
 	stopping atomic.Bool
 }
 

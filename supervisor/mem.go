@@ -79,7 +79,7 @@ func (m *memReader) read(addr uint64, buf []byte) error {
 	if m.vm != nil && m.vm.Load() {
 		local := []unix.Iovec{{Base: &buf[0]}}
 		local[0].SetLen(len(buf))
-		n, err := unix.ProcessVMReadv(int(m.tid), local, []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}, 0)
+		n, err := processVMReadv(int(m.tid), local, []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}})
 		switch {
 		case err == unix.EPERM || err == unix.ENOSYS:
 			m.vm.Store(false) // refused here: /proc/TID/mem from now on

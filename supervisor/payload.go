@@ -56,7 +56,7 @@ func (s *borrowed) readRemote(addr uint64, buf []byte) unix.Errno {
 	}
 	local := []unix.Iovec{{Base: &buf[0]}}
 	local[0].SetLen(len(buf))
-	n, err := unix.ProcessVMReadv(s.call.TID, local, []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}, 0)
+	n, err := processVMReadv(s.call.TID, local, []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}})
 	switch {
 	case err == unix.EPERM || err == unix.ENOSYS:
 		r := newMemReader(uint32(s.call.TID))
@@ -120,7 +120,7 @@ func (s *borrowed) payload(typ int, bufs []remoteBuf) ([]byte, unix.Errno) {
 	}
 	local = append(local, unix.Iovec{Base: &out[0]})
 	local[0].SetLen(int(total))
-	n, err := unix.ProcessVMReadv(s.call.TID, local, remote, 0)
+	n, err := processVMReadv(s.call.TID, local, remote)
 	if err == unix.EPERM || err == unix.ENOSYS {
 		return s.payloadByMem(out, remote)
 	}

@@ -99,6 +99,9 @@ func (l *loop) receiver(st *receiverState) {
 	defer runtime.UnlockOSThread()
 	var n notif
 	for {
+		if l.recvSpin > 0 {
+			l.spin(l.recvSpin)
+		}
 		err := recvNotif(l.listener, &n)
 		if l.stopping.Load() {
 			if err == nil {

@@ -186,6 +186,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	l.vmRead.Store(true)
 	l.netns = st.netns
 	l.blocking = kickable(prog)
+	l.recvSpin = recvSpin(s.SyncWakeUp)
 	if st.netns != nil {
 		// Without the thread, netlink sockets are created by the target
 		// itself (the loop lets them continue), and that is said.

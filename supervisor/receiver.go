@@ -31,8 +31,8 @@ import (
 // under the same lock before it blocks again, so no two receivers ever
 // wait in RECV at once: each would be woken by every notification (the
 // kernel wakes all waiters, one wins), a context switch per call for
-// nothing. When no call came for a whole tick the watchdog stops ticking
-// until the next call: an idle supervisor sleeps.
+// nothing. When no call came for idleTicks ticks the watchdog stops
+// ticking until the next call: an idle supervisor sleeps.
 type receivers struct {
 	armed atomic.Bool   // the watchdog ticks
 	arm   chan struct{} // wakes the disarmed watchdog
@@ -189,11 +189,19 @@ func (l *loop) watchdog() {
 	}
 }
 
+// idleTicks is how many ticks without a call the watchdog waits before it
+// stops ticking. Arming it again costs the receiver a goroutine wake-up on
+// its next call; a few dozen quiet ticks (a thousand a second, each a
+// look under a lock) spare that to a target that calls in bursts, as a
+// QUIC stack does, and an idle supervisor still sleeps soon.
+const idleTicks = 50
+
 // tick ticks while calls come; it returns false when the loop ended.
 func (l *loop) tick() bool {
 	t := time.NewTicker(handOffAfter)
 	defer t.Stop()
 	var lastHandling, lastSeq uint64
+	idle := 0
 	for {
 		select {
 		case <-t.C:
@@ -211,12 +219,16 @@ func (l *loop) tick() bool {
 			}
 			handling = 0
 		case handling == 0 && seq == lastSeq:
-			// Idle for a tick: stop ticking. A receiver that takes a
-			// call from now on arms the watchdog again (armed is cleared
-			// under the lock it takes before it does).
-			l.recv.armed.Store(false)
-			l.recv.mu.Unlock()
-			return true
+			// Idle for idleTicks ticks: stop ticking. A receiver that
+			// takes a call from now on arms the watchdog again (armed is
+			// cleared under the lock it takes before it does).
+			if idle++; idle >= idleTicks {
+				l.recv.armed.Store(false)
+				l.recv.mu.Unlock()
+				return true
+			}
+		default:
+			idle = 0
 		}
 		l.recv.mu.Unlock()
 		lastHandling, lastSeq = handling, seq

@@ -46,14 +46,22 @@ func TestWaitReturnsWithStrayDescendant(t *testing.T) {
 	if !waitFile(dir + "/ready") {
 		t.Fatal("the stray never started")
 	}
+	expectCutOff(t, ok, dir, "the stray, after the session ended")
+}
+
+// expectCutOff lets a waiting wait-connect victim in dir connect to ok,
+// and checks that the call failed with ENOSYS (no supervisor any more)
+// and reached nothing.
+func expectCutOff(t *testing.T, ok *recorder, dir, who string) {
+	t.Helper()
 	os.WriteFile(dir+"/go", nil, 0o644)
 	if !waitFile(dir + "/result") {
-		t.Fatal("the stray never reported")
+		t.Fatalf("%s: the victim never reported", who)
 	}
 	if got, _ := os.ReadFile(dir + "/result"); string(got) != "ENOSYS" {
-		t.Fatalf("stray's connect after the session ended: %q, want ENOSYS", got)
+		t.Fatalf("%s: the victim's connect said %q, want ENOSYS", who, got)
 	}
 	if c, _ := ok.counts(t, 0, 0); c != 0 {
-		t.Errorf("listener saw %d connections from the stray", c)
+		t.Errorf("%s: the listener saw %d connections", who, c)
 	}
 }

@@ -18,13 +18,8 @@ const (
 
 // makeUDPGSO sends one GSO batch per op with sendmsg, naming the peer.
 func makeUDPGSO() (op, func(), error) {
-	pfd, peer, err := udpPeer()
+	fd, peer, cleanup, err := udpPair(false)
 	if err != nil {
-		return nil, nil, err
-	}
-	fd, err := udpSender(peer, false)
-	if err != nil {
-		unix.Close(pfd)
 		return nil, nil, err
 	}
 	buf := make([]byte, gsoSize*gsoSegments)
@@ -32,7 +27,7 @@ func makeUDPGSO() (op, func(), error) {
 	return func() error {
 		_, err := unix.SendmsgN(fd, buf, oob, peer, 0)
 		return os.NewSyscallError("sendmsg", err)
-	}, func() { unix.Close(fd); unix.Close(pfd) }, nil
+	}, cleanup, nil
 }
 
 // gsoControl builds the UDP_SEGMENT and IP_TOS control messages.

@@ -1,8 +1,10 @@
 #!/bin/sh
-# Runs quic-go's integrationtests/self bare and under nettrap, alternating,
-# and reports nettrap's wall time as a ratio of bare's, and nettrap's peak
-# RSS (issue 10: goal ≤ ×1.10, < 20 MiB). quic-go sends on unconnected UDP
-# sockets, so every packet is a trapped sendmsg with GSO control messages.
+# Runs quic-go's integrationtests/self bare, under the C floor that
+# emulates (bench/internal/cfloor, when a C compiler is there) and under
+# nettrap, alternating, and reports the wall times as ratios of bare's,
+# nettrap's added time over the C floor's, and nettrap's peak RSS (issue
+# 10: goal ≤ ×1.10, < 20 MiB). quic-go sends on unconnected UDP sockets,
+# so every packet is a trapped sendmsg with GSO control messages.
 #
 #   bench/quicgo.sh [RUNS] [extra test flags...]
 #
@@ -18,6 +20,12 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/nettrap-quicgo.XXXXXX")
 trap 'chmod -R u+w "$work"; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 go build -o "$work/nettrap" ./cmd/nettrap
+cfloor=
+if cc=$(command -v cc || command -v gcc); then
+	"$cc" -O2 -o "$work/cfloor" bench/internal/cfloor/cfloor.c && cfloor="$work/cfloor"
+else
+	echo "quicgo: no C compiler: no C floor runs" >&2
+fi
 src=$(go mod download -json "github.com/quic-go/quic-go@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
 [ -n "$src" ] || { echo "quicgo: cannot download quic-go $version" >&2; exit 1; }
 cp -r "$src" "$work/quic-go"
@@ -57,6 +65,7 @@ i=1
 : >results
 while [ "$i" -le "$runs" ]; do
 	run bare ./self.test "$@" >>results
+	[ -z "$cfloor" ] || run cfloor ./cfloor -e ./self.test "$@" >>results
 	run nettrap ./nettrap -- ./self.test "$@" >>results
 	i=$((i + 1))
 done
@@ -64,11 +73,24 @@ cat results
 awk '
 	$4 != 0 { bad = bad " " $1 "(exit " $4 ")" }
 	$1 == "bare" { b[++nb] = $2 }
+	$1 == "cfloor" { c[++nc] = $2 }
 	$1 == "nettrap" { n[++nn] = $2; if ($3 > rss) rss = $3 }
+	function sort(a, m,   i, j, t) {
+		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+	}
+	function show(label, a, m) {
+		sort(a, m)
+		printf "%s: median %.2f [%.2f–%.2f] over %d rounds\n", label, a[int((m + 1) / 2)], a[1], a[m], m
+	}
 	END {
-		for (i = 1; i <= nn && i <= nb; i++) r[i] = n[i] / b[i]
 		m = nn < nb ? nn : nb
-		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
-		printf "quic-go integrationtests/self: nettrap wall × bare: median %.2f [%.2f–%.2f] over %d pairs; nettrap peak RSS %.1f MiB\n", r[int((m + 1) / 2)], r[1], r[m], m, rss / 1024
+		for (i = 1; i <= m; i++) r[i] = n[i] / b[i]
+		show("quic-go integrationtests/self, nettrap wall × bare", r, m)
+		if (nc == m) {
+			for (i = 1; i <= m; i++) { f[i] = c[i] / b[i]; a[i] = c[i] > b[i] ? (n[i] - b[i]) / (c[i] - b[i]) : 0 }
+			show("C floor (emulating) wall × bare", f, m)
+			show("nettrap added time / C floor added time", a, m)
+		}
+		printf "nettrap peak RSS %.1f MiB\n", rss / 1024
 		if (bad != "") printf "runs that failed:%s (see the outputs)\n", bad
 	}' results

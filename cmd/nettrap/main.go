@@ -70,29 +70,34 @@ func (cfg *config) options() run.Options {
 		RunID: cfg.runID, Summary: cfg.summary, Hub: cfg.hub, OuterRun: cfg.outerRun,
 		Names: cfg,
 	}
+	o.Kind, o.Package = cfg.kind()
+	return o
+}
+
+// kind chooses the kind of run: a go test, a test binary (and its
+// package) or any command; inside an outer nettrap's run when it set a
+// hub.
+func (cfg *config) kind() (run.Kind, string) {
 	goTest := !cfg.generic && gotest.TestIndex(cfg.args) > 0
 	pkg, testBin := "", false
 	if !cfg.generic && !goTest {
 		pkg, testBin = gotest.TestPackage(cfg.args)
 	}
-	o.Package = pkg
 	switch inner := cfg.hub != ""; {
 	case inner && goTest:
-		o.Kind = run.InnerGoTest
+		return run.InnerGoTest, ""
 	case inner && testBin:
-		o.Kind = run.InnerTestBinary
+		return run.InnerTestBinary, pkg
 	case inner:
-		o.Kind = run.InnerCommand
+		return run.InnerCommand, ""
 	case goTest:
-		o.Kind = run.GoTest
+		return run.GoTest, ""
 	case testBin:
-		o.Kind = run.TestBinary
+		return run.TestBinary, pkg
 	case cfg.generic:
-		o.Kind = run.Generic
-	default:
-		o.Kind = run.Command
+		return run.Generic, ""
 	}
-	return o
+	return run.Command, ""
 }
 
 func cantRun(format string, a ...any) error {

@@ -73,7 +73,7 @@ var ErrUnsupported = errors.New("seccomp user notification unavailable")
 // has set the signal is handled by the syscall package's fork path: after
 // prctl it compares getppid() with the pid of the process that forked it
 // and kills itself when they differ (the child was reparented already).
-// Only the child itself is covered: see cmd/nettrap's reaper for the
+// Only the child itself is covered: see run's reaper (package run) for the
 // rest of its tree.
 //
 // Before the child exists, Start closes the inherited network sockets it

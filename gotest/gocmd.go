@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/nettrap/nettrap/procfs"
 )
 
 // This file is what nettrap knows of the go command itself: where "test"
@@ -136,6 +138,6 @@ func RunsNothing(testArgs []string) bool {
 // ParentIsGo: this process was started by the go command (as go test
 // -exec).
 func ParentIsGo() bool {
-	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", os.Getppid()))
+	exe, err := procfs.Exe(os.Getppid())
 	return err == nil && filepath.Base(exe) == "go"
 }

@@ -204,30 +204,28 @@ func newGuard(o Options, logPath string) (g *guard.Guard, closeAudit func() erro
 		Messages:  os.Stderr,
 		RunID:     o.RunID,
 	}
-	closers := []func() error{}
+	var log *audit.Writer
 	if logPath != "" {
-		w, err := audit.Open(logPath)
-		if err != nil {
+		if log, err = audit.Open(logPath); err != nil {
 			return nil, nil, err
 		}
-		g.Audit = w
-		closers = append(closers, w.Close)
+		g.Audit = log
 	}
+	var sink *dnssink.Sink
 	if o.Emulate != supervisor.EmulateOff {
 		// Blocked lookups go to a sinkhole that names them (guard/dns.go);
 		// where it cannot listen, they fail with the errno as before.
-		if sink, err := dnssink.Listen(); err == nil {
+		if sink, err = dnssink.Listen(); err == nil {
 			g.Sink = sink
-			closers = append([]func() error{func() error { sink.Close(); return nil }}, closers...)
 		}
 	}
 	return g, func() error {
-		var err error
-		for _, c := range closers {
-			if e := c(); e != nil && err == nil {
-				err = e
-			}
+		if sink != nil {
+			sink.Close()
 		}
-		return err
+		if log != nil {
+			return log.Close()
+		}
+		return nil
 	}, nil
 }

@@ -47,7 +47,7 @@ func (g *Guard) dnsRedirect(c *supervisor.Call, att Attempt, atts []attempt) *su
 	if a.Kind != policy.Destination || a.Class != classify.DNS || !inet || a.decision.Verdict != policy.Denied {
 		return nil
 	}
-	network := c.SockType()
+	network := c.Task.SockType()
 	if network != "tcp" && network != "udp" {
 		return nil
 	}

@@ -28,11 +28,22 @@ func inet(s string) classify.Dest {
 	return classify.Dest{Family: unix.AF_INET6, Addr: ap}
 }
 
-// call builds a Call as the supervisor would, made by this process (so that
-// /proc lookups find something); its notification id is never valid.
+// callerPID is the process every test call comes from.
+const callerPID = 4242
+
+// call builds a Call as the supervisor would decode it, made by pid
+// callerPID (curl) on a socket of unknown type. No kernel, /proc or
+// descriptor is involved: the guard decides on the fields and asks the
+// fixed task.
 func call(kind bpf.Kind, dests ...classify.Dest) *supervisor.Call {
-	return &supervisor.Call{TID: os.Getpid(), Syscall: bpf.Call{Name: kind.String(), Kind: kind, ABI: "x86_64"},
-		Args: [6]uint64{^uint64(0)}, Dests: dests}
+	return &supervisor.Call{TID: callerPID, Syscall: bpf.Call{Name: kind.String(), Kind: kind, ABI: "x86_64"},
+		Dests: dests, Task: task("")}
+}
+
+// task is the fixed caller of the tests, on a socket of type sock.
+func task(sock string, missing ...string) supervisor.FixedTask {
+	return supervisor.FixedTask{Process: supervisor.Caller{PID: callerPID, TID: callerPID,
+		Exe: "/usr/bin/curl", Argv0: "curl", Argv: []string{"curl"}}, Sock: sock, Missing: missing}
 }
 
 type fixture struct {
@@ -91,7 +102,9 @@ func TestPlainAllowedClassesAreCountedNotRecorded(t *testing.T) {
 
 func TestDeniedIsRecordedAndReported(t *testing.T) {
 	f := newFixture(t, policy.Policy{})
-	a := f.g.Decide(call(bpf.Connect, inet("203.0.113.7:443")))
+	c := call(bpf.Connect, inet("203.0.113.7:443"))
+	c.Task = task("tcp")
+	a := f.g.Decide(c)
 	if a.Allow || a.Errno != unix.EPERM {
 		t.Fatalf("answer %+v, want EPERM", a)
 	}
@@ -101,11 +114,11 @@ func TestDeniedIsRecordedAndReported(t *testing.T) {
 	}
 	r := recs[0]
 	if r.Schema != audit.SchemaVersion || r.RunID != "run1" || r.Dest != "203.0.113.7:443" || r.Class != "external" ||
-		r.Decision != "denied" || r.Syscall != "connect" || r.Family != "inet" || r.PID != os.Getpid() || r.Errno != "EPERM" {
+		r.Decision != "denied" || r.Syscall != "connect" || r.Family != "inet" || r.PID != callerPID || r.Argv0 != "curl" || r.SockType != "tcp" || r.Errno != "EPERM" {
 		t.Errorf("record %+v", r)
 	}
 	want := "nettrap: Outbound network blocked: connect"
-	if !strings.Contains(f.msgs.String(), want) || !strings.Contains(f.msgs.String(), "203.0.113.7:443 (external) by pid") {
+	if !strings.Contains(f.msgs.String(), want) || !strings.Contains(f.msgs.String(), "connect tcp 203.0.113.7:443 (external) by pid 4242 curl") {
 		t.Errorf("message %q lacks %q", f.msgs, want)
 	}
 }
@@ -149,7 +162,7 @@ func TestUnreadableArgumentsKeepTheirErrno(t *testing.T) {
 func TestRawSocketAndForeignABI(t *testing.T) {
 	f := newFixture(t, policy.Policy{})
 	sock := call(bpf.Socket)
-	sock.Args = [6]uint64{unix.AF_PACKET, unix.SOCK_RAW, 0}
+	sock.Socket = supervisor.SocketArgs{Domain: unix.AF_PACKET, Type: unix.SOCK_RAW}
 	if a := f.g.Decide(sock); a.Allow {
 		t.Error("packet socket allowed")
 	}
@@ -170,15 +183,14 @@ func TestMissingResolverSocketIsNotDNS(t *testing.T) {
 	f := newFixture(t, policy.Policy{})
 	f.g.Resolvers = &classify.Resolvers{UnixSockets: []string{"/nonexistent/nscd/socket"}}
 	d := classify.Dest{Family: unix.AF_UNIX, Path: "/nonexistent/nscd/socket"}
-	if a := f.g.Decide(call(bpf.Connect, d)); !a.Allow {
+	missing := call(bpf.Connect, d)
+	missing.Task = task("unix-stream", d.Path)
+	if a := f.g.Decide(missing); !a.Allow {
 		t.Error("connect to a missing resolver socket denied")
 	}
-	real := filepath.Join(t.TempDir(), "socket")
-	if err := os.WriteFile(real, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f.g.Resolvers = &classify.Resolvers{UnixSockets: []string{real}}
-	if a := f.g.Decide(call(bpf.Connect, classify.Dest{Family: unix.AF_UNIX, Path: real})); a.Allow {
+	exists := call(bpf.Connect, d)
+	exists.Task = task("unix-stream")
+	if a := f.g.Decide(exists); a.Allow {
 		t.Error("connect to an existing resolver socket allowed")
 	}
 }

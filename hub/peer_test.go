@@ -289,8 +289,9 @@ func TestSealedInnerMarkedIsDenied(t *testing.T) {
 			g := &guard.Guard{Policy: &policy.Policy{Sealed: sealed}, Resolvers: &classify.Resolvers{},
 				Messages: newWaitBuf(), Attribution: s}
 			d := classify.Dest{Family: unix.AF_INET, Addr: netip.MustParseAddrPort("203.0.113.7:443")}
-			a := g.Decide(&supervisor.Call{TID: sleep.Process.Pid, Syscall: bpf.Call{Name: "connect", Kind: bpf.Connect, ABI: "x86_64"},
-				Args: [6]uint64{^uint64(0)}, Dests: []classify.Dest{d}})
+			pid := sleep.Process.Pid
+			a := g.Decide(&supervisor.Call{TID: pid, Syscall: bpf.Call{Name: "connect", Kind: bpf.Connect, ABI: "x86_64"},
+				Dests: []classify.Dest{d}, Task: supervisor.FixedTask{Process: supervisor.Caller{PID: pid, TID: pid, Argv0: "sleep"}}})
 			if a.Allow == sealed {
 				t.Fatalf("answer %+v under sealed=%v", a, sealed)
 			}

@@ -235,7 +235,7 @@ func (s *Server) close() error {
 // cannot be asked counts as made by no test, and its denials fail the run
 // (Lost).
 func (s *Server) Begin(c *supervisor.Call) guard.Attempt {
-	return s.begin(c.Caller().PID)
+	return s.begin(c.Task.Caller().PID)
 }
 
 // begin is Begin for a call of process pid.

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/nettrap/nettrap/bpf"
 )
 
 // Answer is a decision on one call: let it run, or fail it with Errno.
@@ -186,14 +184,7 @@ func (l *loop) receive() *notif {
 // answers. Every path ends in an answer or a vanished target: a target is
 // never left waiting.
 func (l *loop) handle(n *notif) {
-	c := &Call{
-		ID:       n.ID,
-		TID:      int(n.PID),
-		Syscall:  bpf.Lookup(n.Data.Arch, n.Data.Nr),
-		Args:     n.Data.Args,
-		listener: l.listener,
-		netns:    l.netns,
-	}
+	c := l.newCall(n)
 	if !c.Syscall.Foreign {
 		m := newMemReader(n.PID).useVM(&l.vmRead)
 		c.Dests, c.Err = readDests(m, c)
@@ -204,6 +195,7 @@ func (l *loop) handle(n *notif) {
 		return
 	}
 	defer c.release()
+	c.decode()
 	a := l.decide(c)
 	if a.Allow && a.Capless && l.capless(c) {
 		return

@@ -104,7 +104,7 @@ func testDecider(c *supervisor.Call) supervisor.Answer {
 				_, _ = stallNotice.Write([]byte{1})
 			}
 			deadline := time.Now().Add(20 * time.Second)
-			for c.Valid() && time.Now().Before(deadline) {
+			for c.Task.Pending() && time.Now().Before(deadline) {
 				time.Sleep(5 * time.Millisecond)
 			}
 			return supervisor.Answer{Errno: unix.EPERM}
@@ -122,12 +122,12 @@ func testDecider(c *supervisor.Call) supervisor.Answer {
 			return supervisor.Answer{Errno: unix.EPERM}
 		}
 	}
-	if c.Syscall.Kind == bpf.Socket && !c.Syscall.Foreign && int32(c.Args[0]) == unix.AF_NETLINK {
-		return supervisor.Answer{Allow: true, Capless: c.InStartingNetns()}
+	if c.Syscall.Kind == bpf.Socket && !c.Syscall.Foreign && c.Socket.Domain == unix.AF_NETLINK {
+		return supervisor.Answer{Allow: true, Capless: !c.OtherNetns}
 	}
 	// Netlink sends to the kernel are all made without capabilities,
 	// changes included: the kernel must refuse those itself.
-	if ours, _ := c.NetlinkSend(); ours {
+	if c.NetlinkOurs {
 		return supervisor.Answer{Allow: true, Capless: true}
 	}
 	if c.Syscall.Foreign || c.Syscall.Kind == bpf.Socket || c.Syscall.Kind == bpf.IOUringSetup {

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/procfs"
 )
 
 // Options configure a confined run.
@@ -219,7 +220,7 @@ func startingNetnsOfThread() (*startingNetns, int) {
 	if err != nil {
 		return nil, -1
 	}
-	fd, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(procfs.ThreadSelfPath("ns/net"), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		fd = -1
 	}

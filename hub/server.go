@@ -93,7 +93,7 @@ func listen(configure func(*Server)) (*Server, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("hub socket: %w", err)
 	}
-	s := &Server{Path: path, dir: dir, ln: ln, parent: procfs.ParentPID, exe: "/proc/self/exe",
+	s := &Server{Path: path, dir: dir, ln: ln, parent: procfs.ParentPID, exe: procfs.SelfPath("exe"),
 		inners: map[int]*inner{}}
 	if configure != nil {
 		configure(s)

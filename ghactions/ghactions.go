@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/report"
 )
 
@@ -46,9 +47,9 @@ func Annotate(w io.Writer, s *report.Summary) error {
 // message is the annotation's text for a row.
 func message(r report.Row) string {
 	switch r.Decision {
-	case report.Error:
+	case audit.NettrapError:
 		return "nettrap could not supervise " + r.Package + ": " + r.Reason
-	case report.BadMarker:
+	case audit.BadMarker:
 		return fmt.Sprintf("%s of package %s fails: %s", r.Test, r.Package, r.Reason)
 	}
 	var b strings.Builder
@@ -64,7 +65,7 @@ func message(r report.Row) string {
 		}
 	}
 	switch {
-	case r.Test == report.Collection:
+	case r.Test == audit.Collection:
 		b.WriteString(" at collection time (package init, TestMain, or between tests)")
 	case r.Test == "" && r.Process != "":
 		b.WriteString(" by " + r.Who())

@@ -80,7 +80,7 @@ func (g *Guard) Decide(c *supervisor.Call) supervisor.Answer {
 		a := &atts[i]
 		a.Context = who.Context
 		a.decision = g.Policy.Decide(a.Attempt)
-		if a.decision.Verdict == policy.Denied && answer.Allow {
+		if a.decision.Verdict == audit.Denied && answer.Allow {
 			answer = supervisor.Answer{Errno: a.decision.Errno}
 		}
 	}
@@ -99,7 +99,7 @@ func (g *Guard) Decide(c *supervisor.Call) supervisor.Answer {
 // recorded (a bad pointer in a network call is worth a look).
 func (g *Guard) unreadable(c *supervisor.Call) supervisor.Answer {
 	rec := g.newRecord(c, Who{}, c.Task.Caller(), "", attempt{decision: policy.Decision{
-		Verdict: policy.Denied, Errno: c.Err,
+		Verdict: audit.Denied, Errno: c.Err,
 		Reason: "arguments unreadable or malformed (" + unix.ErrnoName(c.Err) + "): the kernel would fail the call too",
 	}}, time.Now().UTC())
 	if g.Audit != nil {
@@ -287,11 +287,11 @@ func (g *Guard) record(c *supervisor.Call, att Attempt, atts []attempt) {
 		rec := g.newRecord(c, who, caller, sock, a, now)
 		g.count(d)
 		line := ""
-		if d.Verdict != policy.Allowed {
+		if d.Verdict != audit.Allowed {
 			line = "nettrap: " + Line(rec, who.Test == "")
 		}
 		att.Report(rec, line)
-		if line != "" && d.Verdict != policy.Denied {
+		if line != "" && d.Verdict != audit.Denied {
 			// The attribution shows denials; a would-be denial
 			// (--mode=audit) is a message of the run.
 			fmt.Fprintln(g.Messages, line)
@@ -311,7 +311,7 @@ func (g *Guard) newRecord(c *supervisor.Call, who Who, caller supervisor.Caller,
 		AfterTest: who.AfterTest, AfterMS: gapMS(who),
 		PID: caller.PID, TID: c.TID, Exe: caller.Exe, Argv0: filepath.Base(caller.Argv0),
 		Syscall: c.Syscall.Name, ABI: c.Syscall.ABI, SockType: sock,
-		Decision: string(a.decision.Verdict), Reason: a.decision.Reason,
+		Decision: a.decision.Verdict, Reason: a.decision.Reason,
 	}
 	if c.Syscall.Kind == bpf.Socket && !c.Syscall.Foreign {
 		rec.Family = classify.FamilyName(uint16(c.Socket.Domain))
@@ -328,18 +328,18 @@ func (g *Guard) newRecord(c *supervisor.Call, who Who, caller supervisor.Caller,
 	case policy.FamilySocket:
 		rec.Class = a.Class.String()
 	case policy.InterfacePin:
-		rec.Class = "interface-pin"
+		rec.Class = audit.ClassInterfacePin
 	case policy.NetnsChange:
-		rec.Class = "netns-change"
+		rec.Class = audit.ClassNetnsChange
 	case policy.BPFAttach:
-		rec.Class = "bpf-attach"
+		rec.Class = audit.ClassBPFAttach
 	}
 	if a.decision.Errno != 0 && !a.redirected {
 		rec.Errno = unix.ErrnoName(a.decision.Errno)
 	}
 	if a.lookup != "" {
 		rec.Lookup = a.lookup
-		rec.Reason = "DNS query to a nameserver, answered REFUSED by nettrap: tests must not resolve names over the network (localhost comes from /etc/hosts)"
+		rec.Reason = audit.ReasonDNSRefused
 	}
 	return rec
 }
@@ -357,11 +357,11 @@ func (g *Guard) count(d policy.Decision) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch d.Verdict {
-	case policy.Allowed:
+	case audit.Allowed:
 		g.counts.Audited++
-	case policy.Denied:
+	case audit.Denied:
 		g.counts.Denied++
-	case policy.WouldDeny:
+	case audit.WouldDeny:
 		g.counts.WouldDeny++
 	}
 }

@@ -220,7 +220,7 @@ func (a *fakeAttempt) Who() Who { return a.who }
 func (a *fakeAttempt) Report(rec audit.Record, line string) {
 	a.f.mu.Lock()
 	defer a.f.mu.Unlock()
-	a.f.reports = append(a.f.reports, rec.Decision+"|"+rec.Test+"|"+line)
+	a.f.reports = append(a.f.reports, string(rec.Decision)+"|"+rec.Test+"|"+line)
 }
 
 func (a *fakeAttempt) End() {
@@ -299,9 +299,9 @@ func TestLine(t *testing.T) {
 		{func(r *audit.Record) { r.ABI = "i386"; r.Dest = ""; r.SockType = ""; r.Reason = "not decoded" }, "Outbound network blocked: connect (i386 ABI) by pid 42 curl: not decoded"},
 		// --sealed: a marked test's denial says the marker was ignored.
 		{func(r *audit.Record) {
-			r.Test, r.Marked, r.Reason = "TestLive", true, policy.MarkerIgnored+"; external destination"
+			r.Test, r.Marked, r.Reason = "TestLive", true, audit.ReasonMarkerIgnored+"; external destination"
 		},
-			"Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestLive: " + policy.MarkerIgnored + "; external destination"},
+			"Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestLive: " + audit.ReasonMarkerIgnored + "; external destination"},
 		// The reason is left out only when it repeats the class.
 		{func(r *audit.Record) { r.Reason = "external destination" },
 			"Outbound network blocked: connect tcp 203.0.113.7:443 (external) by pid 42 curl"},

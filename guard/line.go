@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/nettrap/nettrap/audit"
-	"github.com/nettrap/nettrap/policy"
 )
 
 // Line is the one-line message for a denied (or would-be denied) attempt:
@@ -27,7 +26,7 @@ func Line(r audit.Record, byProcess bool) string {
 		b.WriteString(whoPart(r, byProcess))
 		return b.String()
 	}
-	if r.Decision == "would-deny" {
+	if r.Decision == audit.WouldDeny {
 		b.WriteString("audit: would block: ")
 	} else {
 		b.WriteString("Outbound network blocked: ")
@@ -46,7 +45,7 @@ func Line(r audit.Record, byProcess bool) string {
 	// The reason is shown unless it only repeats the class: an attempt
 	// with no destination, advice (unspecified, dns), a join, a marker
 	// ignored under --sealed all say more than the class.
-	if r.Reason != "" && r.Reason != policy.ClassOnly(r.Class) {
+	if r.Reason != "" && r.Reason != audit.ClassReason(r.Class) {
 		b.WriteString(": " + r.Reason)
 	}
 	return b.String()
@@ -57,7 +56,7 @@ func whoPart(r audit.Record, byProcess bool) string {
 	switch {
 	case len(r.Candidates) > 1:
 		return fmt.Sprintf(" during one of %s (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)", candidateList(r.Candidates))
-	case r.Test == "collection":
+	case r.Test == audit.Collection:
 		return " at collection time (package init, TestMain, or between tests)"
 	case byProcess || r.Test == "":
 		return fmt.Sprintf(" by pid %d %s", r.PID, r.Argv0)

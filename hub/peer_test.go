@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/classify"
 	"github.com/nettrap/nettrap/guard"
@@ -301,10 +302,10 @@ func TestSealedInnerMarkedIsDenied(t *testing.T) {
 			if a.Errno != unix.EPERM {
 				t.Errorf("errno %v, want EPERM", a.Errno)
 			}
-			if len(fa.recs) != 1 || fa.recs[0].Decision != string(policy.Denied) || fa.recs[0].Test != "TestLive" {
+			if len(fa.recs) != 1 || fa.recs[0].Decision != audit.Denied || fa.recs[0].Test != "TestLive" {
 				t.Fatalf("the inner got %+v, want one denial under TestLive", fa.recs)
 			}
-			if ev := fa.events(); !strings.Contains(ev, "during TestLive: "+policy.MarkerIgnored) {
+			if ev := fa.events(); !strings.Contains(ev, "during TestLive: "+audit.ReasonMarkerIgnored) {
 				t.Errorf("the inner's report %q does not say the marker was ignored", ev)
 			}
 		})

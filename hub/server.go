@@ -12,7 +12,6 @@ import (
 
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/guard"
-	"github.com/nettrap/nettrap/policy"
 	"github.com/nettrap/nettrap/procfs"
 	"github.com/nettrap/nettrap/supervisor"
 )
@@ -310,7 +309,7 @@ func (t *remote) End() {
 // lostReport shows a denial no inner could put under its test, and counts
 // it: no test failed for it, so the run must fail instead.
 func (s *Server) lostReport(rep Report) {
-	if policy.Verdict(rep.Record.Decision) != policy.Denied {
+	if rep.Record.Decision != audit.Denied {
 		return
 	}
 	if rep.Line != "" {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/gotest"
-	"github.com/nettrap/nettrap/report"
 )
 
 // noteFailure: a nettrap started by `nettrap -- go test` (through -exec)
@@ -32,7 +31,7 @@ func noteFailure(args []string) {
 	}
 	defer w.Close()
 	w.Write(audit.Record{Time: time.Now().UTC(), RunID: runID, Package: pkg,
-		Decision: report.Error, Reason: failure})
+		Decision: audit.NettrapError, Reason: failure})
 }
 
 // testArgv is args without nettrap's own flags in front.

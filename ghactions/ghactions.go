@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/guard"
 	"github.com/nettrap/nettrap/report"
 )
 
@@ -53,20 +54,18 @@ func message(r report.Row) string {
 		return fmt.Sprintf("%s of package %s fails: %s", r.Test, r.Package, r.Reason)
 	}
 	var b strings.Builder
-	if lookup, ok := strings.CutPrefix(r.Operation, report.DNSLookup); ok {
-		// A query nettrap's sinkhole read (report.rowOf).
-		b.WriteString("DNS lookup blocked: " + lookup + " via " + r.Dest)
-	} else {
-		b.WriteString("Outbound network blocked: " + r.Operation)
-		if r.Dest != "" {
-			fmt.Fprintf(&b, " %s (%s)", r.Dest, r.Class)
-		} else if r.Reason != "" {
-			b.WriteString(" (" + r.Reason + ")")
-		}
+	// A query nettrap's sinkhole read (report.rowOf) names the lookup.
+	lookup, ok := strings.CutPrefix(r.Operation, report.DNSLookup)
+	if !ok {
+		lookup = ""
+	}
+	b.WriteString(guard.Blocked(r.Decision, lookup, r.Operation, r.Dest, r.Class))
+	if lookup == "" && r.Dest == "" && r.Reason != "" {
+		b.WriteString(" (" + r.Reason + ")")
 	}
 	switch {
 	case r.Test == audit.Collection:
-		b.WriteString(" at collection time (package init, TestMain, or between tests)")
+		b.WriteString(guard.AtCollection)
 	case r.Test == "" && r.Process != "":
 		b.WriteString(" by " + r.Who())
 	default:

@@ -110,31 +110,3 @@ func StartTime(p int) (uint64, error) {
 	}
 	return strconv.ParseUint(f[22-3], 10, 64)
 }
-
-// Descendants lists the processes below pid, nearest first: a walk of
-// every process's parent, so a process that forks during the walk may be
-// missed.
-func Descendants(pid int) []int {
-	ents, err := os.ReadDir(Root)
-	if err != nil {
-		return nil
-	}
-	children := map[int][]int{}
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if pp := ParentPID(p); pp > 0 {
-			children[pp] = append(children[pp], p)
-		}
-	}
-	var out []int
-	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
-		for _, c := range children[queue[0]] {
-			out = append(out, c)
-			queue = append(queue, c)
-		}
-	}
-	return out
-}

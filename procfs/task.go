@@ -44,7 +44,7 @@ func ProcessOf(tid int) (Process, error) {
 		return p, err
 	}
 	p.PID = tgid
-	p.Exe, _ = Exe(tid)
+	p.Exe, _ = os.Readlink(TaskPath(tid, "exe"))
 	if cmdline, err := os.ReadFile(TaskPath(tid, "cmdline")); err == nil && len(cmdline) > 0 {
 		for _, a := range bytes.Split(bytes.TrimRight(cmdline, "\x00"), []byte{0}) {
 			p.Argv = append(p.Argv, string(a))
@@ -112,6 +112,3 @@ func OpenFDs() ([]int, error) {
 	slices.Sort(fds) // ReadDir sorts by name: "10" before "3"
 	return fds, nil
 }
-
-// Exe reads the executable process pid runs.
-func Exe(pid int) (string, error) { return os.Readlink(TaskPath(pid, "exe")) }

@@ -94,6 +94,7 @@ func testDecider(c *supervisor.Call) supervisor.Answer {
 	for _, d := range c.Dests {
 		switch {
 		case deniedNet.Contains(d.Addr.Addr().Unmap()):
+			noteCaller(c)
 			return supervisor.Answer{Errno: unix.EPERM}
 		case redirectedNet.Contains(d.Addr.Addr().Unmap()):
 			return supervisor.Answer{Errno: unix.EPERM, Redirect: redirectTo(os.Getenv(standInEnv))}
@@ -146,6 +147,26 @@ type roleReport struct {
 	Redirects     []string
 	Capless       uint64
 	Errors        []string
+	Callers       []string
+}
+
+// callers are what Task told of each denied call, for the report:
+// "SOCKTYPE EXE ARGV0", and "pid" when the pid is that of the thread's
+// process.
+var (
+	callersMu sync.Mutex
+	callers   []string
+)
+
+func noteCaller(c *supervisor.Call) {
+	who := c.Task.Caller()
+	note := fmt.Sprintf("%s %s %s", c.Task.SockType(), who.Exe, who.Argv0)
+	if who.PID > 0 && who.TID == c.TID && !who.Gone {
+		note += " pid"
+	}
+	callersMu.Lock()
+	defer callersMu.Unlock()
+	callers = append(callers, note)
 }
 
 // supervisorRole confines the victim and writes a report to reportPath.
@@ -193,6 +214,7 @@ func supervisorRole(reportPath string, keep bool) int {
 		Vanished:      s.Stats.Vanished.Load(),
 		Emulated:      s.Stats.Emulated.Load(),
 		Redirects:     redirects,
+		Callers:       callers,
 		Capless:       s.Stats.CaplessNetlink.Load(),
 	}
 	for _, e := range s.Errors() {

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"os"
 
-	"github.com/nettrap/nettrap/procfs"
-
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/procfs"
 )
 
 // startingNetns is the network namespace the command started in: the one

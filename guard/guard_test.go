@@ -85,18 +85,47 @@ func (f *fixture) records(t *testing.T) []audit.Record {
 	return recs
 }
 
+// askedTask counts what a decider asks of the task: every question costs
+// the supervisor /proc reads or a borrowed descriptor.
+type askedTask struct {
+	supervisor.FixedTask
+	asked int
+}
+
+func (t *askedTask) Caller() supervisor.Caller { t.asked++; return t.FixedTask.Caller() }
+func (t *askedTask) SockType() string          { t.asked++; return t.FixedTask.SockType() }
+func (t *askedTask) PathExists(p string) bool  { t.asked++; return t.FixedTask.PathExists(p) }
+
 func TestPlainAllowedClassesAreCountedNotRecorded(t *testing.T) {
 	f := newFixture(t, policy.Policy{})
 	for _, d := range []classify.Dest{inet("127.0.0.1:80"), inet("[::1]:80"), {Family: unix.AF_UNIX, Path: "/tmp/x.sock"}} {
-		if a := f.g.Decide(call(bpf.Connect, d)); !a.Allow {
+		c := call(bpf.Connect, d)
+		task := &askedTask{FixedTask: task("tcp")}
+		c.Task = task
+		if a := f.g.Decide(c); !a.Allow {
 			t.Errorf("%v denied", d)
 		}
+		if task.asked != 0 {
+			t.Errorf("%v: the task was asked %d questions on the fast path", d, task.asked)
+		}
 	}
+
 	if recs := f.records(t); len(recs) != 0 || f.msgs.Len() != 0 {
 		t.Errorf("plain allowed calls left records %v and messages %q", recs, f.msgs)
 	}
 	if c := f.g.Counts(); c.AllowedByClass["loopback"] != 2 || c.AllowedByClass["unix"] != 1 {
 		t.Errorf("counts %+v", c)
+	}
+}
+
+// A denial asks the task who called: the record and the line name it.
+func TestDenialAsksTheTask(t *testing.T) {
+	f := newFixture(t, policy.Policy{})
+	denied := call(bpf.Connect, inet("203.0.113.7:443"))
+	asked := &askedTask{FixedTask: task("tcp")}
+	denied.Task = asked
+	if a := f.g.Decide(denied); a.Allow || asked.asked == 0 {
+		t.Errorf("denied connect: %+v, task asked %d times; want a denial that names its caller", a, asked.asked)
 	}
 }
 

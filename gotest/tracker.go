@@ -215,7 +215,7 @@ func (t *Tracker) drain() error {
 func (t *Tracker) Begin(*supervisor.Call) guard.Attempt {
 	release := t.renderer.Hold()
 	if err := t.drain(); err != nil {
-		return &attempt{t: t, who: guard.Who{Package: t.Package, Test: "collection",
+		return &attempt{t: t, who: guard.Who{Package: t.Package, Test: audit.Collection,
 			Context: policy.Context{Collection: true}}, release: release}
 	}
 	return &attempt{t: t, who: t.who(), release: release}
@@ -238,7 +238,7 @@ func (t *Tracker) who() guard.Who {
 	w := guard.Who{Package: t.Package}
 	switch {
 	case snap.Collection || len(snap.Running) == 0:
-		w.Test, w.Collection = "collection", true
+		w.Test, w.Collection = audit.Collection, true
 	case len(snap.Running) == 1:
 		w.Test = snap.Running[0]
 		w.Marked = t.marked(w.Test)
@@ -290,13 +290,13 @@ func (t *Tracker) marked(test string) bool {
 // report is an attempt's Report: a denial fails the test that made it
 // (every candidate when ambiguous) or, at collection time, the package.
 func (t *Tracker) report(w guard.Who, rec audit.Record, line string) {
-	switch policy.Verdict(rec.Decision) {
-	case policy.Allowed:
+	switch rec.Decision {
+	case audit.Allowed:
 		if w.Marked {
 			t.markUsed(w)
 		}
 		return
-	case policy.Denied:
+	case audit.Denied:
 	default:
 		return
 	}
@@ -352,7 +352,7 @@ func (t *Tracker) Finish() ([]audit.Record, error) {
 	for _, name := range t.stale() {
 		t.renderer.Note(fmt.Sprintf("nettrap: stale marker: %s may use the network but made no network attempt; remove the marker if the test is mocked", name))
 		recs = append(recs, audit.Record{Package: t.Package, Test: name, Marked: true,
-			Decision: audit.StaleMarker, Reason: "marked test made no network attempt"})
+			Decision: audit.StaleMarker, Reason: audit.ReasonStaleMarker})
 	}
 	return recs, errors.Join(err, t.renderer.Close())
 }

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/classify"
 	"github.com/nettrap/nettrap/dnssink"
 	"github.com/nettrap/nettrap/policy"
@@ -44,10 +45,10 @@ func (g *Guard) dnsRedirect(c *supervisor.Call, att Attempt, atts []attempt) *su
 	}
 	a := atts[0]
 	inet := a.Dest.Family == unix.AF_INET || a.Dest.Family == unix.AF_INET6
-	if a.Kind != policy.Destination || a.Class != classify.DNS || !inet || a.decision.Verdict != policy.Denied {
+	if a.Kind != policy.Destination || a.Class != classify.DNS || !inet || a.decision.Verdict != audit.Denied {
 		return nil
 	}
-	network := c.SockType()
+	network := c.Task.SockType()
 	if network != "tcp" && network != "udp" {
 		return nil
 	}

@@ -46,17 +46,11 @@ func (s *fakeSink) handler(from netip.AddrPort) func(dnssink.Query) {
 	return s.expects[from]
 }
 
-// dnsCall is a connect of a real UDP socket of this process to the
-// nameserver, so that the guard can tell its type.
+// dnsCall is a connect of a UDP socket to the nameserver.
 func dnsCall(t *testing.T) *supervisor.Call {
 	t.Helper()
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { unix.Close(fd) })
 	c := call(bpf.Connect, inet("192.0.2.53:53"))
-	c.Args[0] = uint64(fd)
+	c.Task = task("udp")
 	return c
 }
 

@@ -6,7 +6,6 @@ import (
 
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/gotest"
-	"github.com/nettrap/nettrap/report"
 )
 
 // NoteFailure: a nettrap started by `nettrap -- go test` (through -exec)
@@ -31,5 +30,5 @@ func NoteFailure(logPath, runID string, argv []string, reason string) {
 	}
 	defer w.Close()
 	w.Write(audit.Record{Time: time.Now().UTC(), RunID: runID, Package: pkg,
-		Decision: report.Error, Reason: reason})
+		Decision: audit.NettrapError, Reason: reason})
 }

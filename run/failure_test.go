@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/report"
 )
 
@@ -36,7 +37,7 @@ func TestNoteFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 1 || recs[0].Decision != report.Error || recs[0].RunID != "r1" ||
+	if len(recs) != 1 || recs[0].Decision != audit.NettrapError || recs[0].RunID != "r1" ||
 		recs[0].Package != "github.com/nettrap/nettrap/run" || recs[0].Reason != "cannot confine" {
 		t.Errorf("records %+v, want one error of package run", recs)
 	}

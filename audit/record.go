@@ -17,7 +17,7 @@ type Record struct {
 	Time       time.Time `json:"time"`
 	RunID      string    `json:"run_id,omitempty"`
 	Package    string    `json:"package,omitempty"`
-	Test       string    `json:"test,omitempty"` // a test name, or "collection"
+	Test       string    `json:"test,omitempty"` // a test name, or Collection
 	Candidates []string  `json:"candidates,omitempty"`
 	Marked     bool      `json:"marked,omitempty"`
 	// AfterTest is the test of the same binary that ended last before a
@@ -25,34 +25,24 @@ type Record struct {
 	// (gotest.LeftoverWindow) before it; AfterMS is how long before, in
 	// milliseconds (at least 0.001). A goroutine that test left running
 	// may have made the attempt.
-	AfterTest string  `json:"after_test,omitempty"`
-	AfterMS   float64 `json:"after_ms,omitempty"`
-	PID       int     `json:"pid,omitempty"`
-	TID       int     `json:"tid,omitempty"`
-	Exe       string  `json:"exe,omitempty"`
-	Argv0     string  `json:"argv0,omitempty"`
-	Syscall   string  `json:"syscall,omitempty"`
-	ABI       string  `json:"abi,omitempty"`
-	Family    string  `json:"family,omitempty"`
-	SockType  string  `json:"sock_type,omitempty"`
-	Dest      string  `json:"dest,omitempty"`
-	Class     string  `json:"class,omitempty"`
-	Decision  string  `json:"decision"`
-	Reason    string  `json:"reason,omitempty"`
-	Errno     string  `json:"errno,omitempty"`
+	AfterTest string   `json:"after_test,omitempty"`
+	AfterMS   float64  `json:"after_ms,omitempty"`
+	PID       int      `json:"pid,omitempty"`
+	TID       int      `json:"tid,omitempty"`
+	Exe       string   `json:"exe,omitempty"`
+	Argv0     string   `json:"argv0,omitempty"`
+	Syscall   string   `json:"syscall,omitempty"`
+	ABI       string   `json:"abi,omitempty"`
+	Family    string   `json:"family,omitempty"`
+	SockType  string   `json:"sock_type,omitempty"`
+	Dest      string   `json:"dest,omitempty"`
+	Class     string   `json:"class,omitempty"`
+	Decision  Decision `json:"decision"`
+	Reason    string   `json:"reason,omitempty"`
+	Errno     string   `json:"errno,omitempty"`
 	// Lookup is what a blocked DNS query asked, "TYPE name" (TXT
 	// _grpc_config.localhost), when nettrap's sinkhole read it; "" else.
 	Lookup string `json:"lookup,omitempty"`
-	// MarkerValue is the value of a bad marker (decision "bad-marker").
+	// MarkerValue is the value of a bad marker (decision BadMarker).
 	MarkerValue string `json:"marker_value,omitempty"`
 }
-
-// Decisions of the records that are findings about a test rather than
-// attempts (no pid, tid or syscall).
-const (
-	// StaleMarker: a marked test made no network attempt.
-	StaleMarker = "stale-marker"
-	// BadMarker: a test set the nettrap attribute to an unknown value
-	// (MarkerValue); the test fails.
-	BadMarker = "bad-marker"
-)

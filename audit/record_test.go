@@ -41,3 +41,22 @@ func TestRecordJSON(t *testing.T) {
 		t.Errorf("old form %+v, new form %+v", old, cur)
 	}
 }
+
+// The vocabulary is the audit log's schema: its spelling never changes
+// (SchemaVersion would).
+func TestVocabularySpelling(t *testing.T) {
+	for got, want := range map[string]string{
+		string(Allowed): "allowed", string(Denied): "denied", string(WouldDeny): "would-deny",
+		string(StaleMarker): "stale-marker", string(BadMarker): "bad-marker", string(NettrapError): "nettrap-error",
+		Collection: "collection", ClassInterfacePin: "interface-pin", ClassNetnsChange: "netns-change",
+		ClassBPFAttach: "bpf-attach", ClassReason("external"): "external destination",
+	} {
+		if got != want {
+			t.Errorf("%q, want %q", got, want)
+		}
+	}
+	var r Record
+	if err := json.Unmarshal([]byte(`{"schema":1,"decision":"would-deny"}`), &r); err != nil || r.Decision != WouldDeny {
+		t.Errorf("decision read back as %q, %v", r.Decision, err)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/guard"
 	"github.com/nettrap/nettrap/report"
 )
 
@@ -46,26 +48,24 @@ func Annotate(w io.Writer, s *report.Summary) error {
 // message is the annotation's text for a row.
 func message(r report.Row) string {
 	switch r.Decision {
-	case report.Error:
+	case audit.NettrapError:
 		return "nettrap could not supervise " + r.Package + ": " + r.Reason
-	case report.BadMarker:
+	case audit.BadMarker:
 		return fmt.Sprintf("%s of package %s fails: %s", r.Test, r.Package, r.Reason)
 	}
 	var b strings.Builder
-	if lookup, ok := strings.CutPrefix(r.Operation, report.DNSLookup); ok {
-		// A query nettrap's sinkhole read (report.rowOf).
-		b.WriteString("DNS lookup blocked: " + lookup + " via " + r.Dest)
-	} else {
-		b.WriteString("Outbound network blocked: " + r.Operation)
-		if r.Dest != "" {
-			fmt.Fprintf(&b, " %s (%s)", r.Dest, r.Class)
-		} else if r.Reason != "" {
-			b.WriteString(" (" + r.Reason + ")")
-		}
+	// A query nettrap's sinkhole read (report.rowOf) names the lookup.
+	lookup, ok := strings.CutPrefix(r.Operation, report.DNSLookup)
+	if !ok {
+		lookup = ""
+	}
+	b.WriteString(guard.Blocked(r.Decision, lookup, r.Operation, r.Dest, r.Class))
+	if lookup == "" && r.Dest == "" && r.Reason != "" {
+		b.WriteString(" (" + r.Reason + ")")
 	}
 	switch {
-	case r.Test == report.Collection:
-		b.WriteString(" at collection time (package init, TestMain, or between tests)")
+	case r.Test == audit.Collection:
+		b.WriteString(guard.AtCollection)
 	case r.Test == "" && r.Process != "":
 		b.WriteString(" by " + r.Who())
 	default:

@@ -16,7 +16,7 @@ func denials(n int) []audit.Record {
 	var recs []audit.Record
 	for i := range n {
 		recs = append(recs, audit.Record{Schema: 1, RunID: "r", Package: "example.com/m/leaky", Test: fmt.Sprintf("TestLeak%03d", i),
-			Syscall: "connect", SockType: "tcp", Dest: "203.0.113.7:443", Class: "external", Decision: report.Denied})
+			Syscall: "connect", SockType: "tcp", Dest: "203.0.113.7:443", Class: "external", Decision: audit.Denied})
 	}
 	return recs
 }
@@ -43,8 +43,8 @@ func TestAnnotateAtMostTen(t *testing.T) {
 
 func TestAnnotateFewAndCollection(t *testing.T) {
 	recs := denials(1)
-	recs = append(recs, audit.Record{Schema: 1, Package: "example.com/m/mainleak", Test: report.Collection,
-		Syscall: "connect", SockType: "tcp", Dest: "192.0.2.1:80", Class: "external", Decision: report.Denied})
+	recs = append(recs, audit.Record{Schema: 1, Package: "example.com/m/mainleak", Test: audit.Collection,
+		Syscall: "connect", SockType: "tcp", Dest: "192.0.2.1:80", Class: "external", Decision: audit.Denied})
 	recs = append(recs, recs[0]) // a second attempt of the same test: one row, counted
 	var b bytes.Buffer
 	if err := Annotate(&b, report.Build(recs, "")); err != nil {
@@ -62,7 +62,7 @@ func TestAnnotateFewAndCollection(t *testing.T) {
 // A lookup the sinkhole read is annotated with the name, like the line.
 func TestAnnotateLookup(t *testing.T) {
 	recs := []audit.Record{{Schema: 1, Package: "example.com/m/dial", Test: "TestDial", Syscall: "connect", SockType: "udp",
-		Dest: "192.0.2.53:53", Class: "dns", Lookup: "TXT _grpc_config.localhost", Decision: report.Denied}}
+		Dest: "192.0.2.53:53", Class: "dns", Lookup: "TXT _grpc_config.localhost", Decision: audit.Denied}}
 	var b bytes.Buffer
 	if err := Annotate(&b, report.Build(recs, "")); err != nil {
 		t.Fatal(err)
@@ -150,10 +150,10 @@ func TestEnabled(t *testing.T) {
 
 func TestAnnotateBadMarkerAndHint(t *testing.T) {
 	recs := []audit.Record{
-		{Schema: 1, Package: "example.com/m/p", Test: "TestOdd", Decision: report.BadMarker, MarkerValue: "yes",
+		{Schema: 1, Package: "example.com/m/p", Test: "TestOdd", Decision: audit.BadMarker, MarkerValue: "yes",
 			Reason: `unknown value "yes" of the "nettrap" attribute; the marker is t.Attr("nettrap", "network")`},
 		{Schema: 1, Package: "example.com/m/p", Test: "TestB", AfterTest: "TestA", AfterMS: 1.5,
-			Syscall: "connect", SockType: "tcp", Dest: "203.0.113.7:443", Class: "external", Decision: report.Denied},
+			Syscall: "connect", SockType: "tcp", Dest: "203.0.113.7:443", Class: "external", Decision: audit.Denied},
 	}
 	var b bytes.Buffer
 	if err := Annotate(&b, report.Build(recs, "")); err != nil {

@@ -1,4 +1,12 @@
-// Package gotest knows Go test binaries: it recognizes them and names
+// Package gotest knows Go test binaries and the go command.
+//
+// The go command (gocmd.go): where "test" is in `go [-C dir] test …`, the
+// -exec flag nettrap adds (on the command line, or through GOFLAGS in a
+// tree that runs go test itself) and the user's own -exec, which would
+// silently replace it, and the flags (-c, -n) that make go test run no
+// test binary.
+//
+// Test binaries: gotest recognizes them and names
 // their package from their build info, runs them with -test.v=test2json
 // in front of the user's arguments and in place of the user's own -test.v
 // when that is certainly the one in effect (see Rewrite), reads their stream to
@@ -35,5 +43,7 @@
 // stops the binary (its caller kills it) when a test starts after a test
 // nettrap failed has ended, renders the rest as the binary would have
 // ended (parents of the failed test fail, final FAIL), and says so in a
-// note. TestMain's code after m.Run does not run then.
+// note. TestMain's code after m.Run does not run then. Binary carries
+// the stop to the process its caller started (Binary.Started), through
+// os.Process, which signals by pidfd.
 package gotest

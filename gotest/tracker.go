@@ -49,6 +49,7 @@ type Tracker struct {
 	pipe   *os.File // kept so that its finalizer does not close fd
 	fd     int      // the pipe's descriptor, non-blocking
 	eof    bool     // EOF seen, or Finish called: no more reads
+	wake   int      // Run's eventfd, which Finish writes to end its poll; -1 when Run is not polling
 
 	mu      sync.Mutex
 	tests   []string        // every test seen, in order of start
@@ -80,7 +81,7 @@ func NewTracker(pipe *os.File, w io.Writer, plan Plan, pkg string, allow []*rege
 	if err := unix.SetNonblock(fd, true); err != nil {
 		return nil, os.NewSyscallError("fcntl(O_NONBLOCK)", err)
 	}
-	t := &Tracker{Package: pkg, AllowTests: allow, pipe: pipe, fd: fd, used: map[string]bool{}, now: time.Now}
+	t := &Tracker{Package: pkg, AllowTests: allow, pipe: pipe, fd: fd, wake: -1, used: map[string]bool{}, now: time.Now}
 	t.renderer = teststream.NewRenderer(w, plan.Mode)
 	t.parser = teststream.NewParserFraming(t.handle, plan.Framing)
 	return t, nil
@@ -124,10 +125,20 @@ func (t *Tracker) handle(e *teststream.Event) {
 	}
 }
 
-// Run copies the pipe into the parser until EOF. Reads are non-blocking
-// and wait in poll, so that drain can take its turn at any moment.
+// Run copies the pipe into the parser until EOF, or until Finish. Reads
+// are non-blocking and wait in poll, so that drain can take its turn at
+// any moment. A subprocess the binary left behind may hold the pipe open
+// after the binary exited: no EOF comes then, so Finish wakes the poll
+// through an eventfd.
 func (t *Tracker) Run() error {
 	fds := []unix.PollFd{{Fd: int32(t.fd), Events: unix.POLLIN}}
+	switch wake, finished := t.openWake(); {
+	case finished:
+		return nil
+	case wake >= 0:
+		defer t.closeWake()
+		fds = append(fds, unix.PollFd{Fd: int32(wake), Events: unix.POLLIN})
+	}
 	for {
 		if err := t.drain(); err != nil {
 			return err
@@ -139,6 +150,31 @@ func (t *Tracker) Run() error {
 			return os.NewSyscallError("poll", err)
 		}
 	}
+}
+
+// openWake makes Run's eventfd, unless Finish came first. Without one
+// (no eventfd), Run ends at EOF only, as the go command's reader does.
+func (t *Tracker) openWake() (fd int, finished bool) {
+	t.readMu.Lock()
+	defer t.readMu.Unlock()
+	if t.eof {
+		return -1, true
+	}
+	fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		return -1, false
+	}
+	t.wake = fd
+	return fd, false
+}
+
+// closeWake closes it under readMu, so that Finish never writes to a
+// closed (or reused) descriptor.
+func (t *Tracker) closeWake() {
+	t.readMu.Lock()
+	defer t.readMu.Unlock()
+	unix.Close(t.wake)
+	t.wake = -1
 }
 
 func (t *Tracker) isEOF() bool {
@@ -179,7 +215,7 @@ func (t *Tracker) drain() error {
 func (t *Tracker) Begin(*supervisor.Call) guard.Attempt {
 	release := t.renderer.Hold()
 	if err := t.drain(); err != nil {
-		return &attempt{t: t, who: guard.Who{Package: t.Package, Test: "collection",
+		return &attempt{t: t, who: guard.Who{Package: t.Package, Test: audit.Collection,
 			Context: policy.Context{Collection: true}}, release: release}
 	}
 	return &attempt{t: t, who: t.who(), release: release}
@@ -202,7 +238,7 @@ func (t *Tracker) who() guard.Who {
 	w := guard.Who{Package: t.Package}
 	switch {
 	case snap.Collection || len(snap.Running) == 0:
-		w.Test, w.Collection = "collection", true
+		w.Test, w.Collection = audit.Collection, true
 	case len(snap.Running) == 1:
 		w.Test = snap.Running[0]
 		w.Marked = t.marked(w.Test)
@@ -254,13 +290,13 @@ func (t *Tracker) marked(test string) bool {
 // report is an attempt's Report: a denial fails the test that made it
 // (every candidate when ambiguous) or, at collection time, the package.
 func (t *Tracker) report(w guard.Who, rec audit.Record, line string) {
-	switch policy.Verdict(rec.Decision) {
-	case policy.Allowed:
+	switch rec.Decision {
+	case audit.Allowed:
 		if w.Marked {
 			t.markUsed(w)
 		}
 		return
-	case policy.Denied:
+	case audit.Denied:
 	default:
 		return
 	}
@@ -301,6 +337,10 @@ func (t *Tracker) Finish() ([]audit.Record, error) {
 	t.readMu.Lock()
 	t.eof = true
 	t.parser.Close()
+	if t.wake >= 0 {
+		// End Run's poll: it sees eof and returns.
+		unix.Write(t.wake, []byte{1, 0, 0, 0, 0, 0, 0, 0})
+	}
 	t.readMu.Unlock()
 	var recs []audit.Record
 	t.mu.Lock()
@@ -312,7 +352,7 @@ func (t *Tracker) Finish() ([]audit.Record, error) {
 	for _, name := range t.stale() {
 		t.renderer.Note(fmt.Sprintf("nettrap: stale marker: %s may use the network but made no network attempt; remove the marker if the test is mocked", name))
 		recs = append(recs, audit.Record{Package: t.Package, Test: name, Marked: true,
-			Decision: audit.StaleMarker, Reason: "marked test made no network attempt"})
+			Decision: audit.StaleMarker, Reason: audit.ReasonStaleMarker})
 	}
 	return recs, errors.Join(err, t.renderer.Close())
 }

@@ -212,7 +212,7 @@ func TestSealedMarkerFailsTest(t *testing.T) {
 	dest := classify.Dest{Family: unix.AF_INET, Addr: d}
 	dec := (&policy.Policy{Sealed: true}).Decide(policy.Attempt{Kind: policy.Destination, Dest: dest, Class: classify.External, Context: w.Context})
 	rec := audit.Record{Package: w.Package, Test: w.Test, Marked: w.Marked, Syscall: "connect", SockType: "tcp",
-		Dest: dest.String(), Class: "external", Decision: string(dec.Verdict), Reason: dec.Reason}
+		Dest: dest.String(), Class: "external", Decision: dec.Verdict, Reason: dec.Reason}
 	line := "nettrap: " + guard.Line(rec, false)
 	att := f.tr.Begin(nil)
 	att.Report(rec, line)
@@ -220,7 +220,7 @@ func TestSealedMarkerFailsTest(t *testing.T) {
 	f.emit(mark+"--- PASS: TestLive (0.00s)", mark+"=== RUN   TestUnused", mark+"=== ATTR  TestUnused nettrap network",
 		mark+"--- PASS: TestUnused (0.00s)", mark+"PASS")
 	out, stale := f.finish()
-	if !strings.Contains(out, "--- FAIL: TestLive") || !strings.Contains(out, "during TestLive: "+policy.MarkerIgnored) {
+	if !strings.Contains(out, "--- FAIL: TestLive") || !strings.Contains(out, "during TestLive: "+audit.ReasonMarkerIgnored) {
 		t.Errorf("the marked test's denial must fail it and say the marker was ignored:\n%s", out)
 	}
 	if !f.tr.Failed() {

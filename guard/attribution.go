@@ -14,7 +14,7 @@ import (
 type Who struct {
 	policy.Context
 	Package    string
-	Test       string   // the test, or "collection"; "" outside Go tests
+	Test       string   // the test, or audit.Collection; "" outside Go tests
 	Candidates []string // several tests could have made it (t.Parallel)
 	// AfterTest ended AfterGap before the call, shortly enough that a
 	// goroutine it left running may have made the call (single Test only).
@@ -67,7 +67,7 @@ func (genericAttempt) Who() Who { return Who{} }
 func (genericAttempt) End()     {}
 
 func (a genericAttempt) Report(rec audit.Record, line string) {
-	if line != "" && policy.Verdict(rec.Decision) == policy.Denied && a.messages != nil {
+	if line != "" && rec.Decision == audit.Denied && a.messages != nil {
 		fmt.Fprintln(a.messages, line)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/classify"
 	"github.com/nettrap/nettrap/dnssink"
 	"github.com/nettrap/nettrap/policy"
@@ -44,10 +45,10 @@ func (g *Guard) dnsRedirect(c *supervisor.Call, att Attempt, atts []attempt) *su
 	}
 	a := atts[0]
 	inet := a.Dest.Family == unix.AF_INET || a.Dest.Family == unix.AF_INET6
-	if a.Kind != policy.Destination || a.Class != classify.DNS || !inet || a.decision.Verdict != policy.Denied {
+	if a.Kind != policy.Destination || a.Class != classify.DNS || !inet || a.decision.Verdict != audit.Denied {
 		return nil
 	}
-	network := c.SockType()
+	network := c.Task.SockType()
 	if network != "tcp" && network != "udp" {
 		return nil
 	}
@@ -59,7 +60,7 @@ func (g *Guard) dnsRedirect(c *supervisor.Call, att Attempt, atts []attempt) *su
 			return
 		}
 		a.redirected = true
-		w := &dnsWatch{g: g, c: c, att: att, attempt: a, network: network, local: local}
+		w := &dnsWatch{g: g, c: c, att: att, attempt: a, network: network, local: local, settled: make(chan struct{})}
 		g.mu.Lock()
 		if g.watches == nil {
 			g.watches = map[*dnsWatch]bool{}
@@ -80,6 +81,7 @@ type dnsWatch struct {
 	attempt attempt
 	network string
 	local   netip.AddrPort
+	settled chan struct{} // closed at the first query or when none came
 	mu      sync.Mutex
 	queries int
 	ended   bool
@@ -101,6 +103,7 @@ func (w *dnsWatch) query(q dnssink.Query) {
 	w.g.record(w.c, w.att, []attempt{a})
 	if first {
 		w.att.End()
+		close(w.settled)
 		time.AfterFunc(queryWatch, w.end)
 	}
 }
@@ -118,6 +121,7 @@ func (w *dnsWatch) firstWaitOver() {
 	w.g.forget(w)
 	w.g.record(w.c, w.att, []attempt{w.attempt})
 	w.att.End()
+	close(w.settled)
 }
 
 // end stops naming the socket's queries.
@@ -135,9 +139,13 @@ func (g *Guard) forget(w *dnsWatch) {
 	g.mu.Unlock()
 }
 
-// EndLookups ends the watch of every redirected socket: one that sent no
-// query yet is recorded as a plain denial now. Call it when the command
-// has exited, before the attribution's verdicts are final.
+// EndLookups ends the watch of every redirected socket. Call it when the
+// command has exited, before the attribution's verdicts are final. A
+// socket that has not been named yet is waited for until its first query
+// is read or its firstQueryWait is over (then it is a plain denial): the
+// command may have sent its query and exited before the sink read it,
+// and the query is already queued on the sink's socket, so cutting the
+// wait short would lose the name.
 func (g *Guard) EndLookups() {
 	g.mu.Lock()
 	ws := make([]*dnsWatch, 0, len(g.watches))
@@ -146,7 +154,7 @@ func (g *Guard) EndLookups() {
 	}
 	g.mu.Unlock()
 	for _, w := range ws {
-		w.firstWaitOver()
+		<-w.settled
 		w.end()
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -46,17 +47,11 @@ func (s *fakeSink) handler(from netip.AddrPort) func(dnssink.Query) {
 	return s.expects[from]
 }
 
-// dnsCall is a connect of a real UDP socket of this process to the
-// nameserver, so that the guard can tell its type.
+// dnsCall is a connect of a UDP socket to the nameserver.
 func dnsCall(t *testing.T) *supervisor.Call {
 	t.Helper()
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { unix.Close(fd) })
 	c := call(bpf.Connect, inet("192.0.2.53:53"))
-	c.Args[0] = uint64(fd)
+	c.Task = task("udp")
 	return c
 }
 
@@ -83,6 +78,21 @@ func TestDNSRedirectNamesTheLookup(t *testing.T) {
 				t.Error("EndLookups left the socket expected")
 			}
 		}, []string{"nettrap: Outbound network blocked: connect udp 192.0.2.53:53 (dns) by pid"}, "", ""},
+		// The command sent its query and exited before the sink read it:
+		// EndLookups waits for the query rather than cut the name off.
+		{"query read after the command ended", func(rd *supervisor.Redirect, s *fakeSink, g *Guard) {
+			rd.Done(local, true)
+			h := s.handler(local)
+			ended := make(chan struct{})
+			go func() { g.EndLookups(); close(ended) }()
+			select {
+			case <-ended:
+				t.Fatal("EndLookups returned before the socket's first query or its wait was over")
+			case <-time.After(50 * time.Millisecond):
+			}
+			h(dnssink.Query{Name: "example.com", Type: "A"})
+			<-ended
+		}, []string{"nettrap: DNS lookup blocked: A example.com via 192.0.2.53:53 by pid"}, "A example.com", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, policy.Policy{})

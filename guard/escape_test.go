@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/classify"
 	"github.com/nettrap/nettrap/policy"
 	"github.com/nettrap/nettrap/supervisor"
 )
@@ -18,7 +19,7 @@ func TestEscapeKindsDeniedAndRecorded(t *testing.T) {
 	f := newFixture(t, policy.Policy{})
 
 	xdp := call(bpf.Socket)
-	xdp.Args = [6]uint64{unix.AF_XDP, unix.SOCK_RAW, 0}
+	xdp.Socket, xdp.Task = supervisor.SocketArgs{Domain: unix.AF_XDP, Type: unix.SOCK_RAW}, task("xdp")
 	pin := call(bpf.SendMsg, inet("127.0.0.2:53"))
 	pin.Pin = "ifindex 2"
 	pinOpt := call(bpf.SetSockOpt)
@@ -89,15 +90,15 @@ func TestAllowedJoinAndLoopbackPin(t *testing.T) {
 // with their classes and named in the line; a harmless attach type passes
 // unrecorded; a netlink socket is handed over without capabilities in
 // enforce mode and created by the target in audit mode. (A Call built
-// here knows no starting namespace: every call counts as made in it.)
+// here acts on the starting namespace unless OtherNetns says otherwise.)
 func TestNetnsKindsDeniedAndRecorded(t *testing.T) {
 	f := newFixture(t, policy.Policy{Rules: []policy.Rule{{Prefix: netip.MustParsePrefix("0.0.0.0/0")}}})
 	route := call(bpf.Ioctl)
-	route.Args[0], route.Request = 3, "SIOCADDRT"
+	route.Request = "SIOCADDRT"
 	connect4 := call(bpf.BPF)
-	connect4.Args[0], connect4.AttachType = unix.BPF_LINK_CREATE, unix.BPF_CGROUP_INET4_CONNECT
+	connect4.Request, connect4.AttachType = "BPF_LINK_CREATE", unix.BPF_CGROUP_INET4_CONNECT
 	ingress := call(bpf.BPF)
-	ingress.Args[0], ingress.AttachType = unix.BPF_PROG_ATTACH, unix.BPF_CGROUP_INET_INGRESS
+	ingress.Request, ingress.AttachType = "BPF_PROG_ATTACH", unix.BPF_CGROUP_INET_INGRESS
 	for _, c := range []*supervisor.Call{route, connect4} {
 		if a := f.g.Decide(c); a.Allow || a.Errno != unix.EPERM {
 			t.Errorf("%s: %+v, want EPERM", c.Syscall.Name, a)
@@ -107,7 +108,7 @@ func TestNetnsKindsDeniedAndRecorded(t *testing.T) {
 		t.Errorf("BPF_CGROUP_INET_INGRESS attach: %+v, want allowed", a)
 	}
 	nl := call(bpf.Socket)
-	nl.Args = [6]uint64{unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE}
+	nl.Socket = supervisor.SocketArgs{Domain: unix.AF_NETLINK, Type: unix.SOCK_RAW, Protocol: unix.NETLINK_ROUTE}
 	if a := f.g.Decide(nl); !a.Allow || !a.Capless {
 		t.Errorf("netlink socket: %+v, want allowed and capless", a)
 	}
@@ -138,5 +139,59 @@ func TestNetnsKindsDeniedAndRecorded(t *testing.T) {
 	}
 	if recs := audit.records(t); len(recs) != 1 || recs[0].Decision != "would-deny" || recs[0].Class != "netns-change" {
 		t.Errorf("audit mode records %+v, want one would-deny netns-change", recs)
+	}
+}
+
+// What acts on a namespace the test made for itself (OtherNetns) changes
+// nothing nettrap guards: the ioctl, the netfilter setsockopt, the netlink
+// socket and a netns-bound attach (tcx) pass unrecorded, and the netlink
+// socket is the target's own; in the starting namespace the same calls
+// are denied.
+func TestOtherNetnsIsHarmless(t *testing.T) {
+	f := newFixture(t, policy.Policy{})
+	route := call(bpf.Ioctl)
+	route.Request = "SIOCADDRT"
+	nf := call(bpf.SetSockOpt)
+	nf.Netfilter, nf.Option = true, "IPT_SO_SET_REPLACE"
+	tcx := call(bpf.BPF)
+	tcx.Request, tcx.AttachType = "BPF_LINK_CREATE", unix.BPF_TCX_EGRESS
+	for _, c := range []*supervisor.Call{route, nf, tcx} {
+		if a := f.g.Decide(c); a.Allow || a.Errno != unix.EPERM {
+			t.Errorf("%s in the starting namespace: %+v, want EPERM", c.Syscall.Name, a)
+		}
+		c.OtherNetns = true
+		if a := f.g.Decide(c); !a.Allow {
+			t.Errorf("%s in another namespace: %+v, want allowed", c.Syscall.Name, a)
+		}
+	}
+	nl := call(bpf.Socket)
+	nl.Socket = supervisor.SocketArgs{Domain: unix.AF_NETLINK, Type: unix.SOCK_RAW}
+	nl.OtherNetns = true
+	if a := f.g.Decide(nl); !a.Allow || a.Capless {
+		t.Errorf("netlink socket in another namespace: %+v, want a plain allow", a)
+	}
+	if recs := f.records(t); len(recs) != 3 {
+		t.Errorf("%d records, want the 3 denials only: %+v", len(recs), recs)
+	}
+}
+
+// A netlink send that names the kernel on a socket of the starting
+// namespace is made without capabilities; one that asks for a change
+// is denied and names the request.
+func TestNetlinkSend(t *testing.T) {
+	f := newFixture(t, policy.Policy{})
+	get := call(bpf.SendTo, classify.Dest{Family: unix.AF_NETLINK})
+	get.NetlinkOurs = true
+	if a := f.g.Decide(get); !a.Allow || !a.Capless {
+		t.Errorf("netlink read request: %+v, want allowed and capless", a)
+	}
+	add := call(bpf.SendMsg, classify.Dest{Family: unix.AF_NETLINK})
+	add.NetlinkOurs, add.NetlinkChange = true, "RTM_NEWROUTE"
+	if a := f.g.Decide(add); a.Allow {
+		t.Errorf("netlink RTM_NEWROUTE: %+v, want denied", a)
+	}
+	recs := f.records(t)
+	if len(recs) != 1 || recs[0].Class != "netns-change" || !strings.Contains(recs[0].Reason, "netlink RTM_NEWROUTE") {
+		t.Errorf("records %+v, want one netns-change naming RTM_NEWROUTE", recs)
 	}
 }

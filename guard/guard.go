@@ -1,14 +1,10 @@
 package guard
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/netip"
-	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
 
@@ -84,7 +80,7 @@ func (g *Guard) Decide(c *supervisor.Call) supervisor.Answer {
 		a := &atts[i]
 		a.Context = who.Context
 		a.decision = g.Policy.Decide(a.Attempt)
-		if a.decision.Verdict == policy.Denied && answer.Allow {
+		if a.decision.Verdict == audit.Denied && answer.Allow {
 			answer = supervisor.Answer{Errno: a.decision.Errno}
 		}
 	}
@@ -102,8 +98,8 @@ func (g *Guard) Decide(c *supervisor.Call) supervisor.Answer {
 // malformed: it fails with the kernel's errno, in every mode, and is
 // recorded (a bad pointer in a network call is worth a look).
 func (g *Guard) unreadable(c *supervisor.Call) supervisor.Answer {
-	rec := g.newRecord(c, Who{}, c.Caller(), "", attempt{decision: policy.Decision{
-		Verdict: policy.Denied, Errno: c.Err,
+	rec := g.newRecord(c, Who{}, c.Task.Caller(), "", attempt{decision: policy.Decision{
+		Verdict: audit.Denied, Errno: c.Err,
 		Reason: "arguments unreadable or malformed (" + unix.ErrnoName(c.Err) + "): the kernel would fail the call too",
 	}}, time.Now().UTC())
 	if g.Audit != nil {
@@ -122,11 +118,11 @@ func (g *Guard) attempts(c *supervisor.Call) []attempt {
 	}
 	switch c.Syscall.Kind {
 	case bpf.Socket:
-		return []attempt{{Attempt: socketAttempt(c.Args)}}
+		return []attempt{{Attempt: socketAttempt(c.Socket)}}
 	case bpf.IOUringSetup:
 		return []attempt{{Attempt: policy.Attempt{Kind: policy.IOURing}}}
 	case bpf.Ptrace, bpf.ProcessVMWritev, bpf.PidfdGetfd:
-		if ownDescendant(c) {
+		if c.OwnDescendant {
 			return nil
 		}
 		return []attempt{{Attempt: policy.Attempt{Kind: policy.CrossProcess}}}
@@ -151,14 +147,14 @@ func (g *Guard) attempts(c *supervisor.Call) []attempt {
 	}
 	if c.Netfilter {
 		atts = append(atts, attempt{Attempt: policy.Attempt{Kind: policy.NetnsChange, Detail: "setsockopt " + c.Option,
-			Harmless: !c.SocketInStartingNetns(int(int32(c.Args[0])))}})
+			Harmless: c.OtherNetns}})
 	}
-	if _, change := c.NetlinkSend(); change != "" {
-		atts = append(atts, attempt{Attempt: policy.Attempt{Kind: policy.NetnsChange, Detail: "netlink " + change}})
+	if c.NetlinkChange != "" {
+		atts = append(atts, attempt{Attempt: policy.Attempt{Kind: policy.NetnsChange, Detail: "netlink " + c.NetlinkChange}})
 	}
 	for _, d := range c.Dests {
 		cls := g.Resolvers.Classify(d)
-		if cls == classify.DNS && d.Family == unix.AF_UNIX && !d.Abstract && !socketExists(c.TID, d.Path) {
+		if cls == classify.DNS && d.Family == unix.AF_UNIX && !d.Abstract && !c.Task.PathExists(d.Path) {
 			// No name service daemon listens there (nscd is rarely
 			// installed): the kernel will answer ENOENT and nothing is
 			// reached. glibc tries nscd for passwd and group lookups
@@ -172,18 +168,17 @@ func (g *Guard) attempts(c *supervisor.Call) []attempt {
 
 // socketAttempt tells why the filter sent a socket(2) up: a packet or raw
 // inet socket, SCTP, or a family that is not allowed at all.
-func socketAttempt(args [6]uint64) policy.Attempt {
-	domain, proto := int32(args[0]), int32(args[2])
-	switch domain {
+func socketAttempt(s supervisor.SocketArgs) policy.Attempt {
+	switch s.Domain {
 	case unix.AF_PACKET:
 		return policy.Attempt{Kind: policy.RawSocket}
 	case unix.AF_INET, unix.AF_INET6:
-		if proto == unix.IPPROTO_SCTP {
+		if s.Protocol == unix.IPPROTO_SCTP {
 			return policy.Attempt{Kind: policy.SCTPSocket}
 		}
 		return policy.Attempt{Kind: policy.RawSocket}
 	}
-	return policy.Attempt{Kind: policy.FamilySocket, Dest: classify.Dest{Family: uint16(domain)}, Class: classify.OtherFamily}
+	return policy.Attempt{Kind: policy.FamilySocket, Dest: classify.Dest{Family: uint16(s.Domain)}, Class: classify.OtherFamily}
 }
 
 // joinAttempt is a multicast (or anycast) join, with the group as its
@@ -203,7 +198,7 @@ func joinAttempt(c *supervisor.Call) policy.Attempt {
 
 // isNetlinkSocket: a native socket(AF_NETLINK, …).
 func isNetlinkSocket(c *supervisor.Call) bool {
-	return c.Syscall.Kind == bpf.Socket && !c.Syscall.Foreign && int32(c.Args[0]) == unix.AF_NETLINK
+	return c.Syscall.Kind == bpf.Socket && !c.Syscall.Foreign && c.Socket.Domain == unix.AF_NETLINK
 }
 
 // netlinkSocket lets a netlink socket be created. In the namespace
@@ -215,7 +210,7 @@ func isNetlinkSocket(c *supervisor.Call) bool {
 // recorded either.
 func (g *Guard) netlinkSocket(c *supervisor.Call) supervisor.Answer {
 	g.countPlain([]attempt{{Attempt: policy.Attempt{Class: classify.Kernel}}})
-	if g.Policy.Mode == policy.Audit || !c.InStartingNetns() {
+	if g.Policy.Mode == policy.Audit || c.OtherNetns {
 		return supervisor.Answer{Allow: true}
 	}
 	return supervisor.Answer{Allow: true, Capless: true}
@@ -228,22 +223,21 @@ func (g *Guard) netlinkSocket(c *supervisor.Call) supervisor.Answer {
 // check, and the kernel refuses any change they ask for. Not in audit
 // mode, which changes nothing.
 func (g *Guard) netlinkCapless(c *supervisor.Call) bool {
-	ours, _ := c.NetlinkSend()
-	return ours && g.Policy.Mode != policy.Audit
+	return c.NetlinkOurs && g.Policy.Mode != policy.Audit
 }
 
 // ioctlAttempt: a socket ioctl of bpf.NetnsIoctls acts on the socket's
 // namespace; one the test made for itself is its own.
 func ioctlAttempt(c *supervisor.Call) policy.Attempt {
 	return policy.Attempt{Kind: policy.NetnsChange, Detail: "ioctl " + c.Request,
-		Harmless: !c.SocketInStartingNetns(int(int32(c.Args[0])))}
+		Harmless: c.OtherNetns}
 }
 
 // attachAttempt: a bpf(2) attach, judged by its attach type.
 func attachAttempt(c *supervisor.Call) policy.Attempt {
 	name, scope := bpf.LookupAttachType(c.AttachType)
-	harmless := scope == bpf.AttachAllowed || (scope == bpf.AttachStartingNetns && !c.InStartingNetns())
-	return policy.Attempt{Kind: policy.BPFAttach, Detail: bpf.BPFCmdName(c.Args[0]) + " " + name, Harmless: harmless}
+	harmless := scope == bpf.AttachAllowed || (scope == bpf.AttachStartingNetns && c.OtherNetns)
+	return policy.Attempt{Kind: policy.BPFAttach, Detail: c.Request + " " + name, Harmless: harmless}
 }
 
 // allPlain: every attempt is of a class allowed by default, which needs no
@@ -279,8 +273,8 @@ func (g *Guard) attribution() Attribution {
 // record writes the audit records and the message lines of a call.
 func (g *Guard) record(c *supervisor.Call, att Attempt, atts []attempt) {
 	who := att.Who()
-	caller := c.Caller()
-	sock := c.SockType()
+	caller := c.Task.Caller()
+	sock := c.Task.SockType()
 	now := time.Now().UTC()
 	for _, a := range atts {
 		d := a.decision
@@ -293,11 +287,11 @@ func (g *Guard) record(c *supervisor.Call, att Attempt, atts []attempt) {
 		rec := g.newRecord(c, who, caller, sock, a, now)
 		g.count(d)
 		line := ""
-		if d.Verdict != policy.Allowed {
+		if d.Verdict != audit.Allowed {
 			line = "nettrap: " + Line(rec, who.Test == "")
 		}
 		att.Report(rec, line)
-		if line != "" && d.Verdict != policy.Denied {
+		if line != "" && d.Verdict != audit.Denied {
 			// The attribution shows denials; a would-be denial
 			// (--mode=audit) is a message of the run.
 			fmt.Fprintln(g.Messages, line)
@@ -317,10 +311,10 @@ func (g *Guard) newRecord(c *supervisor.Call, who Who, caller supervisor.Caller,
 		AfterTest: who.AfterTest, AfterMS: gapMS(who),
 		PID: caller.PID, TID: c.TID, Exe: caller.Exe, Argv0: filepath.Base(caller.Argv0),
 		Syscall: c.Syscall.Name, ABI: c.Syscall.ABI, SockType: sock,
-		Decision: string(a.decision.Verdict), Reason: a.decision.Reason,
+		Decision: a.decision.Verdict, Reason: a.decision.Reason,
 	}
 	if c.Syscall.Kind == bpf.Socket && !c.Syscall.Foreign {
-		rec.Family = classify.FamilyName(uint16(c.Args[0]))
+		rec.Family = classify.FamilyName(uint16(c.Socket.Domain))
 	}
 	switch a.Kind {
 	case policy.Destination:
@@ -334,18 +328,18 @@ func (g *Guard) newRecord(c *supervisor.Call, who Who, caller supervisor.Caller,
 	case policy.FamilySocket:
 		rec.Class = a.Class.String()
 	case policy.InterfacePin:
-		rec.Class = "interface-pin"
+		rec.Class = audit.ClassInterfacePin
 	case policy.NetnsChange:
-		rec.Class = "netns-change"
+		rec.Class = audit.ClassNetnsChange
 	case policy.BPFAttach:
-		rec.Class = "bpf-attach"
+		rec.Class = audit.ClassBPFAttach
 	}
 	if a.decision.Errno != 0 && !a.redirected {
 		rec.Errno = unix.ErrnoName(a.decision.Errno)
 	}
 	if a.lookup != "" {
 		rec.Lookup = a.lookup
-		rec.Reason = "DNS query to a nameserver, answered REFUSED by nettrap: tests must not resolve names over the network (localhost comes from /etc/hosts)"
+		rec.Reason = audit.ReasonDNSRefused
 	}
 	return rec
 }
@@ -363,11 +357,11 @@ func (g *Guard) count(d policy.Decision) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch d.Verdict {
-	case policy.Allowed:
+	case audit.Allowed:
 		g.counts.Audited++
-	case policy.Denied:
+	case audit.Denied:
 		g.counts.Denied++
-	case policy.WouldDeny:
+	case audit.WouldDeny:
 		g.counts.WouldDeny++
 	}
 }
@@ -401,22 +395,6 @@ func (g *Guard) WriteRecord(rec audit.Record) {
 			g.auditFailed(err, rec)
 		}
 	}
-}
-
-// socketExists tells whether a Unix socket path exists as the target sees
-// it: in its own mount namespace and root, relative to its working
-// directory. When in doubt (the target is gone) it says yes, so that the
-// call stays denied.
-func socketExists(tid int, path string) bool {
-	base := "/proc/" + strconv.Itoa(tid)
-	var p string
-	if filepath.IsAbs(path) {
-		p = base + "/root" + path
-	} else {
-		p = base + "/cwd/" + path
-	}
-	_, err := os.Stat(p)
-	return !errors.Is(err, fs.ErrNotExist)
 }
 
 // Counts returns a copy of the counts so far.

@@ -28,11 +28,22 @@ func inet(s string) classify.Dest {
 	return classify.Dest{Family: unix.AF_INET6, Addr: ap}
 }
 
-// call builds a Call as the supervisor would, made by this process (so that
-// /proc lookups find something); its notification id is never valid.
+// callerPID is the process every test call comes from.
+const callerPID = 4242
+
+// call builds a Call as the supervisor would decode it, made by pid
+// callerPID (curl) on a socket of unknown type. No kernel, /proc or
+// descriptor is involved: the guard decides on the fields and asks the
+// fixed task.
 func call(kind bpf.Kind, dests ...classify.Dest) *supervisor.Call {
-	return &supervisor.Call{TID: os.Getpid(), Syscall: bpf.Call{Name: kind.String(), Kind: kind, ABI: "x86_64"},
-		Args: [6]uint64{^uint64(0)}, Dests: dests}
+	return &supervisor.Call{TID: callerPID, Syscall: bpf.Call{Name: kind.String(), Kind: kind, ABI: "x86_64"},
+		Dests: dests, Task: task("")}
+}
+
+// task is the fixed caller of the tests, on a socket of type sock.
+func task(sock string, missing ...string) supervisor.FixedTask {
+	return supervisor.FixedTask{Process: supervisor.Caller{PID: callerPID, TID: callerPID,
+		Exe: "/usr/bin/curl", Argv0: "curl", Argv: []string{"curl"}}, Sock: sock, Missing: missing}
 }
 
 type fixture struct {
@@ -74,13 +85,31 @@ func (f *fixture) records(t *testing.T) []audit.Record {
 	return recs
 }
 
+// askedTask counts what a decider asks of the task: every question costs
+// the supervisor /proc reads or a borrowed descriptor.
+type askedTask struct {
+	supervisor.FixedTask
+	asked int
+}
+
+func (t *askedTask) Caller() supervisor.Caller { t.asked++; return t.FixedTask.Caller() }
+func (t *askedTask) SockType() string          { t.asked++; return t.FixedTask.SockType() }
+func (t *askedTask) PathExists(p string) bool  { t.asked++; return t.FixedTask.PathExists(p) }
+
 func TestPlainAllowedClassesAreCountedNotRecorded(t *testing.T) {
 	f := newFixture(t, policy.Policy{})
 	for _, d := range []classify.Dest{inet("127.0.0.1:80"), inet("[::1]:80"), {Family: unix.AF_UNIX, Path: "/tmp/x.sock"}} {
-		if a := f.g.Decide(call(bpf.Connect, d)); !a.Allow {
+		c := call(bpf.Connect, d)
+		task := &askedTask{FixedTask: task("tcp")}
+		c.Task = task
+		if a := f.g.Decide(c); !a.Allow {
 			t.Errorf("%v denied", d)
 		}
+		if task.asked != 0 {
+			t.Errorf("%v: the task was asked %d questions on the fast path", d, task.asked)
+		}
 	}
+
 	if recs := f.records(t); len(recs) != 0 || f.msgs.Len() != 0 {
 		t.Errorf("plain allowed calls left records %v and messages %q", recs, f.msgs)
 	}
@@ -89,9 +118,22 @@ func TestPlainAllowedClassesAreCountedNotRecorded(t *testing.T) {
 	}
 }
 
+// A denial asks the task who called: the record and the line name it.
+func TestDenialAsksTheTask(t *testing.T) {
+	f := newFixture(t, policy.Policy{})
+	denied := call(bpf.Connect, inet("203.0.113.7:443"))
+	asked := &askedTask{FixedTask: task("tcp")}
+	denied.Task = asked
+	if a := f.g.Decide(denied); a.Allow || asked.asked == 0 {
+		t.Errorf("denied connect: %+v, task asked %d times; want a denial that names its caller", a, asked.asked)
+	}
+}
+
 func TestDeniedIsRecordedAndReported(t *testing.T) {
 	f := newFixture(t, policy.Policy{})
-	a := f.g.Decide(call(bpf.Connect, inet("203.0.113.7:443")))
+	c := call(bpf.Connect, inet("203.0.113.7:443"))
+	c.Task = task("tcp")
+	a := f.g.Decide(c)
 	if a.Allow || a.Errno != unix.EPERM {
 		t.Fatalf("answer %+v, want EPERM", a)
 	}
@@ -101,11 +143,11 @@ func TestDeniedIsRecordedAndReported(t *testing.T) {
 	}
 	r := recs[0]
 	if r.Schema != audit.SchemaVersion || r.RunID != "run1" || r.Dest != "203.0.113.7:443" || r.Class != "external" ||
-		r.Decision != "denied" || r.Syscall != "connect" || r.Family != "inet" || r.PID != os.Getpid() || r.Errno != "EPERM" {
+		r.Decision != "denied" || r.Syscall != "connect" || r.Family != "inet" || r.PID != callerPID || r.Argv0 != "curl" || r.SockType != "tcp" || r.Errno != "EPERM" {
 		t.Errorf("record %+v", r)
 	}
 	want := "nettrap: Outbound network blocked: connect"
-	if !strings.Contains(f.msgs.String(), want) || !strings.Contains(f.msgs.String(), "203.0.113.7:443 (external) by pid") {
+	if !strings.Contains(f.msgs.String(), want) || !strings.Contains(f.msgs.String(), "connect tcp 203.0.113.7:443 (external) by pid 4242 curl") {
 		t.Errorf("message %q lacks %q", f.msgs, want)
 	}
 }
@@ -149,7 +191,7 @@ func TestUnreadableArgumentsKeepTheirErrno(t *testing.T) {
 func TestRawSocketAndForeignABI(t *testing.T) {
 	f := newFixture(t, policy.Policy{})
 	sock := call(bpf.Socket)
-	sock.Args = [6]uint64{unix.AF_PACKET, unix.SOCK_RAW, 0}
+	sock.Socket = supervisor.SocketArgs{Domain: unix.AF_PACKET, Type: unix.SOCK_RAW}
 	if a := f.g.Decide(sock); a.Allow {
 		t.Error("packet socket allowed")
 	}
@@ -170,15 +212,14 @@ func TestMissingResolverSocketIsNotDNS(t *testing.T) {
 	f := newFixture(t, policy.Policy{})
 	f.g.Resolvers = &classify.Resolvers{UnixSockets: []string{"/nonexistent/nscd/socket"}}
 	d := classify.Dest{Family: unix.AF_UNIX, Path: "/nonexistent/nscd/socket"}
-	if a := f.g.Decide(call(bpf.Connect, d)); !a.Allow {
+	missing := call(bpf.Connect, d)
+	missing.Task = task("unix-stream", d.Path)
+	if a := f.g.Decide(missing); !a.Allow {
 		t.Error("connect to a missing resolver socket denied")
 	}
-	real := filepath.Join(t.TempDir(), "socket")
-	if err := os.WriteFile(real, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f.g.Resolvers = &classify.Resolvers{UnixSockets: []string{real}}
-	if a := f.g.Decide(call(bpf.Connect, classify.Dest{Family: unix.AF_UNIX, Path: real})); a.Allow {
+	exists := call(bpf.Connect, d)
+	exists.Task = task("unix-stream")
+	if a := f.g.Decide(exists); a.Allow {
 		t.Error("connect to an existing resolver socket allowed")
 	}
 }
@@ -208,7 +249,7 @@ func (a *fakeAttempt) Who() Who { return a.who }
 func (a *fakeAttempt) Report(rec audit.Record, line string) {
 	a.f.mu.Lock()
 	defer a.f.mu.Unlock()
-	a.f.reports = append(a.f.reports, rec.Decision+"|"+rec.Test+"|"+line)
+	a.f.reports = append(a.f.reports, string(rec.Decision)+"|"+rec.Test+"|"+line)
 }
 
 func (a *fakeAttempt) End() {
@@ -287,9 +328,9 @@ func TestLine(t *testing.T) {
 		{func(r *audit.Record) { r.ABI = "i386"; r.Dest = ""; r.SockType = ""; r.Reason = "not decoded" }, "Outbound network blocked: connect (i386 ABI) by pid 42 curl: not decoded"},
 		// --sealed: a marked test's denial says the marker was ignored.
 		{func(r *audit.Record) {
-			r.Test, r.Marked, r.Reason = "TestLive", true, policy.MarkerIgnored+"; external destination"
+			r.Test, r.Marked, r.Reason = "TestLive", true, audit.ReasonMarkerIgnored+"; external destination"
 		},
-			"Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestLive: " + policy.MarkerIgnored + "; external destination"},
+			"Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestLive: " + audit.ReasonMarkerIgnored + "; external destination"},
 		// The reason is left out only when it repeats the class.
 		{func(r *audit.Record) { r.Reason = "external destination" },
 			"Outbound network blocked: connect tcp 203.0.113.7:443 (external) by pid 42 curl"},

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/nettrap/nettrap/audit"
-	"github.com/nettrap/nettrap/policy"
 )
 
 // Line is the one-line message for a denied (or would-be denied) attempt:
@@ -19,46 +18,54 @@ import (
 // running is indistinguishable).
 func Line(r audit.Record, byProcess bool) string {
 	byProcess = byProcess && len(r.Candidates) == 0
-	var b strings.Builder
-	if r.Lookup != "" {
-		// A query nettrap's sinkhole read: what was looked up says more
-		// than the socket call and the class.
-		fmt.Fprintf(&b, "DNS lookup blocked: %s via %s", r.Lookup, r.Dest)
-		b.WriteString(whoPart(r, byProcess))
-		return b.String()
-	}
-	if r.Decision == "would-deny" {
-		b.WriteString("audit: would block: ")
-	} else {
-		b.WriteString("Outbound network blocked: ")
-	}
-	b.WriteString(r.Syscall)
+	op := r.Syscall
 	if r.ABI != "" && r.ABI != "x86_64" && r.ABI != "aarch64" {
-		b.WriteString(" (" + r.ABI + " ABI)")
+		op += " (" + r.ABI + " ABI)"
 	}
 	if r.SockType != "" {
-		b.WriteString(" " + r.SockType)
+		op += " " + r.SockType
 	}
-	if r.Dest != "" {
-		fmt.Fprintf(&b, " %s (%s)", r.Dest, r.Class)
-	}
-	b.WriteString(whoPart(r, byProcess))
+	line := Blocked(r.Decision, r.Lookup, op, r.Dest, r.Class) + whoPart(r, byProcess)
 	// The reason is shown unless it only repeats the class: an attempt
 	// with no destination, advice (unspecified, dns), a join, a marker
-	// ignored under --sealed all say more than the class.
-	if r.Reason != "" && r.Reason != policy.ClassOnly(r.Class) {
-		b.WriteString(": " + r.Reason)
+	// ignored under --sealed all say more than the class. A lookup's
+	// reason is always the same.
+	if r.Lookup == "" && r.Reason != "" && r.Reason != audit.ClassReason(r.Class) {
+		line += ": " + r.Reason
 	}
-	return b.String()
+	return line
 }
+
+// Blocked is how every message about a blocked attempt starts, here and
+// in the run's summaries (ghactions): "Outbound network blocked: connect
+// tcp 203.0.113.7:443 (external)", "audit: would block: …" for a would-be
+// denial. A DNS query nettrap's sinkhole read says what was looked up,
+// which says more than the call and the class: "DNS lookup blocked: A
+// example.com via 10.0.0.53:53".
+func Blocked(d audit.Decision, lookup, operation, dest, class string) string {
+	if lookup != "" {
+		return "DNS lookup blocked: " + lookup + " via " + dest
+	}
+	head := "Outbound network blocked: "
+	if d == audit.WouldDeny {
+		head = "audit: would block: "
+	}
+	if dest != "" {
+		return fmt.Sprintf("%s%s %s (%s)", head, operation, dest, class)
+	}
+	return head + operation
+}
+
+// AtCollection says when an attempt at collection time was made.
+const AtCollection = " at collection time (package init, TestMain, or between tests)"
 
 // whoPart says who made the attempt: " during TestX", " by pid N prog", …
 func whoPart(r audit.Record, byProcess bool) string {
 	switch {
 	case len(r.Candidates) > 1:
 		return fmt.Sprintf(" during one of %s (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)", candidateList(r.Candidates))
-	case r.Test == "collection":
-		return " at collection time (package init, TestMain, or between tests)"
+	case r.Test == audit.Collection:
+		return AtCollection
 	case byProcess || r.Test == "":
 		return fmt.Sprintf(" by pid %d %s", r.PID, r.Argv0)
 	}

@@ -132,7 +132,7 @@ func TestBeginReportEnd(t *testing.T) {
 	if w := att.Who(); w.Test != "TestLeak" || w.Package != "example.com/p" {
 		t.Fatalf("who = %+v, want the inner's answer", w)
 	}
-	rec := audit.Record{TID: child + 1, Dest: "203.0.113.7:443", Decision: string(policy.Denied)}
+	rec := audit.Record{TID: child + 1, Dest: "203.0.113.7:443", Decision: audit.Denied}
 	att.Report(rec, "nettrap: blocked")
 	if got := fa.events(); got != "begin" {
 		t.Errorf("before End the inner saw %q, want only begin: the reports go with the end", got)
@@ -153,7 +153,7 @@ func TestSeveralReportsOneVerdict(t *testing.T) {
 	s, _, _ := newPair(t, fa)
 	att := s.begin(child)
 	for _, d := range []string{"192.0.2.1:53", "192.0.2.2:53"} {
-		att.Report(audit.Record{TID: 7, Dest: d, Decision: string(policy.Denied)}, "line "+d)
+		att.Report(audit.Record{TID: 7, Dest: d, Decision: audit.Denied}, "line "+d)
 	}
 	att.End()
 	if len(fa.recs) != 2 || fa.recs[0].Dest != "192.0.2.1:53" || fa.recs[1].Dest != "192.0.2.2:53" {
@@ -169,8 +169,8 @@ func TestGenericCaller(t *testing.T) {
 	if w := att.Who(); w.Test != "" || w.Package != "" || w.Marked || len(w.Candidates) > 0 {
 		t.Errorf("who = %+v, want the zero Who (by process)", w)
 	}
-	att.Report(audit.Record{TID: 1, Decision: string(policy.Denied)}, "nettrap: blocked by pid 1 init")
-	att.Report(audit.Record{TID: 1, Decision: string(policy.WouldDeny)}, "nettrap: audit: would block")
+	att.Report(audit.Record{TID: 1, Decision: audit.Denied}, "nettrap: blocked by pid 1 init")
+	att.Report(audit.Record{TID: 1, Decision: audit.WouldDeny}, "nettrap: audit: would block")
 	att.End()
 	if got := msgs.String(); got != "nettrap: blocked by pid 1 init\n" {
 		t.Errorf("messages %q: want the denial line only (the guard prints the others)", got)
@@ -204,7 +204,7 @@ func TestTimeoutFailsClosed(t *testing.T) {
 	if w := att.Who(); w.Marked || w.Test != "" || w.Package != "example.com/p" {
 		t.Errorf("who after no answer = %+v, want unmarked, no test, the inner's package", w)
 	}
-	att.Report(audit.Record{TID: 9, Decision: string(policy.Denied)}, "nettrap: blocked by pid 9")
+	att.Report(audit.Record{TID: 9, Decision: audit.Denied}, "nettrap: blocked by pid 9")
 	att.End()
 	out := msgs.String()
 	if !strings.Contains(out, "no answer from the nettrap running example.com/p") || !strings.Contains(out, "nettrap: blocked by pid 9") {
@@ -228,7 +228,7 @@ func TestInnerGoneBeforeVerdict(t *testing.T) {
 	att := s.begin(child)
 	cl.Close()
 	<-fa.rel // the inner let go of its hold when the connection ended
-	att.Report(audit.Record{TID: 11, Decision: string(policy.Denied)}, "nettrap: blocked during TestGone")
+	att.Report(audit.Record{TID: 11, Decision: audit.Denied}, "nettrap: blocked during TestGone")
 	att.End()
 	if out := msgs.String(); !strings.Contains(out, "could not tell the nettrap running") || !strings.Contains(out, "nettrap: blocked during TestGone") {
 		t.Errorf("messages %q: want the lost verdict and its line", out)

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"net"
 	"os"
-	"strconv"
 
 	"github.com/nettrap/nettrap/procfs"
 )
@@ -153,6 +152,6 @@ func runs(pid int, exe string) bool {
 	if err != nil {
 		return false
 	}
-	got, err := os.Stat("/proc/" + strconv.Itoa(pid) + "/exe")
+	got, err := os.Stat(procfs.TaskPath(pid, "exe"))
 	return err == nil && os.SameFile(want, got)
 }

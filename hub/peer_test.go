@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/classify"
 	"github.com/nettrap/nettrap/guard"
@@ -289,8 +290,9 @@ func TestSealedInnerMarkedIsDenied(t *testing.T) {
 			g := &guard.Guard{Policy: &policy.Policy{Sealed: sealed}, Resolvers: &classify.Resolvers{},
 				Messages: newWaitBuf(), Attribution: s}
 			d := classify.Dest{Family: unix.AF_INET, Addr: netip.MustParseAddrPort("203.0.113.7:443")}
-			a := g.Decide(&supervisor.Call{TID: sleep.Process.Pid, Syscall: bpf.Call{Name: "connect", Kind: bpf.Connect, ABI: "x86_64"},
-				Args: [6]uint64{^uint64(0)}, Dests: []classify.Dest{d}})
+			pid := sleep.Process.Pid
+			a := g.Decide(&supervisor.Call{TID: pid, Syscall: bpf.Call{Name: "connect", Kind: bpf.Connect, ABI: "x86_64"},
+				Dests: []classify.Dest{d}, Task: supervisor.FixedTask{Process: supervisor.Caller{PID: pid, TID: pid, Argv0: "sleep"}}})
 			if a.Allow == sealed {
 				t.Fatalf("answer %+v under sealed=%v", a, sealed)
 			}
@@ -300,10 +302,10 @@ func TestSealedInnerMarkedIsDenied(t *testing.T) {
 			if a.Errno != unix.EPERM {
 				t.Errorf("errno %v, want EPERM", a.Errno)
 			}
-			if len(fa.recs) != 1 || fa.recs[0].Decision != string(policy.Denied) || fa.recs[0].Test != "TestLive" {
+			if len(fa.recs) != 1 || fa.recs[0].Decision != audit.Denied || fa.recs[0].Test != "TestLive" {
 				t.Fatalf("the inner got %+v, want one denial under TestLive", fa.recs)
 			}
-			if ev := fa.events(); !strings.Contains(ev, "during TestLive: "+policy.MarkerIgnored) {
+			if ev := fa.events(); !strings.Contains(ev, "during TestLive: "+audit.ReasonMarkerIgnored) {
 				t.Errorf("the inner's report %q does not say the marker was ignored", ev)
 			}
 		})

@@ -12,9 +12,6 @@ import (
 	"github.com/nettrap/nettrap/guard"
 )
 
-// Env names the variable that gives an inner nettrap the socket path.
-const Env = "NETTRAP_HUB"
-
 // Operations.
 const (
 	opRegister  = "register"

@@ -12,7 +12,6 @@ import (
 
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/guard"
-	"github.com/nettrap/nettrap/policy"
 	"github.com/nettrap/nettrap/procfs"
 	"github.com/nettrap/nettrap/supervisor"
 )
@@ -93,7 +92,7 @@ func listen(configure func(*Server)) (*Server, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("hub socket: %w", err)
 	}
-	s := &Server{Path: path, dir: dir, ln: ln, parent: procfs.ParentPID, exe: "/proc/self/exe",
+	s := &Server{Path: path, dir: dir, ln: ln, parent: procfs.ParentPID, exe: procfs.SelfPath("exe"),
 		inners: map[int]*inner{}}
 	if configure != nil {
 		configure(s)
@@ -235,7 +234,7 @@ func (s *Server) close() error {
 // cannot be asked counts as made by no test, and its denials fail the run
 // (Lost).
 func (s *Server) Begin(c *supervisor.Call) guard.Attempt {
-	return s.begin(c.Caller().PID)
+	return s.begin(c.Task.Caller().PID)
 }
 
 // begin is Begin for a call of process pid.
@@ -310,7 +309,7 @@ func (t *remote) End() {
 // lostReport shows a denial no inner could put under its test, and counts
 // it: no test failed for it, so the run must fail instead.
 func (s *Server) lostReport(rep Report) {
-	if policy.Verdict(rep.Record.Decision) != policy.Denied {
+	if rep.Record.Decision != audit.Denied {
 		return
 	}
 	if rep.Line != "" {

@@ -10,16 +10,16 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 	"github.com/nettrap/nettrap/integration/internal/victimbuild"
-	"github.com/nettrap/nettrap/policy"
 )
 
 // sealedLine is the denial of a marked test's connect under --sealed: it
 // says the marker was ignored.
 func sealedLine(port int, test string) *regexp.Regexp {
-	return regexp.MustCompile(ext("connect tcp", port, test).String() + regexp.QuoteMeta(": "+policy.MarkerIgnored))
+	return regexp.MustCompile(ext("connect tcp", port, test).String() + regexp.QuoteMeta(": "+audit.ReasonMarkerIgnored))
 }
 
 // sealedSeqExpect is package seq under --sealed: the marked tests (and the
@@ -115,7 +115,7 @@ func checkSealedAudit(t *testing.T, log string) {
 		case r.Decision == "allowed" || r.Decision == "stale-marker":
 			t.Errorf("under --sealed: %+v", r)
 		case r.Decision == "denied" && r.Test == "TestMarked":
-			denied = r.Marked && strings.Contains(r.Reason, policy.MarkerIgnored)
+			denied = r.Marked && strings.Contains(r.Reason, audit.ReasonMarkerIgnored)
 		}
 	}
 	if !denied {

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/classify"
 )
 
@@ -36,15 +37,6 @@ func (m Mode) String() string {
 	}
 	return "enforce"
 }
-
-// Verdict is what happened to an attempt, as the audit trail spells it.
-type Verdict string
-
-const (
-	Allowed   Verdict = "allowed"
-	Denied    Verdict = "denied"
-	WouldDeny Verdict = "would-deny"
-)
 
 // What an attempt is.
 type Kind int
@@ -124,7 +116,7 @@ type Context struct {
 
 // Decision is the policy's answer for one attempt.
 type Decision struct {
-	Verdict Verdict
+	Verdict audit.Decision
 	Reason  string
 	// Errno for a denial.
 	Errno unix.Errno
@@ -154,9 +146,6 @@ type Policy struct {
 	AllowUnspecified bool
 }
 
-// MarkerIgnored is the reason of a sealed denial of a marked test's attempt.
-const MarkerIgnored = "the test's network marker is ignored under --sealed (only --allow rules open anything)"
-
 // Decide decides one attempt.
 func (p *Policy) Decide(a Attempt) Decision {
 	switch a.Kind {
@@ -184,10 +173,10 @@ func (p *Policy) Decide(a Attempt) Decision {
 		return p.decideNetns(a)
 	}
 	if a.Class.AllowedByDefault() {
-		return Decision{Verdict: Allowed, Reason: a.Class.String()}
+		return Decision{Verdict: audit.Allowed, Reason: a.Class.String()}
 	}
 	if a.Class == classify.Unspecified && p.AllowUnspecified {
-		return Decision{Verdict: Allowed, Reason: "unspecified (--allow-unspecified)"}
+		return Decision{Verdict: audit.Allowed, Reason: "unspecified (--allow-unspecified)"}
 	}
 	if a.Dest.Family == unix.AF_INET || a.Dest.Family == unix.AF_INET6 {
 		// An AF_UNSPEC send can be read two ways (see
@@ -197,14 +186,14 @@ func (p *Policy) Decide(a Attempt) Decision {
 			_, ok = p.match(a.Dest.Unspec6)
 		}
 		if ok {
-			return Decision{Verdict: Allowed, Reason: "allowed: --allow " + r.String(), Audit: true}
+			return Decision{Verdict: audit.Allowed, Reason: "allowed: --allow " + r.String(), Audit: true}
 		}
 	}
 	if a.Context.Marked && !a.Context.Collection {
 		if p.Sealed {
-			return p.deny(MarkerIgnored + "; " + denyReason(a))
+			return p.deny(audit.ReasonMarkerIgnored + "; " + denyReason(a))
 		}
-		return Decision{Verdict: Allowed, Reason: "allowed: marked test", Audit: true}
+		return Decision{Verdict: audit.Allowed, Reason: "allowed: marked test", Audit: true}
 	}
 	return p.deny(denyReason(a))
 }
@@ -216,11 +205,11 @@ func (p *Policy) decideJoin(a Attempt) Decision {
 	group := a.Dest.Addr.Addr()
 	for _, r := range p.Rules {
 		if r.covers(group) {
-			return Decision{Verdict: Allowed, Reason: "allowed: --allow " + r.String(), Audit: true}
+			return Decision{Verdict: audit.Allowed, Reason: "allowed: --allow " + r.String(), Audit: true}
 		}
 	}
 	if a.Context.Marked && !a.Context.Collection {
-		return Decision{Verdict: Allowed, Reason: "allowed: marked test", Audit: true}
+		return Decision{Verdict: audit.Allowed, Reason: "allowed: marked test", Audit: true}
 	}
 	return p.deny("joining " + group.String() + " (" + a.Detail + ") makes the kernel announce the group " +
 		"with IGMP/MLD reports on the network and receive its traffic; allow it with --allow " + group.String())
@@ -243,7 +232,7 @@ func (p *Policy) decideNetns(a Attempt) Decision {
 		return p.deny(a.Detail + " is denied outright under --sealed: what it acts on is read from memory " +
 			"or a descriptor that another thread could change before the kernel acts")
 	}
-	return Decision{Verdict: Allowed, Reason: a.Detail + " (the test's own network namespace, or a program that redirects nothing)"}
+	return Decision{Verdict: audit.Allowed, Reason: a.Detail + " (the test's own network namespace, or a program that redirects nothing)"}
 }
 
 func (p *Policy) match(ap netip.AddrPort) (Rule, bool) {
@@ -257,13 +246,13 @@ func (p *Policy) match(ap netip.AddrPort) (Rule, bool) {
 
 func (p *Policy) deny(reason string) Decision {
 	if p.Mode == Audit {
-		return Decision{Verdict: WouldDeny, Reason: reason, Audit: true}
+		return Decision{Verdict: audit.WouldDeny, Reason: reason, Audit: true}
 	}
 	errno := p.Errno
 	if errno == 0 {
 		errno = unix.EPERM
 	}
-	return Decision{Verdict: Denied, Reason: reason, Errno: errno, Audit: true}
+	return Decision{Verdict: audit.Denied, Reason: reason, Errno: errno, Audit: true}
 }
 
 // denyReason explains a denied destination; the unspecified address gets
@@ -281,10 +270,5 @@ func denyReason(a Attempt) string {
 	case classify.OtherFamily:
 		return "socket family " + a.Dest.FamilyName() + " is not allowed"
 	}
-	return ClassOnly(a.Class.String())
+	return audit.ClassReason(a.Class.String())
 }
-
-// ClassOnly is the reason of a destination denied for its class alone
-// ("external destination"). It says nothing the class does not, so a
-// message line that shows the class leaves it out.
-func ClassOnly(class string) string { return class + " destination" }

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/classify"
 )
 
@@ -28,21 +29,21 @@ func TestDecide(t *testing.T) {
 		p       Policy
 		dest    string
 		ctx     Context
-		verdict Verdict
+		verdict audit.Decision
 		audit   bool
 		errno   unix.Errno
 	}{
-		{"loopback", Policy{}, "127.0.0.1:80", Context{}, Allowed, false, 0},
-		{"external", Policy{}, "203.0.113.7:443", Context{}, Denied, true, unix.EPERM},
-		{"external errno", Policy{Errno: unix.ECONNREFUSED}, "203.0.113.7:443", Context{}, Denied, true, unix.ECONNREFUSED},
-		{"private", Policy{}, "10.0.0.1:80", Context{}, Denied, true, unix.EPERM},
-		{"rule", Policy{Rules: rules}, "192.0.2.7:443", Context{}, Allowed, true, 0},
-		{"rule wrong port", Policy{Rules: rules}, "192.0.2.7:80", Context{}, Denied, true, unix.EPERM},
-		{"rule unspecified", Policy{Rules: rules}, "[::]:8080", Context{}, Allowed, true, 0},
-		{"unspecified v4 not covered", Policy{Rules: rules}, "0.0.0.0:8080", Context{}, Denied, true, unix.EPERM},
-		{"audit mode", Policy{Mode: Audit}, "203.0.113.7:443", Context{}, WouldDeny, true, 0},
-		{"marked", Policy{}, "203.0.113.7:443", Context{Marked: true}, Allowed, true, 0},
-		{"marked at collection", Policy{}, "203.0.113.7:443", Context{Marked: true, Collection: true}, Denied, true, unix.EPERM},
+		{"loopback", Policy{}, "127.0.0.1:80", Context{}, audit.Allowed, false, 0},
+		{"external", Policy{}, "203.0.113.7:443", Context{}, audit.Denied, true, unix.EPERM},
+		{"external errno", Policy{Errno: unix.ECONNREFUSED}, "203.0.113.7:443", Context{}, audit.Denied, true, unix.ECONNREFUSED},
+		{"private", Policy{}, "10.0.0.1:80", Context{}, audit.Denied, true, unix.EPERM},
+		{"rule", Policy{Rules: rules}, "192.0.2.7:443", Context{}, audit.Allowed, true, 0},
+		{"rule wrong port", Policy{Rules: rules}, "192.0.2.7:80", Context{}, audit.Denied, true, unix.EPERM},
+		{"rule unspecified", Policy{Rules: rules}, "[::]:8080", Context{}, audit.Allowed, true, 0},
+		{"unspecified v4 not covered", Policy{Rules: rules}, "0.0.0.0:8080", Context{}, audit.Denied, true, unix.EPERM},
+		{"audit mode", Policy{Mode: Audit}, "203.0.113.7:443", Context{}, audit.WouldDeny, true, 0},
+		{"marked", Policy{}, "203.0.113.7:443", Context{Marked: true}, audit.Allowed, true, 0},
+		{"marked at collection", Policy{}, "203.0.113.7:443", Context{Marked: true, Collection: true}, audit.Denied, true, unix.EPERM},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,11 +67,11 @@ func TestRuleMustCoverBothUnspecReadings(t *testing.T) {
 		Unspec6: netip.MustParseAddrPort("[2001:db8::7]:443")}
 	cls := (&classify.Resolvers{}).Classify(d)
 	p := Policy{Rules: []Rule{mustRule(t, "192.0.2.0/24")}}
-	if got := p.Decide(Attempt{Kind: Destination, Dest: d, Class: cls}); got.Verdict != Denied {
+	if got := p.Decide(Attempt{Kind: Destination, Dest: d, Class: cls}); got.Verdict != audit.Denied {
 		t.Errorf("rule covering only the IPv4 reading: %+v, want denied", got)
 	}
 	p.Rules = append(p.Rules, mustRule(t, "2001:db8::/32"))
-	if got := p.Decide(Attempt{Kind: Destination, Dest: d, Class: cls}); got.Verdict != Allowed {
+	if got := p.Decide(Attempt{Kind: Destination, Dest: d, Class: cls}); got.Verdict != audit.Allowed {
 		t.Errorf("rules covering both readings: %+v, want allowed", got)
 	}
 }
@@ -78,11 +79,11 @@ func TestRuleMustCoverBothUnspecReadings(t *testing.T) {
 func TestDecideNonDestinations(t *testing.T) {
 	for _, k := range []Kind{RawSocket, IOURing, ForeignABI, SCTPSocket, CrossProcess, SourceRoute, FamilySocket, InterfacePin} {
 		p := Policy{Rules: []Rule{mustRule(t, "0.0.0.0/0")}}
-		if d := p.Decide(Attempt{Kind: k, Context: Context{Marked: true}}); d.Verdict != Denied || d.Errno != unix.EPERM {
+		if d := p.Decide(Attempt{Kind: k, Context: Context{Marked: true}}); d.Verdict != audit.Denied || d.Errno != unix.EPERM {
 			t.Errorf("kind %d: %+v, want denied with EPERM whatever the rules and markers", k, d)
 		}
 		p.Mode = Audit
-		if d := p.Decide(Attempt{Kind: k}); d.Verdict != WouldDeny {
+		if d := p.Decide(Attempt{Kind: k}); d.Verdict != audit.WouldDeny {
 			t.Errorf("kind %d in audit mode: %+v, want would-deny", k, d)
 		}
 	}
@@ -100,30 +101,30 @@ func TestMulticastJoin(t *testing.T) {
 	}
 	p := Policy{}
 	d := p.Decide(join("239.1.2.3"))
-	if d.Verdict != Denied || d.Errno != unix.EPERM || !strings.Contains(d.Reason, "--allow 239.1.2.3") {
+	if d.Verdict != audit.Denied || d.Errno != unix.EPERM || !strings.Contains(d.Reason, "--allow 239.1.2.3") {
 		t.Errorf("join without a rule: %+v", d)
 	}
 	// The rule's port does not matter: a join has none.
 	p.Rules = []Rule{mustRule(t, "224.0.0.251:5353"), mustRule(t, "[ff02::fb]:5353")}
 	for _, g := range []string{"224.0.0.251", "ff02::fb"} {
-		if d := p.Decide(join(g)); d.Verdict != Allowed || !d.Audit {
+		if d := p.Decide(join(g)); d.Verdict != audit.Allowed || !d.Audit {
 			t.Errorf("join %s with a covering rule: %+v", g, d)
 		}
 	}
-	if d := p.Decide(join("224.0.0.252")); d.Verdict != Denied {
+	if d := p.Decide(join("224.0.0.252")); d.Verdict != audit.Denied {
 		t.Errorf("join of a group no rule covers: %+v", d)
 	}
 	a := join("239.9.9.9")
 	a.Context.Marked = true
-	if d := p.Decide(a); d.Verdict != Allowed {
+	if d := p.Decide(a); d.Verdict != audit.Allowed {
 		t.Errorf("marked test's join: %+v", d)
 	}
 	a.Context.Collection = true
-	if d := p.Decide(a); d.Verdict != Denied {
+	if d := p.Decide(a); d.Verdict != audit.Denied {
 		t.Errorf("join at collection time: %+v", d)
 	}
 	p.Mode = Audit
-	if d := p.Decide(join("239.1.2.3")); d.Verdict != WouldDeny {
+	if d := p.Decide(join("239.1.2.3")); d.Verdict != audit.WouldDeny {
 		t.Errorf("join in audit mode: %+v", d)
 	}
 }
@@ -147,19 +148,19 @@ func TestAllowUnspecified(t *testing.T) {
 		for _, addr := range []string{"0.0.0.0:80", "[::]:41234", "[::ffff:0.0.0.0]:9"} {
 			d, cls := dest(t, addr)
 			got := p.Decide(Attempt{Kind: Destination, Dest: d, Class: cls})
-			if got.Verdict != Allowed || got.Audit || !strings.Contains(got.Reason, "--allow-unspecified") {
+			if got.Verdict != audit.Allowed || got.Audit || !strings.Contains(got.Reason, "--allow-unspecified") {
 				t.Errorf("%v %s: %+v, want allowed, not audited, naming --allow-unspecified", mode, addr, got)
 			}
 		}
 		for _, addr := range []string{"0.0.0.1:80", "203.0.113.7:443", "[::2]:80", "10.0.0.1:80"} {
 			d, cls := dest(t, addr)
-			if got := p.Decide(Attempt{Kind: Destination, Dest: d, Class: cls}); got.Verdict == Allowed {
+			if got := p.Decide(Attempt{Kind: Destination, Dest: d, Class: cls}); got.Verdict == audit.Allowed {
 				t.Errorf("%v %s: allowed by --allow-unspecified: %+v", mode, addr, got)
 			}
 		}
 	}
 	d, cls := dest(t, "[::]:41234")
-	if got := (&Policy{}).Decide(Attempt{Kind: Destination, Dest: d, Class: cls}); got.Verdict != Denied {
+	if got := (&Policy{}).Decide(Attempt{Kind: Destination, Dest: d, Class: cls}); got.Verdict != audit.Denied {
 		t.Errorf("without the opt-in: %+v, want denied", got)
 	}
 }
@@ -193,17 +194,17 @@ func TestSealed(t *testing.T) {
 		p       Policy
 		dest    string
 		ctx     Context
-		verdict Verdict
+		verdict audit.Decision
 		ignored bool // the reason names the ignored marker
 	}{
-		{"marked external", Policy{Sealed: true}, "203.0.113.7:443", Context{Marked: true}, Denied, true},
-		{"marked private", Policy{Sealed: true}, "10.0.0.1:80", Context{Marked: true}, Denied, true},
-		{"marked audit mode", Policy{Sealed: true, Mode: Audit}, "203.0.113.7:443", Context{Marked: true}, WouldDeny, true},
-		{"unmarked external", Policy{Sealed: true}, "203.0.113.7:443", Context{}, Denied, false},
-		{"marked at collection", Policy{Sealed: true}, "203.0.113.7:443", Context{Marked: true, Collection: true}, Denied, false},
-		{"rule", Policy{Sealed: true, Rules: rules}, "192.0.2.7:443", Context{}, Allowed, false},
-		{"marked and ruled", Policy{Sealed: true, Rules: rules}, "192.0.2.7:443", Context{Marked: true}, Allowed, false},
-		{"loopback", Policy{Sealed: true}, "127.0.0.1:80", Context{Marked: true}, Allowed, false},
+		{"marked external", Policy{Sealed: true}, "203.0.113.7:443", Context{Marked: true}, audit.Denied, true},
+		{"marked private", Policy{Sealed: true}, "10.0.0.1:80", Context{Marked: true}, audit.Denied, true},
+		{"marked audit mode", Policy{Sealed: true, Mode: Audit}, "203.0.113.7:443", Context{Marked: true}, audit.WouldDeny, true},
+		{"unmarked external", Policy{Sealed: true}, "203.0.113.7:443", Context{}, audit.Denied, false},
+		{"marked at collection", Policy{Sealed: true}, "203.0.113.7:443", Context{Marked: true, Collection: true}, audit.Denied, false},
+		{"rule", Policy{Sealed: true, Rules: rules}, "192.0.2.7:443", Context{}, audit.Allowed, false},
+		{"marked and ruled", Policy{Sealed: true, Rules: rules}, "192.0.2.7:443", Context{Marked: true}, audit.Allowed, false},
+		{"loopback", Policy{Sealed: true}, "127.0.0.1:80", Context{Marked: true}, audit.Allowed, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -212,17 +213,17 @@ func TestSealed(t *testing.T) {
 			if got.Verdict != tt.verdict {
 				t.Fatalf("Decide(%s) = %+v, want %s", tt.dest, got, tt.verdict)
 			}
-			if has := strings.Contains(got.Reason, MarkerIgnored); has != tt.ignored {
+			if has := strings.Contains(got.Reason, audit.ReasonMarkerIgnored); has != tt.ignored {
 				t.Errorf("reason %q: names the ignored marker %v, want %v", got.Reason, has, tt.ignored)
 			}
-			if tt.verdict == Denied && got.Errno != unix.EPERM {
+			if tt.verdict == audit.Denied && got.Errno != unix.EPERM {
 				t.Errorf("errno %v, want EPERM", got.Errno)
 			}
 		})
 	}
 	// The same marked attempt is allowed without --sealed.
 	d, cls := dest(t, "203.0.113.7:443")
-	if got := (&Policy{}).Decide(Attempt{Kind: Destination, Dest: d, Class: cls, Context: Context{Marked: true}}); got.Verdict != Allowed {
+	if got := (&Policy{}).Decide(Attempt{Kind: Destination, Dest: d, Class: cls, Context: Context{Marked: true}}); got.Verdict != audit.Allowed {
 		t.Errorf("unsealed marked attempt %+v, want allowed", got)
 	}
 }
@@ -239,19 +240,19 @@ func TestNetnsKinds(t *testing.T) {
 		name    string
 		p       Policy
 		a       Attempt
-		verdict Verdict
+		verdict audit.Decision
 		audit   bool
 	}{
-		{"route", Policy{}, Attempt{Kind: NetnsChange, Detail: "ioctl SIOCADDRT"}, Denied, true},
-		{"route marked, every rule", Policy{Rules: all}, Attempt{Kind: NetnsChange, Detail: "netlink RTM_NEWROUTE", Context: marked}, Denied, true},
-		{"route audit mode", Policy{Mode: Audit}, Attempt{Kind: NetnsChange, Detail: "ioctl SIOCADDRT"}, WouldDeny, true},
-		{"route sealed", Policy{Sealed: true}, Attempt{Kind: NetnsChange, Detail: "ioctl SIOCADDRT"}, Denied, true},
-		{"own netns", Policy{}, Attempt{Kind: NetnsChange, Detail: "ioctl SIOCADDRT", Harmless: true}, Allowed, false},
-		{"own netns sealed", Policy{Sealed: true}, Attempt{Kind: NetnsChange, Detail: "ioctl SIOCADDRT", Harmless: true}, Denied, true},
-		{"connect4 attach", Policy{}, Attempt{Kind: BPFAttach, Detail: "BPF_LINK_CREATE BPF_CGROUP_INET4_CONNECT"}, Denied, true},
-		{"connect4 attach marked", Policy{Rules: all}, Attempt{Kind: BPFAttach, Detail: "BPF_PROG_ATTACH BPF_CGROUP_INET4_CONNECT", Context: marked}, Denied, true},
-		{"ingress attach", Policy{}, Attempt{Kind: BPFAttach, Detail: "BPF_LINK_CREATE BPF_CGROUP_INET_INGRESS", Harmless: true}, Allowed, false},
-		{"ingress attach sealed", Policy{Sealed: true}, Attempt{Kind: BPFAttach, Detail: "BPF_LINK_CREATE BPF_CGROUP_INET_INGRESS", Harmless: true}, Denied, true},
+		{"route", Policy{}, Attempt{Kind: NetnsChange, Detail: "ioctl SIOCADDRT"}, audit.Denied, true},
+		{"route marked, every rule", Policy{Rules: all}, Attempt{Kind: NetnsChange, Detail: "netlink RTM_NEWROUTE", Context: marked}, audit.Denied, true},
+		{"route audit mode", Policy{Mode: Audit}, Attempt{Kind: NetnsChange, Detail: "ioctl SIOCADDRT"}, audit.WouldDeny, true},
+		{"route sealed", Policy{Sealed: true}, Attempt{Kind: NetnsChange, Detail: "ioctl SIOCADDRT"}, audit.Denied, true},
+		{"own netns", Policy{}, Attempt{Kind: NetnsChange, Detail: "ioctl SIOCADDRT", Harmless: true}, audit.Allowed, false},
+		{"own netns sealed", Policy{Sealed: true}, Attempt{Kind: NetnsChange, Detail: "ioctl SIOCADDRT", Harmless: true}, audit.Denied, true},
+		{"connect4 attach", Policy{}, Attempt{Kind: BPFAttach, Detail: "BPF_LINK_CREATE BPF_CGROUP_INET4_CONNECT"}, audit.Denied, true},
+		{"connect4 attach marked", Policy{Rules: all}, Attempt{Kind: BPFAttach, Detail: "BPF_PROG_ATTACH BPF_CGROUP_INET4_CONNECT", Context: marked}, audit.Denied, true},
+		{"ingress attach", Policy{}, Attempt{Kind: BPFAttach, Detail: "BPF_LINK_CREATE BPF_CGROUP_INET_INGRESS", Harmless: true}, audit.Allowed, false},
+		{"ingress attach sealed", Policy{Sealed: true}, Attempt{Kind: BPFAttach, Detail: "BPF_LINK_CREATE BPF_CGROUP_INET_INGRESS", Harmless: true}, audit.Denied, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -259,10 +260,10 @@ func TestNetnsKinds(t *testing.T) {
 			if got.Verdict != tt.verdict || got.Audit != tt.audit {
 				t.Errorf("Decide(%+v) = %+v, want %s audit %v", tt.a, got, tt.verdict, tt.audit)
 			}
-			if got.Verdict == Denied && got.Errno != unix.EPERM {
+			if got.Verdict == audit.Denied && got.Errno != unix.EPERM {
 				t.Errorf("denied with %v, want EPERM", got.Errno)
 			}
-			if got.Verdict != Allowed && !strings.Contains(got.Reason, tt.a.Detail) {
+			if got.Verdict != audit.Allowed && !strings.Contains(got.Reason, tt.a.Detail) {
 				t.Errorf("reason %q does not name %q", got.Reason, tt.a.Detail)
 			}
 		})

@@ -1,4 +1,7 @@
-// Package procfs reads the few facts nettrap needs about other processes
-// from /proc: a process's parent, and whether one process descends from
-// another.
+// Package procfs is nettrap's only reader of /proc: the facts it needs
+// about other processes (parent, thread group, executable and command
+// line, start time, pid namespace, the target of a pidfd), about their
+// sockets (kind and netlink protocol from /proc/TID/net, by inode) and
+// namespaces, and the paths of the files other packages open there
+// (/proc/TID/mem, ns/net). Parsing stays here; callers get values.
 package procfs

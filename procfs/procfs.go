@@ -23,7 +23,7 @@ func ParentPID(p int) int {
 // field 3 (state) on. The name in parentheses may hold spaces and
 // parentheses, so the fields start after the last ')'.
 func statFields(p int) ([]string, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
+	b, err := os.ReadFile(TaskPath(p, "stat"))
 	if err != nil {
 		return nil, err
 	}
@@ -58,34 +58,26 @@ func IsDescendant(p, ancestor int) bool {
 // this process. Pids a task passes in its syscalls are numbers of its own
 // pid namespace; they can only be looked up here if it is ours.
 func SamePIDNamespace(tid int) bool {
-	self, err := os.Readlink("/proc/self/ns/pid")
+	self, err := os.Readlink(SelfPath("ns/pid"))
 	if err != nil {
 		return false
 	}
-	other, err := os.Readlink("/proc/" + strconv.Itoa(tid) + "/ns/pid")
+	other, err := os.Readlink(TaskPath(tid, "ns/pid"))
 	return err == nil && other == self
 }
 
 // SeccompFiltered reports whether this process runs under a seccomp
 // filter (the "Seccomp:" line of /proc/self/status is 2, SECCOMP_MODE_FILTER).
 func SeccompFiltered() bool {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return false
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "Seccomp:"); ok {
-			return strings.TrimSpace(v) == "2"
-		}
-	}
-	return false
+	v, err := StatusField(SelfPath("status"), "Seccomp")
+	return err == nil && v == "2"
 }
 
 // PidfdTarget returns the pid that descriptor fd of task tid refers to, if
 // it is a pidfd (the "Pid:" line of its fdinfo, in this process's pid
 // namespace), or 0.
 func PidfdTarget(tid, fd int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/fdinfo/" + strconv.Itoa(fd))
+	b, err := os.ReadFile(TaskPath(tid, "fdinfo/"+strconv.Itoa(fd)))
 	if err != nil {
 		return 0
 	}

@@ -3,6 +3,8 @@ package procfs
 import (
 	"os"
 	"os/exec"
+	"runtime"
+	"slices"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -103,5 +105,118 @@ func TestStartTime(t *testing.T) {
 	}
 	if _, err := StartTime(-1); err == nil {
 		t.Error("StartTime(-1) succeeded")
+	}
+}
+
+func TestProcessOf(t *testing.T) {
+	self, err := ProcessOf(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	if self.PID != os.Getpid() || self.Exe != exe || len(self.Argv) == 0 || self.Argv[0] != os.Args[0] {
+		t.Errorf("ProcessOf(self) = %+v, want pid %d exe %s argv %q", self, os.Getpid(), exe, os.Args)
+	}
+	// A thread of this process belongs to it.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if tgid, err := ThreadGroup(unix.Gettid()); err != nil || tgid != os.Getpid() {
+		t.Errorf("ThreadGroup(this thread) = %d, %v; want %d", tgid, err, os.Getpid())
+	}
+	if _, err := ProcessOf(-1); err == nil {
+		t.Error("ProcessOf(-1) succeeded")
+	}
+}
+
+func TestPathExists(t *testing.T) {
+	dir := t.TempDir()
+	if !PathExists(os.Getpid(), dir) {
+		t.Errorf("%s does not exist for this process", dir)
+	}
+	if PathExists(os.Getpid(), dir+"/missing") {
+		t.Errorf("%s/missing exists for this process", dir)
+	}
+	if PathExists(os.Getpid(), "no-such-file-in-the-working-directory") {
+		t.Error("a relative missing path exists")
+	}
+	if !PathExists(-1, "/missing") {
+		t.Error("a gone task's path is not given the benefit of the doubt")
+	}
+}
+
+func TestOpenFDs(t *testing.T) {
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fds, err := OpenFDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.IsSorted(fds) || !slices.Contains(fds, int(f.Fd())) || !slices.Contains(fds, 0) {
+		t.Errorf("OpenFDs = %v: want sorted, with 0 and %d", fds, f.Fd())
+	}
+}
+
+// Sockets are told apart by the tables of /proc/self/net; a netlink
+// socket's protocol is read from its line.
+func TestSocketKindAndNetlinkProtocol(t *testing.T) {
+	me := os.Getpid()
+	for _, s := range []struct {
+		domain, typ, proto int
+		want               string
+	}{
+		{unix.AF_INET, unix.SOCK_STREAM, 0, "tcp"},
+		{unix.AF_INET6, unix.SOCK_DGRAM, 0, "udp"},
+		{unix.AF_UNIX, unix.SOCK_STREAM, 0, "unix"},
+		{unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE, ""},
+	} {
+		fd, err := unix.Socket(s.domain, s.typ|unix.SOCK_CLOEXEC, s.proto)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Close(fd)
+		// The tables list bound sockets (TCP: listening ones).
+		var sa unix.Sockaddr = &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}
+		switch s.domain {
+		case unix.AF_INET6:
+			sa = &unix.SockaddrInet6{Addr: [16]byte{15: 1}}
+		case unix.AF_UNIX:
+			sa = &unix.SockaddrUnix{Name: t.TempDir() + "/s"}
+		case unix.AF_NETLINK:
+			sa = &unix.SockaddrNetlink{Family: unix.AF_NETLINK}
+		}
+		if err := unix.Bind(fd, sa); err != nil {
+			t.Fatal(err)
+		}
+		if s.typ == unix.SOCK_STREAM {
+			if err := unix.Listen(fd, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := SocketKind(me, fd); got != s.want {
+			t.Errorf("SocketKind(%d/%d) = %q, want %q", s.domain, s.typ, got, s.want)
+		}
+		proto, ok := NetlinkProtocol(me, fd)
+		if isNetlink := s.domain == unix.AF_NETLINK; ok != isNetlink || (ok && proto != s.proto) {
+			t.Errorf("NetlinkProtocol(%d/%d) = %d, %v", s.domain, s.typ, proto, ok)
+		}
+	}
+	if SocketKind(me, 0) != "" {
+		t.Error("stdin is taken for a socket")
+	}
+}
+
+func TestNamespace(t *testing.T) {
+	self, err := Namespace(TaskPath(os.Getpid(), "ns/net"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if thread, err := Namespace(ThreadSelfPath("ns/net")); err != nil || thread != self {
+		t.Errorf("this thread's namespace %+v, %v; the process's %+v", thread, err, self)
+	}
+	if _, err := Namespace(TaskPath(-1, "ns/net")); err == nil {
+		t.Error("a missing task has a namespace")
 	}
 }

@@ -18,7 +18,7 @@ import (
 func TestLeftoverHint(t *testing.T) {
 	den := func(run, test, after string, ms float64) audit.Record {
 		return audit.Record{Schema: 1, RunID: run, Package: "p", Test: test, AfterTest: after, AfterMS: ms,
-			Syscall: "connect", Dest: "192.0.2.1:80", Class: "external", Decision: Denied}
+			Syscall: "connect", Dest: "192.0.2.1:80", Class: "external", Decision: audit.Denied}
 	}
 	for _, tc := range []struct {
 		name string
@@ -29,7 +29,7 @@ func TestLeftoverHint(t *testing.T) {
 		{"retries in the window", []audit.Record{den("r", "TestB", "TestA", 2), den("r", "TestB", "TestA", 0.5)}, "TestA"},
 		{"another attempt later", []audit.Record{den("r", "TestB", "TestA", 2), den("r", "TestB", "", 0)}, ""},
 		{"allowed attempt later", []audit.Record{den("r", "TestB", "TestA", 2),
-			{Schema: 1, RunID: "r", Package: "p", Test: "TestB", Decision: Allowed, Syscall: "connect"}}, ""},
+			{Schema: 1, RunID: "r", Package: "p", Test: "TestB", Decision: audit.Allowed, Syscall: "connect"}}, ""},
 		{"after two tests", []audit.Record{den("r", "TestB", "TestA", 2), den("r", "TestB", "TestB/x", 1)}, ""},
 		{"two runs", []audit.Record{den("r", "TestB", "TestA", 2), den("r2", "TestB", "TestA", 2)}, ""},
 	} {
@@ -52,7 +52,7 @@ func TestLeftoverHint(t *testing.T) {
 // A stale-marker record leaves out the fields of an attempt; an old one
 // with "pid":0 (as in testdata/run.jsonl) still reads.
 func TestStaleRecordOmitsAttemptFields(t *testing.T) {
-	b, err := json.Marshal(audit.Record{Schema: 1, Package: "p", Test: "TestOld", Marked: true, Decision: StaleMarker})
+	b, err := json.Marshal(audit.Record{Schema: 1, Package: "p", Test: "TestOld", Marked: true, Decision: audit.StaleMarker})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestStaleRecordOmitsAttemptFields(t *testing.T) {
 		}
 	}
 	recs, err := Read(strings.NewReader(string(b)+"\n"), "log")
-	if err != nil || len(recs) != 1 || recs[0].Decision != StaleMarker {
+	if err != nil || len(recs) != 1 || recs[0].Decision != audit.StaleMarker {
 		t.Errorf("Read(%s) = %+v, %v", b, recs, err)
 	}
 }
@@ -145,7 +145,7 @@ func TestBuildAllRuns(t *testing.T) {
 
 func TestCleanIsOneLine(t *testing.T) {
 	recs := []audit.Record{{Schema: 1, RunID: "r9", Package: "p", Test: "TestLive", Marked: true,
-		Syscall: "connect", Dest: "192.0.2.1:80", Class: "external", Decision: Allowed, Reason: "allowed: marked test"}}
+		Syscall: "connect", Dest: "192.0.2.1:80", Class: "external", Decision: audit.Allowed, Reason: "allowed: marked test"}}
 	for name, s := range map[string]*Summary{"empty": Build(nil, ""), "allowed only": Build(recs, "r9")} {
 		var b bytes.Buffer
 		if err := s.Text(&b); err != nil {
@@ -158,7 +158,7 @@ func TestCleanIsOneLine(t *testing.T) {
 }
 
 func TestReadRejectsTornLine(t *testing.T) {
-	good, _ := json.Marshal(audit.Record{Schema: 1, Time: time.Unix(0, 0).UTC(), Syscall: "connect", Decision: Denied})
+	good, _ := json.Marshal(audit.Record{Schema: 1, Time: time.Unix(0, 0).UTC(), Syscall: "connect", Decision: audit.Denied})
 	in := string(good) + "\n" + `{"schema":1,"syscall":"conn` + "\n"
 	recs, err := Read(strings.NewReader(in), "log")
 	if err == nil || !strings.Contains(err.Error(), "log:2:") {
@@ -178,7 +178,7 @@ func TestReadRejectsOtherSchema(t *testing.T) {
 func TestMarkdownMaxRows(t *testing.T) {
 	var recs []audit.Record
 	for _, name := range []string{"TestA", "TestB", "TestC"} {
-		recs = append(recs, audit.Record{Schema: 1, Package: "p", Test: name, Syscall: "connect", Dest: "192.0.2.1:80", Class: "external", Decision: Denied})
+		recs = append(recs, audit.Record{Schema: 1, Package: "p", Test: name, Syscall: "connect", Dest: "192.0.2.1:80", Class: "external", Decision: audit.Denied})
 	}
 	var b bytes.Buffer
 	if err := Build(recs, "").Markdown(&b, 1); err != nil {
@@ -190,7 +190,7 @@ func TestMarkdownMaxRows(t *testing.T) {
 }
 
 func TestMarkdownEscapesCells(t *testing.T) {
-	recs := []audit.Record{{Schema: 1, Package: "p", Test: "TestX/a|b`c", Syscall: "connect", Dest: "192.0.2.1:80", Class: "external", Decision: Denied}}
+	recs := []audit.Record{{Schema: 1, Package: "p", Test: "TestX/a|b`c", Syscall: "connect", Dest: "192.0.2.1:80", Class: "external", Decision: audit.Denied}}
 	var b bytes.Buffer
 	if err := Build(recs, "").Markdown(&b, 0); err != nil {
 		t.Fatal(err)

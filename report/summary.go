@@ -8,34 +8,20 @@ import (
 	"github.com/nettrap/nettrap/audit"
 )
 
-// Decisions as the audit trail spells them.
-const (
-	Denied      = "denied"
-	WouldDeny   = "would-deny"
-	Allowed     = "allowed"
-	StaleMarker = audit.StaleMarker
-	BadMarker   = audit.BadMarker
-	// Error is a record an inner nettrap (the -exec of a run) writes when
-	// it could not do its job, so that the run ends with status 125.
-	Error = "nettrap-error"
-	// Collection is the test name of an attempt at collection time.
-	Collection = "collection"
-)
-
 // Row is one line of a summary table: the records with the same package,
 // test, operation, destination, class and decision, counted.
 type Row struct {
-	Package    string   `json:"package,omitempty"`
-	Test       string   `json:"test,omitempty"`
-	Candidates []string `json:"candidates,omitempty"`
-	Process    string   `json:"process,omitempty"` // argv[0], for records outside Go tests
-	Operation  string   `json:"operation,omitempty"`
-	Dest       string   `json:"destination,omitempty"`
-	Class      string   `json:"class,omitempty"`
-	Decision   string   `json:"decision"`
-	Reason     string   `json:"reason,omitempty"`
-	Marker     string   `json:"marker_value,omitempty"` // a bad marker's value
-	Count      int      `json:"count"`
+	Package    string         `json:"package,omitempty"`
+	Test       string         `json:"test,omitempty"`
+	Candidates []string       `json:"candidates,omitempty"`
+	Process    string         `json:"process,omitempty"` // argv[0], for records outside Go tests
+	Operation  string         `json:"operation,omitempty"`
+	Dest       string         `json:"destination,omitempty"`
+	Class      string         `json:"class,omitempty"`
+	Decision   audit.Decision `json:"decision"`
+	Reason     string         `json:"reason,omitempty"`
+	Marker     string         `json:"marker_value,omitempty"` // a bad marker's value
+	Count      int            `json:"count"`
 	// AfterTest is set when every attempt of the row's test in its run
 	// came within gotest.LeftoverWindow after AfterTest ended (AfterMS
 	// before the first of them): a goroutine that test left running may
@@ -50,7 +36,7 @@ func (r Row) Who() string {
 	switch {
 	case len(r.Candidates) > 0:
 		return "one of " + strings.Join(r.Candidates, ", ")
-	case r.Test == Collection:
+	case r.Test == audit.Collection:
 		return "(collection)"
 	case r.Test != "":
 		return r.Test
@@ -114,7 +100,7 @@ func Build(recs []audit.Record, runID string) *Summary {
 		}
 		row := rowOf(rec)
 		key := strings.Join([]string{row.Package, row.Test, strings.Join(row.Candidates, "\x00"), row.Process,
-			row.Operation, row.Dest, row.Class, row.Decision, row.Reason, row.Marker}, "\x01")
+			row.Operation, row.Dest, row.Class, string(row.Decision), row.Reason, row.Marker}, "\x01")
 		if g := groups[key]; g != nil {
 			g.Count++
 			continue
@@ -125,7 +111,7 @@ func Build(recs []audit.Record, runID string) *Summary {
 	}
 	hints := leftovers(kept)
 	for _, r := range order {
-		if h, ok := hints[testKey{r.Package, r.Test}]; ok && r.Decision != StaleMarker && r.Decision != BadMarker {
+		if h, ok := hints[testKey{r.Package, r.Test}]; ok && r.Decision != audit.StaleMarker && r.Decision != audit.BadMarker {
 			r.AfterTest, r.AfterMS = h.test, h.ms
 		}
 		s.add(*r, pkgs)
@@ -155,7 +141,7 @@ func rowOf(rec audit.Record) Row {
 	if r.Package == "" && r.Test == "" {
 		r.Process = rec.Argv0
 	}
-	if r.Decision == Denied || r.Decision == WouldDeny {
+	if r.Decision == audit.Denied || r.Decision == audit.WouldDeny {
 		// Denials of one destination differ only by detail; keep the
 		// reason for rows without a destination (raw sockets, io_uring).
 		if r.Dest != "" {
@@ -169,7 +155,7 @@ func (s *Summary) add(r Row, pkgs map[string]bool) {
 	rows, total := s.section(r)
 	*rows = append(*rows, r)
 	*total += r.Count
-	if r.Decision != Allowed { // every other row is a finding
+	if r.Decision != audit.Allowed { // every other row is a finding
 		pkgs[r.Package+"\x00"+r.Process] = true
 	}
 }
@@ -177,17 +163,17 @@ func (s *Summary) add(r Row, pkgs map[string]bool) {
 // section is the list a row goes in and the total it counts towards.
 func (s *Summary) section(r Row) (*[]Row, *int) {
 	switch {
-	case r.Decision == StaleMarker:
+	case r.Decision == audit.StaleMarker:
 		return &s.Stale, &s.Totals.Stale
-	case r.Decision == BadMarker:
+	case r.Decision == audit.BadMarker:
 		return &s.BadMarkers, &s.Totals.BadMarkers
-	case r.Decision == Error:
+	case r.Decision == audit.NettrapError:
 		return &s.Errors, &s.Totals.Errors
-	case r.Decision == Allowed:
+	case r.Decision == audit.Allowed:
 		return &s.Allowed, &s.Totals.Allowed
-	case r.Decision == WouldDeny:
+	case r.Decision == audit.WouldDeny:
 		return &s.WouldBlock, &s.Totals.WouldBlock
-	case r.Test == Collection:
+	case r.Test == audit.Collection:
 		return &s.Collection, &s.Totals.Collection
 	default:
 		return &s.Blocked, &s.Totals.Blocked
@@ -225,8 +211,8 @@ func leftovers(recs []audit.Record) map[testKey]leftover {
 	for _, rec := range recs {
 		runs[rec.RunID] = true
 		k := testKey{rec.Package, rec.Test}
-		if rec.Test == "" || rec.Test == Collection || len(rec.Candidates) > 0 ||
-			rec.Decision == StaleMarker || rec.Decision == BadMarker || rec.Decision == Error || spoiled[k] {
+		if rec.Test == "" || rec.Test == audit.Collection || len(rec.Candidates) > 0 ||
+			rec.Decision == audit.StaleMarker || rec.Decision == audit.BadMarker || rec.Decision == audit.NettrapError || spoiled[k] {
 			continue
 		}
 		prev, seen := out[k]

@@ -1,12 +1,7 @@
 package supervisor
 
 import (
-	"bytes"
 	"net/netip"
-	"os"
-	"strconv"
-	"strings"
-	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -14,13 +9,18 @@ import (
 	"github.com/nettrap/nettrap/classify"
 )
 
-// Call is one intercepted syscall with its arguments already read from
-// the target. The target is stopped in the kernel until it is answered.
+// Call is one intercepted syscall, decoded: every argument a decision
+// needs is a plain field, read from the target's memory (read.go) or
+// learnt from the kernel (decode.go) before the decider sees it. What is
+// costly to learn and needed only for audited calls (who called, the
+// socket's type) comes from Task. The target is stopped in the kernel
+// until the call is answered.
 type Call struct {
 	ID      uint64
 	TID     int
 	Syscall bpf.Call
-	Args    [6]uint64
+	// Args are the raw arguments; deciders use the decoded fields.
+	Args [6]uint64
 	// Dests are the destinations the call names: one for connect and
 	// sendto, one for a sendmsg with a msg_name, one per named message of
 	// a sendmmsg. Empty when the call names none.
@@ -44,31 +44,75 @@ type Call struct {
 	// Netfilter: a setsockopt that writes a legacy netfilter table or an
 	// IPVS service (Option names it) of the socket's namespace.
 	Netfilter bool
-	// Request names a trapped ioctl request ("SIOCADDRT").
+	// Request names a trapped ioctl request ("SIOCADDRT") or the command
+	// of a bpf(2) ("BPF_LINK_CREATE").
 	Request string
 	// AttachType is the attach_type of a bpf(2) BPF_PROG_ATTACH or
 	// BPF_LINK_CREATE (the same offset in both).
 	AttachType uint32
+	// Socket is what a native socket(2) asks for.
+	Socket SocketArgs
+	// OtherNetns: the call acts on a network namespace other than the one
+	// nettrap started the command in, which is then the test's own
+	// business. Set for a socket(AF_NETLINK) and a bpf(2) (the calling
+	// thread's namespace), a trapped ioctl and a netfilter setsockopt
+	// (the socket's). False when it cannot be told: the strict answer.
+	OtherNetns bool
+	// NetlinkOurs: the call sends netlink messages that name a
+	// destination, on a socket of the starting namespace; NetlinkChange
+	// names the first request among them that changes that namespace
+	// ("RTM_NEWROUTE", "nfnetlink message …"), "" when none does.
+	NetlinkOurs   bool
+	NetlinkChange string
+	// OwnDescendant, for ptrace, process_vm_writev and pidfd_getfd: the
+	// process the call reaches into is a descendant of the caller (or, for
+	// pidfd_getfd, the caller itself), in the caller's pid namespace.
+	OwnDescendant bool
 	// Err is set when the arguments could not be read or are malformed:
 	// the call must then fail with this errno, as the kernel would.
 	Err unix.Errno
+	// Task tells what is costly to learn of the caller, when a decision
+	// asks. Never nil in a call from the supervisor.
+	Task Task
 
 	// msgs are the bytes the decision was made on (address, control
 	// data) and where each payload lies, for an emulated call: the kernel
 	// must not read the address a second time (emulate.go).
 	msgs []rawMsg
 
-	listener   int
-	netns      *startingNetns
-	netlink    *netlinkSend // the messages of a send addressed to AF_NETLINK
-	callerOnce sync.Once
-	caller     Caller
-	sockOnce   sync.Once
-	sock       string
+	listener int
+	netns    *startingNetns
+	netlink  *netlinkSend // the messages of a send addressed to AF_NETLINK
+	task     task         // Task, without an allocation of its own
 }
 
-// Caller says who made a call. Read from /proc on first use only, since
-// allowed calls never need it.
+// SocketArgs are the arguments of socket(2): Type without its flags
+// (SOCK_NONBLOCK, SOCK_CLOEXEC).
+type SocketArgs struct {
+	Domain, Type, Protocol int
+}
+
+// Task is what a decider may ask about the task that made a call, at a
+// cost: /proc reads, a borrowed descriptor. Allowed calls never ask, so
+// the cost stays off their path. The supervisor's answers come from the
+// kernel; a decider's tests use FixedTask.
+type Task interface {
+	// Caller says who made the call.
+	Caller() Caller
+	// SockType names the socket the call acts on ("tcp", "udp",
+	// "unix-stream", …), or "" when it cannot be told. For socket(2) it
+	// is the type asked for.
+	SockType() string
+	// PathExists tells whether path exists as the caller sees it (its
+	// root, its working directory); yes when it cannot be told.
+	PathExists(path string) bool
+	// Pending reports whether the call is still pending: the thread still
+	// waits in it. A decider that waits for something (a test's output
+	// to drain) can poll it to give up on a target that died.
+	Pending() bool
+}
+
+// Caller says who made a call.
 type Caller struct {
 	PID   int // thread group id
 	TID   int
@@ -78,62 +122,30 @@ type Caller struct {
 	Gone  bool // the task went away (or its pid was reused) while looking
 }
 
-// Valid reports whether the call is still pending: the thread still waits
-// in it. A decider that waits for something (a test's output to drain) can
-// poll it to give up on a target that died.
-func (c *Call) Valid() bool { return idValid(c.listener, c.ID) }
-
-// Caller reads who made the call. It is only called for calls that are
-// audited, so the cost stays off the allowed path.
-func (c *Call) Caller() Caller {
-	c.callerOnce.Do(func() {
-		c.caller = readCaller(c.TID)
-		if !idValid(c.listener, c.ID) {
-			c.caller.Gone = true
-		}
-	})
-	return c.caller
+// FixedTask is a Task with fixed answers, for deciders' tests: they run
+// without a kernel, a /proc or a descriptor.
+type FixedTask struct {
+	Process Caller
+	Sock    string
+	// Missing are the paths that do not exist for the caller.
+	Missing []string
 }
 
-// SockType names the socket the call acts on ("tcp", "udp", "unix-stream",
-// …), or "" when it cannot be told. For socket(2) it is the type asked for.
-func (c *Call) SockType() string {
-	c.sockOnce.Do(func() {
-		switch c.Syscall.Kind {
-		case bpf.Connect, bpf.SendTo, bpf.SendMsg, bpf.SendMMsg:
-			if !c.Syscall.Foreign {
-				c.sock = socketType(c.Caller().PID, c.TID, int(int32(c.Args[0])))
-			}
-		case bpf.Socket:
-			c.sock = socketTypeName(int(c.Args[0]), int(c.Args[1])&0xf, int(c.Args[2]))
+// Caller returns t.Process.
+func (t FixedTask) Caller() Caller { return t.Process }
+
+// SockType returns t.Sock.
+func (t FixedTask) SockType() string { return t.Sock }
+
+// PathExists tells whether path is not one of t.Missing.
+func (t FixedTask) PathExists(path string) bool {
+	for _, m := range t.Missing {
+		if m == path {
+			return false
 		}
-	})
-	return c.sock
+	}
+	return true
 }
 
-func readCaller(tid int) Caller {
-	c := Caller{PID: tid, TID: tid}
-	dir := "/proc/" + strconv.Itoa(tid)
-	if st, err := os.ReadFile(dir + "/status"); err == nil {
-		for _, line := range strings.Split(string(st), "\n") {
-			if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
-				if pid, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
-					c.PID = pid
-				}
-				break
-			}
-		}
-	} else {
-		c.Gone = true
-	}
-	c.Exe, _ = os.Readlink(dir + "/exe")
-	if cmdline, err := os.ReadFile(dir + "/cmdline"); err == nil {
-		for _, a := range bytes.Split(bytes.TrimRight(cmdline, "\x00"), []byte{0}) {
-			c.Argv = append(c.Argv, string(a))
-		}
-	}
-	if len(c.Argv) > 0 {
-		c.Argv0 = c.Argv[0]
-	}
-	return c
-}
+// Pending is true until the process is gone.
+func (t FixedTask) Pending() bool { return !t.Process.Gone }

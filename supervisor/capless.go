@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/procfs"
 )
 
 // caplessMaker runs work on one locked OS thread whose capability sets
@@ -38,7 +40,7 @@ const poolSize = 2
 // newCaplessMaker starts the thread. netnsFD, when not -1, is the
 // namespace the sockets must belong to: the thread enters it if it is not
 // there already (Go may start the thread from any other).
-func newCaplessMaker(netns nsID, netnsFD int) (*caplessMaker, error) {
+func newCaplessMaker(netns procfs.NsID, netnsFD int) (*caplessMaker, error) {
 	m := &caplessMaker{reqs: make(chan func()), refill: make(chan sockKey, 16), pool: map[sockKey][]int{}}
 	ready := make(chan error, 1)
 	go func() {
@@ -105,8 +107,8 @@ func (m *caplessMaker) drain() {
 	}
 }
 
-func enterNetns(want nsID, fd int) error {
-	id, err := nsOf("/proc/thread-self/ns/net")
+func enterNetns(want procfs.NsID, fd int) error {
+	id, err := procfs.Namespace(procfs.ThreadSelfPath("ns/net"))
 	if err != nil {
 		return err
 	}

@@ -17,11 +17,18 @@
 //  3. It checks SECCOMP_IOCTL_NOTIF_ID_VALID: if the thread left the call
 //     (a signal, Go's SIGURG preemption, death) what was read may belong to
 //     another task, and the notification is dropped.
-//  4. The Decider answers: allow or an errno. A decision that keeps the
+//  4. What the decision needs beyond the target's memory is learnt from
+//     the kernel, for the kinds of call that need it (decode.go): the
+//     namespace a netlink socket, an ioctl, a netfilter setsockopt or a
+//     bpf(2) acts on, the request of a netlink send, whom a cross-process
+//     call reaches. The Call is then plain data: the Decider never reads
+//     /proc nor holds a descriptor. Who called and the socket's type,
+//     which only audited calls need, come from Call.Task on first use.
+//  5. The Decider answers: allow or an errno. A decision that keeps the
 //     receiver past a millisecond or two passes the receiving to a new
 //     receiver (the watchdog in receiver.go): other threads' calls never
 //     wait behind a slow one.
-//  5. An allowed connect or send on an inet socket is made by the
+//  6. An allowed connect or send on an inet socket is made by the
 //     supervisor itself (emulate.go): it borrows the target's socket with
 //     pidfd_getfd, makes the call with the bytes it checked, and answers
 //     with the result. Anything else allowed is answered CONTINUE (the

@@ -4,14 +4,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/procfs"
 )
 
 // errGone: the target left the call (it died, or a signal took it out)
@@ -70,14 +69,14 @@ func borrow(c *Call, e *emulator) (*borrowed, error) {
 }
 
 // openPidfd opens a pidfd on the calling thread (PIDFD_THREAD, 6.9+), or
-// on its thread group where the kernel refuses that, and checks that the
+// on its thread group where the kernel refuses that (before 6.9), and checks that the
 // notification is still pending afterwards: only then does the pidfd name
 // the caller (its tid may have been reused by another task in between).
 // errGone: the caller left the call.
 func openPidfd(c *Call) (int, error) {
 	fd, err := unix.PidfdOpen(c.TID, unix.PIDFD_THREAD)
 	if err == unix.EINVAL {
-		tgid, terr := threadGroup(c.TID)
+		tgid, terr := procfs.ThreadGroup(c.TID)
 		if terr != nil {
 			return -1, errGone
 		}
@@ -94,21 +93,6 @@ func openPidfd(c *Call) (int, error) {
 		return -1, errGone
 	}
 	return fd, nil
-}
-
-// threadGroup reads a thread's thread group id (kernels before 6.9 open
-// pidfds on thread group leaders only).
-func threadGroup(tid int) (int, error) {
-	st, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/status")
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(st), "\n") {
-		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
-			return strconv.Atoi(strings.TrimSpace(v))
-		}
-	}
-	return 0, errors.New("no Tgid in status")
 }
 
 func (s *borrowed) close() {

@@ -6,10 +6,11 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"sort"
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/procfs"
 )
 
 // Sockets inherited from whoever started nettrap reach the network with
@@ -79,19 +80,15 @@ var stdioNames = []string{"stdin", "stdout", "stderr"}
 // keeps (no FD_CLOEXEC) and that are network sockets. Every descriptor Go
 // opens is close-on-exec, so these came from nettrap's parent.
 func inheritedSockets() []passedSocket {
-	ents, err := os.ReadDir("/proc/self/fd")
+	fds, err := procfs.OpenFDs()
 	if err != nil {
 		return nil
 	}
-	var fds []int
-	for _, e := range ents {
-		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
-			fds = append(fds, fd)
-		}
-	}
-	sort.Ints(fds)
 	var out []passedSocket
 	for _, fd := range fds {
+		if fd <= 2 {
+			continue
+		}
 		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
 		if err != nil || flags&unix.FD_CLOEXEC != 0 {
 			continue // gone (the directory's own fd), or not passed on

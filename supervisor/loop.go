@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/nettrap/nettrap/bpf"
 )
 
 // Answer is a decision on one call: let it run, or fail it with Errno.
@@ -80,7 +78,7 @@ type loop struct {
 	wake     [2]int        // pipe: a write stops the loop
 	done     chan struct{} // closed by the goroutine that ends the loop
 	inflight sync.WaitGroup
-	errs     chan<- error
+	errs     *errorLog
 	netns    *startingNetns // nil when it could not be read
 	capMaker *caplessMaker  // nil when the thread could not be made
 	noAddfd  atomic.Bool    // the kernel refused SECCOMP_ADDFD_FLAG_SEND
@@ -93,7 +91,7 @@ type loop struct {
 	stopping atomic.Bool
 }
 
-func newLoop(listener int, d Decider, stats *Stats, errs chan<- error) (*loop, error) {
+func newLoop(listener int, d Decider, stats *Stats, errs *errorLog) (*loop, error) {
 	l := &loop{listener: listener, decider: d, stats: stats, errs: errs, done: make(chan struct{})}
 	if err := unix.Pipe2(l.wake[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
 		return nil, os.NewSyscallError("pipe2", err)
@@ -199,14 +197,7 @@ func (l *loop) receive() *notif {
 // answers. Every path ends in an answer or a vanished target: a target is
 // never left waiting.
 func (l *loop) handle(n *notif) {
-	c := &Call{
-		ID:       n.ID,
-		TID:      int(n.PID),
-		Syscall:  bpf.Lookup(n.Data.Arch, n.Data.Nr),
-		Args:     n.Data.Args,
-		listener: l.listener,
-		netns:    l.netns,
-	}
+	c := l.newCall(n)
 	if !c.Syscall.Foreign {
 		m := newMemReader(n.PID).useVM(&l.vmRead)
 		c.Dests, c.Err = readDests(m, c)
@@ -217,6 +208,7 @@ func (l *loop) handle(n *notif) {
 		return
 	}
 	defer c.release()
+	c.decode()
 	a := l.decide(c)
 	if a.Allow && a.Capless && l.capless(c) {
 		return
@@ -300,12 +292,7 @@ func (l *loop) decide(c *Call) (a Answer) {
 	return l.decider.Decide(c)
 }
 
-func (l *loop) report(err error) {
-	select {
-	case l.errs <- err:
-	default:
-	}
-}
+func (l *loop) report(err error) { l.errs.add(err) }
 
 // stop asks run to end. The caller then waits for run to return, and only
 // then for inflight: before run has returned the polling goroutine may

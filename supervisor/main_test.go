@@ -94,6 +94,7 @@ func testDecider(c *supervisor.Call) supervisor.Answer {
 	for _, d := range c.Dests {
 		switch {
 		case deniedNet.Contains(d.Addr.Addr().Unmap()):
+			noteCaller(c)
 			return supervisor.Answer{Errno: unix.EPERM}
 		case redirectedNet.Contains(d.Addr.Addr().Unmap()):
 			return supervisor.Answer{Errno: unix.EPERM, Redirect: redirectTo(os.Getenv(standInEnv))}
@@ -104,7 +105,7 @@ func testDecider(c *supervisor.Call) supervisor.Answer {
 				_, _ = stallNotice.Write([]byte{1})
 			}
 			deadline := time.Now().Add(20 * time.Second)
-			for c.Valid() && time.Now().Before(deadline) {
+			for c.Task.Pending() && time.Now().Before(deadline) {
 				time.Sleep(5 * time.Millisecond)
 			}
 			return supervisor.Answer{Errno: unix.EPERM}
@@ -122,12 +123,12 @@ func testDecider(c *supervisor.Call) supervisor.Answer {
 			return supervisor.Answer{Errno: unix.EPERM}
 		}
 	}
-	if c.Syscall.Kind == bpf.Socket && !c.Syscall.Foreign && int32(c.Args[0]) == unix.AF_NETLINK {
-		return supervisor.Answer{Allow: true, Capless: c.InStartingNetns()}
+	if c.Syscall.Kind == bpf.Socket && !c.Syscall.Foreign && c.Socket.Domain == unix.AF_NETLINK {
+		return supervisor.Answer{Allow: true, Capless: !c.OtherNetns}
 	}
 	// Netlink sends to the kernel are all made without capabilities,
 	// changes included: the kernel must refuse those itself.
-	if ours, _ := c.NetlinkSend(); ours {
+	if c.NetlinkOurs {
 		return supervisor.Answer{Allow: true, Capless: true}
 	}
 	if c.Syscall.Foreign || c.Syscall.Kind == bpf.Socket || c.Syscall.Kind == bpf.IOUringSetup {
@@ -146,6 +147,26 @@ type roleReport struct {
 	Redirects     []string
 	Capless       uint64
 	Errors        []string
+	Callers       []string
+}
+
+// callers are what Task told of each denied call, for the report:
+// "SOCKTYPE EXE ARGV0", and "pid" when the pid is that of the thread's
+// process.
+var (
+	callersMu sync.Mutex
+	callers   []string
+)
+
+func noteCaller(c *supervisor.Call) {
+	who := c.Task.Caller()
+	note := fmt.Sprintf("%s %s %s", c.Task.SockType(), who.Exe, who.Argv0)
+	if who.PID > 0 && who.TID == c.TID && !who.Gone {
+		note += " pid"
+	}
+	callersMu.Lock()
+	defer callersMu.Unlock()
+	callers = append(callers, note)
 }
 
 // supervisorRole confines the victim and writes a report to reportPath.
@@ -193,6 +214,7 @@ func supervisorRole(reportPath string, keep bool) int {
 		Vanished:      s.Stats.Vanished.Load(),
 		Emulated:      s.Stats.Emulated.Load(),
 		Redirects:     redirects,
+		Callers:       callers,
 		Capless:       s.Stats.CaplessNetlink.Load(),
 	}
 	for _, e := range s.Errors() {

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/procfs"
 )
 
 // errFault stands for every way target memory can fail to be read: an
@@ -49,7 +50,7 @@ func (m *memReader) useVM(vm *atomic.Bool) *memReader {
 }
 
 func (m *memReader) open() error {
-	path := "/proc/" + strconv.FormatUint(uint64(m.tid), 10) + "/mem"
+	path := procfs.TaskPath(int(m.tid), "mem")
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	for err == unix.EINTR {
 		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)

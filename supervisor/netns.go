@@ -3,28 +3,17 @@ package supervisor
 import (
 	"errors"
 	"os"
-	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/procfs"
 )
-
-// nsID names a namespace: the device and inode of its nsfs file, which
-// is what the kernel compares (ns_get_path, /proc/TID/ns/net).
-type nsID struct{ dev, ino uint64 }
-
-func nsOf(path string) (nsID, error) {
-	var st unix.Stat_t
-	if err := unix.Stat(path, &st); err != nil {
-		return nsID{}, &os.PathError{Op: "stat", Path: path, Err: err}
-	}
-	return nsID{dev: st.Dev, ino: st.Ino}, nil
-}
 
 // startingNetns is the network namespace the command started in: the one
 // of the thread that forked it. nettrap guards that namespace; one the
 // test makes for itself is its own business.
 type startingNetns struct {
-	id nsID
+	id procfs.NsID
 	// cookie is the namespace's SO_NETNS_COOKIE (5.14+), 0 when the
 	// kernel has none: then a socket's namespace cannot be told, and the
 	// calling thread's stands in for it.
@@ -34,7 +23,7 @@ type startingNetns struct {
 // readStartingNetns reads the namespace of the calling thread, which must
 // be locked (it is the thread that forks the command).
 func readStartingNetns() (startingNetns, error) {
-	id, err := nsOf("/proc/thread-self/ns/net")
+	id, err := procfs.Namespace(procfs.ThreadSelfPath("ns/net"))
 	if err != nil {
 		return startingNetns{}, err
 	}
@@ -54,29 +43,29 @@ func netnsCookie(fd int) (uint64, error) {
 	return v, nil
 }
 
-// InStartingNetns reports whether the calling thread is in the network
+// inStartingNetns reports whether the calling thread is in the network
 // namespace nettrap started the command in. The thread cannot change
 // namespace while it is stopped in the call (setns and unshare act on the
 // caller only), so the answer holds until the call is answered. When it
 // cannot be told (the thread is gone) the answer is yes: the strict one.
-func (c *Call) InStartingNetns() bool {
+func (c *Call) inStartingNetns() bool {
 	if c.netns == nil {
 		return true
 	}
-	id, err := nsOf("/proc/" + strconv.Itoa(c.TID) + "/ns/net")
+	id, err := procfs.Namespace(procfs.TaskPath(c.TID, "ns/net"))
 	return err != nil || id == c.netns.id
 }
 
-// SocketInStartingNetns reports whether descriptor fd of the caller is a
+// socketInStartingNetns reports whether descriptor fd of the caller is a
 // socket of the starting namespace: a socket ioctl acts on the socket's
 // namespace, not the caller's. The socket is borrowed with pidfd_getfd
 // and asked for its SO_NETNS_COOKIE. Where that cannot be done (Docker's
 // default profile denies pidfd_getfd; a kernel without the cookie) the
 // calling thread's namespace decides. A descriptor that is not open, or
 // not a socket, changes no namespace: the kernel fails the ioctl.
-func (c *Call) SocketInStartingNetns(fd int) bool {
+func (c *Call) socketInStartingNetns(fd int) bool {
 	if c.netns == nil || c.netns.cookie == 0 {
-		return c.InStartingNetns()
+		return c.inStartingNetns()
 	}
 	cookie, err := c.socketCookie(fd)
 	switch {
@@ -85,7 +74,7 @@ func (c *Call) SocketInStartingNetns(fd int) bool {
 	case errors.Is(err, unix.EBADF), errors.Is(err, unix.ENOTSOCK):
 		return false
 	}
-	return c.InStartingNetns()
+	return c.inStartingNetns()
 }
 
 func (c *Call) socketCookie(fd int) (uint64, error) {

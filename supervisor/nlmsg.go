@@ -1,15 +1,13 @@
 package supervisor
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
-	"os"
 	"strconv"
-	"strings"
-	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/procfs"
 )
 
 // Netlink sends that name the kernel as their destination.
@@ -80,43 +78,31 @@ type netlinkSend struct {
 	control  bool // some message carries control data
 	oversize bool
 	sock     int // the socket borrowed from the target, or -1
-
-	once   sync.Once
-	ours   bool // the socket belongs to the starting namespace
-	change string
 }
 
-// NetlinkSend tells whether the call sends netlink messages that name a
-// destination on a socket of the namespace nettrap started in (ours), and
-// names the first request among them that changes that namespace
-// ("RTM_NEWROUTE", "nfnetlink message …"), "" when none does.
-func (c *Call) NetlinkSend() (ours bool, change string) {
+// netlinkRequest tells whether the call sends netlink messages that name
+// a destination on a socket of the namespace nettrap started in (ours),
+// and names the first request among them that changes that namespace
+// ("RTM_NEWROUTE", "nfnetlink message …"), "" when none does
+// (Call.NetlinkOurs, Call.NetlinkChange).
+func (c *Call) netlinkRequest() (ours bool, change string) {
 	n := c.netlink
-	if n == nil {
+	proto, ours := c.netlinkProtocol(int(int32(c.Args[0])))
+	switch {
+	case !ours:
 		return false, ""
+	case n.oversize:
+		return true, fmt.Sprintf("netlink message over %d bytes", maxNetlinkPayload)
+	case proto < 0:
+		// Ours, but its protocol could not be learnt: strict.
+		return true, "netlink message on a socket of unknown protocol"
 	}
-	n.once.Do(func() {
-		var proto int
-		proto, n.ours = c.netlinkProtocol(int(int32(c.Args[0])))
-		if !n.ours {
-			return
+	for _, p := range n.payloads {
+		if change = changeRequest(proto, p); change != "" {
+			return true, change
 		}
-		switch {
-		case n.oversize:
-			n.change = fmt.Sprintf("netlink message over %d bytes", maxNetlinkPayload)
-			return
-		case proto < 0:
-			// Ours, but its protocol could not be learnt: strict.
-			n.change = "netlink message on a socket of unknown protocol"
-			return
-		}
-		for _, p := range n.payloads {
-			if n.change = changeRequest(proto, p); n.change != "" {
-				return
-			}
-		}
-	})
-	return n.ours, n.change
+	}
+	return true, ""
 }
 
 // netlinkProtocol tells the protocol of the netlink socket at fd, and
@@ -130,14 +116,14 @@ func (c *Call) netlinkProtocol(fd int) (proto int, ok bool) {
 			return proto, cookie == c.netns.cookie
 		}
 	}
-	proto, found := netlinkProtoByInode(c.TID, fd)
+	proto, found := procfs.NetlinkProtocol(c.TID, fd)
 	if !found {
 		// Not a netlink socket of the thread's namespace. From the
 		// starting namespace that means another one's; from another
 		// namespace it cannot be told, and the strict answer is ours.
-		return -1, !c.InStartingNetns()
+		return -1, !c.inStartingNetns()
 	}
-	return proto, c.InStartingNetns()
+	return proto, c.inStartingNetns()
 }
 
 // borrowedProtocol borrows the socket and asks it. The copy is kept in
@@ -170,33 +156,6 @@ func (c *Call) release() {
 		unix.Close(c.netlink.sock)
 		c.netlink.sock = -1
 	}
-}
-
-// netlinkProtoByInode finds fd's socket inode in /proc/TID/net/netlink
-// (columns: sk Eth Pid Groups Rmem Wmem Dump Locks Drops Inode).
-func netlinkProtoByInode(tid, fd int) (int, bool) {
-	link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", tid, fd))
-	if err != nil {
-		return 0, false
-	}
-	ino, ok := strings.CutPrefix(link, "socket:[")
-	if !ok {
-		return 0, false
-	}
-	ino = strings.TrimSuffix(ino, "]")
-	f, err := os.Open("/proc/" + strconv.Itoa(tid) + "/net/netlink")
-	if err != nil {
-		return 0, false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if fl := strings.Fields(sc.Text()); len(fl) > 9 && fl[9] == ino {
-			proto, err := strconv.Atoi(fl[1])
-			return proto, err == nil
-		}
-	}
-	return 0, false
 }
 
 // changeRequest walks the messages of one send, as netlink_rcv_skb does

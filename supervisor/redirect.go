@@ -3,11 +3,11 @@ package supervisor
 import (
 	"encoding/binary"
 	"net/netip"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/procfs"
 )
 
 // redirect makes a denied connect or send to the stand-in of a.Redirect
@@ -154,7 +154,7 @@ func sockaddrAddrPort(sa unix.Sockaddr) netip.AddrPort {
 // then its traffic only reaches that namespace's own loopback).
 func ownNetns(fd, tid int) bool {
 	var ns, self unix.Stat_t
-	if unix.Stat("/proc/self/ns/net", &self) != nil {
+	if unix.Stat(procfs.SelfPath("ns/net"), &self) != nil {
 		return false
 	}
 	if nsfd, err := unix.IoctlRetInt(fd, unix.SIOCGSKNS); err == nil {
@@ -162,7 +162,7 @@ func ownNetns(fd, tid int) bool {
 		if unix.Fstat(nsfd, &ns) != nil {
 			return false
 		}
-	} else if unix.Stat("/proc/"+strconv.Itoa(tid)+"/ns/net", &ns) != nil {
+	} else if unix.Stat(procfs.TaskPath(tid, "ns/net"), &ns) != nil {
 		return false
 	}
 	return ns.Dev == self.Dev && ns.Ino == self.Ino

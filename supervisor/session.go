@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/procfs"
 )
 
 // Options configure a confined run.
@@ -45,7 +46,7 @@ type Session struct {
 	listener int
 	loop     *loop
 	loopDone chan struct{}
-	errs     chan error
+	errs     errorLog
 	// reaped releases the thread that forked the child (see Start).
 	reaped chan struct{}
 }
@@ -78,7 +79,7 @@ var ErrUnsupported = errors.New("seccomp user notification unavailable")
 // has set the signal is handled by the syscall package's fork path: after
 // prctl it compares getppid() with the pid of the process that forked it
 // and kills itself when they differ (the child was reparented already).
-// Only the child itself is covered: see cmd/nettrap's reaper for the
+// Only the child itself is covered: see run's reaper (package run) for the
 // rest of its tree.
 //
 // Before the child exists, Start closes the inherited network sockets it
@@ -120,7 +121,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	if cmd.SysProcAttr.Pdeathsig == 0 {
 		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	}
-	s := &Session{Cmd: cmd, Emulating: emu != nil, EmulationErr: emuErr, loopDone: make(chan struct{}), errs: make(chan error, 16), reaped: make(chan struct{})}
+	s := &Session{Cmd: cmd, Emulating: emu != nil, EmulationErr: emuErr, loopDone: make(chan struct{}), reaped: make(chan struct{})}
 	type started struct {
 		listener int
 		killable bool
@@ -165,7 +166,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	if os.Getenv(noSyncWakeUpEnv) == "" {
 		s.SyncWakeUp = setSyncWakeUp(s.listener)
 	}
-	l, err := newLoop(s.listener, opts.Decider, &s.Stats, s.errs)
+	l, err := newLoop(s.listener, opts.Decider, &s.Stats, &s.errs)
 	if err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()
@@ -191,7 +192,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 		// Without the thread, netlink sockets are created by the target
 		// itself (the loop lets them continue), and that is said.
 		if l.capMaker, err = newCaplessMaker(st.netns.id, st.netnsFD); err != nil {
-			s.errs <- fmt.Errorf("netlink sockets keep the target's capabilities: %w", err)
+			s.errs.add(fmt.Errorf("netlink sockets keep the target's capabilities: %w", err))
 		}
 	}
 	closeFD(st.netnsFD)
@@ -235,7 +236,7 @@ func startingNetnsOfThread() (*startingNetns, int) {
 	if err != nil {
 		return nil, -1
 	}
-	fd, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(procfs.ThreadSelfPath("ns/net"), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		fd = -1
 	}
@@ -249,15 +250,5 @@ func closeFD(fd int) {
 }
 
 // Errors returns the supervisor's own errors (not the command's), for the
-// caller to report. It never blocks.
-func (s *Session) Errors() []error {
-	var errs []error
-	for {
-		select {
-		case err := <-s.errs:
-			errs = append(errs, err)
-		default:
-			return errs
-		}
-	}
-}
+// caller to report: the first 16, then "and N more". It never blocks.
+func (s *Session) Errors() []error { return s.errs.take() }

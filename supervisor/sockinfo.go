@@ -1,14 +1,12 @@
 package supervisor
 
 import (
-	"bufio"
 	"fmt"
-	"os"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/classify"
+	"github.com/nettrap/nettrap/procfs"
 )
 
 // socketType tells what kind of socket fd is in process pid. It first
@@ -20,7 +18,7 @@ func socketType(pid, tid, fd int) string {
 	if s := socketTypeByPidfd(pid, fd); s != "" {
 		return s
 	}
-	return socketTypeByInode(tid, fd)
+	return procfs.SocketKind(tid, fd)
 }
 
 func socketTypeByPidfd(pid, fd int) string {
@@ -81,49 +79,4 @@ func socketTypeName(domain, typ, proto int) string {
 		return "netlink"
 	}
 	return classify.FamilyName(uint16(domain)) // "xdp", "vsock", or "family N"
-}
-
-// socketTypeByInode finds the socket's inode through /proc/TID/fd and
-// looks for it in the target's own network namespace tables.
-func socketTypeByInode(tid, fd int) string {
-	link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", tid, fd))
-	if err != nil {
-		return ""
-	}
-	ino, ok := strings.CutPrefix(link, "socket:[")
-	if !ok {
-		return ""
-	}
-	ino = strings.TrimSuffix(ino, "]")
-	// The inode's column in each table (see proc_net_tcp(5) and
-	// net/unix/af_unix.c, net/packet/af_packet.c).
-	tables := []struct {
-		file, name string
-		col        int
-	}{
-		{"tcp", "tcp", 9}, {"tcp6", "tcp", 9}, {"udp", "udp", 9}, {"udp6", "udp", 9},
-		{"raw", "raw", 9}, {"raw6", "raw", 9}, {"unix", "unix", 6}, {"packet", "packet", 8},
-		{"icmp", "icmp", 9}, {"icmp6", "icmp", 9}, {"udplite", "udp", 9}, {"udplite6", "udp", 9},
-	}
-	for _, tb := range tables {
-		if tableHasInode(fmt.Sprintf("/proc/%d/net/%s", tid, tb.file), ino, tb.col) {
-			return tb.name
-		}
-	}
-	return ""
-}
-
-func tableHasInode(path, ino string, col int) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if f := strings.Fields(sc.Text()); len(f) > col && f[col] == ino {
-			return true
-		}
-	}
-	return false
 }

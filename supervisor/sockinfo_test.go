@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/procfs"
 )
 
 // Both ways of telling a socket's type agree, on this process's own
@@ -35,7 +37,7 @@ func TestSocketType(t *testing.T) {
 		{fdOf(t, uds.(*net.UnixListener)), "unix"},
 	} {
 		pid := os.Getpid()
-		if got := socketTypeByInode(pid, tt.fd); got != tt.want {
+		if got := procfs.SocketKind(pid, tt.fd); got != tt.want {
 			t.Errorf("fd %d by inode: %q, want %q", tt.fd, got, tt.want)
 		}
 		byPidfd := socketTypeByPidfd(pid, tt.fd)

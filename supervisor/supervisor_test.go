@@ -172,6 +172,15 @@ func TestConnectAllowedAndDenied(t *testing.T) {
 	if rep.Denied != 1 || rep.Status != 0 {
 		t.Errorf("report %+v, want one denial and status 0", rep)
 	}
+	// The decider asked Task who made the denied call, on what socket:
+	// the victim (this binary), over TCP.
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("tcp %s %s pid", exe, os.Args[0]); len(rep.Callers) != 1 || rep.Callers[0] != want {
+		t.Errorf("callers %q, want [%q]", rep.Callers, want)
+	}
 }
 
 // A confined program that execs another stays confined.

@@ -1,4 +1,4 @@
-// Command nettrap: the CLI. Flags, NETTRAP_* variables and wiring only;
-// the work is done by the supervisor, guard, policy, classify and audit
-// packages.
+// Command nettrap: the CLI. Wiring only: the one table of flags and
+// NETTRAP_* variables (table.go), the subcommands, the choice of the kind
+// of run, and one run.Run; package run does the work.
 package main

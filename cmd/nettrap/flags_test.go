@@ -75,7 +75,7 @@ func TestConfigFlagsAndVariables(t *testing.T) {
 
 func TestUnknownVariables(t *testing.T) {
 	got := unknownVarWarnings([]string{"PATH=/bin", "NETTRAP_MODE=audit", "NETTRAP_MOD=audit", "NETTRAP_AUDITLOG=x",
-		"NETTRAP_HUB=/x", innerMark + "=1", "NETTRAP_ALLOW_UNSPECIFIED=1", "NETTRAP_SUMARY=off", "NETTRAP_WHATEVER=1"})
+		"NETTRAP_HUB=/x", "NETTRAP_INNER=1", "NETTRAP_ALLOW_UNSPECIFIED=1", "NETTRAP_SUMARY=off", "NETTRAP_WHATEVER=1"})
 	want := []string{
 		"unknown variable NETTRAP_MOD (did you mean NETTRAP_MODE?)",
 		"unknown variable NETTRAP_AUDITLOG (did you mean NETTRAP_AUDIT_LOG?)",
@@ -106,50 +106,6 @@ func TestHelpText(t *testing.T) {
 	for _, bad := range []string{"stringArray", "string ", "[=true|false]", "curl https://example.com        # blocked: external"} {
 		if strings.Contains(help, bad) {
 			t.Errorf("help has %q", bad)
-		}
-	}
-}
-
-func TestRunsNothing(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want bool
-	}{
-		{[]string{"-c", "./pkg"}, true},
-		{[]string{"./pkg", "-c", "-o", "x.test"}, true},
-		{[]string{"--c=true"}, true},
-		{[]string{"-n", "./..."}, true},
-		{[]string{"-c=false", "./..."}, false},
-		{[]string{"./..."}, false},
-		{[]string{"-run", "-c", "./..."}, false}, // -run's pattern
-		{[]string{"-count=1", "-v"}, false},
-		{[]string{"./pkg", "-args", "-c"}, false}, // the test binary's own
-	} {
-		if got := runsNothing(tc.args); got != tc.want {
-			t.Errorf("runsNothing(%q) = %v, want %v", tc.args, got, tc.want)
-		}
-	}
-}
-
-func TestLookCommand(t *testing.T) {
-	dir := t.TempDir()
-	noexec := filepath.Join(dir, "nettrap-test-noexec")
-	os.WriteFile(noexec, []byte("#!/bin/sh\n"), 0o644)
-	t.Setenv("PATH", dir+":/usr/bin:/bin")
-	for _, tc := range []struct {
-		name string
-		want int
-	}{
-		{"sh", 0},
-		{"/bin/sh", 0},
-		{"nettrap-test-no-such-command", exitNotFound},
-		{"/nonexistent/cmd", exitNotFound},
-		{noexec, exitCannotExec},
-		{"nettrap-test-noexec", exitCannotExec},
-		{dir, exitCannotExec},
-	} {
-		if got, err := lookCommand(tc.name); got != tc.want {
-			t.Errorf("lookCommand(%q) = %d (%v), want %d", tc.name, got, err, tc.want)
 		}
 	}
 }

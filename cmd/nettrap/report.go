@@ -22,7 +22,7 @@ Flags:
 `
 
 // runReport is `nettrap report`.
-func runReport(args []string) int {
+func runReport(args []string) error {
 	fs := pflag.NewFlagSet("nettrap report", pflag.ContinueOnError)
 	format := fs.String("format", "text", "`FORMAT` of the summary: text, json or markdown")
 	runID := fs.String("run-id", "", "only the records of run `ID`")
@@ -34,7 +34,7 @@ func runReport(args []string) int {
 			fmt.Fprint(os.Stdout, reportUsage)
 			fs.SetOutput(os.Stdout)
 			fs.PrintDefaults()
-			return 0
+			return nil
 		}
 		return cantRun("report: %v (see nettrap report --help)", err)
 	}
@@ -60,5 +60,5 @@ func runReport(args []string) int {
 	if err != nil {
 		return cantRun("report: %v", err)
 	}
-	return 0
+	return nil
 }

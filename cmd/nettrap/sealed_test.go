@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nettrap/nettrap/run"
 	"github.com/nettrap/nettrap/supervisor"
 )
 
@@ -53,12 +54,13 @@ func TestInnerEnvSealed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := innerEnv(base[:1], cfg, "/tmp/a.jsonl", "/tmp/run", "/etc/resolv.conf")
+	in := run.Inner{AuditLog: "/tmp/a.jsonl", RunDir: "/tmp/run", ResolvConf: "/etc/resolv.conf"}
+	got := cfg.InnerEnv(base[:1], in)
 	if !slices.Contains(got, "NETTRAP_SEALED=1") {
 		t.Errorf("sealed run: inner env %q lacks NETTRAP_SEALED=1", got)
 	}
 	cfg.sealed = false
-	got = innerEnv(base, cfg, "/tmp/a.jsonl", "/tmp/run", "/etc/resolv.conf")
+	got = cfg.InnerEnv(base, in)
 	for _, kv := range got {
 		if strings.HasPrefix(kv, "NETTRAP_SEALED=") {
 			t.Errorf("unsealed run passes on %q", kv)

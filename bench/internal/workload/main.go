@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/nettrap/nettrap/bench/internal/wire"
+	"github.com/nettrap/nettrap/procfs"
 )
 
 // result is what the workload prints (one JSON line).
@@ -61,8 +62,8 @@ func run(args []string) error {
 	elapsed := time.Since(start)
 	res := result{
 		Op: args[0], N: n, NsPerOp: float64(elapsed.Nanoseconds()) / float64(n),
-		SelfHWM:   hwm("/proc/self/status"),
-		ParentHWM: hwm("/proc/" + strconv.Itoa(os.Getppid()) + "/status"),
+		SelfHWM:   hwm(procfs.SelfPath("status")),
+		ParentHWM: hwm(procfs.TaskPath(os.Getppid(), "status")),
 	}
 	return json.NewEncoder(os.Stdout).Encode(res)
 }

@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"io"
@@ -8,6 +8,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/gotest"
 )
 
 // A nettrap killed with SIGKILL can do nothing more, and the kernel's
@@ -31,8 +33,9 @@ import (
 // terminal's job, which may hold other commands of a pipeline: not ours
 // to kill), and only the direct child dies with a SIGKILLed nettrap.
 
-// reaperArgv0 marks a nettrap started as a reaper.
-const reaperArgv0 = "nettrap-reaper"
+// ReaperArgv0 marks a nettrap started as a reaper: its main then runs
+// Reaper.
+const ReaperArgv0 = "nettrap-reaper"
 
 // reaper is a started reaper, whose process group the command joins.
 type reaper struct {
@@ -56,7 +59,7 @@ func startReaper() *reaper {
 		return nil
 	}
 	defer r.Close()
-	cmd := &exec.Cmd{Path: self, Args: []string{reaperArgv0}, ExtraFiles: []*os.File{r},
+	cmd := &exec.Cmd{Path: self, Args: []string{ReaperArgv0}, ExtraFiles: []*os.File{r},
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
 	if err := cmd.Start(); err != nil {
 		w.Close()
@@ -77,16 +80,16 @@ func (rp *reaper) join(cmd *exec.Cmd) {
 	cmd.SysProcAttr.Pgid = rp.cmd.Process.Pid
 }
 
-// signal sends sig to the command: to its whole group when it has one,
+// toGroup forwards to the command: to its whole group when it has one,
 // as the terminal or a CI runner would have when it shared ours.
-func (rp *reaper) signal(cmd *exec.Cmd, sig syscall.Signal) {
-	if rp == nil || cmd.Process == nil {
-		if cmd.Process != nil {
+func (rp *reaper) toGroup(cmd *exec.Cmd) func(syscall.Signal) {
+	return func(sig syscall.Signal) {
+		if rp == nil {
 			cmd.Process.Signal(sig)
+			return
 		}
-		return
+		syscall.Kill(-rp.cmd.Process.Pid, sig)
 	}
-	syscall.Kill(-rp.cmd.Process.Pid, sig)
 }
 
 // done tells the reaper that nettrap ends normally: the group lives on
@@ -104,9 +107,10 @@ func (rp *reaper) done() {
 	rp.cmd.Process.Release()
 }
 
-// runReaper is the reaper's main: wait for EOF on fd 3; without "done"
+// Reaper is the reaper's main: wait for EOF on fd 3; without "done"
 // first, kill the process group (the command's tree, and this process).
-func runReaper() int {
+// It returns the status to exit with.
+func Reaper() int {
 	// The group's signals are for the command; a reaper must outlive
 	// them to do its job.
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGHUP,
@@ -136,15 +140,17 @@ func inTerminalForeground() bool {
 // go command's group, this nettrap included, but in a terminal's
 // foreground there is no reaper; then the chain of PR_SET_PDEATHSIG
 // (outer nettrap, go command, this nettrap, the test binary) does it. A go
-// command gone before the prctl is seen in the parent check after it.
-func dieWithGoCommand() {
-	if !parentIsGo() {
-		return
+// command gone before the prctl is seen in the parent check after it:
+// then the run ends at once, with status 125 and nothing to say.
+func dieWithGoCommand() error {
+	if !gotest.ParentIsGo() {
+		return nil
 	}
 	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0); err != nil {
-		return
+		return nil
 	}
-	if !parentIsGo() {
-		os.Exit(exitCantRun)
+	if !gotest.ParentIsGo() {
+		return &ExitError{Code: ExitCantRun}
 	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"fmt"
@@ -25,16 +25,16 @@ type summaryOut struct {
 
 // openSummary checks the --summary destination before the run, so that a
 // file that cannot be written fails at once rather than after the tests.
-func openSummary(cfg *config) (*summaryOut, error) {
-	switch cfg.summary {
+func openSummary(o Options) (*summaryOut, error) {
+	switch o.Summary {
 	case "stderr":
 		return &summaryOut{w: os.Stderr}, nil
 	case "off":
 		return &summaryOut{w: io.Discard}, nil
 	}
-	f, err := os.Create(cfg.summary)
+	f, err := os.Create(o.Summary)
 	if err != nil {
-		return nil, fmt.Errorf("bad %s: %w", cfg.source("summary"), err)
+		return nil, fmt.Errorf("bad %s: %w", o.Names.Source("summary"), err)
 	}
 	return &summaryOut{w: f, f: f}, nil
 }
@@ -60,13 +60,13 @@ type runLog struct {
 
 // prepareAuditLog returns the run's audit log, absolute (the test binaries
 // run in their package directories), creating it to check it can be
-// written: in a new temporary directory unless --audit-log.
-func prepareAuditLog(cfg *config) (runLog, error) {
+// written: in a new temporary directory unless the user named one.
+func prepareAuditLog(userLog string) (runLog, error) {
 	dir, err := os.MkdirTemp("", "nettrap-run-")
-	if err != nil && cfg.auditLog == "" {
+	if err != nil && userLog == "" {
 		return runLog{}, fmt.Errorf("audit log directory: %w", err)
 	}
-	l := runLog{path: cfg.auditLog, dir: dir}
+	l := runLog{path: userLog, dir: dir}
 	if l.path == "" {
 		l.path, l.temp = filepath.Join(dir, "audit.jsonl"), true
 	}
@@ -82,12 +82,13 @@ func prepareAuditLog(cfg *config) (runLog, error) {
 }
 
 // ranMark is the file an inner nettrap creates in the run's directory
-// (handed down as the value of innerMark) when it runs a test binary.
+// (handed down as Inner.RunDir) when it runs a test binary.
 const ranMark = "ran"
 
-// markRan: this nettrap, started by an outer one, runs a test binary.
-func markRan() {
-	if d := os.Getenv(innerMark); filepath.IsAbs(d) {
+// markRan: this nettrap, started by an outer one (outerRun, see
+// Options.OuterRun), runs a test binary.
+func markRan(outerRun string) {
+	if d := outerRun; filepath.IsAbs(d) {
 		os.WriteFile(filepath.Join(d, ranMark), nil, 0o600)
 	}
 }
@@ -123,21 +124,21 @@ func (l runLog) remove() {
 // or 125 when nettrap itself failed somewhere. A temporary log with no
 // record is removed (nothing to look at); one with records is kept, and
 // the summary names it.
-func finishRun(cfg *config, log runLog, out *summaryOut, status int) int {
+func finishRun(o Options, log runLog, out *summaryOut, status int) int {
 	defer out.close()
 	recs, err := report.ReadFiles(log.path)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "nettrap: %v\n", err)
-		return exitCantRun
+		return ExitCantRun
 	}
-	ours := slices.ContainsFunc(recs, func(r audit.Record) bool { return r.RunID == cfg.runID })
+	ours := slices.ContainsFunc(recs, func(r audit.Record) bool { return r.RunID == o.RunID })
 	if !ours && !log.ranTests() {
 		// go test -c, packages with no tests, a build that failed:
 		// nothing ran, nothing to sum up.
 		log.remove()
 		return status
 	}
-	s := report.Build(recs, cfg.runID)
+	s := report.Build(recs, o.RunID)
 	if ours && log.temp {
 		// Something to look at: keep the default log, and say where.
 		os.Remove(filepath.Join(log.dir, ranMark))
@@ -148,28 +149,34 @@ func finishRun(cfg *config, log runLog, out *summaryOut, status int) int {
 		s.Logs = []string{log.path}
 	}
 	if len(s.RunIDs) == 0 {
-		s.RunIDs = []string{cfg.runID}
+		s.RunIDs = []string{o.RunID}
 	}
 	if err := s.Text(out.w); err != nil {
 		fmt.Fprintf(os.Stderr, "nettrap: summary: %v\n", err)
-		return exitCantRun
+		return ExitCantRun
 	}
 	if ghactions.Enabled(os.Getenv) {
-		if err := ghactions.Annotate(os.Stderr, s); err != nil {
-			fmt.Fprintf(os.Stderr, "nettrap: annotations: %v\n", err)
-		}
-		if p := os.Getenv("GITHUB_STEP_SUMMARY"); p != "" {
-			if err := ghactions.AppendStepSummary(p, s); err != nil {
-				fmt.Fprintf(os.Stderr, "nettrap: %v\n", err)
-			}
-		}
+		reportToGitHub(s)
 	}
 	if err := out.close(); err != nil {
 		fmt.Fprintf(os.Stderr, "nettrap: summary: %v\n", err)
-		return exitCantRun
+		return ExitCantRun
 	}
 	if s.Totals.Errors > 0 {
-		return exitCantRun
+		return ExitCantRun
 	}
 	return status
+}
+
+// reportToGitHub puts the summary where GitHub Actions shows it: an
+// annotation per finding, and the step summary.
+func reportToGitHub(s *report.Summary) {
+	if err := ghactions.Annotate(os.Stderr, s); err != nil {
+		fmt.Fprintf(os.Stderr, "nettrap: annotations: %v\n", err)
+	}
+	if p := os.Getenv("GITHUB_STEP_SUMMARY"); p != "" {
+		if err := ghactions.AppendStepSummary(p, s); err != nil {
+			fmt.Fprintf(os.Stderr, "nettrap: %v\n", err)
+		}
+	}
 }

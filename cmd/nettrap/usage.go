@@ -1,0 +1,78 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/pflag"
+)
+
+const usage = `nettrap runs a command with outbound network cut off, by a seccomp filter
+that hands connect, sendto, sendmsg and sendmmsg to a supervisor.
+Loopback, Unix sockets and netlink pass; everything else fails with EPERM
+and is reported.
+
+Usage:
+  nettrap [flags] [--] COMMAND [ARGS...]
+  nettrap [flags] -- go test [go test flags] [packages]
+  go test -exec nettrap ./...
+  nettrap report [--format=text|json|markdown] AUDIT_LOG...
+  nettrap version | --version
+  nettrap help | --help
+
+With "go test" as the command, the go command runs unconfined (it may
+build and download modules) and every test binary it starts runs under
+nettrap with the same flags; one audit log and one summary cover the run.
+
+A test that needs the network says so with t.Attr("nettrap", "network")
+(Go 1.25+), or is named by --allow-test; any other attempt fails the test
+that made it.
+
+Examples:
+  nettrap -- curl http://203.0.113.7/        # blocked: external
+  nettrap -- curl https://example.com        # blocked: dns (the name lookup)
+  nettrap --allow 10.0.0.0/8:5432 -- ./integration.test
+  nettrap --mode=audit --audit-log net.jsonl -- make test
+  NETTRAP_ALLOW=192.0.2.0/24 go test -exec nettrap ./...
+  gotestsum --raw-command -- nettrap --summary=off -- go test -json ./...
+
+Every flag can also be set with an environment variable: --audit-log is
+NETTRAP_AUDIT_LOG, --allow is NETTRAP_ALLOW (comma-separated), and so on.
+A flag on the command line wins over the variable.
+
+Exit status: the command's own (128+N when killed by signal N); 1 when a
+test passed but nettrap failed it for a network attempt; 125 when nettrap
+itself could not run; 126 when the command cannot be executed; 127 when
+it is not found.
+
+More: README.md at https://github.com/nettrap/nettrap
+
+Flags:
+`
+
+// printUsage writes the help text. The flags are listed with the
+// placeholders of their usage strings (CIDR[:PORT], REGEX, FILE…), and
+// the variable that sets each.
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, usage)
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	newFlagSet().VisitAll(func(f *pflag.Flag) {
+		placeholder, text := pflag.UnquoteUsage(f)
+		left := "      --" + f.Name
+		if f.Shorthand != "" {
+			left = "  -" + f.Shorthand + ", --" + f.Name
+		}
+		if f.Value.Type() != "bool" {
+			left += " " + placeholder
+		}
+		if f.DefValue != "" && f.Value.Type() != "bool" && f.Value.Type() != "stringArray" {
+			text += fmt.Sprintf(" (default %s)", f.DefValue)
+		}
+		if env := envName(f.Name); env != "" {
+			text += "; " + env
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", left, text)
+	})
+	tw.Flush()
+}

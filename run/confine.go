@@ -1,0 +1,231 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/classify"
+	"github.com/nettrap/nettrap/dnssink"
+	"github.com/nettrap/nettrap/gotest"
+	"github.com/nettrap/nettrap/guard"
+	"github.com/nettrap/nettrap/supervisor"
+)
+
+// confined is a run under the supervisor: a command (Command, Generic)
+// or a Go test binary (TestBinary).
+type confined struct {
+	o          Options
+	g          *guard.Guard
+	closeAudit func() error
+	bin        *gotest.Binary // the test binary's wiring; nil for a command
+	hub        *outer         // the hub of a Command; nil when there is none
+}
+
+// runConfined runs the command under the supervisor.
+func runConfined(o Options) error {
+	if code, err := lookCommand(o.Argv[0]); err != nil {
+		return cannotExec(code, "%v", err)
+	}
+	c, err := newConfined(o)
+	if err != nil {
+		return err
+	}
+	cmd := c.command()
+	defer c.hub.close()
+	// Catch the signals before the child exists, so none is lost; the
+	// command's tree dies with nettrap until the run is over.
+	fw := catchSignals()
+	defer fw.stop()
+	rp := startReaper()
+	defer rp.done()
+	rp.join(cmd)
+	status, err := c.supervise(cmd, fw, rp)
+	if err != nil {
+		return err
+	}
+	return c.finish(status)
+}
+
+// newConfined readies the guard, the audit log, and the attribution:
+// the test binary's tracker, or the hub of a command.
+func newConfined(o Options) (*confined, error) {
+	if o.Kind == TestBinary && o.AuditLog != "" && !filepath.IsAbs(o.AuditLog) && gotest.ParentIsGo() {
+		// go test runs each test binary in its package directory: a
+		// relative log would be one file per package, each with its own
+		// run id.
+		return nil, cantRun("%s %q is relative, but go test -exec runs each test binary in its own package directory (one log per package): give an absolute path, e.g. %s=$PWD/%s, or run nettrap -- go test, which makes it absolute",
+			o.Names.Source("audit-log"), o.AuditLog, o.Names.Var("audit-log"), o.AuditLog)
+	}
+	c := &confined{o: o}
+	logPath := o.AuditLog
+	if o.Kind == Command {
+		h, err := prepareOuter(o)
+		if err != nil {
+			return nil, err
+		}
+		if c.hub = h; h != nil {
+			logPath = h.log.path
+		}
+	}
+	var err error
+	if c.g, c.closeAudit, err = newGuard(o, logPath); err != nil {
+		c.hub.drop()
+		return nil, cantRun("%v", err)
+	}
+	if o.Kind == TestBinary {
+		markRan(o.OuterRun)
+		if c.bin, err = gotest.NewBinary(o.Argv, o.Package, os.Stdout, os.Stderr, o.AllowTests, o.Policy.Sealed); err != nil {
+			c.closeAudit()
+			return nil, cantRun("%v", err)
+		}
+		c.g.Attribution = c.bin.Tracker
+	}
+	return c, nil
+}
+
+// command is the command to start: the test binary with its pipe, or a
+// command in the environment of the hub.
+func (c *confined) command() *exec.Cmd {
+	argv := c.o.Argv
+	if c.bin != nil {
+		argv = c.bin.Argv
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if c.bin != nil {
+		cmd.Stdout, cmd.Stderr = c.bin.Output, c.bin.Output
+	}
+	if c.hub != nil {
+		env, err := c.hub.listen(c.o, c.g)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "nettrap: go test inside will not name tests: %v (set TMPDIR to a writable directory)\n", err)
+			c.hub.drop()
+			c.hub = nil
+		} else {
+			cmd.Env = env
+		}
+	}
+	return cmd
+}
+
+// supervise starts the command under the supervisor, forwards signals
+// to it and waits: the command's status.
+func (c *confined) supervise(cmd *exec.Cmd, fw *forwarder, rp *reaper) (int, error) {
+	sess, err := supervisor.Start(cmd, supervisor.Options{Decider: c.g, Emulate: c.o.Emulate})
+	if c.bin != nil {
+		c.bin.Output.Close() // the child has its copy; EOF comes when it is done
+	}
+	if err != nil {
+		c.closeAudit()
+		return 0, startError(c.o, err)
+	}
+	if c.bin != nil {
+		c.bin.Started(cmd.Process)
+	}
+	fw.forward(rp.toGroup(cmd))
+	waitErr := sess.Wait()
+	c.g.EndLookups()
+	status := exitStatus(cmd, waitErr)
+	for _, e := range sess.Errors() {
+		fmt.Fprintf(os.Stderr, "nettrap: supervisor: %v\n", e)
+	}
+	return status, nil
+}
+
+// finish ends the run: the test binary's findings, the audit log, the
+// summary of a hub's go test runs; the status stays the command's unless
+// nettrap failed a test or itself.
+func (c *confined) finish(status int) error {
+	if c.bin != nil {
+		status = c.bin.Finish(status, c.g.WriteRecord)
+	} else {
+		status = genericStatus(status, c.g.Counts().Denied)
+	}
+	// No inner can add records once the hub is closed.
+	c.hub.close()
+	if err := c.closeAudit(); err != nil {
+		return cantRun("%v", err)
+	}
+	if errs := c.g.AuditErrors(); len(errs) > 0 {
+		return cantRun("the audit log is incomplete (%d records could not be written; they are printed above): %v", len(errs), errs[0])
+	}
+	if c.hub != nil {
+		status = c.hub.finish(c.o, status)
+	}
+	return exit(status)
+}
+
+// startError is the status and message for a command the supervisor
+// could not start.
+func startError(o Options, err error) error {
+	if errors.Is(err, supervisor.ErrNoEmulation) {
+		return cantRun("%v; %s needs it (Linux 5.6+; in a container, Docker's and Podman's default seccomp profiles allow pidfd_getfd only with --cap-add SYS_PTRACE)", err, emulationNeededBy(o))
+	}
+	if errors.Is(err, supervisor.ErrUnsupported) {
+		return cantRun("cannot confine: %v; nettrap needs Linux 5.0+ with seccomp user notification, and a container runtime that allows seccomp(2)", err)
+	}
+	return cannotExec(execStatus(err), "cannot start %s: %v", o.Argv[0], err)
+}
+
+// emulationNeededBy names what made emulation required.
+func emulationNeededBy(o Options) string {
+	if o.Policy.Sealed {
+		return o.Names.Source("sealed")
+	}
+	return o.Names.Source("emulate") + "=on"
+}
+
+// genericStatus is the status of a command that is not a Go test binary:
+// its own, or 1 when it exited 0 although nettrap denied an attempt (the
+// command swallowed the error; SPEC §7), so that CI sees the denial.
+func genericStatus(status, denied int) int {
+	if status == 0 && denied > 0 {
+		fmt.Fprintf(os.Stderr, "nettrap: the command exited 0, but %d network attempt(s) were denied (see above); exiting 1\n", denied)
+		return 1
+	}
+	return status
+}
+
+// newGuard is the guard of the run, writing to the audit log at logPath
+// ("" for none); closeAudit closes the log and the DNS sinkhole.
+func newGuard(o Options, logPath string) (g *guard.Guard, closeAudit func() error, err error) {
+	ns, err := classify.LoadResolvConf(o.ResolvConf)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read nameservers: %w", err)
+	}
+	pol := o.Policy
+	g = &guard.Guard{
+		Policy:    &pol,
+		Resolvers: &classify.Resolvers{Nameservers: ns, UnixSockets: classify.DefaultResolverSockets()},
+		Messages:  os.Stderr,
+		RunID:     o.RunID,
+	}
+	var log *audit.Writer
+	if logPath != "" {
+		if log, err = audit.Open(logPath); err != nil {
+			return nil, nil, err
+		}
+		g.Audit = log
+	}
+	var sink *dnssink.Sink
+	if o.Emulate != supervisor.EmulateOff {
+		// Blocked lookups go to a sinkhole that names them (guard/dns.go);
+		// where it cannot listen, they fail with the errno as before.
+		if sink, err = dnssink.Listen(); err == nil {
+			g.Sink = sink
+		}
+	}
+	return g, func() error {
+		if sink != nil {
+			sink.Close()
+		}
+		if log != nil {
+			return log.Close()
+		}
+		return nil
+	}, nil
+}

@@ -1,0 +1,58 @@
+package run
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestLookCommand(t *testing.T) {
+	dir := t.TempDir()
+	noexec := filepath.Join(dir, "nettrap-test-noexec")
+	os.WriteFile(noexec, []byte("#!/bin/sh\n"), 0o644)
+	t.Setenv("PATH", dir+":/usr/bin:/bin")
+	for _, tc := range []struct {
+		name string
+		want int
+	}{
+		{"sh", 0},
+		{"/bin/sh", 0},
+		{"nettrap-test-no-such-command", ExitNotFound},
+		{"/nonexistent/cmd", ExitNotFound},
+		{noexec, ExitCannotExec},
+		{"nettrap-test-noexec", ExitCannotExec},
+		{dir, ExitCannotExec},
+	} {
+		if got, err := lookCommand(tc.name); got != tc.want {
+			t.Errorf("lookCommand(%q) = %d (%v), want %d", tc.name, got, err, tc.want)
+		}
+	}
+}
+
+// The status travels in the error: none for 0, the command's without a
+// message, nettrap's with one.
+func TestExitErrors(t *testing.T) {
+	if exit(0) != nil {
+		t.Error("exit(0) is an error")
+	}
+	var e *ExitError
+	if err := exit(3); !errors.As(err, &e) || e.Code != 3 || e.Err != nil {
+		t.Errorf("exit(3) = %#v", err)
+	}
+	err := cantRun("bad %s", "thing")
+	if !errors.As(err, &e) || e.Code != ExitCantRun || err.Error() != "bad thing" {
+		t.Errorf("cantRun = %#v", err)
+	}
+}
+
+func TestWithoutVar(t *testing.T) {
+	env := []string{"A=1", "GOFLAGS=-v", "GOFLAGSX=2", "B=GOFLAGS=3"}
+	got := withoutVar(env, "GOFLAGS")
+	if want := []string{"A=1", "GOFLAGSX=2", "B=GOFLAGS=3"}; len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+		t.Errorf("withoutVar = %q, want %q", got, want)
+	}
+	if env[1] != "GOFLAGS=-v" {
+		t.Error("withoutVar changed its input")
+	}
+}

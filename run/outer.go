@@ -1,0 +1,127 @@
+package run
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/nettrap/nettrap/gotest"
+	"github.com/nettrap/nettrap/guard"
+	"github.com/nettrap/nettrap/hub"
+)
+
+// A command run (`nettrap -- make test`, a script) confines the whole
+// tree, and opens a hub: every `go test` in the tree runs its test
+// binaries through an inner nettrap (-exec, added through GOFLAGS), which
+// cannot supervise them itself (one notification listener per filter
+// stack) but tells the outer nettrap which test is running.
+
+// outer is the hub of a command run: the outer nettrap writes every
+// record, the inners' too, to the run's audit log, and ends with a
+// summary when go test ran inside.
+type outer struct {
+	srv *hub.Server // nil until listen
+	log runLog
+	out *summaryOut
+}
+
+// prepareOuter readies the run's audit log and summary. The hub only
+// names the tests of a go test run inside the command: without it (no
+// writable temporary directory) the command is confined all the same,
+// and prepareOuter returns nil. An audit log asked for must work, though.
+func prepareOuter(o Options) (*outer, error) {
+	out, err := openSummary(o)
+	if err == nil {
+		var log runLog
+		if log, err = prepareAuditLog(o.AuditLog); err == nil {
+			return &outer{log: log, out: out}, nil
+		}
+		out.close()
+	}
+	if o.AuditLog != "" {
+		return nil, cantRun("%v", err)
+	}
+	fmt.Fprintf(os.Stderr, "nettrap: go test inside will not name tests: %v (set TMPDIR to a writable directory)\n", err)
+	return nil, nil
+}
+
+// listen opens the hub's socket and makes it g's attribution; env is the
+// environment of the confined command.
+func (h *outer) listen(o Options, g *guard.Guard) (env []string, err error) {
+	resolv, err := resolvForInners(o)
+	if err != nil {
+		return nil, err
+	}
+	if h.srv, err = hub.Listen(); err != nil {
+		return nil, err
+	}
+	h.srv.Messages = os.Stderr
+	h.srv.Records = g.WriteRecord
+	h.srv.Sealed = o.Policy.Sealed
+	g.Attribution = h.srv
+	env = o.Names.InnerEnv(os.Environ(), Inner{AuditLog: h.log.path, RunDir: h.log.dir, ResolvConf: resolv, RunID: o.RunID, Hub: h.srv.Path})
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "nettrap: go test inside will not name tests: cannot find the nettrap executable: %v\n", err)
+		return env, nil
+	}
+	flags, err := gotest.GoflagsWithExec(os.Getenv("GOFLAGS"), self)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "nettrap: go test inside will not name tests: %v\n", err)
+		return env, nil
+	}
+	return append(withoutVar(env, "GOFLAGS"), "GOFLAGS="+flags), nil
+}
+
+// close closes the hub's socket: no inner can add records after it.
+func (h *outer) close() {
+	if h != nil && h.srv != nil {
+		h.srv.Close()
+	}
+}
+
+// drop gives up the hub: its temporary log goes, a log the user named
+// stays.
+func (h *outer) drop() {
+	if h != nil {
+		h.log.remove()
+		h.out.close()
+	}
+}
+
+// finish closes the hub and, when go test ran inside, prints the
+// summary; the status stays the command's unless nettrap failed.
+func (h *outer) finish(o Options, status int) int {
+	h.srv.Close()
+	if n := h.srv.Lost(); n > 0 && status == 0 {
+		fmt.Fprintf(os.Stderr, "nettrap: %d denied attempts could not be put under their test (see above); failing the run\n", n)
+		status = 1
+	}
+	if h.srv.Registered() == 0 {
+		// No go test ran inside: the denials are on stderr already, by
+		// process; a temporary log goes, a log the user named stays.
+		h.drop()
+		return status
+	}
+	return finishRun(o, h.log, h.out, status)
+}
+
+// resolvForInners is the --resolv-conf to hand down, absolute (the test
+// binaries run in their package directories); "" for the default.
+func resolvForInners(o Options) (string, error) {
+	if !o.ResolvConfGiven {
+		return "", nil
+	}
+	return filepath.Abs(o.ResolvConf)
+}
+
+func withoutVar(env []string, name string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); k != name {
+			out = append(out, kv)
+		}
+	}
+	return out
+}

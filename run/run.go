@@ -1,0 +1,110 @@
+package run
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"regexp"
+
+	"github.com/nettrap/nettrap/policy"
+	"github.com/nettrap/nettrap/supervisor"
+)
+
+// Kind is what a run is, chosen by the CLI from the command and the
+// environment.
+type Kind int
+
+const (
+	// Command is any command, confined as a whole; a hub lets the go
+	// test runs inside it name their tests (see hub).
+	Command Kind = iota
+	// Generic is any command with no attribution at all (--generic).
+	Generic
+	// TestBinary is a Go test binary, confined, named by its test2json
+	// stream (see gotest).
+	TestBinary
+	// GoTest is `go test`: the go command runs unconfined and every test
+	// binary under an inner nettrap (go test -exec).
+	GoTest
+	// InnerCommand, InnerGoTest and InnerTestBinary run inside an outer
+	// nettrap's confined tree (Options.Hub): nothing more is confined;
+	// go test gets -exec, a test binary's tests are named to the outer.
+	InnerCommand
+	InnerGoTest
+	InnerTestBinary
+)
+
+// Options are a run's settings, checked by the CLI.
+type Options struct {
+	Kind Kind
+	// Argv is the command. Package is the tested package of a test
+	// binary (TestBinary, InnerTestBinary).
+	Argv    []string
+	Package string
+
+	Policy     policy.Policy
+	AllowTests []*regexp.Regexp // --allow-test
+	Emulate    supervisor.EmulateMode
+	AuditLog   string // "" for none (a temporary one where a summary needs it)
+	ResolvConf string
+	// ResolvConfGiven: the user named ResolvConf, which is then handed
+	// down to the nettraps the run starts.
+	ResolvConfGiven bool
+	RunID           string // "" for a new random one
+	Summary         string // stderr, off or a file
+
+	// Hub is the socket of the outer nettrap (Inner kinds).
+	Hub string
+	// OuterRun is what an outer nettrap told this one (Inner.RunDir, or
+	// "1"); "" when no nettrap started this one.
+	OuterRun string
+
+	Names Names
+}
+
+// Names are the CLI's spelling of settings, keyed by flag name
+// ("audit-log"); "hub" is the variable of Options.Hub.
+type Names interface {
+	// Source names what set a setting: "--audit-log", or
+	// "NETTRAP_AUDIT_LOG" when the variable did.
+	Source(key string) string
+	// Var is the variable of a setting.
+	Var(key string) string
+	// InnerEnv is environ with the run's settings, and in, as the
+	// variables an inner nettrap reads.
+	InnerEnv(environ []string, in Inner) []string
+}
+
+// Inner is what a run tells the nettraps it starts, beyond its settings.
+type Inner struct {
+	AuditLog   string // the run's log, absolute
+	RunDir     string // the run's directory, where inners mark that they ran a test binary; "" for none
+	ResolvConf string // absolute; "" for the default
+	RunID      string
+	Hub        string // the hub's socket; "" for none
+}
+
+// Run runs the command and returns nil when it exited 0, else an
+// *ExitError with the status to exit with.
+func Run(o Options) error {
+	if o.OuterRun != "" {
+		if err := dieWithGoCommand(); err != nil {
+			return err
+		}
+	}
+	if o.RunID == "" {
+		o.RunID = newRunID()
+	}
+	switch o.Kind {
+	case InnerCommand, InnerGoTest, InnerTestBinary:
+		return runInner(o)
+	case GoTest:
+		return runGoTest(o)
+	}
+	return runConfined(o)
+}
+
+func newRunID() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

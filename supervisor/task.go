@@ -1,0 +1,74 @@
+package supervisor
+
+import (
+	"sync"
+
+	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/procfs"
+)
+
+// task is the supervisor's Task: it reads /proc and borrows the caller's
+// socket on first use only, and remembers the answers for the call.
+type task struct {
+	c          *Call
+	callerOnce sync.Once
+	caller     Caller
+	sockOnce   sync.Once
+	sock       string
+}
+
+// newCall is the call of notification n, with the supervisor's Task.
+func (l *loop) newCall(n *notif) *Call {
+	c := &Call{
+		ID:       n.ID,
+		TID:      int(n.PID),
+		Syscall:  bpf.Lookup(n.Data.Arch, n.Data.Nr),
+		Args:     n.Data.Args,
+		listener: l.listener,
+		netns:    l.netns,
+	}
+	c.task.c = c
+	c.Task = &c.task
+	return c
+}
+
+// Pending implements Task.
+func (t *task) Pending() bool { return idValid(t.c.listener, t.c.ID) }
+
+// Caller implements Task. The task is gone when the notification is no
+// longer pending after the reads: its tid may have been reused.
+func (t *task) Caller() Caller {
+	t.callerOnce.Do(func() {
+		tid := t.c.TID
+		p, err := procfs.ProcessOf(tid)
+		t.caller = Caller{PID: p.PID, TID: tid, Exe: p.Exe, Argv: p.Argv, Gone: err != nil}
+		if len(p.Argv) > 0 {
+			t.caller.Argv0 = p.Argv[0]
+		}
+		if !t.Pending() {
+			t.caller.Gone = true
+		}
+	})
+	return t.caller
+}
+
+// SockType implements Task.
+func (t *task) SockType() string {
+	t.sockOnce.Do(func() {
+		c := t.c
+		switch c.Syscall.Kind {
+		case bpf.Connect, bpf.SendTo, bpf.SendMsg, bpf.SendMMsg:
+			if !c.Syscall.Foreign {
+				t.sock = socketType(t.Caller().PID, c.TID, int(int32(c.Args[0])))
+			}
+		case bpf.Socket:
+			t.sock = socketTypeName(c.Socket.Domain, c.Socket.Type, c.Socket.Protocol)
+		}
+	})
+	return t.sock
+}
+
+// PathExists implements Task.
+func (t *task) PathExists(path string) bool {
+	return procfs.PathExists(t.c.TID, path)
+}

@@ -43,8 +43,8 @@ type Redirect struct {
 // Decider decides intercepted calls. It may be called from several
 // goroutines at once and must be safe for that. It may block (for instance
 // to drain a test's output first), but every moment it takes is a moment
-// the calling thread waits, and past a millisecond another goroutine takes
-// over receiving the other threads' calls.
+// the calling thread waits, and past a millisecond or two another
+// goroutine takes over receiving the other threads' calls.
 type Decider interface {
 	Decide(c *Call) Answer
 }

@@ -97,6 +97,9 @@ type result struct {
 type rawMsg struct {
 	name, control []byte
 	iov, iovlen   uint64
+	// payload of a sendto, read with its address before the notification
+	// was checked (read.go's readSendTo); nil: read it when sending.
+	payload []byte
 }
 
 // emulable tells whether a call is of a kind emulation may take.

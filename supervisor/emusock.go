@@ -207,11 +207,15 @@ func (s *borrowed) send(c *Call, typ int) result {
 		return s.sendStream(c, flags)
 	}
 	var msgs []outMsg
+	checked := false // every byte was read before the notification was checked
 	switch c.Syscall.Kind {
 	case bpf.SendTo:
-		p, errno := s.payload(typ, []remoteBuf{{c.Args[1], c.Args[2]}})
-		if errno != 0 {
-			return result{errno: errno}
+		p := c.msgs[0].payload
+		if checked = p != nil; !checked {
+			var errno unix.Errno
+			if p, errno = s.payload(typ, []remoteBuf{{c.Args[1], c.Args[2]}}); errno != 0 {
+				return result{errno: errno}
+			}
 		}
 		msgs = []outMsg{{name: c.msgs[0].name, payload: p}}
 	default:
@@ -231,7 +235,7 @@ func (s *borrowed) send(c *Call, typ int) result {
 			putPayloadBuf(m.payload)
 		}
 	}()
-	if !idValid(c.listener, c.ID) {
+	if !checked && !idValid(c.listener, c.ID) {
 		return result{errno: unix.EPERM} // what was read may be another task's
 	}
 	var r result

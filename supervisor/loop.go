@@ -200,6 +200,7 @@ func (l *loop) handle(n *notif) {
 	c := l.newCall(n)
 	if !c.Syscall.Foreign {
 		m := newMemReader(n.PID).useVM(&l.vmRead)
+		m.prefetch = l.emu != nil
 		c.Dests, c.Err = readDests(m, c)
 		m.Close()
 	}

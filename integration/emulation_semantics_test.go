@@ -1,0 +1,139 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nettrap/nettrap/integration/internal/lab"
+	"github.com/nettrap/nettrap/integration/internal/netsem"
+	"github.com/nettrap/nettrap/integration/internal/sandbox"
+	"github.com/nettrap/nettrap/supervisor"
+)
+
+// TestEmulationSemantics runs netsem's scenarios (internal/netsem) bare,
+// under nettrap --emulate=on and under --emulate=off, as root and as
+// nobody, and wants the same result lines from all three: an allowed call
+// made by nettrap behaves as the kernel's own. The one line that differs
+// by design, where a thread blocked in connect waits, shows that nettrap
+// made the calls under on and let the kernel make them under off.
+func TestEmulationSemantics(t *testing.T) {
+	sandbox.Require(t)
+	requireEmulation(t)
+	bins := lab.Programs(t)
+	prog := netsem.Build(t)
+	fastOpen(t)
+	users := []user{asSelf}
+	if unprivileged() != asSelf {
+		users = append(users, unprivileged())
+	}
+	forUsers(t, users, func(t *testing.T, u user) {
+		bare := runNetsem(t, u, prog)
+		for _, mode := range []string{"on", "off"} {
+			got := runNetsem(t, u, bins.Nettrap, "--emulate="+mode, "--", prog)
+			compareNetsem(t, mode, bare, got)
+		}
+	})
+}
+
+// requireEmulation skips t (fails it when CI=true) where pidfd_getfd is
+// refused: --emulate=on cannot run there.
+func requireEmulation(t *testing.T) {
+	t.Helper()
+	if err := supervisor.ProbeEmulation(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%v (CI=true, so this is fatal)", err)
+		}
+		t.Skip(err)
+	}
+}
+
+// fastOpen enables TCP Fast Open in the sandbox's namespace for the test,
+// client and server, without cookies (0x207), so that data goes in the
+// SYN every time; netsem prints the setting it ran with.
+func fastOpen(t *testing.T) {
+	t.Helper()
+	const knob = "/proc/sys/net/ipv4/tcp_fastopen"
+	old, err := os.ReadFile(knob)
+	if err != nil {
+		t.Logf("tcp_fastopen: %v", err)
+		return
+	}
+	if err := os.WriteFile(knob, []byte("519"), 0o644); err != nil {
+		t.Logf("tcp_fastopen stays %s: %v", strings.TrimSpace(string(old)), err)
+		return
+	}
+	t.Cleanup(func() { os.WriteFile(knob, old, 0o644) })
+}
+
+// netsemRun is one run's result lines.
+type netsemRun struct {
+	argv    string
+	names   []string
+	results map[string]string
+	stderr  string
+}
+
+func runNetsem(t *testing.T, u user, argv ...string) netsemRun {
+	t.Helper()
+	if u == asNobody {
+		lab.RequireRoot(t)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = os.TempDir()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if u == asNobody {
+		lab.AsNobody(cmd)
+	}
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(argv, " "), err, stdout.String(), stderr.String())
+	}
+	names, results, err := netsem.Lines(stdout.String())
+	if err != nil {
+		t.Fatalf("%s: %v\nstdout:\n%s", strings.Join(argv, " "), err, stdout.String())
+	}
+	return netsemRun{strings.Join(argv, " "), names, results, stderr.String()}
+}
+
+// compareNetsem wants the lines of got (under --emulate=mode) to be the
+// bare run's, and its tell line to say who made the blocking connect.
+func compareNetsem(t *testing.T, mode string, bare, got netsemRun) {
+	t.Helper()
+	failed := t.Failed()
+	defer func() {
+		if t.Failed() && !failed {
+			t.Logf("stderr under nettrap --emulate=%s:\n%s", mode, got.stderr)
+		}
+	}()
+	if !slices.Equal(bare.names, got.names) {
+		t.Errorf("emulate=%s: scenarios %v, bare %v", mode, got.names, bare.names)
+	}
+	for _, name := range bare.names {
+		if name == netsem.Tell {
+			continue
+		}
+		if b, g := bare.results[name], got.results[name]; b != g {
+			t.Errorf("emulate=%s: %s: %q, bare %q", mode, name, g, b)
+		}
+	}
+	tell, bareTell := got.results[netsem.Tell], bare.results[netsem.Tell]
+	byNettrap := strings.Contains(tell, "seccomp")
+	switch {
+	case strings.Contains(bareTell, "seccomp"):
+		t.Errorf("bare: a blocked connect waits in %q", bareTell)
+	case mode == "on" && !byNettrap:
+		t.Errorf("emulate=on: the blocked connect waits in %q, not for nettrap: it was not emulated", tell)
+	case mode == "off" && byNettrap:
+		t.Errorf("emulate=off: the blocked connect waits in %q: it was emulated", tell)
+	}
+	if strings.Contains(got.stderr, "emulation unavailable") {
+		t.Errorf("emulate=%s: %s", mode, got.stderr)
+	}
+}

@@ -123,7 +123,12 @@ func (e *emulator) perform(c *Call) (r result, done bool) {
 	case err != nil:
 		return e.cannot(c, err)
 	}
-	defer s.close()
+	owned := true // until a connect that may outlive the call takes s
+	defer func() {
+		if owned {
+			s.close()
+		}
+	}()
 	domain, err1 := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_DOMAIN)
 	typ, err2 := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_TYPE)
 	if errors.Is(err1, unix.ENOTSOCK) {
@@ -139,6 +144,10 @@ func (e *emulator) perform(c *Call) (r result, done bool) {
 		return result{}, false
 	}
 	if s.blocks(c, typ) {
+		if c.Syscall.Kind == bpf.Connect {
+			owned = false
+			return s.interruptibleConnect(c.msgs[0].name, e.stop), true
+		}
 		defer s.watch(e.stop)()
 	}
 	if c.Syscall.Kind == bpf.Connect {

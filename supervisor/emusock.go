@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -35,6 +36,7 @@ type borrowed struct {
 	call      *Call
 	e         *emulator
 	entry     *pidfdEntry
+	left      atomic.Bool // answered before the call ended (emuintr.go)
 }
 
 // borrow takes the call's socket from the calling thread, through a
@@ -196,6 +198,12 @@ func (s *borrowed) shutdownOnExit(done, stop int) {
 		if err == nil && fds[2].Revents != 0 {
 			return
 		}
+		if err == nil && fds[1].Revents == 0 && s.left.Load() {
+			// The thread left the call before it ended: its exit no
+			// longer says anything about the socket.
+			fds[0].Fd = -1
+			continue
+		}
 		unix.Shutdown(s.fd, unix.SHUT_RDWR)
 		return
 	}
@@ -204,12 +212,17 @@ func (s *borrowed) shutdownOnExit(done, stop int) {
 // connect connects the socket to the checked address. A blocking connect
 // interrupted by a signal to the supervisor's thread is resumed (the
 // target never saw that signal); if the connection completed meanwhile,
-// the resumed connect says EISCONN, which means success here.
+// the resumed connect says EISCONN, which means success here, and if its
+// SO_SNDTIMEO ran out it says EALREADY, which the first would have said
+// as EINPROGRESS.
 func (s *borrowed) connect(name []byte) result {
 	errno := sysConnect(s.fd, name)
 	for errno == unix.EINTR {
-		if errno = sysConnect(s.fd, name); errno == unix.EISCONN {
+		switch errno = sysConnect(s.fd, name); errno {
+		case unix.EISCONN:
 			errno = 0
+		case unix.EALREADY:
+			errno = unix.EINPROGRESS
 		}
 	}
 	return result{errno: errno}

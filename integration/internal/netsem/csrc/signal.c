@@ -102,6 +102,64 @@ static void interrupted(const char *name, int restart, int timeo_ms, int drain_m
 	close(l);
 }
 
+/* A worker thread in a blocking connect, and a signal: thread-directed
+ * to the worker (pthread_kill: EINTR), or process-directed with the main
+ * thread taking it (the worker's connect goes on and completes once the
+ * queue drains). */
+struct worker {
+	int l;
+	char res[32];
+	pthread_t th;
+};
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	strcpy(w->res, rc(conn(s, AF_INET, port_of(w->l))));
+	close(s);
+	return NULL;
+}
+
+static void in_worker(const char *name, int directed)
+{
+	struct worker w = {.l = full_listener(AF_INET)};
+	struct drainer d;
+	handle(SIGUSR1, 0);
+	drain_start(&d, w.l, directed ? 3000 : 300);
+	pthread_create(&w.th, NULL, work, &w);
+	msleep(200);
+	if (directed)
+		pthread_kill(w.th, SIGUSR1);
+	else
+		kill(getpid(), SIGUSR1);
+	pthread_join(w.th, NULL);
+	drain_stop(&d);
+	out(name, "%s handler=%d", w.res, hits);
+	signal(SIGUSR1, SIG_DFL);
+	close(w.l);
+}
+
+/* SIGSTOP and SIGCONT while a child process waits in a connect with
+ * SO_SNDTIMEO: EINTR, with no handler at all (signal(7)). */
+static void stopped(void)
+{
+	int l = full_listener(AF_INET);
+	pid_t p = fork();
+	if (p == 0) {
+		int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		set_sndtimeo(s, 3000);
+		out("stop-cont-sndtimeo", "%s", rc(conn(s, AF_INET, port_of(l))));
+		_exit(0);
+	}
+	msleep(200);
+	kill(p, SIGSTOP);
+	msleep(100);
+	kill(p, SIGCONT);
+	waitpid(p, NULL, 0);
+	close(l);
+}
+
 /* A connected pair whose peer has closed with unread data: the client
  * got a reset. */
 static int reset_client(void)
@@ -159,8 +217,9 @@ static void sigpipe(void)
 	close(s);
 }
 
-/* A TCP Fast Open send on a socket shut for writing before it connects
- * (emulated: the supervisor must raise the SIGPIPE the kernel would). */
+/* An empty TCP Fast Open send on a socket shut for writing before it
+ * connects: it connects, then fails with EPIPE (emulated, nettrap must
+ * raise the SIGPIPE the kernel would). */
 static void tfo_shut(int flags, const char *name)
 {
 	int l = tcp_listener(AF_INET, 4, 16);
@@ -169,7 +228,7 @@ static void tfo_shut(int flags, const char *name)
 	handle(SIGPIPE, 0);
 	char shut[32];
 	strcpy(shut, rc(shutdown(s, SHUT_WR)));
-	long r = sendto(s, "hello", 5, MSG_FASTOPEN | flags, (struct sockaddr *)&sa,
+	long r = sendto(s, "", 0, MSG_FASTOPEN | flags, (struct sockaddr *)&sa,
 			loaddr(AF_INET, port_of(l), &sa));
 	int h = hits;
 	out(name, "shutdown=%s send=%s sigpipe=%d", shut, rc(r), h);
@@ -183,6 +242,9 @@ void signal_scenarios(void)
 	interrupted("eintr", 0, 0, 3000);
 	interrupted("eintr-sndtimeo", 1, 5000, 3000);
 	interrupted("restart", 1, 0, 300);
+	in_worker("signal-to-worker", 1);
+	in_worker("signal-to-main", 0);
+	stopped();
 	sigpipe();
 	tfo_shut(0, "tfo-shut-signal");
 	tfo_shut(MSG_NOSIGNAL, "tfo-shut-nosignal");

@@ -1,0 +1,148 @@
+package supervisor
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A blocking connect the kernel makes sleeps interruptibly: a signal the
+// thread would take ends it with ERESTARTSYS (no SO_SNDTIMEO: the kernel
+// turns it into EINTR, or restarts the call under SA_RESTART, or after a
+// stop) or EINTR (with SO_SNDTIMEO), and the handshake goes on without
+// the thread (inet_wait_for_connect, sock_intr_errno). An emulated one
+// sleeps in nettrap, and the target waits for the answer killably only
+// (SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV), so a handler would only run
+// once the connect is over. So while an emulated blocking connect waits,
+// nettrap reads the thread's pending signals, and when one is there it
+// answers as the kernel would and lets its own connect run on; the
+// kernel, returning from the notification with ERESTARTSYS and a signal
+// pending, does what it does for its own connect. A connect again on the
+// socket meets the connect still in progress, as it would.
+
+// errRestartSys is the kernel's ERESTARTSYS. Answered only while a signal
+// is pending for the thread, it never reaches user space: the signal code
+// makes it EINTR or restarts the call (seccomp's own interrupted wait
+// returns it the same way).
+const errRestartSys = unix.Errno(512)
+
+// signalPoll is how often the pending signals are read.
+const signalPoll = 5 * time.Millisecond
+
+// interruptibleConnect makes a blocking connect in a goroutine of its own
+// (watched as any long call) and returns its result, or the interruption
+// the kernel would answer once the thread has a signal to take. It owns
+// s: the goroutine closes it when the connect ends, even after an
+// interruption (the connect then runs on, as in the kernel; the watch
+// then no longer shuts the socket down when the thread exits, as the
+// thread has left the call).
+func (s *borrowed) interruptibleConnect(name []byte, stop int) result {
+	intr := errRestartSys
+	if tv, err := unix.GetsockoptTimeval(s.fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO); err == nil && tv.Nano() != 0 {
+		intr = unix.EINTR // sock_intr_errno: a finite timeout gives EINTR
+	}
+	name = bytes.Clone(name) // the connect may outlive the call
+	done := make(chan result, 1)
+	go func() {
+		end := s.watch(stop)
+		r := s.connect(name)
+		end()
+		s.close()
+		done <- r
+	}()
+	t := time.NewTimer(signalPoll)
+	defer t.Stop()
+	for {
+		select {
+		case r := <-done:
+			return r
+		case <-t.C:
+			if signalFor(s.call.TID) {
+				s.left.Store(true)
+				return result{errno: intr}
+			}
+			t.Reset(signalPoll)
+		}
+	}
+}
+
+// signalFor tells whether thread tid has a signal pending that the
+// kernel would have woken it for: one sent to the thread and not blocked,
+// or one sent to the process that it does not block, if it is the thread
+// group's leader (complete_signal wakes the leader first) or no other
+// thread could take it. (Among other threads the kernel's choice cannot
+// be read; the signal waits for whoever it chose.)
+func signalFor(tid int) bool {
+	st, ok := sigStatus("/proc/" + strconv.Itoa(tid) + "/status")
+	if !ok {
+		return false
+	}
+	if st.private&^st.blocked != 0 {
+		return true
+	}
+	shared := st.shared &^ st.blocked
+	if shared == 0 || st.tgid == tid {
+		return shared != 0
+	}
+	dir := "/proc/" + strconv.Itoa(st.tgid) + "/task/"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, task := range tasks {
+		if task.Name() == strconv.Itoa(tid) {
+			continue
+		}
+		other, ok := sigStatus(dir + task.Name() + "/status")
+		if ok && shared&^other.blocked != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// sigState is a thread's signal masks from /proc/…/status.
+type sigState struct {
+	tgid                     int
+	private, shared, blocked uint64
+}
+
+func sigStatus(path string) (sigState, bool) {
+	var st sigState
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return st, false
+	}
+	seen := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		var dst *uint64
+		switch k {
+		case "Tgid":
+			st.tgid, err = strconv.Atoi(v)
+			seen++
+			continue
+		case "SigPnd":
+			dst = &st.private
+		case "ShdPnd":
+			dst = &st.shared
+		case "SigBlk":
+			dst = &st.blocked
+		default:
+			continue
+		}
+		if *dst, err = strconv.ParseUint(v, 16, 64); err != nil {
+			return st, false
+		}
+		seen++
+	}
+	return st, seen == 4 && err == nil
+}

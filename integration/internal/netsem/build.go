@@ -11,31 +11,59 @@ import (
 	"testing"
 )
 
-//go:embed csrc/*.c csrc/*.h
+//go:embed csrc/*.c csrc/*.h nopidfd/*.c
 var csrc embed.FS
 
 // Tell is the line that differs by design: where a blocked connect waits.
 const Tell = "tell"
 
+// Programs are the built programs, in a directory every user can read.
+type Programs struct {
+	Netsem string
+	// NoPidfd runs a command where pidfd_getfd fails with EPERM, as under
+	// Docker's default seccomp profile without CAP_SYS_PTRACE: nettrap
+	// cannot emulate there.
+	NoPidfd string
+}
+
 var (
 	once     sync.Once
-	dir, bin string
+	dir      string
+	progs    Programs
 	buildErr error
 )
 
-// Build compiles netsem (once per test binary) into a directory every
-// user can read and returns its path. Without gcc t skips, or fails when
-// CI=true.
-func Build(t testing.TB) string {
+// Build compiles the programs (once per test binary). Without gcc t
+// skips, or fails when CI=true; a program that does not compile fails t.
+func Build(t testing.TB) Programs {
 	t.Helper()
-	once.Do(func() { bin, buildErr = build() })
-	if buildErr != nil {
+	if _, err := exec.LookPath("gcc"); err != nil {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("netsem: %v (CI=true, so this is fatal)", buildErr)
+			t.Fatalf("netsem: %v (CI=true, so this is fatal)", err)
 		}
-		t.Skipf("netsem: %v", buildErr)
+		t.Skipf("netsem: %v", err)
 	}
-	return bin
+	once.Do(func() { progs, buildErr = buildAll() })
+	if buildErr != nil {
+		t.Fatalf("netsem: %v", buildErr)
+	}
+	return progs
+}
+
+func buildAll() (Programs, error) {
+	var p Programs
+	var err error
+	if dir, err = os.MkdirTemp("", "nettrap-netsem-"); err != nil {
+		return p, err
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return p, err
+	}
+	if p.Netsem, err = build("csrc", "netsem"); err != nil {
+		return p, err
+	}
+	p.NoPidfd, err = build("nopidfd", "nopidfd")
+	return p, err
 }
 
 // Cleanup removes the program; call it after m.Run.
@@ -45,25 +73,22 @@ func Cleanup() {
 	}
 }
 
-func build() (string, error) {
-	var err error
-	if dir, err = os.MkdirTemp("", "nettrap-netsem-"); err != nil {
-		return "", err
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return "", err
-	}
-	files, err := csrc.ReadDir("csrc")
+// build compiles the C files of src into dir/name.
+func build(src, name string) (string, error) {
+	files, err := csrc.ReadDir(src)
 	if err != nil {
 		return "", err
 	}
-	args := []string{"-O1", "-Wall", "-Werror", "-pthread", "-o", filepath.Join(dir, "netsem")}
+	if err := os.MkdirAll(filepath.Join(dir, "src", src), 0o755); err != nil {
+		return "", err
+	}
+	args := []string{"-O1", "-Wall", "-Werror", "-pthread", "-o", filepath.Join(dir, name)}
 	for _, f := range files {
-		code, err := csrc.ReadFile("csrc/" + f.Name())
+		code, err := csrc.ReadFile(src + "/" + f.Name())
 		if err != nil {
 			return "", err
 		}
-		p := filepath.Join(dir, f.Name())
+		p := filepath.Join(dir, "src", src, f.Name())
 		if err := os.WriteFile(p, code, 0o644); err != nil {
 			return "", err
 		}
@@ -74,7 +99,7 @@ func build() (string, error) {
 	if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("gcc %s: %w\n%s", strings.Join(args, " "), err, out)
 	}
-	return filepath.Join(dir, "netsem"), nil
+	return filepath.Join(dir, name), os.Chmod(filepath.Join(dir, name), 0o755)
 }
 
 // Lines splits netsem's output into its result lines by name, in order.

@@ -23,4 +23,8 @@
 //
 // One line is not compared: "tell:" names where a thread blocked in
 // connect waits (/proc/…/wchan), which shows whether nettrap made the call.
+//
+// The package also builds nopidfd, which runs a command where pidfd_getfd
+// fails with EPERM (Docker's default seccomp profile without
+// CAP_SYS_PTRACE), for nettrap's fallback without emulation.
 package netsem

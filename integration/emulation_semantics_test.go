@@ -1,8 +1,6 @@
 package integration
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"slices"
@@ -80,26 +78,15 @@ type netsemRun struct {
 
 func runNetsem(t *testing.T, u user, argv ...string) netsemRun {
 	t.Helper()
-	if u == asNobody {
-		lab.RequireRoot(t)
+	stdout, stderr, code := runAs(t, u, os.TempDir(), (*exec.Cmd).Run, argv...)
+	if code != 0 {
+		t.Fatalf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(argv, " "), code, stdout, stderr)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = os.TempDir()
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if u == asNobody {
-		lab.AsNobody(cmd)
-	}
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(argv, " "), err, stdout.String(), stderr.String())
-	}
-	names, results, err := netsem.Lines(stdout.String())
+	names, results, err := netsem.Lines(stdout)
 	if err != nil {
-		t.Fatalf("%s: %v\nstdout:\n%s", strings.Join(argv, " "), err, stdout.String())
+		t.Fatalf("%s: %v\nstdout:\n%s", strings.Join(argv, " "), err, stdout)
 	}
-	return netsemRun{strings.Join(argv, " "), names, results, stderr.String()}
+	return netsemRun{strings.Join(argv, " "), names, results, stderr}
 }
 
 // compareNetsem wants the lines of got (under --emulate=mode) to be the

@@ -78,7 +78,10 @@ func (s *borrowed) interruptibleConnect(name []byte, stop int) result {
 // be read; the signal waits for whoever it chose.)
 func signalFor(tid int) bool {
 	st, ok := sigStatus("/proc/" + strconv.Itoa(tid) + "/status")
-	if !ok {
+	if !ok || st.private&sigkill != 0 {
+		// A thread that is being killed (a fatal signal is turned into a
+		// SIGKILL for every thread) leaves the call by itself, and the
+		// watch must go on shutting the socket down when it is gone.
 		return false
 	}
 	if st.private&^st.blocked != 0 {
@@ -104,6 +107,9 @@ func signalFor(tid int) bool {
 	}
 	return true
 }
+
+// sigkill is SIGKILL's bit in the masks of /proc/…/status.
+const sigkill = 1 << (unix.SIGKILL - 1)
 
 // sigState is a thread's signal masks from /proc/…/status.
 type sigState struct {

@@ -61,7 +61,8 @@ func (s *borrowed) interruptibleConnect(name []byte, stop int) result {
 		case r := <-done:
 			return r
 		case <-t.C:
-			if signalFor(s.call.TID) {
+			if tgid, ok := signalFor(s.call.TID); ok {
+				s.tgid = tgid
 				s.left.Store(true)
 				return result{errno: intr}
 			}
@@ -75,26 +76,29 @@ func (s *borrowed) interruptibleConnect(name []byte, stop int) result {
 // or one sent to the process that it does not block, if it is the thread
 // group's leader (complete_signal wakes the leader first) or no other
 // thread could take it. (Among other threads the kernel's choice cannot
-// be read; the signal waits for whoever it chose.)
-func signalFor(tid int) bool {
+// be read; the signal waits for whoever it chose.) It also returns the
+// thread's process.
+func signalFor(tid int) (tgid int, ok bool) {
 	st, ok := sigStatus("/proc/" + strconv.Itoa(tid) + "/status")
-	if !ok || st.private&sigkill != 0 {
+	if !ok || (st.private|st.shared)&sigkill != 0 {
 		// A thread that is being killed (a fatal signal is turned into a
-		// SIGKILL for every thread) leaves the call by itself, and the
-		// watch must go on shutting the socket down when it is gone.
-		return false
+		// SIGKILL for every thread; the thread takes its own copy off
+		// SigPnd as it exits, the process's stays in ShdPnd) leaves the
+		// call by itself, and the watch must go on shutting the socket
+		// down when it is gone.
+		return 0, false
 	}
 	if st.private&^st.blocked != 0 {
-		return true
+		return st.tgid, true
 	}
 	shared := st.shared &^ st.blocked
 	if shared == 0 || st.tgid == tid {
-		return shared != 0
+		return st.tgid, shared != 0
 	}
 	dir := "/proc/" + strconv.Itoa(st.tgid) + "/task/"
 	tasks, err := os.ReadDir(dir)
 	if err != nil {
-		return false
+		return 0, false
 	}
 	for _, task := range tasks {
 		if task.Name() == strconv.Itoa(tid) {
@@ -102,10 +106,20 @@ func signalFor(tid int) bool {
 		}
 		other, ok := sigStatus(dir + task.Name() + "/status")
 		if ok && shared&^other.blocked != 0 {
-			return false
+			return 0, false
 		}
 	}
-	return true
+	return st.tgid, true
+}
+
+// alive tells whether process tgid still runs (is not a zombie, or gone).
+func alive(tgid int) bool {
+	st, err := os.ReadFile("/proc/" + strconv.Itoa(tgid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(st, ')')
+	return i >= 0 && i+2 < len(st) && st[i+2] != 'Z' && st[i+2] != 'X'
 }
 
 // sigkill is SIGKILL's bit in the masks of /proc/…/status.

@@ -21,7 +21,7 @@ func TestSignalFor(t *testing.T) {
 			t.Skip(err)
 		}
 		pid := cmd.Process.Pid
-		if signalFor(pid) {
+		if _, ok := signalFor(pid); ok {
 			t.Errorf("a signal pending for a sleeping process that was sent none")
 		}
 		unix.Kill(pid, unix.SIGSTOP)
@@ -31,14 +31,14 @@ func TestSignalFor(t *testing.T) {
 		} else {
 			unix.Kill(pid, unix.SIGUSR1)
 		}
-		if !signalFor(pid) {
+		if tgid, ok := signalFor(pid); !ok || tgid != pid {
 			st, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-			t.Errorf("directed=%v: SIGUSR1 pending, not seen:\n%s", directed, st)
+			t.Errorf("directed=%v: SIGUSR1 pending, not seen (tgid %d):\n%s", directed, tgid, st)
 		}
 		cmd.Process.Kill()
 		cmd.Wait()
 	}
-	if signalFor(1 << 30) {
+	if _, ok := signalFor(1 << 30); ok {
 		t.Errorf("a signal pending for a thread that does not exist")
 	}
 }

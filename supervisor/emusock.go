@@ -37,6 +37,7 @@ type borrowed struct {
 	e         *emulator
 	entry     *pidfdEntry
 	left      atomic.Bool // answered before the call ended (emuintr.go)
+	tgid      int         // the caller's process, once left
 }
 
 // borrow takes the call's socket from the calling thread, through a
@@ -198,9 +199,9 @@ func (s *borrowed) shutdownOnExit(done, stop int) {
 		if err == nil && fds[2].Revents != 0 {
 			return
 		}
-		if err == nil && fds[1].Revents == 0 && s.left.Load() {
-			// The thread left the call before it ended: its exit no
-			// longer says anything about the socket.
+		if err == nil && fds[1].Revents == 0 && s.left.Load() && alive(s.tgid) {
+			// The thread left the call before it ended, and exited: the
+			// socket is its process's, which lives on.
 			fds[0].Fd = -1
 			continue
 		}

@@ -30,6 +30,9 @@ import (
 // returns it the same way).
 const errRestartSys = unix.Errno(512)
 
+// tcpClose is TCP_CLOSE, the state of a TCP socket not connected yet.
+const tcpClose = 7
+
 // signalPoll is how often the pending signals are read.
 const signalPoll = 5 * time.Millisecond
 
@@ -41,15 +44,18 @@ const signalPoll = 5 * time.Millisecond
 // then no longer shuts the socket down when the thread exits, as the
 // thread has left the call).
 func (s *borrowed) interruptibleConnect(name []byte, stop int) result {
-	intr := errRestartSys
+	intr, timedOut := errRestartSys, unix.EALREADY
 	if tv, err := unix.GetsockoptTimeval(s.fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO); err == nil && tv.Nano() != 0 {
 		intr = unix.EINTR // sock_intr_errno: a finite timeout gives EINTR
+		if ti, err := unix.GetsockoptTCPInfo(s.fd, unix.IPPROTO_TCP, unix.TCP_INFO); err == nil && ti.State == tcpClose {
+			timedOut = unix.EINPROGRESS // this call starts the connect
+		}
 	}
 	name = bytes.Clone(name) // the connect may outlive the call
 	done := make(chan result, 1)
 	go func() {
 		end := s.watch(stop)
-		r := s.connect(name)
+		r := s.resumedConnect(name, timedOut)
 		end()
 		s.close()
 		done <- r

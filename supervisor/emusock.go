@@ -213,17 +213,23 @@ func (s *borrowed) shutdownOnExit(done, stop int) {
 // connect connects the socket to the checked address. A blocking connect
 // interrupted by a signal to the supervisor's thread is resumed (the
 // target never saw that signal); if the connection completed meanwhile,
-// the resumed connect says EISCONN, which means success here, and if its
-// SO_SNDTIMEO ran out it says EALREADY, which the first would have said
-// as EINPROGRESS.
+// the resumed connect says EISCONN, which means success here.
 func (s *borrowed) connect(name []byte) result {
+	return s.resumedConnect(name, unix.EALREADY)
+}
+
+// resumedConnect is connect for a blocking connect with SO_SNDTIMEO: when
+// a resumed connect times out it says EALREADY (the socket was
+// connecting when it came), and the answer is timedOut, what the first
+// call would have said (EINPROGRESS if it started the connect).
+func (s *borrowed) resumedConnect(name []byte, timedOut unix.Errno) result {
 	errno := sysConnect(s.fd, name)
 	for errno == unix.EINTR {
 		switch errno = sysConnect(s.fd, name); errno {
 		case unix.EISCONN:
 			errno = 0
 		case unix.EALREADY:
-			errno = unix.EINPROGRESS
+			errno = timedOut
 		}
 	}
 	return result{errno: errno}

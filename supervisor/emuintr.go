@@ -18,11 +18,13 @@ import (
 // sleeps in nettrap, and the target waits for the answer killably only
 // (SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV), so a handler would only run
 // once the connect is over. So while an emulated blocking connect waits,
-// nettrap reads the thread's pending signals, and when one is there it
-// answers as the kernel would and lets its own connect run on; the
-// kernel, returning from the notification with ERESTARTSYS and a signal
-// pending, does what it does for its own connect. A connect again on the
-// socket meets the connect still in progress, as it would.
+// its watch (emusock.go) reads the thread's pending signals, and when one
+// is there it answers as the kernel would and lets nettrap's connect run
+// on; the kernel, returning from the notification with ERESTARTSYS and a
+// signal pending, does what it does for its own connect. A connect again
+// on the socket meets the connect still in progress, as it would. The
+// watch starts after watchAfter: a connect that returns at once costs
+// nothing more.
 
 // errRestartSys is the kernel's ERESTARTSYS. Answered only while a signal
 // is pending for the thread, it never reaches user space: the signal code
@@ -36,45 +38,39 @@ const tcpClose = 7
 // signalPoll is how often the pending signals are read.
 const signalPoll = 5 * time.Millisecond
 
-// interruptibleConnect makes a blocking connect in a goroutine of its own
-// (watched as any long call) and returns its result, or the interruption
-// the kernel would answer once the thread has a signal to take. It owns
-// s: the goroutine closes it when the connect ends, even after an
-// interruption (the connect then runs on, as in the kernel; the watch
-// then no longer shuts the socket down when the thread exits, as the
-// thread has left the call).
-func (s *borrowed) interruptibleConnect(name []byte, stop int) result {
-	intr, timedOut := errRestartSys, unix.EALREADY
+// interrupt answers the call early, from its watch, when the thread has
+// a signal to take: ERESTARTSYS, or EINTR under SO_SNDTIMEO
+// (sock_intr_errno). The connect runs on in the loop's goroutine, whose
+// answer, when it ends, finds the call gone. It returns whether it
+// answered.
+func (s *borrowed) interrupt() bool {
+	tgid, ok := signalFor(s.call.TID)
+	if !ok {
+		return false
+	}
+	intr := errRestartSys
 	if tv, err := unix.GetsockoptTimeval(s.fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO); err == nil && tv.Nano() != 0 {
-		intr = unix.EINTR // sock_intr_errno: a finite timeout gives EINTR
-		if ti, err := unix.GetsockoptTCPInfo(s.fd, unix.IPPROTO_TCP, unix.TCP_INFO); err == nil && ti.State == tcpClose {
-			timedOut = unix.EINPROGRESS // this call starts the connect
-		}
+		intr = unix.EINTR
 	}
-	name = bytes.Clone(name) // the connect may outlive the call
-	done := make(chan result, 1)
-	go func() {
-		end := s.watch(stop)
-		r := s.resumedConnect(name, timedOut)
-		end()
-		s.close()
-		done <- r
-	}()
-	t := time.NewTimer(signalPoll)
-	defer t.Stop()
-	for {
-		select {
-		case r := <-done:
-			return r
-		case <-t.C:
-			if tgid, ok := signalFor(s.call.TID); ok {
-				s.tgid = tgid
-				s.left.Store(true)
-				return result{errno: intr}
-			}
-			t.Reset(signalPoll)
-		}
+	s.tgid, s.left = tgid, true
+	// ENOENT: the thread left the call by itself (it was killed).
+	sendResp(s.call.listener, &notifResp{ID: s.call.ID, Error: -int32(intr)})
+	return true
+}
+
+// timedOut is what a blocking connect says when its SO_SNDTIMEO runs out:
+// EINPROGRESS when it starts the connect, EALREADY when the socket was
+// connecting already (see resumedConnect).
+func (s *borrowed) timedOut() unix.Errno {
+	tv, err := unix.GetsockoptTimeval(s.fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO)
+	if err != nil || tv.Nano() == 0 {
+		return unix.EALREADY // no timeout: nothing to tell apart
 	}
+	ti, err := unix.GetsockoptTCPInfo(s.fd, unix.IPPROTO_TCP, unix.TCP_INFO)
+	if err == nil && ti.State == tcpClose {
+		return unix.EINPROGRESS
+	}
+	return unix.EALREADY
 }
 
 // signalFor tells whether thread tid has a signal pending that the

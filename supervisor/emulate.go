@@ -123,12 +123,7 @@ func (e *emulator) perform(c *Call) (r result, done bool) {
 	case err != nil:
 		return e.cannot(c, err)
 	}
-	owned := true // until a connect that may outlive the call takes s
-	defer func() {
-		if owned {
-			s.close()
-		}
-	}()
+	defer s.close()
 	domain, err1 := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_DOMAIN)
 	typ, err2 := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_TYPE)
 	if errors.Is(err1, unix.ENOTSOCK) {
@@ -143,14 +138,14 @@ func (e *emulator) perform(c *Call) (r result, done bool) {
 	if typ == unix.SOCK_STREAM && c.Syscall.Kind != bpf.Connect && sendFlags(c)&unix.MSG_FASTOPEN == 0 {
 		return result{}, false
 	}
+	connect := c.Syscall.Kind == bpf.Connect
 	if s.blocks(c, typ) {
-		if c.Syscall.Kind == bpf.Connect {
-			owned = false
-			return s.interruptibleConnect(c.msgs[0].name, e.stop), true
+		defer s.watch(e.stop, connect)()
+		if connect {
+			return s.resumedConnect(c.msgs[0].name, s.timedOut()), true
 		}
-		defer s.watch(e.stop)()
 	}
-	if c.Syscall.Kind == bpf.Connect {
+	if connect {
 		return s.connect(c.msgs[0].name), true
 	}
 	return s.send(c, typ), true

@@ -145,10 +145,14 @@ func (e *emulator) perform(c *Call) (r result, done bool) {
 	if typ == unix.SOCK_STREAM && c.Syscall.Kind != bpf.Connect && sendFlags(c)&unix.MSG_FASTOPEN == 0 {
 		return result{}, false
 	}
+	connect := c.Syscall.Kind == bpf.Connect
 	if s.blocks(c, typ) {
-		defer s.watch(e.stop)()
+		defer s.watch(e.stop, connect)()
+		if connect {
+			return s.resumedConnect(c.msgs[0].name, s.timedOut()), true
+		}
 	}
-	if c.Syscall.Kind == bpf.Connect {
+	if connect {
 		return s.connect(c.msgs[0].name), true
 	}
 	return s.send(c, typ), true

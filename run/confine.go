@@ -163,7 +163,7 @@ func (c *confined) finish(status int) error {
 // could not start.
 func startError(o Options, err error) error {
 	if errors.Is(err, supervisor.ErrNoEmulation) {
-		return cantRun("%v; %s needs it (Linux 5.6+; in a container, Docker's and Podman's default seccomp profiles allow pidfd_getfd only with --cap-add SYS_PTRACE)", err, emulationNeededBy(o))
+		return cantRun("%v; %s needs it (Linux 5.6+; in a container, Docker's default seccomp profile allows pidfd_getfd only with --cap-add SYS_PTRACE)", err, emulationNeededBy(o))
 	}
 	if errors.Is(err, supervisor.ErrUnsupported) {
 		return cantRun("cannot confine: %v; nettrap needs Linux 5.0+ with seccomp user notification, and a container runtime that allows seccomp(2)", err)

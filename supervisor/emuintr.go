@@ -1,12 +1,9 @@
 package supervisor
 
 import (
-	"bytes"
-	"os"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/nettrap/nettrap/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -81,8 +78,8 @@ func (s *borrowed) timedOut() unix.Errno {
 // be read; the signal waits for whoever it chose.) It also returns the
 // thread's process.
 func signalFor(tid int) (tgid int, ok bool) {
-	st, ok := sigStatus("/proc/" + strconv.Itoa(tid) + "/status")
-	if !ok || (st.private|st.shared)&sigkill != 0 {
+	st, ok := procfs.ThreadSignals(tid)
+	if !ok || (st.Private|st.Shared)&sigkill != 0 {
 		// A thread that is being killed (a fatal signal is turned into a
 		// SIGKILL for every thread; the thread takes its own copy off
 		// SigPnd as it exits, the process's stays in ShdPnd) leaves the
@@ -90,81 +87,28 @@ func signalFor(tid int) (tgid int, ok bool) {
 		// down when it is gone.
 		return 0, false
 	}
-	if st.private&^st.blocked != 0 {
-		return st.tgid, true
+	if st.Private&^st.Blocked != 0 {
+		return st.Tgid, true
 	}
-	shared := st.shared &^ st.blocked
-	if shared == 0 || st.tgid == tid {
-		return st.tgid, shared != 0
+	shared := st.Shared &^ st.Blocked
+	if shared == 0 || st.Tgid == tid {
+		return st.Tgid, shared != 0
 	}
-	dir := "/proc/" + strconv.Itoa(st.tgid) + "/task/"
-	tasks, err := os.ReadDir(dir)
+	tids, err := procfs.Threads(st.Tgid)
 	if err != nil {
 		return 0, false
 	}
-	for _, task := range tasks {
-		if task.Name() == strconv.Itoa(tid) {
+	for _, other := range tids {
+		if other == tid {
 			continue
 		}
-		other, ok := sigStatus(dir + task.Name() + "/status")
-		if ok && shared&^other.blocked != 0 {
+		o, ok := procfs.ThreadSignals(other)
+		if ok && shared&^o.Blocked != 0 {
 			return 0, false
 		}
 	}
-	return st.tgid, true
+	return st.Tgid, true
 }
 
-// alive tells whether process tgid still runs (is not a zombie, or gone).
-func alive(tgid int) bool {
-	st, err := os.ReadFile("/proc/" + strconv.Itoa(tgid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(st, ')')
-	return i >= 0 && i+2 < len(st) && st[i+2] != 'Z' && st[i+2] != 'X'
-}
-
-// sigkill is SIGKILL's bit in the masks of /proc/…/status.
+// sigkill is SIGKILL's bit in procfs.Signals' masks.
 const sigkill = 1 << (unix.SIGKILL - 1)
-
-// sigState is a thread's signal masks from /proc/…/status.
-type sigState struct {
-	tgid                     int
-	private, shared, blocked uint64
-}
-
-func sigStatus(path string) (sigState, bool) {
-	var st sigState
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return st, false
-	}
-	seen := 0
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		v = strings.TrimSpace(v)
-		var dst *uint64
-		switch k {
-		case "Tgid":
-			st.tgid, err = strconv.Atoi(v)
-			seen++
-			continue
-		case "SigPnd":
-			dst = &st.private
-		case "ShdPnd":
-			dst = &st.shared
-		case "SigBlk":
-			dst = &st.blocked
-		default:
-			continue
-		}
-		if *dst, err = strconv.ParseUint(v, 16, 64); err != nil {
-			return st, false
-		}
-		seen++
-	}
-	return st, seen == 4 && err == nil
-}

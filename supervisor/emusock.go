@@ -194,7 +194,7 @@ func (s *borrowed) shutdownOnExit(done, stop int, connect bool) {
 		if err == nil && fds[2].Revents != 0 {
 			return
 		}
-		if err == nil && fds[1].Revents == 0 && s.left && alive(s.tgid) {
+		if err == nil && fds[1].Revents == 0 && s.left && procfs.Running(s.tgid) {
 			// The thread left the call before it ended, and exited: the
 			// socket is its process's, which lives on.
 			fds[0].Fd = -1

@@ -181,7 +181,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	}
 	// process_vm_readv first, emulating or not: one syscall per read where
 	// /proc/TID/mem costs an open (a path walk, an access check), a pread
-	// and a close per call. Where a seccomp profile refuses it (Podman's
+	// and a close per call. Where a seccomp profile refuses it (Docker's
 	// default denies it without CAP_SYS_PTRACE), the first EPERM falls
 	// back to /proc/TID/mem for good (mem.go).
 	l.vmRead.Store(true)

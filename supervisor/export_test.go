@@ -1,5 +1,7 @@
 package supervisor
 
+import "time"
+
 // The internal tests' builders of control data, for the external tests
 // that send it to the kernel.
 var (
@@ -7,3 +9,6 @@ var (
 	InPktinfo  = inPktinfo
 	In6Pktinfo = in6Pktinfo
 )
+
+// DelayLoop delays the loop's goroutine of sessions started from now on.
+func DelayLoop(d time.Duration) { testHookBeforeRun = func() { time.Sleep(d) } }

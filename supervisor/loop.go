@@ -99,6 +99,13 @@ func newLoop(listener int, d Decider, stats *Stats, errs *errorLog) (*loop, erro
 	return l, nil
 }
 
+// start does what must be done before Start returns; run does the rest.
+func (l *loop) start() {
+	if l.blocking {
+		l.startBlocking()
+	}
+}
+
 // run serves until stop is called or no task uses the filter any more,
 // with blocking receivers (receiver.go) where it can. Otherwise, since
 // RECV would block forever once the last target is gone before 6.6 (the

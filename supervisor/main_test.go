@@ -26,6 +26,9 @@ import (
 // listeners there record whatever gets through.
 const roleEnv = "NETTRAP_SUPERVISOR_TEST_ROLE"
 
+// lateLoopEnv makes the supervisor role's loop goroutine start late.
+const lateLoopEnv = "NETTRAP_SUPERVISOR_TEST_LATE_LOOP"
+
 // emulateEnv chooses the supervisor role's emulation mode (auto, on, off).
 const emulateEnv = "NETTRAP_SUPERVISOR_TEST_EMULATE"
 
@@ -198,6 +201,9 @@ func supervisorRole(reportPath string, keep bool) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 125
+	}
+	if os.Getenv(lateLoopEnv) != "" {
+		supervisor.DelayLoop(300 * time.Millisecond)
 	}
 	s, err := supervisor.Start(cmd, supervisor.Options{Decider: supervisor.DeciderFunc(testDecider), Emulate: mode})
 	notices.Close()

@@ -52,9 +52,11 @@ type receiverState struct {
 	superseded bool   // a successor has the turn: end after this call
 }
 
-// runBlocking serves with blocking receivers until every one has ended:
-// stopped (kick.go) or the filter has no user left.
-func (l *loop) runBlocking() {
+// startBlocking starts the first blocking receiver. It must run before
+// Start returns: the kick (kick.go) wakes as many receivers as it counts,
+// and a command that exits at once would otherwise be kicked before its
+// first receiver was counted, which would then wait in RECV for good.
+func (l *loop) startBlocking() {
 	l.recv.arm = make(chan struct{}, 1)
 	l.recv.quit = make(chan struct{})
 	l.recv.ended = make(chan struct{})
@@ -62,6 +64,11 @@ func (l *loop) runBlocking() {
 	l.recv.mu.Lock()
 	l.startReceiverLocked()
 	l.recv.mu.Unlock()
+}
+
+// runBlocking serves with blocking receivers until every one has ended:
+// stopped (kick.go) or the filter has no user left.
+func (l *loop) runBlocking() {
 	<-l.recv.ended
 	close(l.recv.quit)
 }

@@ -197,12 +197,20 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	}
 	closeFD(st.netnsFD)
 	s.loop = l
+	l.start()
 	go func() {
 		defer close(s.loopDone)
+		if testHookBeforeRun != nil {
+			testHookBeforeRun()
+		}
 		l.run()
 	}()
 	return s, nil
 }
+
+// testHookBeforeRun, set by tests, delays the loop's goroutine: what must
+// be ready when Start returns must not depend on it having run.
+var testHookBeforeRun func()
 
 // Wait waits for the command to exit, then stops the supervisor. Any
 // descendant still running loses its supervisor: its confined calls then

@@ -12,10 +12,24 @@ import (
 // kernel never tells the receivers (blocked in RECV) that the last target
 // is gone: Wait must still return, and the stray's calls then fail with
 // ENOSYS (closed, not open), while nothing reaches the listener.
+//
+// With the loop's goroutine started late, the command is gone before it
+// first runs: the kick counts the receivers when it runs, and a receiver
+// counted only later waited in RECV for good (it hung one
+// `nettrap -- /bin/true` in a few hundred on a loaded machine, the reaper
+// holding the filter).
 func TestWaitReturnsWithStrayDescendant(t *testing.T) {
+	t.Run("loop running", func(t *testing.T) { testStray(t, false) })
+	t.Run("loop starting late", func(t *testing.T) { testStray(t, true) })
+}
+
+func testStray(t *testing.T, late bool) {
 	ok := listen(t, "127.0.0.1")
 	dir := t.TempDir()
 	cmd, report := supervisorCmd(t, "stray", dir, ok.addr)
+	if late {
+		cmd.Env = append(cmd.Env, lateLoopEnv+"=1")
+	}
 	done := make(chan error, 1)
 	var out []byte
 	go func() {
@@ -65,3 +79,4 @@ func expectCutOff(t *testing.T, ok *recorder, dir, who string) {
 		t.Errorf("%s: the listener saw %d connections", who, c)
 	}
 }
+

@@ -79,4 +79,3 @@ func expectCutOff(t *testing.T, ok *recorder, dir, who string) {
 		t.Errorf("%s: the listener saw %d connections", who, c)
 	}
 }
-

@@ -45,6 +45,9 @@ func runGoTestCached(o Options) error {
 		// go test -c (or -n) builds and runs no test: no log, no summary.
 		return runUnlooked(o.Argv, toTree)
 	}
+	// The cache key needs it soon; reading the executable overlaps with
+	// the rest of the setup.
+	go selfHash()
 	return runConfined(o)
 }
 

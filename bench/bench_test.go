@@ -15,17 +15,12 @@ import (
 	"github.com/nettrap/nettrap/bench/internal/wire"
 )
 
-// ops are the workload's operations, in the order (a)–(d).
-var ops = []string{"getppid", "tcpconnect", "udpsendto", "udpsend", "setsockopt"}
+// ops are the workload's operations, in the order (a)–(f).
+var ops = []string{"getppid", "tcpconnect", "udpsendto", "udpsend", "setsockopt", "udpgso"}
 
-// trapped are the ops whose calls go to the supervisor; added-vs-floor
-// only means something for them.
-var trapped = map[string]bool{"tcpconnect": true, "udpsendto": true}
-
-// runners, in the order they run: the ratios need bare (and floor) first.
-// "continue" is nettrap with --emulate=off: allowed calls continue in the
-// kernel, so nettrap/continue is what emulation costs.
-var runners = []string{"bare", "floor", "continue", "nettrap"}
+// trapped are the ops whose calls go to the supervisor; added cost vs
+// the reference only means something for them.
+var trapped = map[string]bool{"tcpconnect": true, "udpsendto": true, "udpgso": true}
 
 const (
 	workloadPkg = "github.com/nettrap/nettrap/bench/internal/workload"
@@ -42,13 +37,17 @@ type result = wire.Result
 
 func BenchmarkOps(b *testing.B) {
 	bins := binaries(b)
+	rs, err := selectRunners(os.Getenv(runnersEnv))
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, op := range ops {
 		b.Run(op, func(b *testing.B) {
 			last := map[string]float64{}
-			for _, r := range runners {
-				b.Run(r, func(b *testing.B) {
+			for _, r := range rs {
+				b.Run(r.name, func(b *testing.B) {
 					res := runWorkload(b, bins, r, op, b.N)
-					last[r] = res.NsPerOp
+					last[r.name] = res.NsPerOp
 					report(b, op, r, res, last)
 				})
 			}
@@ -56,10 +55,13 @@ func BenchmarkOps(b *testing.B) {
 	}
 }
 
-func report(b *testing.B, op, runner string, res result, last map[string]float64) {
+// report adds the ratios: x-bare; x-ref, this runner over its reference
+// (the C floor it is weighed against, measured just before); and for
+// trapped ops added-vs-ref, (this - bare) / (ref - bare).
+func report(b *testing.B, op string, r runner, res result, last map[string]float64) {
 	b.ReportMetric(res.NsPerOp, "ns/op")
 	b.ReportMetric(float64(res.SelfHWM), "rss-KiB")
-	if runner == "bare" {
+	if r.name == "bare" {
 		return
 	}
 	b.ReportMetric(float64(res.ParentHWM), "sup-rss-KiB")
@@ -68,30 +70,31 @@ func report(b *testing.B, op, runner string, res result, last map[string]float64
 		return
 	}
 	b.ReportMetric(res.NsPerOp/bare, "x-bare")
-	if cont, ok := last["continue"]; runner == "nettrap" && ok && cont > 0 {
-		b.ReportMetric(res.NsPerOp/cont, "x-continue")
+	ref, ok := last[r.ref]
+	if !ok || ref <= 0 {
+		return
 	}
-	floor, ok := last["floor"]
-	if runner == "nettrap" && trapped[op] && ok && floor > bare {
-		b.ReportMetric((res.NsPerOp-bare)/(floor-bare), "added-vs-floor")
+	b.ReportMetric(res.NsPerOp/ref, "x-ref")
+	if trapped[op] && ref > bare {
+		b.ReportMetric((res.NsPerOp-bare)/(ref-bare), "added-vs-ref")
 	}
 }
 
 // runWorkload runs the workload for n operations under runner and returns
 // what it measured.
-func runWorkload(b *testing.B, bins *builds, runner, op string, n int) result {
+func runWorkload(b *testing.B, bins *builds, r runner, op string, n int) result {
 	b.Helper()
-	args := []string{bins.workload, op, strconv.Itoa(n)}
-	switch runner {
-	case "floor":
-		args = append([]string{bins.floor}, args...)
-	case "nettrap":
-		args = append([]string{bins.nettrap, "--"}, args...)
-	case "continue":
-		args = append([]string{bins.nettrap, "--emulate=off", "--"}, args...)
+	if r.cfloor && bins.cfloor == "" {
+		skipOrFail(b, bins.cfloorErr)
 	}
+	var args []string
+	if r.cmd != nil {
+		args = r.cmd(bins)
+	}
+	args = append(args, bins.workload, op, strconv.Itoa(n))
+	runner := r.name
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = cleanEnv()
+	cmd.Env = append(cleanEnv(), r.env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -134,6 +137,9 @@ func skipOrFail(b *testing.B, reason string) {
 // builds are the binaries the benchmarks run, built once per test binary.
 type builds struct {
 	workload, floor, nettrap string
+	// cfloor is the C floor, "" when it could not be built (cfloorErr
+	// says why: no C compiler).
+	cfloor, cfloorErr string
 }
 
 var (
@@ -162,6 +168,7 @@ func binaries(b *testing.B) *builds {
 				return
 			}
 		}
+		bs.cfloor, bs.cfloorErr, buildErr = buildCFloor(buildDir)
 		built = bs
 	})
 	if buildErr != nil {

@@ -1,36 +1,57 @@
 // Package bench measures what confinement costs per operation: the same
-// workload run bare, under a floor supervisor (supervisor.Start with a
-// decider that allows everything: it still receives each notification and
-// reads the sockaddr from the target, so it is the mechanism's floor) and
-// under the real nettrap binary, in the same `go test -bench` run.
+// workload run bare, under a minimal C supervisor (the floor, issue 10)
+// and under the real nettrap binary, alternating, in the same
+// `go test -bench` run.
+//
+// The C floor (internal/cfloor/cfloor.c, built with the system C compiler
+// at bench time; without one its runners skip, and fail under CI=true)
+// blocks in SECCOMP_IOCTL_NOTIF_RECV with SYNC_WAKE_UP set, reads the
+// sockaddr with process_vm_readv, checks ID_VALID and answers CONTINUE;
+// with -e it emulates the call as nettrap does by default (pidfd_getfd of
+// the socket with the thread's pidfd cached, the payload read with
+// process_vm_readv, the call made by the supervisor, close). Its filter
+// traps what nettrap's traps on these paths (connect, sendto with an
+// address, sendmsg, sendmmsg) and nothing else.
 //
 // The operations, each timed inside the workload process after a warm-up:
 //
 //	getppid     (a) a syscall the filter never hands to user space
-//	tcpconnect  (b) loopback TCP socket + connect + close
+//	tcpconnect  (b) loopback TCP socket + connect + accept + close
 //	udpsendto   (c) sendto on an unconnected UDP socket to a loopback peer
 //	udpsend     (d) send (sendto with a NULL address) on a connected socket
 //	setsockopt  (e) three ordinary setsockopt calls (TCP_NODELAY,
 //	                SO_REUSEADDR, IP_TOS): decided in the filter by level and
 //	                optname, never handed up
+//	udpgso      (f) quic-go's send: sendmsg on an unconnected UDP socket,
+//	                4 × 1252 bytes split by GSO (UDP_SEGMENT), with an
+//	                IP_TOS (ECN) control message
 //
 // Every address is 127.0.0.1. The filter is never installed in the test
-// process: floor and nettrap are separate binaries, built once per run,
+// process: the supervisors are separate binaries, built once per run,
 // and each confine their own child.
+//
+// The runners (runners_test.go; NETTRAP_BENCH_RUNNERS picks others, "all"
+// runs every one): bare, cfloor, continue (nettrap --emulate=off),
+// cfloor-emu, nettrap; and on demand cfloor-emu-nosync, nettrap-nosync
+// (NETTRAP_TEST_NO_SYNC_WAKEUP withholds the flag, as kernels before 6.6
+// lack it), cfloor-emu-nosync-spin (a 50 µs bounded spin before
+// blocking), floor (the Go floor sharing nettrap's loop).
 //
 // Each leaf BenchmarkOps/OP/RUNNER runs the workload once with N = b.N
 // and reports the workload's own ns/op, so process and supervisor start-up
 // stay out of the figure. Metrics besides ns/op:
 //
-//	x-bare          this runner's ns/op over bare's, bare measured just before
-//	added-vs-floor  (nettrap - bare) / (floor - bare), on the nettrap leaf
-//	rss-KiB         the workload's peak RSS (VmHWM)
-//	sup-rss-KiB     the supervisor's peak RSS, read by the workload at its end
+//	x-bare        this runner's ns/op over bare's, bare measured just before
+//	x-ref         over its C floor's (nettrap: cfloor-emu; continue: cfloor)
+//	added-vs-ref  (runner - bare) / (C floor - bare), trapped ops only
+//	rss-KiB       the workload's peak RSS (VmHWM)
+//	sup-rss-KiB   the supervisor's peak RSS, read by the workload at its end
 //
-// Targets (from the issue): (a), (d) and (e) at ×1.00 within noise, since
-// nothing there is trapped; (b) and (c) at added-vs-floor ≤ 1.25.
+// Goals (issue 10): trapped ops at added-vs-ref ≤ 1.25; the others at
+// x-ref ≤ 1.05.
 //
 // run.sh runs the benchmarks several times, interleaving the runners, and
-// prints benchstat's summary and a Markdown table of the ratios. Nothing
+// prints benchstat's summary and Markdown tables of the ratios. quicgo.sh
+// runs quic-go's integrationtests/self bare and under nettrap. Nothing
 // here runs without -bench; speed is never asserted by a test.
 package bench

@@ -3,13 +3,14 @@
 #
 #   bench/run.sh [RUNS] [extra go test flags...]
 #
-# The runners of one op (bare, floor, nettrap) run back to back, and the
+# The runners of one op (bare, the C floors, nettrap) run back to back, and the
 # whole set is repeated RUNS times (default 5) with -count=1 each, so that
 # each ratio pairs measurements taken seconds apart and a drifting machine
-# load spreads over all runners alike. Prints benchstat's summary and a
-# Markdown table of the ratios for the README. Needs seccomp user
-# notification (Linux 5.0+); run as a user allowed to read /proc/PID/mem
-# of its own children (the default).
+# load spreads over all runners alike. Prints benchstat's summary and
+# Markdown tables of the ratios for the README. Needs seccomp user
+# notification (Linux 5.0+) and a C compiler (the C floor); run as a user
+# allowed to read the memory of its own children (the default). Set
+# NETTRAP_BENCH_RUNNERS=all for the variants without SYNC_WAKE_UP.
 set -eu
 cd "$(dirname "$0")/.."
 runs=${1:-5}

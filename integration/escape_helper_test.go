@@ -72,24 +72,32 @@ type labRun struct {
 // run runs argv inside as u and waits for it.
 func (e labEnv) run(t *testing.T, u user, argv ...string) labRun {
 	t.Helper()
+	stdout, stderr, code := runAs(t, u, filepath.Dir(e.bins.Nettrap), e.Run, argv...)
+	return labRun{stdout: stdout, stderr: stderr, code: code}
+}
+
+// runAs runs argv as u in dir with run (exec.Cmd.Run, or a Lab's Run,
+// which starts it in the lab) and returns its output and exit code; a
+// program that did not exit fails t.
+func runAs(t *testing.T, u user, dir string, run func(*exec.Cmd) error, argv ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	if u == asNobody {
 		lab.RequireRoot(t)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = filepath.Dir(e.bins.Nettrap)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
 	if u == asNobody {
 		lab.AsNobody(cmd)
 	}
-	err := e.Run(cmd)
-	code := exitCode(err)
-	if code < 0 {
-		t.Fatalf("%s: %v\nstderr: %s", strings.Join(argv, " "), err, stderr.String())
+	err := run(cmd)
+	if code = exitCode(err); code < 0 {
+		t.Fatalf("%s: %v\nstderr: %s", strings.Join(argv, " "), err, errb.String())
 	}
-	return labRun{stdout: stdout.String(), stderr: stderr.String(), code: code}
+	return out.String(), errb.String(), code
 }
 
 // guarded runs argv inside under nettrap (with an audit log) as u.

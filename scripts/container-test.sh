@@ -8,7 +8,13 @@
 #     - a suite with one leaky test fails with nettrap's report;
 #     - a clean suite passes;
 #   and an image built FROM the nettrap image, with a suite baked in, works
-#   as a base image.
+#   as a base image;
+#   under Docker's default seccomp profile (moby/profiles, printed by the
+#   mobyprofile fixture), which allows pidfd_getfd only with CAP_SYS_PTRACE:
+#     - without it, `nettrap version` says emulation is off, the suites
+#       still fail and pass as they should, with the one-time notice, and
+#       --sealed refuses to run (125) naming --cap-add SYS_PTRACE;
+#     - with --cap-add SYS_PTRACE, emulation is on.
 #
 # Needs root (it installs podman and runc from Debian's packages when they
 # are missing, and uses the root storage in /var/lib/containers).
@@ -113,7 +119,8 @@ run_case() {
 # check_leaky and check_clean look at the output of the fixture suites.
 check_leaky() {
 	local name=$1
-	grep -q 'nettrap: Outbound network blocked: connect tcp 192.0.2.1:443 (external)' <<<"$out" ||
+	# Without emulation (Docker's profile) the socket type is not named.
+	grep -Eq 'nettrap: Outbound network blocked: connect (tcp )?192\.0\.2\.1:443 \(external\)' <<<"$out" ||
 		{ printf '%s\n' "$out" >&2; die "$name: no nettrap report for the leaky test"; }
 	grep -q -- '--- FAIL: TestReportUsage' <<<"$out" ||
 		{ printf '%s\n' "$out" >&2; die "$name: TestReportUsage did not fail"; }
@@ -175,6 +182,48 @@ as_base() {
 	check_leaky "derived image as 65534"
 }
 
+# moby_profile runs the image under Docker's default seccomp profile,
+# passed explicitly (Podman's own default may differ), with and without
+# CAP_SYS_PTRACE.
+moby_profile() {
+	local profile=$work/moby-default.json
+	(cd "$fixtures/mobyprofile" && GOFLAGS=-mod=mod go run .) >"$profile" ||
+		die "mobyprofile: cannot print Docker's default profile"
+	local sec=(--security-opt "seccomp=$profile")
+	local vol=(-v "$cache:/tmp/go-build")
+	local notice='nettrap: emulation unavailable ('
+
+	run_case "version under Docker's profile" 0 "${sec[@]}" --entrypoint nettrap "$tag" version
+	grep -q '^emulation: off (.*pidfd_getfd' <<<"$out" ||
+		{ printf '%s\n' "$out" >&2; die "Docker's profile without SYS_PTRACE: version does not say emulation is off"; }
+	log "ok   version under Docker's profile: $(grep -m1 '^emulation:' <<<"$out")"
+	run_case "version under Docker's profile with SYS_PTRACE" 0 "${sec[@]}" --cap-add SYS_PTRACE --entrypoint nettrap "$tag" version
+	grep -q '^emulation: on' <<<"$out" ||
+		{ printf '%s\n' "$out" >&2; die "Docker's profile with SYS_PTRACE: version does not say emulation is on"; }
+	log "ok   version under Docker's profile with SYS_PTRACE: $(grep -m1 '^emulation:' <<<"$out")"
+
+	local user
+	for user in 65534 0; do
+		run_case "leaky as $user under Docker's profile" 1 --user "$user" "${sec[@]}" "${vol[@]}" -v "$fixtures/leaky:/src:ro" -w /src "$tag"
+		check_leaky "leaky as $user under Docker's profile"
+		grep -qF "$notice" <<<"$out" ||
+			{ printf '%s\n' "$out" >&2; die "leaky as $user under Docker's profile: no notice that emulation is unavailable"; }
+		run_case "clean as $user under Docker's profile" 0 --user "$user" "${sec[@]}" "${vol[@]}" -v "$fixtures/clean:/src:ro" -w /src "$tag"
+		check_clean "clean as $user under Docker's profile"
+		run_case "--sealed as $user under Docker's profile" 125 --user "$user" "${sec[@]}" "${vol[@]}" -v "$fixtures/clean:/src:ro" -w /src \
+			--entrypoint nettrap "$tag" --sealed -- go test ./...
+		grep -q -- '--cap-add SYS_PTRACE' <<<"$out" ||
+			{ printf '%s\n' "$out" >&2; die "--sealed as $user under Docker's profile: exit 125 without naming --cap-add SYS_PTRACE"; }
+		log "ok   --sealed as $user under Docker's profile: exit 125, $(grep -m1 -o 'nettrap: .*' <<<"$out" | cut -c1-100)…"
+	done
+	run_case "leaky with SYS_PTRACE under Docker's profile" 1 "${sec[@]}" --cap-add SYS_PTRACE "${vol[@]}" -v "$fixtures/leaky:/src:ro" -w /src "$tag"
+	check_leaky "leaky with SYS_PTRACE under Docker's profile"
+	if grep -qF "$notice" <<<"$out"; then
+		printf '%s\n' "$out" >&2
+		die "leaky with SYS_PTRACE under Docker's profile: emulation unavailable"
+	fi
+}
+
 cleanup() {
 	rm -rf "$work"
 	if [ -z "${KEEP_IMAGES:-}" ]; then
@@ -196,6 +245,7 @@ main() {
 	check_seccomp
 	run_cases
 	as_base
+	moby_profile
 	log "PASS"
 }
 

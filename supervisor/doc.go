@@ -4,12 +4,16 @@
 // The life of one intercepted call:
 //
 //  1. The kernel stops the calling thread and queues a notification on the
-//     listener fd. The loop polls the listener (RECV alone would block
-//     forever once the last target is gone) and receives it.
-//  2. The goroutine that received it (see loop.run) reads the arguments the kernel will use
-//     (the sockaddr, every msghdr of a sendmmsg) from /proc/TID/mem,
-//     mirroring the kernel's own checks so that a bad pointer or length
-//     gets the errno the kernel would give.
+//     listener fd. A receiver, a goroutine locked to its OS thread and
+//     blocked in SECCOMP_IOCTL_NOTIF_RECV (receiver.go), is woken on the
+//     caller's CPU (SYNC_WAKE_UP) and receives it. Stopping wakes the
+//     receivers with a call of our own (kick.go); where that cannot work
+//     the loop polls the listener before each RECV instead.
+//  2. The receiver reads the arguments the kernel will use (the sockaddr,
+//     every msghdr of a sendmmsg) with process_vm_readv, or from
+//     /proc/TID/mem where a seccomp profile refuses that, mirroring the
+//     kernel's own checks so that a bad pointer or length gets the errno
+//     the kernel would give.
 //  3. It checks SECCOMP_IOCTL_NOTIF_ID_VALID: if the thread left the call
 //     (a signal, Go's SIGURG preemption, death) what was read may belong to
 //     another task, and the notification is dropped.
@@ -20,7 +24,10 @@
 //     call reaches. The Call is then plain data: the Decider never reads
 //     /proc nor holds a descriptor. Who called and the socket's type,
 //     which only audited calls need, come from Call.Task on first use.
-//  5. The Decider answers: allow or an errno.
+//  5. The Decider answers: allow or an errno. A decision that keeps the
+//     receiver past a millisecond or two passes the receiving to a new
+//     receiver (the watchdog in receiver.go): other threads' calls never
+//     wait behind a slow one.
 //  6. An allowed connect or send on an inet socket is made by the
 //     supervisor itself (emulate.go): it borrows the target's socket with
 //     pidfd_getfd, makes the call with the bytes it checked, and answers

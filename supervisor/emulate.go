@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -96,6 +97,9 @@ type result struct {
 type rawMsg struct {
 	name, control []byte
 	iov, iovlen   uint64
+	// payload of a sendto, read with its address before the notification
+	// was checked (read.go's readSendTo); nil: read it when sending.
+	payload []byte
 }
 
 // emulable tells whether a call is of a kind emulation may take.
@@ -124,10 +128,13 @@ func (e *emulator) perform(c *Call) (r result, done bool) {
 		return e.cannot(c, err)
 	}
 	defer s.close()
-	domain, err1 := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_DOMAIN)
 	typ, err2 := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_TYPE)
-	if errors.Is(err1, unix.ENOTSOCK) {
+	if errors.Is(err2, unix.ENOTSOCK) {
 		return result{errno: unix.ENOTSOCK}, true
+	}
+	domain, err1 := inetNamed(c), error(nil)
+	if domain == 0 {
+		domain, err1 = unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_DOMAIN)
 	}
 	if err1 != nil || err2 != nil {
 		return e.cannot(c, fmt.Errorf("getsockopt: %w", errors.Join(err1, err2)))
@@ -138,13 +145,43 @@ func (e *emulator) perform(c *Call) (r result, done bool) {
 	if typ == unix.SOCK_STREAM && c.Syscall.Kind != bpf.Connect && sendFlags(c)&unix.MSG_FASTOPEN == 0 {
 		return result{}, false
 	}
+	connect := c.Syscall.Kind == bpf.Connect
 	if s.blocks(c, typ) {
-		defer s.watch(e.stop)()
+		defer s.watch(e.stop, connect)()
+		if connect {
+			return s.resumedConnect(c.msgs[0].name, s.timedOut()), true
+		}
 	}
-	if c.Syscall.Kind == bpf.Connect {
+	if connect {
 		return s.connect(c.msgs[0].name), true
 	}
 	return s.send(c, typ), true
+}
+
+// inetNamed returns AF_INET when every message of c names an inet
+// address (AF_INET or AF_INET6), and 0 otherwise. The socket's own family
+// need not be asked then (a getsockopt per call saved): on an inet socket
+// the call is emulated as it would be; on any other an inet address is
+// refused by the socket's own protocol before anything is sent (unix:
+// EINVAL, netlink: EINVAL), so making the call on the borrowed socket
+// gives the target the errno the kernel would. (One nuance: a unix socket
+// reads its control messages first, so a bad descriptor in SCM_RIGHTS
+// says EBADF, not EINVAL.)
+func inetNamed(c *Call) int {
+	if len(c.msgs) == 0 {
+		return 0
+	}
+	for _, m := range c.msgs {
+		if len(m.name) < 2 {
+			return 0
+		}
+		switch binary.NativeEndian.Uint16(m.name) {
+		case unix.AF_INET, unix.AF_INET6:
+		default:
+			return 0
+		}
+	}
+	return unix.AF_INET
 }
 
 // cannot handles a call that emulation cannot take: denied when

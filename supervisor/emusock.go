@@ -34,6 +34,8 @@ type borrowed struct {
 	call      *Call
 	e         *emulator
 	entry     *pidfdEntry
+	left      bool // answered before the call ended (emuintr.go; the watch's own)
+	tgid      int  // the caller's process, once left
 }
 
 // borrow takes the call's socket from the calling thread, through a
@@ -119,8 +121,9 @@ func (s *borrowed) blocks(c *Call, typ int) bool {
 // stops, the socket is shut down, which wakes the blocked call. Most calls
 // return at once (a loopback connect), so the watch only starts once the
 // call has taken watchAfter: until then it is a timer, no goroutine. The
-// returned function ends the watch.
-func (s *borrowed) watch(stop int) func() {
+// returned function ends the watch. The watch of a connect also answers
+// the call early when the thread has a signal to take (emuintr.go).
+func (s *borrowed) watch(stop int, connect bool) func() {
 	var (
 		mu       sync.Mutex
 		finished bool
@@ -141,7 +144,7 @@ func (s *borrowed) watch(stop int) func() {
 		}
 		efd = fd
 		mu.Unlock()
-		s.shutdownOnExit(efd, stop)
+		s.shutdownOnExit(efd, stop, connect)
 	})
 	return func() {
 		if t.Stop() {
@@ -165,20 +168,37 @@ const watchAfter = time.Millisecond
 
 // shutdownOnExit waits for the target thread to exit (its pidfd becomes
 // readable), the loop to stop, or done; on the first two it shuts the
-// socket down.
-func (s *borrowed) shutdownOnExit(done, stop int) {
+// socket down. For a connect it also looks for a signal every
+// signalPoll, until it has answered the call early.
+func (s *borrowed) shutdownOnExit(done, stop int, connect bool) {
 	fds := []unix.PollFd{
 		{Fd: int32(s.pidfd), Events: unix.POLLIN},
 		{Fd: int32(stop), Events: unix.POLLIN},
 		{Fd: int32(done), Events: unix.POLLIN},
 	}
+	timeout := -1
+	if connect {
+		timeout = int(signalPoll / time.Millisecond)
+	}
 	for {
-		_, err := unix.Poll(fds, -1)
+		n, err := unix.Poll(fds, timeout)
 		if err == unix.EINTR {
+			continue
+		}
+		if err == nil && n == 0 {
+			if s.interrupt() {
+				timeout = -1
+			}
 			continue
 		}
 		if err == nil && fds[2].Revents != 0 {
 			return
+		}
+		if err == nil && fds[1].Revents == 0 && s.left && alive(s.tgid) {
+			// The thread left the call before it ended, and exited: the
+			// socket is its process's, which lives on.
+			fds[0].Fd = -1
+			continue
 		}
 		unix.Shutdown(s.fd, unix.SHUT_RDWR)
 		return
@@ -190,10 +210,21 @@ func (s *borrowed) shutdownOnExit(done, stop int) {
 // target never saw that signal); if the connection completed meanwhile,
 // the resumed connect says EISCONN, which means success here.
 func (s *borrowed) connect(name []byte) result {
+	return s.resumedConnect(name, unix.EALREADY)
+}
+
+// resumedConnect is connect for a blocking connect with SO_SNDTIMEO: when
+// a resumed connect times out it says EALREADY (the socket was
+// connecting when it came), and the answer is timedOut, what the first
+// call would have said (EINPROGRESS if it started the connect).
+func (s *borrowed) resumedConnect(name []byte, timedOut unix.Errno) result {
 	errno := sysConnect(s.fd, name)
 	for errno == unix.EINTR {
-		if errno = sysConnect(s.fd, name); errno == unix.EISCONN {
+		switch errno = sysConnect(s.fd, name); errno {
+		case unix.EISCONN:
 			errno = 0
+		case unix.EALREADY:
+			errno = timedOut
 		}
 	}
 	return result{errno: errno}
@@ -207,11 +238,15 @@ func (s *borrowed) send(c *Call, typ int) result {
 		return s.sendStream(c, flags)
 	}
 	var msgs []outMsg
+	checked := false // every byte was read before the notification was checked
 	switch c.Syscall.Kind {
 	case bpf.SendTo:
-		p, errno := s.payload(typ, []remoteBuf{{c.Args[1], c.Args[2]}})
-		if errno != 0 {
-			return result{errno: errno}
+		p := c.msgs[0].payload
+		if checked = p != nil; !checked {
+			var errno unix.Errno
+			if p, errno = s.payload(typ, []remoteBuf{{c.Args[1], c.Args[2]}}); errno != 0 {
+				return result{errno: errno}
+			}
 		}
 		msgs = []outMsg{{name: c.msgs[0].name, payload: p}}
 	default:
@@ -226,7 +261,12 @@ func (s *borrowed) send(c *Call, typ int) result {
 			msgs = append(msgs, outMsg{name: m.name, control: m.control, payload: p})
 		}
 	}
-	if !idValid(c.listener, c.ID) {
+	defer func() {
+		for _, m := range msgs {
+			putPayloadBuf(m.payload)
+		}
+	}()
+	if !checked && !idValid(c.listener, c.ID) {
 		return result{errno: unix.EPERM} // what was read may be another task's
 	}
 	var r result
@@ -268,6 +308,7 @@ func (s *borrowed) sendStream(c *Call, flags int) result {
 		if errno == 0 {
 			m.payload = p
 			n, errno = sysSendmsg(s.fd, &m, flags|unix.MSG_NOSIGNAL)
+			putPayloadBuf(p)
 		}
 		if errno != 0 {
 			if sent > 0 {

@@ -43,8 +43,8 @@ type Redirect struct {
 // Decider decides intercepted calls. It may be called from several
 // goroutines at once and must be safe for that. It may block (for instance
 // to drain a test's output first), but every moment it takes is a moment
-// the calling thread waits, and past a millisecond another goroutine takes
-// over receiving the other threads' calls.
+// the calling thread waits, and past a millisecond or two another
+// goroutine takes over receiving the other threads' calls.
 type Decider interface {
 	Decide(c *Call) Answer
 }
@@ -82,6 +82,13 @@ type loop struct {
 	netns    *startingNetns // nil when it could not be read
 	capMaker *caplessMaker  // nil when the thread could not be made
 	noAddfd  atomic.Bool    // the kernel refused SECCOMP_ADDFD_FLAG_SEND
+	// blocking: receivers block in RECV (receiver.go), which needs the
+	// filter to trap the call that wakes them (kick.go); otherwise the
+	// loop polls before each RECV (serve).
+	blocking bool
+	recv     receivers
+	recvSpin time.Duration // how long a receiver spins before RECV (spin.go)
+	stopping atomic.Bool
 }
 
 func newLoop(listener int, d Decider, stats *Stats, errs *errorLog) (*loop, error) {
@@ -92,23 +99,29 @@ func newLoop(listener int, d Decider, stats *Stats, errs *errorLog) (*loop, erro
 	return l, nil
 }
 
-// run serves until stop is called or no task uses the filter any more.
-// RECV itself would block forever once the last target is gone (the
-// kernel only wakes pollers with POLLHUP), so every RECV waits in poll
-// first, together with the wake pipe.
+// run serves until stop is called or no task uses the filter any more,
+// with blocking receivers (receiver.go) where it can. Otherwise, since
+// RECV would block forever once the last target is gone before 6.6 (the
+// kernel only woke pollers with POLLHUP), and nothing else wakes it, every
+// RECV waits in poll first, together with the wake pipe.
 //
-// One goroutine at a time polls, and it answers what it receives itself:
+// Polling, one goroutine at a time polls, and it answers what it receives itself:
 // the stopped target never waits for the Go scheduler to wake another OS
 // thread (on a small machine that wake-up cost as much as the answer). A
 // decision that takes longer than handOffAfter (a decider draining a test's
 // output, or asking an inner nettrap) hands the polling over to a new
 // goroutine, so other threads' calls wait that long at most.
 func (l *loop) run() {
+	if l.blocking {
+		l.runBlocking()
+		return
+	}
 	l.serve()
 	<-l.done
 }
 
-// handOffAfter is how long one answer may keep the polling goroutine.
+// handOffAfter is how long one answer may keep the polling goroutine (a
+// watchdog tick, with blocking receivers).
 const handOffAfter = time.Millisecond
 
 // serve polls and answers until the loop ends, or until an answer took so
@@ -187,6 +200,7 @@ func (l *loop) handle(n *notif) {
 	c := l.newCall(n)
 	if !c.Syscall.Foreign {
 		m := newMemReader(n.PID).useVM(&l.vmRead)
+		m.prefetch = l.emu != nil
 		c.Dests, c.Err = readDests(m, c)
 		m.Close()
 	}
@@ -285,7 +299,11 @@ func (l *loop) report(err error) { l.errs.add(err) }
 // then for inflight: before run has returned the polling goroutine may
 // still receive a call (and Add to inflight), and a Wait racing with that
 // Add could let the listener be closed under an answer still being sent.
+//
+// Blocking receivers see stopping when they wake; the thread that carries
+// the filter wakes them (kick), once the command is reaped.
 func (l *loop) stop() {
+	l.stopping.Store(true)
 	unix.Write(l.wake[1], []byte{0})
 }
 

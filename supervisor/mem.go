@@ -37,6 +37,9 @@ type memReader struct {
 	tid uint32
 	fd  int // -1 until the first read
 	vm  *atomic.Bool
+	// prefetch: the call may be emulated, so a sendto's payload is read
+	// with its address (readSendTo).
+	prefetch bool
 }
 
 func newMemReader(tid uint32) *memReader { return &memReader{tid: tid, fd: -1} }
@@ -74,13 +77,13 @@ func (m *memReader) read(addr uint64, buf []byte) error {
 	if len(buf) == 0 {
 		return nil
 	}
-	if addr == 0 || addr+uint64(len(buf)) < addr || addr > 1<<63-1 {
+	if !plausible(addr, len(buf)) {
 		return errFault
 	}
 	if m.vm != nil && m.vm.Load() {
 		local := []unix.Iovec{{Base: &buf[0]}}
 		local[0].SetLen(len(buf))
-		n, err := unix.ProcessVMReadv(int(m.tid), local, []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}, 0)
+		n, err := processVMReadv(int(m.tid), local, []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}})
 		switch {
 		case err == unix.EPERM || err == unix.ENOSYS:
 			m.vm.Store(false) // refused here: /proc/TID/mem from now on
@@ -105,6 +108,27 @@ func (m *memReader) read(addr uint64, buf []byte) error {
 		return errFault
 	}
 	return nil
+}
+
+// readPair fills a from aAddr and b from bAddr in one process_vm_readv,
+// and tells whether both were read whole. It reads nothing where
+// process_vm_readv is not used: the caller then reads each on its own,
+// which is also how any failure is told apart and reported.
+func (m *memReader) readPair(aAddr uint64, a []byte, bAddr uint64, b []byte) bool {
+	if m.vm == nil || !m.vm.Load() || len(a) == 0 || len(b) == 0 || !plausible(aAddr, len(a)) || !plausible(bAddr, len(b)) {
+		return false
+	}
+	local := []unix.Iovec{{Base: &a[0]}, {Base: &b[0]}}
+	local[0].SetLen(len(a))
+	local[1].SetLen(len(b))
+	remote := []unix.RemoteIovec{{Base: uintptr(aAddr), Len: len(a)}, {Base: uintptr(bAddr), Len: len(b)}}
+	n, err := processVMReadv(int(m.tid), local, remote)
+	return err == nil && n == len(a)+len(b)
+}
+
+// plausible: n bytes at addr lie in the lower half of the address space.
+func plausible(addr uint64, n int) bool {
+	return addr != 0 && addr+uint64(n) >= addr && addr <= 1<<63-1
 }
 
 // msghdr is the part of struct msghdr (64-bit) that decides where a

@@ -61,6 +61,36 @@ func ioctlPtr(fd int, req uintptr, p unsafe.Pointer) error {
 	return nil
 }
 
+// ioctlPtrRaw is ioctlPtr for the requests that never wait (SEND,
+// ID_VALID): a raw syscall does not tell the Go scheduler, which saves the
+// two scheduler calls around each of the several syscalls an answer takes
+// while the target waits.
+func ioctlPtrRaw(fd int, req uintptr, p unsafe.Pointer) error {
+	_, _, e := unix.RawSyscall(unix.SYS_IOCTL, uintptr(fd), req, uintptr(p))
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// processVMReadv reads into local from remote in task tid with a raw
+// syscall (see ioctlPtrRaw): it does not wait unless the target's pages
+// must be read back in.
+func processVMReadv(tid int, local []unix.Iovec, remote []unix.RemoteIovec) (int, error) {
+	var lp, rp unsafe.Pointer
+	if len(local) > 0 {
+		lp = unsafe.Pointer(&local[0])
+	}
+	if len(remote) > 0 {
+		rp = unsafe.Pointer(&remote[0])
+	}
+	n, _, e := unix.RawSyscall6(unix.SYS_PROCESS_VM_READV, uintptr(tid), uintptr(lp), uintptr(len(local)), uintptr(rp), uintptr(len(remote)), 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}
+
 // recvNotif blocks until the kernel hands over one notification. The
 // struct must be zeroed before the call (the kernel rejects garbage).
 func recvNotif(fd int, n *notif) error {
@@ -71,7 +101,7 @@ func recvNotif(fd int, n *notif) error {
 // sendResp answers one notification. ENOENT means the target is gone or
 // its syscall was interrupted: the caller treats it as normal.
 func sendResp(fd int, r *notifResp) error {
-	return ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(r))
+	return ioctlPtrRaw(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(r))
 }
 
 // addFD installs a copy of srcfd in the target of notification a.ID
@@ -93,7 +123,7 @@ func addFD(fd int, a *notifAddfd) (int, error) {
 // x/sys has the _IOW form of SECCOMP_IOCTL_NOTIF_ID_VALID; kernels
 // before 5.10 knew only _IOR, and accept both since.
 func idValid(fd int, id uint64) bool {
-	return ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == nil
+	return ioctlPtrRaw(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == nil
 }
 
 // setSyncWakeUp asks the kernel (6.6+) to wake the supervisor on the

@@ -2,8 +2,11 @@ package supervisor
 
 import (
 	"encoding/binary"
+	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/bpf"
 )
 
 // remoteBuf is one buffer in the target's memory.
@@ -31,10 +34,8 @@ func (s *borrowed) iovecs(m rawMsg) ([]remoteBuf, unix.Errno) {
 		return nil, 0
 	}
 	raw := make([]byte, m.iovlen*sizeofIovec)
-	r := newMemReader(uint32(s.call.TID))
-	defer r.Close()
-	if err := r.read(m.iov, raw); err != nil {
-		return nil, unix.EFAULT
+	if errno := s.readRemote(m.iov, raw); errno != 0 {
+		return nil, errno
 	}
 	bufs := make([]remoteBuf, m.iovlen)
 	for i := range bufs {
@@ -44,6 +45,30 @@ func (s *borrowed) iovecs(m rawMsg) ([]remoteBuf, unix.Errno) {
 		}
 	}
 	return bufs, 0
+}
+
+// readRemote fills buf from addr in the target: with process_vm_readv,
+// one syscall, or where that is refused through /proc/TID/mem (an open,
+// a pread and a close per call, paid by every sendmsg otherwise).
+func (s *borrowed) readRemote(addr uint64, buf []byte) unix.Errno {
+	if addr == 0 {
+		return unix.EFAULT
+	}
+	local := []unix.Iovec{{Base: &buf[0]}}
+	local[0].SetLen(len(buf))
+	n, err := processVMReadv(s.call.TID, local, []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}})
+	switch {
+	case err == unix.EPERM || err == unix.ENOSYS:
+		r := newMemReader(uint32(s.call.TID))
+		defer r.Close()
+		if r.read(addr, buf) != nil {
+			return unix.EFAULT
+		}
+		return 0
+	case err != nil || n != len(buf):
+		return unix.EFAULT
+	}
+	return 0
 }
 
 // skip returns bufs without their first n bytes.
@@ -78,7 +103,7 @@ func (s *borrowed) payload(typ int, bufs []remoteBuf) ([]byte, unix.Errno) {
 		limit = maxDatagram
 	}
 	total = min(total, limit)
-	out := make([]byte, total)
+	out := getPayloadBuf(int(total), s.call.Syscall.Kind != bpf.SendMMsg)
 	var local []unix.Iovec
 	var remote []unix.RemoteIovec
 	left := total
@@ -95,7 +120,7 @@ func (s *borrowed) payload(typ int, bufs []remoteBuf) ([]byte, unix.Errno) {
 	}
 	local = append(local, unix.Iovec{Base: &out[0]})
 	local[0].SetLen(int(total))
-	n, err := unix.ProcessVMReadv(s.call.TID, local, remote, 0)
+	n, err := processVMReadv(s.call.TID, local, remote)
 	if err == unix.EPERM || err == unix.ENOSYS {
 		return s.payloadByMem(out, remote)
 	}
@@ -103,6 +128,29 @@ func (s *borrowed) payload(typ int, bufs []remoteBuf) ([]byte, unix.Errno) {
 		return nil, unix.EFAULT
 	}
 	return out, 0
+}
+
+// payloadPool recycles payload buffers of up to a datagram's size: a
+// buffer per emulated send made the supervisor's garbage collector run
+// every few hundred sends (quic-go's GSO batches are ~5 KiB each).
+var payloadPool = sync.Pool{New: func() any { b := make([]byte, maxDatagram); return &b }}
+
+// getPayloadBuf returns a buffer of n bytes, from the pool if pooled (not
+// for sendmmsg, whose messages all hold theirs at once: a pooled buffer
+// each would be 64 KiB each).
+func getPayloadBuf(n int, pooled bool) []byte {
+	if n > maxDatagram || !pooled {
+		return make([]byte, n)
+	}
+	return (*payloadPool.Get().(*[]byte))[:n]
+}
+
+// putPayloadBuf recycles b once nothing refers to it any more.
+func putPayloadBuf(b []byte) {
+	if cap(b) == maxDatagram {
+		b = b[:cap(b)]
+		payloadPool.Put(&b)
+	}
 }
 
 // payloadByMem is payload through /proc/TID/mem, where process_vm_readv

@@ -26,8 +26,8 @@ func readDests(m *memReader, c *Call) ([]classify.Dest, unix.Errno) {
 			c.msgs = []rawMsg{{}}
 			return nil, 0
 		}
-		d, raw, errno := readSockaddr(m, a[4], int64(int32(a[5])), classify.OpSend)
-		c.msgs = []rawMsg{{name: raw}}
+		d, raw, payload, errno := readSendTo(m, c)
+		c.msgs = []rawMsg{{name: raw, payload: payload}}
 		if errno == 0 && d != nil && d.Family == unix.AF_NETLINK {
 			errno = c.addNetlinkPayload(m, a[1], a[2], a[4])
 		}
@@ -129,6 +129,32 @@ func oneDest(d *classify.Dest, errno unix.Errno) ([]classify.Dest, unix.Errno) {
 		return nil, errno
 	}
 	return []classify.Dest{*d}, 0
+}
+
+// readSendTo reads a sendto's address, and where the call may be
+// emulated its payload too, in the same process_vm_readv: a syscall less,
+// and the ID_VALID that follows covers the payload as well, so the
+// emulated send need not check again (emusock.go). A payload over a
+// datagram's size, or any failure, reads the address alone, as the kernel
+// would: the payload is then read when the call is made.
+func readSendTo(m *memReader, c *Call) (*classify.Dest, []byte, []byte, unix.Errno) {
+	a := c.Args
+	n := int64(int32(a[5]))
+	if m.prefetch && n > 0 && n <= sizeofSockaddrStorage && a[2] > 0 && a[2] <= maxDatagram {
+		name := make([]byte, n)
+		p := getPayloadBuf(int(a[2]), true)
+		if m.readPair(a[4], name, a[1], p) {
+			d, err := classify.Parse(name, classify.OpSend)
+			if err != nil {
+				putPayloadBuf(p)
+				return nil, nil, nil, unix.EINVAL
+			}
+			return &d, name, p, 0
+		}
+		putPayloadBuf(p)
+	}
+	d, raw, errno := readSockaddr(m, a[4], n, classify.OpSend)
+	return d, raw, nil, errno
 }
 
 // readSockaddr follows move_addr_to_kernel: a negative or oversized length

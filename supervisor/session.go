@@ -54,6 +54,11 @@ type Session struct {
 	reaped chan struct{}
 }
 
+// noSyncWakeUpEnv, set to anything, withholds
+// SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP: a test-only switch, for the
+// benchmarks to measure what kernels before 6.6, which lack the flag, pay.
+const noSyncWakeUpEnv = "NETTRAP_TEST_NO_SYNC_WAKEUP"
+
 // ErrUnsupported wraps every reason the filter cannot be installed.
 var ErrUnsupported = errors.New("seccomp user notification unavailable")
 
@@ -155,15 +160,21 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 		ch <- started{fd, killable, netns, netnsFD, nil}
 		// The child's parent, for PR_SET_PDEATHSIG, is this thread: keep
 		// it until the child is reaped. Parked in a channel receive it
-		// makes no call the filter would hand us.
+		// makes no call the filter would hand us. Then, carrying the
+		// filter, it wakes the stopping receivers (kick.go).
 		<-s.reaped
+		if s.loop != nil {
+			s.loop.kick()
+		}
 	}()
 	st := <-ch
 	if st.err != nil {
 		return nil, st.err
 	}
 	s.listener, s.KillableRecv = st.listener, st.killable
-	s.SyncWakeUp = setSyncWakeUp(s.listener)
+	if os.Getenv(noSyncWakeUpEnv) == "" {
+		s.SyncWakeUp = setSyncWakeUp(s.listener)
+	}
 	l, err := newLoop(s.listener, opts.Decider, &s.Stats, &s.errs)
 	if err != nil {
 		cmd.Process.Kill()
@@ -176,12 +187,16 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	if emu != nil {
 		emu.stop, emu.report = l.wake[0], l.report
 		l.emu = emu
-		// What allows pidfd_getfd allows process_vm_readv too (Docker's
-		// and Podman's profiles list both under CAP_SYS_PTRACE); a
-		// refusal falls back to /proc/TID/mem anyway.
-		l.vmRead.Store(true)
 	}
+	// process_vm_readv first, emulating or not: one syscall per read where
+	// /proc/TID/mem costs an open (a path walk, an access check), a pread
+	// and a close per call. Where a seccomp profile refuses it (Podman's
+	// default denies it without CAP_SYS_PTRACE), the first EPERM falls
+	// back to /proc/TID/mem for good (mem.go).
+	l.vmRead.Store(true)
 	l.netns = st.netns
+	l.blocking = kickable(prog)
+	l.recvSpin = recvSpin(s.SyncWakeUp)
 	if st.netns != nil {
 		// Without the thread, netlink sockets are created by the target
 		// itself (the loop lets them continue), and that is said.
@@ -204,6 +219,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 // a stray daemon is cut off, never let through.
 func (s *Session) Wait() error {
 	err := s.Cmd.Wait()
+	s.loop.stop()   // before the kick, which only stopping receivers take
 	close(s.reaped) // the child is gone: its parent thread may go too
 	s.shutdown()
 	return err

@@ -304,16 +304,7 @@ func TestSupervisorKilled(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	os.WriteFile(dir+"/go", nil, 0o644)
-	if !waitFile(dir + "/result") {
-		t.Fatal("the victim never reported")
-	}
-	if got, _ := os.ReadFile(dir + "/result"); string(got) != "ENOSYS" {
-		t.Fatalf("victim's connect after the supervisor died: %q, want ENOSYS", got)
-	}
-	if c, _ := ok.counts(t, 0, 0); c != 0 {
-		t.Errorf("listener saw %d connections without a supervisor", c)
-	}
+	expectCutOff(t, ok, dir, "after the supervisor died")
 }
 
 // A SIGKILLed supervisor takes its child with it (PR_SET_PDEATHSIG, tied

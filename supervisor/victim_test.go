@@ -57,6 +57,19 @@ func victimRole(op []string) int {
 	case "many-connect":
 		n, _ := strconv.Atoi(arg(1))
 		fmt.Println(manyConnect(n, arg(2)))
+	case "sendto-payload": // sendto-payload ADDR: one datagram of payloadText
+		fmt.Println(result(sendtoPayload(arg(1), false)))
+	case "sendto-badbuf": // sendto-badbuf ADDR: a payload pointer that is not mapped
+		fmt.Println(result(sendtoPayload(arg(1), true)))
+	case "stray": // stray DIR ADDR: leave a wait-connect DIR ADDR running behind
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "NETTRAP_VICTIM_OP=wait-connect "+arg(1)+" "+arg(2))
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			fmt.Println("start-failed")
+			return 1
+		}
+		fmt.Println("ok")
 	case "exec":
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "NETTRAP_VICTIM_OP="+strings.Join(op[1:], " "))

@@ -1,8 +1,9 @@
 // Command table reads `go test -bench` output of package bench on stdin
-// and prints a Markdown table of the ratios for the README: per operation
-// the median ns/op of each runner, the median of the paired ratios (each
-// measured against the bare run just before it) with their range, and the
-// peak RSS of the supervisors against the bare workload.
+// and prints Markdown tables of the ratios for the README: per comparison
+// (nettrap or a variant against its C floor) and operation the median
+// ns/op of each runner, the median of the paired ratios (each measured
+// against the runs just before it) with their range, and the peak RSS of
+// the supervisors against the bare workload.
 package main
 
 import (
@@ -38,39 +39,70 @@ func machine() string {
 	return fmt.Sprintf("nproc %d, kernel %s, %s/%s", runtime.NumCPU(), kernel, runtime.GOOS, runtime.GOARCH)
 }
 
-// ops in the issue's order, with the issue's letter and target.
-var ops = []struct{ name, label, target string }{
-	{"getppid", "(a) untrapped syscall (getppid)", "×1.00"},
-	{"tcpconnect", "(b) loopback TCP socket+connect+close", "added ≤ 1.25× floor's"},
-	{"udpsendto", "(c) unconnected loopback UDP sendto", "added ≤ 1.25× floor's"},
-	{"udpsend", "(d) send on a connected UDP socket", "×1.00"},
-	{"setsockopt", "(e) 3 ordinary setsockopt calls", "×1.00"},
+// ops in the issue's order, with the issue's letter; trapped ops are
+// weighed by added cost, the others by plain ratio.
+var ops = []struct {
+	name, label string
+	trapped     bool
+}{
+	{"getppid", "(a) untrapped syscall (getppid)", false},
+	{"tcpconnect", "(b) loopback TCP socket+connect+accept+close", true},
+	{"udpsendto", "(c) unconnected loopback UDP sendto", true},
+	{"udpsend", "(d) send on a connected UDP socket", false},
+	{"setsockopt", "(e) 3 ordinary setsockopt calls", false},
+	{"udpgso", "(f) unconnected UDP sendmsg, GSO + ECN cmsgs (quic-go)", true},
+}
+
+// pairs are the comparisons, each a runner and the C floor it is
+// weighed against (bench's runners_test.go), shown when measured.
+var pairs = []struct{ runner, ref, title string }{
+	{"nettrap", "cfloor-emu", "nettrap as it comes (allowed inet calls emulated) against the C floor that emulates"},
+	{"continue", "cfloor", "nettrap --emulate=off (allowed calls continue in the kernel) against the C floor that continues"},
+	{"nettrap-nosync", "cfloor-emu-nosync", "without SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (kernels before 6.6), both emulating; nettrap spins up to 50 µs before blocking, the C floor does not"},
+	{"nettrap-nosync-nospin", "cfloor-emu-nosync", "the same, nettrap without the spin"},
+	{"floor", "cfloor", "the Go floor (nettrap's loop, a decider that allows all) against the C floor"},
 }
 
 func render(s samples, machine string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Machine: %s. Medians of %d interleaved runs; ratios are paired (each against the bare run just before it), median [min–max].\n\n", machine, s.runs())
-	b.WriteString("| operation | bare ns/op | floor ns/op | nettrap ns/op | floor ×bare | nettrap ×bare | nettrap added / floor added | nettrap ×(--emulate=off) | target |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
-	for _, op := range ops {
-		if s.get(op.name, "bare", "ns/op") == nil {
+	fmt.Fprintf(&b, "Machine: %s. Medians of %d interleaved runs; ratios are paired (each against the runs just before it), median [min–max]. Added cost: (supervised − bare) / (C floor − bare) for trapped calls; plain ratio × C floor for the others (goal: added ≤ 1.25, × ≤ 1.05).\n", machine, s.runs())
+	for _, p := range pairs {
+		if len(s.all(p.runner, "ns/op")) == 0 {
 			continue
 		}
-		added := "–"
-		if a := s.get(op.name, "nettrap", "added-vs-floor"); a != nil {
-			added = spread(a, 2)
+		fmt.Fprintf(&b, "\n%s:\n\n", p.title)
+		fmt.Fprintf(&b, "| operation | bare ns/op | C floor ns/op | %s ns/op | %s × bare | added / C floor's added, or × C floor |\n", p.runner, p.runner)
+		b.WriteString("|---|---:|---:|---:|---:|---:|\n")
+		for _, op := range ops {
+			if s.get(op.name, "bare", "ns/op") == nil {
+				continue
+			}
+			cmp := "–"
+			if v := s.get(op.name, p.runner, "added-vs-ref"); op.trapped && v != nil {
+				cmp = spread(v, 2)
+			} else if v := s.get(op.name, p.runner, "x-ref"); !op.trapped && v != nil {
+				cmp = "×" + spread(v, 2)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", op.label,
+				num(s.get(op.name, "bare", "ns/op")), num(s.get(op.name, p.ref, "ns/op")), num(s.get(op.name, p.runner, "ns/op")),
+				spread(s.get(op.name, p.runner, "x-bare"), 2), cmp)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", op.label,
-			num(s.get(op.name, "bare", "ns/op")), num(s.get(op.name, "floor", "ns/op")), num(s.get(op.name, "nettrap", "ns/op")),
-			spread(s.get(op.name, "floor", "x-bare"), 2), spread(s.get(op.name, "nettrap", "x-bare"), 2), added,
-			spread(s.get(op.name, "nettrap", "x-continue"), 2), op.target)
+	}
+	if spin := s.all("cfloor-emu-nosync-spin", "ns/op"); len(spin) > 0 {
+		b.WriteString("\nC floor without SYNC_WAKE_UP, with and without a 50 µs bounded spin before blocking (ns/op):\n\n| operation | blocking | spin |\n|---|---:|---:|\n")
+		for _, op := range ops {
+			if op.trapped && s.get(op.name, "cfloor-emu-nosync-spin", "ns/op") != nil {
+				fmt.Fprintf(&b, "| %s | %s | %s |\n", op.label, num(s.get(op.name, "cfloor-emu-nosync", "ns/op")), num(s.get(op.name, "cfloor-emu-nosync-spin", "ns/op")))
+			}
+		}
 	}
 	bare := s.all("bare", "rss-KiB")
 	b.WriteString("\n| peak RSS (VmHWM) | KiB, median over all ops | × bare workload |\n|---|---:|---:|\n")
 	fmt.Fprintf(&b, "| workload, bare | %s | 1.00 |\n", num(bare))
-	for _, r := range []string{"floor", "nettrap"} {
-		sup := s.all(r, "sup-rss-KiB")
-		fmt.Fprintf(&b, "| %s supervisor process | %s | %s |\n", r, num(sup), ratio(median(sup), median(bare)))
+	for _, r := range []string{"cfloor", "cfloor-emu", "floor", "continue", "nettrap"} {
+		if sup := s.all(r, "sup-rss-KiB"); len(sup) > 0 {
+			fmt.Fprintf(&b, "| %s supervisor process | %s | %s |\n", r, num(sup), ratio(median(sup), median(bare)))
+		}
 	}
 	return b.String()
 }

@@ -36,6 +36,9 @@ var ops = map[string]maker{
 	// (e) ordinary setsockopt calls (TCP_NODELAY, SO_REUSEADDR, IP_TOS):
 	// the filter compares level and optname and never hands them up.
 	"setsockopt": makeSetsockopt,
+	// (f) quic-go's send: sendmsg on an unconnected UDP socket with a
+	// UDP_SEGMENT (GSO) and an IP_TOS control message (gso.go).
+	"udpgso": makeUDPGSO,
 }
 
 // makeSetsockopt sets three ordinary options on one TCP socket per op.
@@ -153,23 +156,32 @@ func makeUDPSendTo() (op, func(), error) { return makeUDP(false) }
 func makeUDPSend() (op, func(), error)   { return makeUDP(true) }
 
 func makeUDP(connected bool) (op, func(), error) {
-	pfd, peer, err := udpPeer()
+	fd, peer, cleanup, err := udpPair(connected)
 	if err != nil {
-		return nil, nil, err
-	}
-	fd, err := udpSender(peer, connected)
-	if err != nil {
-		unix.Close(pfd)
 		return nil, nil, err
 	}
 	var to unix.Sockaddr = peer
 	if connected {
 		to = nil // sendto(fd, buf, len, 0, NULL, 0): send(2)
 	}
-	cleanup := func() { unix.Close(fd); unix.Close(pfd) }
 	return func() error {
 		return os.NewSyscallError("sendto", unix.Sendto(fd, payload, 0, to))
 	}, cleanup, nil
+}
+
+// udpPair makes a peer and a sender socket (connected to it, or not) and
+// returns the sender, the peer's address and how to close both.
+func udpPair(connected bool) (int, *unix.SockaddrInet4, func(), error) {
+	pfd, peer, err := udpPeer()
+	if err != nil {
+		return -1, nil, nil, err
+	}
+	fd, err := udpSender(peer, connected)
+	if err != nil {
+		unix.Close(pfd)
+		return -1, nil, nil, err
+	}
+	return fd, peer, func() { unix.Close(fd); unix.Close(pfd) }, nil
 }
 
 // hwm reads VmHWM (peak resident set, KiB) from a /proc status file; 0 if

@@ -1,0 +1,96 @@
+#!/bin/sh
+# Runs quic-go's integrationtests/self bare, under the C floor that
+# emulates (bench/internal/cfloor, when a C compiler is there) and under
+# nettrap, alternating, and reports the wall times as ratios of bare's,
+# nettrap's added time over the C floor's, and nettrap's peak RSS (issue
+# 10: goal ≤ ×1.10, < 20 MiB). quic-go sends on unconnected UDP sockets,
+# so every packet is a trapped sendmsg with GSO control messages.
+#
+#   bench/quicgo.sh [RUNS] [extra test flags...]
+#
+# RUNS (default 3) pairs of runs. QUICGO_VERSION picks the module version
+# (default below); QUICGO_RUN a -test.run pattern. The module comes from
+# the Go module proxy (go mod download); the tests talk over loopback only.
+set -eu
+cd "$(dirname "$0")/.."
+runs=${1:-3}
+[ $# -gt 0 ] && shift
+version=${QUICGO_VERSION:-v0.65.0}
+work=$(mktemp -d "${TMPDIR:-/tmp}/nettrap-quicgo.XXXXXX")
+trap 'chmod -R u+w "$work"; rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
+go build -o "$work/nettrap" ./cmd/nettrap
+cfloor=
+if cc=$(command -v cc || command -v gcc); then
+	"$cc" -O2 -o "$work/cfloor" bench/internal/cfloor/cfloor.c && cfloor="$work/cfloor"
+else
+	echo "quicgo: no C compiler: no C floor runs" >&2
+fi
+src=$(go mod download -json "github.com/quic-go/quic-go@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+[ -n "$src" ] || { echo "quicgo: cannot download quic-go $version" >&2; exit 1; }
+cp -r "$src" "$work/quic-go"
+chmod -R u+w "$work/quic-go"
+(cd "$work/quic-go" && go mod download && go test -c -o "$work/self.test" ./integrationtests/self)
+
+# now_ns prints the monotonic-enough wall clock in nanoseconds.
+now_ns() { date +%s%N; }
+
+# peak PID prints the highest VmHWM (KiB) seen while PID runs.
+peak() {
+	hwm=0
+	# A zombie keeps its status file (State: Z, no VmHWM): stop there.
+	while [ -r "/proc/$1/status" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; do
+		v=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status" 2>/dev/null || true)
+		[ -n "$v" ] && [ "$v" -gt "$hwm" ] && hwm=$v
+		sleep 0.1
+	done
+	echo "$hwm"
+}
+
+run() { # run LABEL CMD... : prints "LABEL seconds peak-KiB status"
+	label=$1
+	shift
+	t0=$(now_ns)
+	"$@" -test.count=1 ${QUICGO_RUN:+-test.run "$QUICGO_RUN"} >"$work/$label.out" 2>&1 &
+	pid=$!
+	hwm=$(peak "$pid")
+	st=0
+	wait "$pid" || st=$?
+	t1=$(now_ns)
+	echo "$label $(( (t1 - t0) / 1000000 )) $hwm $st"
+}
+
+cd "$work"
+i=1
+: >results
+while [ "$i" -le "$runs" ]; do
+	run bare ./self.test "$@" >>results
+	[ -z "$cfloor" ] || run cfloor ./cfloor -e ./self.test "$@" >>results
+	run nettrap ./nettrap -- ./self.test "$@" >>results
+	i=$((i + 1))
+done
+cat results
+awk '
+	$4 != 0 { bad = bad " " $1 "(exit " $4 ")" }
+	$1 == "bare" { b[++nb] = $2 }
+	$1 == "cfloor" { c[++nc] = $2 }
+	$1 == "nettrap" { n[++nn] = $2; if ($3 > rss) rss = $3 }
+	function sort(a, m,   i, j, t) {
+		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+	}
+	function show(label, a, m) {
+		sort(a, m)
+		printf "%s: median %.2f [%.2f–%.2f] over %d rounds\n", label, a[int((m + 1) / 2)], a[1], a[m], m
+	}
+	END {
+		m = nn < nb ? nn : nb
+		for (i = 1; i <= m; i++) r[i] = n[i] / b[i]
+		show("quic-go integrationtests/self, nettrap wall × bare", r, m)
+		if (nc == m) {
+			for (i = 1; i <= m; i++) { f[i] = c[i] / b[i]; a[i] = c[i] > b[i] ? (n[i] - b[i]) / (c[i] - b[i]) : 0 }
+			show("C floor (emulating) wall × bare", f, m)
+			show("nettrap added time / C floor added time", a, m)
+		}
+		printf "nettrap peak RSS %.1f MiB\n", rss / 1024
+		if (bad != "") printf "runs that failed:%s (see the outputs)\n", bad
+	}' results

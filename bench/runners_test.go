@@ -1,0 +1,113 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// runner is one way of running the workload.
+type runner struct {
+	name string
+	// cmd is the supervisor's command line before the workload's; nil
+	// for bare.
+	cmd func(*builds) []string
+	env []string // added to the environment of that command
+	// ref is the runner this one is weighed against (x-ref,
+	// added-vs-ref); it must come earlier in the list.
+	ref    string
+	cfloor bool // needs the C floor
+}
+
+// noSyncEnv withholds SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP from nettrap (a
+// test-only switch: kernels before 6.6 lack the flag).
+const noSyncEnv = "NETTRAP_TEST_NO_SYNC_WAKEUP=1"
+
+// noSpinEnv turns off the bounded spin nettrap's receivers make before
+// blocking when the kernel lacks SYNC_WAKE_UP (supervisor/spin.go).
+const noSpinEnv = "NETTRAP_TEST_RECV_SPIN_US=0"
+
+// allRunners, in the order they run: each ratio needs bare and its
+// reference measured just before. "continue" is nettrap with
+// --emulate=off (allowed calls continue in the kernel), weighed against
+// the C floor that continues; nettrap as it comes emulates, and is
+// weighed against the C floor that emulates. The -nosync runners do the
+// same without SYNC_WAKE_UP (nettrap then spins up to 50 µs before it
+// blocks, -nospin not; cfloor-emu-nosync-spin spins as long); "floor" is the Go floor sharing nettrap's
+// loop (bench/internal/floor).
+var allRunners = []runner{
+	{name: "bare"},
+	{name: "cfloor", cfloor: true, cmd: func(b *builds) []string { return []string{b.cfloor} }},
+	{name: "continue", ref: "cfloor", cmd: func(b *builds) []string { return []string{b.nettrap, "--emulate=off", "--"} }},
+	{name: "cfloor-emu", cfloor: true, cmd: func(b *builds) []string { return []string{b.cfloor, "-e"} }},
+	{name: "nettrap", ref: "cfloor-emu", cmd: func(b *builds) []string { return []string{b.nettrap, "--"} }},
+	{name: "cfloor-emu-nosync", cfloor: true, cmd: func(b *builds) []string { return []string{b.cfloor, "-e", "-n"} }},
+	{name: "nettrap-nosync", ref: "cfloor-emu-nosync", env: []string{noSyncEnv},
+		cmd: func(b *builds) []string { return []string{b.nettrap, "--"} }},
+	{name: "nettrap-nosync-nospin", ref: "cfloor-emu-nosync", env: []string{noSyncEnv, noSpinEnv},
+		cmd: func(b *builds) []string { return []string{b.nettrap, "--"} }},
+	{name: "cfloor-emu-nosync-spin", cfloor: true, cmd: func(b *builds) []string { return []string{b.cfloor, "-e", "-n", "-s", "50"} }},
+	{name: "floor", ref: "cfloor", cmd: func(b *builds) []string { return []string{b.floor} }},
+}
+
+// defaultRunners is what runs unless NETTRAP_BENCH_RUNNERS names others
+// (comma-separated, in allRunners' order).
+const defaultRunners = "bare,cfloor,continue,cfloor-emu,nettrap"
+
+const runnersEnv = "NETTRAP_BENCH_RUNNERS"
+
+func selectRunners(spec string) ([]runner, error) {
+	if spec == "" {
+		spec = defaultRunners
+	}
+	if spec == "all" {
+		return allRunners, nil
+	}
+	want := map[string]bool{}
+	for _, n := range strings.Split(spec, ",") {
+		want[strings.TrimSpace(n)] = true
+	}
+	var rs []runner
+	for _, r := range allRunners {
+		if want[r.name] {
+			rs = append(rs, r)
+			delete(want, r.name)
+		}
+	}
+	if len(want) > 0 {
+		return nil, fmt.Errorf("%s: unknown runners %v", runnersEnv, keys(want))
+	}
+	return rs, nil
+}
+
+func keys(m map[string]bool) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+// buildCFloor compiles cfloor.c with the system C compiler into dir. No
+// compiler is not an error: the C floor's runners skip (fail under
+// CI=true) with the reason. A compiler that fails is an error.
+func buildCFloor(dir string) (bin, missing string, err error) {
+	cc, lookErr := exec.LookPath("cc")
+	if lookErr != nil {
+		if cc, lookErr = exec.LookPath("gcc"); lookErr != nil {
+			return "", "no C compiler (cc, gcc) to build the C floor", nil
+		}
+	}
+	src, err := filepath.Abs(filepath.Join("internal", "cfloor", "cfloor.c"))
+	if err != nil {
+		return "", "", err
+	}
+	bin = filepath.Join(dir, "cfloor")
+	out, err := exec.Command(cc, "-O2", "-Wall", "-o", bin, src).CombinedOutput()
+	if err != nil {
+		return "", "", errors.Join(fmt.Errorf("%s %s: %w", cc, src, err), errors.New(string(out)))
+	}
+	return bin, "", nil
+}

@@ -1,0 +1,101 @@
+package integration
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/lab"
+	"github.com/nettrap/nettrap/integration/internal/netsem"
+	"github.com/nettrap/nettrap/integration/internal/sandbox"
+	"github.com/nettrap/nettrap/integration/internal/victimbuild"
+)
+
+// The fallback where pidfd_getfd is refused (Docker's default seccomp
+// profile without CAP_SYS_PTRACE, Linux before 5.6), outside containers:
+// nettrap runs under nopidfd, which refuses pidfd_getfd with EPERM as that
+// profile does. The container test (integration/container) runs the same
+// under Docker's real profile.
+
+const unavailableNotice = "nettrap: emulation unavailable ("
+
+// TestFallbackVersion: nettrap version says emulation is off, and why.
+func TestFallbackVersion(t *testing.T) {
+	bins := lab.Programs(t)
+	no := netsem.Build(t).NoPidfd
+	run := runIn(t, t.TempDir(), goEnv(), no, bins.Nettrap, "version")
+	if run.code != 0 || !strings.Contains(run.stdout, "emulation: off (") || !strings.Contains(run.stdout, "pidfd_getfd") {
+		t.Errorf("exit %d, want 0 and emulation off naming pidfd_getfd:\n%s%s", run.code, run.stdout, run.stderr)
+	}
+}
+
+// TestFallbackRefusesRequired: --sealed and --emulate=on refuse to run
+// (125), naming --cap-add SYS_PTRACE.
+func TestFallbackRefusesRequired(t *testing.T) {
+	bins := lab.Programs(t)
+	no := netsem.Build(t).NoPidfd
+	for _, flag := range []string{"--sealed", "--emulate=on"} {
+		run := runIn(t, t.TempDir(), goEnv(), no, bins.Nettrap, flag, "--", "true")
+		if run.code != 125 || !strings.Contains(run.stderr, "--cap-add SYS_PTRACE") || !strings.Contains(run.stderr, flag) {
+			t.Errorf("%s: exit %d, want 125 naming %s and --cap-add SYS_PTRACE\nstderr: %s", flag, run.code, flag, run.stderr)
+		}
+	}
+}
+
+// TestFallbackDenies: without emulation a connect to an external address
+// is still denied. The same victim reaches the fake host unconfined.
+func TestFallbackDenies(t *testing.T) {
+	sandbox.Require(t)
+	bins := lab.Programs(t)
+	no := netsem.Build(t).NoPidfd
+	victim := victimbuild.Victim(t)
+	ep := tcpEP(fxExternal, 3191)
+	h := fakehost.Start(t, ep)
+	addr := fxExternal + ":" + strconv.Itoa(int(ep.Addr.Port()))
+
+	mark := h.Mark()
+	bare := runIn(t, t.TempDir(), goEnv(), victim, "tcp-connect", addr)
+	if v := parseVictim(t, []byte(bare.stdout), bare.stderr); !v.OK {
+		t.Fatalf("unconfined, the connect failed: %+v", v)
+	}
+	if got, err := h.Arrived(mark, ep, runTimeout); err != nil || len(got) == 0 {
+		t.Fatalf("unconfined, nothing reached %s (%v): this test could not see a leak", ep, err)
+	}
+
+	mark = h.Mark()
+	run := runIn(t, t.TempDir(), goEnv(), no, bins.Nettrap, "--", victim, "tcp-connect", addr)
+	if v := parseVictim(t, []byte(run.stdout), run.stderr); v.OK || v.Errno != "EPERM" {
+		t.Errorf("under nettrap without emulation: %+v, want EPERM", v)
+	}
+	blocked := false
+	for _, l := range blockedLines(run.stderr) {
+		blocked = blocked || strings.Contains(l, "connect") && strings.Contains(l, addr+" (external)")
+	}
+	if run.code != 1 || !blocked {
+		t.Errorf("exit %d, want 1 with the blocked line\nstderr: %s", run.code, run.stderr)
+	}
+	assertNothingArrived(t, h, mark, ep)
+}
+
+// TestFallbackSemantics: with emulation unavailable (--emulate=auto),
+// netsem's lines are the bare ones, the blocking connect is the kernel's,
+// and nettrap said once that it could not emulate.
+func TestFallbackSemantics(t *testing.T) {
+	sandbox.Require(t)
+	bins := lab.Programs(t)
+	progs := netsem.Build(t)
+	fastOpen(t)
+	users := []user{asSelf}
+	if unprivileged() != asSelf {
+		users = append(users, unprivileged())
+	}
+	forUsers(t, users, func(t *testing.T, u user) {
+		bare := runNetsem(t, u, progs.Netsem)
+		got := runNetsem(t, u, progs.NoPidfd, bins.Nettrap, "--", progs.Netsem)
+		compareNetsem(t, "auto without pidfd_getfd", bare, got, false)
+		if n := strings.Count(got.stderr, unavailableNotice); n != 1 {
+			t.Errorf("%d notices %q, want 1:\n%s", n, unavailableNotice, got.stderr)
+		}
+	})
+}

@@ -1,0 +1,170 @@
+package supervisor
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A blocking connect the kernel makes sleeps interruptibly: a signal the
+// thread would take ends it with ERESTARTSYS (no SO_SNDTIMEO: the kernel
+// turns it into EINTR, or restarts the call under SA_RESTART, or after a
+// stop) or EINTR (with SO_SNDTIMEO), and the handshake goes on without
+// the thread (inet_wait_for_connect, sock_intr_errno). An emulated one
+// sleeps in nettrap, and the target waits for the answer killably only
+// (SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV), so a handler would only run
+// once the connect is over. So while an emulated blocking connect waits,
+// its watch (emusock.go) reads the thread's pending signals, and when one
+// is there it answers as the kernel would and lets nettrap's connect run
+// on; the kernel, returning from the notification with ERESTARTSYS and a
+// signal pending, does what it does for its own connect. A connect again
+// on the socket meets the connect still in progress, as it would. The
+// watch starts after watchAfter: a connect that returns at once costs
+// nothing more.
+
+// errRestartSys is the kernel's ERESTARTSYS. Answered only while a signal
+// is pending for the thread, it never reaches user space: the signal code
+// makes it EINTR or restarts the call (seccomp's own interrupted wait
+// returns it the same way).
+const errRestartSys = unix.Errno(512)
+
+// tcpClose is TCP_CLOSE, the state of a TCP socket not connected yet.
+const tcpClose = 7
+
+// signalPoll is how often the pending signals are read.
+const signalPoll = 5 * time.Millisecond
+
+// interrupt answers the call early, from its watch, when the thread has
+// a signal to take: ERESTARTSYS, or EINTR under SO_SNDTIMEO
+// (sock_intr_errno). The connect runs on in the loop's goroutine, whose
+// answer, when it ends, finds the call gone. It returns whether it
+// answered.
+func (s *borrowed) interrupt() bool {
+	tgid, ok := signalFor(s.call.TID)
+	if !ok {
+		return false
+	}
+	intr := errRestartSys
+	if tv, err := unix.GetsockoptTimeval(s.fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO); err == nil && tv.Nano() != 0 {
+		intr = unix.EINTR
+	}
+	s.tgid, s.left = tgid, true
+	// ENOENT: the thread left the call by itself (it was killed).
+	sendResp(s.call.listener, &notifResp{ID: s.call.ID, Error: -int32(intr)})
+	return true
+}
+
+// timedOut is what a blocking connect says when its SO_SNDTIMEO runs out:
+// EINPROGRESS when it starts the connect, EALREADY when the socket was
+// connecting already (see resumedConnect).
+func (s *borrowed) timedOut() unix.Errno {
+	tv, err := unix.GetsockoptTimeval(s.fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO)
+	if err != nil || tv.Nano() == 0 {
+		return unix.EALREADY // no timeout: nothing to tell apart
+	}
+	ti, err := unix.GetsockoptTCPInfo(s.fd, unix.IPPROTO_TCP, unix.TCP_INFO)
+	if err == nil && ti.State == tcpClose {
+		return unix.EINPROGRESS
+	}
+	return unix.EALREADY
+}
+
+// signalFor tells whether thread tid has a signal pending that the
+// kernel would have woken it for: one sent to the thread and not blocked,
+// or one sent to the process that it does not block, if it is the thread
+// group's leader (complete_signal wakes the leader first) or no other
+// thread could take it. (Among other threads the kernel's choice cannot
+// be read; the signal waits for whoever it chose.) It also returns the
+// thread's process.
+func signalFor(tid int) (tgid int, ok bool) {
+	st, ok := sigStatus("/proc/" + strconv.Itoa(tid) + "/status")
+	if !ok || (st.private|st.shared)&sigkill != 0 {
+		// A thread that is being killed (a fatal signal is turned into a
+		// SIGKILL for every thread; the thread takes its own copy off
+		// SigPnd as it exits, the process's stays in ShdPnd) leaves the
+		// call by itself, and the watch must go on shutting the socket
+		// down when it is gone.
+		return 0, false
+	}
+	if st.private&^st.blocked != 0 {
+		return st.tgid, true
+	}
+	shared := st.shared &^ st.blocked
+	if shared == 0 || st.tgid == tid {
+		return st.tgid, shared != 0
+	}
+	dir := "/proc/" + strconv.Itoa(st.tgid) + "/task/"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, false
+	}
+	for _, task := range tasks {
+		if task.Name() == strconv.Itoa(tid) {
+			continue
+		}
+		other, ok := sigStatus(dir + task.Name() + "/status")
+		if ok && shared&^other.blocked != 0 {
+			return 0, false
+		}
+	}
+	return st.tgid, true
+}
+
+// alive tells whether process tgid still runs (is not a zombie, or gone).
+func alive(tgid int) bool {
+	st, err := os.ReadFile("/proc/" + strconv.Itoa(tgid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(st, ')')
+	return i >= 0 && i+2 < len(st) && st[i+2] != 'Z' && st[i+2] != 'X'
+}
+
+// sigkill is SIGKILL's bit in the masks of /proc/…/status.
+const sigkill = 1 << (unix.SIGKILL - 1)
+
+// sigState is a thread's signal masks from /proc/…/status.
+type sigState struct {
+	tgid                     int
+	private, shared, blocked uint64
+}
+
+func sigStatus(path string) (sigState, bool) {
+	var st sigState
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return st, false
+	}
+	seen := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		var dst *uint64
+		switch k {
+		case "Tgid":
+			st.tgid, err = strconv.Atoi(v)
+			seen++
+			continue
+		case "SigPnd":
+			dst = &st.private
+		case "ShdPnd":
+			dst = &st.shared
+		case "SigBlk":
+			dst = &st.blocked
+		default:
+			continue
+		}
+		if *dst, err = strconv.ParseUint(v, 16, 64); err != nil {
+			return st, false
+		}
+		seen++
+	}
+	return st, seen == 4 && err == nil
+}

@@ -1,0 +1,236 @@
+package supervisor
+
+import (
+	"errors"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// receivers is the state of the blocking receive loop (runBlocking).
+//
+// One receiver at a time has the turn: a goroutine locked to its OS
+// thread, blocked in SECCOMP_IOCTL_NOTIF_RECV, that decides and answers
+// what it receives itself, then blocks again. Blocked in RECV (not in
+// poll) it is what SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP hands the target's
+// CPU to: the target wakes it on its own CPU and sleeps, and the answer
+// wakes the target back there, with no other thread and no Go scheduler
+// hop in between. Per call there is no timer and no goroutine, and two
+// uncontended lock round trips.
+//
+// A decision can take long (a decider draining a test's output). A
+// watchdog, ticking every handOffAfter while calls come, passes the turn
+// to a new receiver when it sees the same call in hand on two ticks in a
+// row; the slow receiver finishes its call and ends. So other threads'
+// calls wait at most about two ticks behind a slow one. A receiver is
+// only ever superseded while it handles a call, and checks for that
+// under the same lock before it blocks again, so no two receivers ever
+// wait in RECV at once: each would be woken by every notification (the
+// kernel wakes all waiters, one wins), a context switch per call for
+// nothing. When no call came for idleTicks ticks the watchdog stops
+// ticking until the next call: an idle supervisor sleeps.
+type receivers struct {
+	armed atomic.Bool   // the watchdog ticks
+	arm   chan struct{} // wakes the disarmed watchdog
+	quit  chan struct{} // closed when every receiver has ended
+	alive atomic.Int32  // receivers running (counted for kick)
+
+	mu      sync.Mutex
+	cur     *receiverState // the receiver whose turn it is
+	seq     uint64         // calls received
+	running int            // receivers not yet ended
+	ended   chan struct{}  // closed when running drops to 0: no more start
+}
+
+// receiverState is one receiver's, guarded by receivers.mu.
+type receiverState struct {
+	handling   uint64 // seq of the call in hand, 0: none
+	superseded bool   // a successor has the turn: end after this call
+}
+
+// runBlocking serves with blocking receivers until every one has ended:
+// stopped (kick.go) or the filter has no user left.
+func (l *loop) runBlocking() {
+	l.recv.arm = make(chan struct{}, 1)
+	l.recv.quit = make(chan struct{})
+	l.recv.ended = make(chan struct{})
+	go l.watchdog()
+	l.recv.mu.Lock()
+	l.startReceiverLocked()
+	l.recv.mu.Unlock()
+	<-l.recv.ended
+	close(l.recv.quit)
+}
+
+// startReceiverLocked starts a receiver and gives it the turn.
+func (l *loop) startReceiverLocked() {
+	st := &receiverState{}
+	l.recv.cur = st
+	l.recv.running++
+	l.recv.alive.Add(1)
+	go l.receiver(st)
+}
+
+func (l *loop) receiverEnded() {
+	l.recv.mu.Lock()
+	defer l.recv.mu.Unlock()
+	if l.recv.running--; l.recv.running == 0 {
+		close(l.recv.ended)
+	}
+}
+
+// receiver is one receiver: it serves until it is superseded.
+func (l *loop) receiver(st *receiverState) {
+	defer l.receiverEnded()
+	counted := true
+	defer func() {
+		if counted {
+			l.recv.alive.Add(-1)
+		}
+	}()
+	// Locked: the thread blocked in RECV is the one the kernel wakes;
+	// a goroutine moved to another thread between two calls would make
+	// every wake-up a Go scheduler hand-off.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var n notif
+	for {
+		if l.recvSpin > 0 {
+			l.spin(l.recvSpin)
+		}
+		err := recvNotif(l.listener, &n)
+		if l.stopping.Load() {
+			if err == nil {
+				// A kick, or a stray descendant's call: the listener
+				// closes next, and the kernel answers ENOSYS from then on.
+				counted = false
+				l.recv.alive.Add(-1)
+				sendResp(l.listener, &notifResp{ID: n.ID, Error: -int32(unix.ENOSYS)})
+			}
+			return
+		}
+		if err != nil {
+			if l.recvFailed(err) {
+				return
+			}
+			continue
+		}
+		l.stats.Notifications.Add(1)
+		l.recv.mu.Lock()
+		l.recv.seq++
+		st.handling = l.recv.seq
+		l.recv.mu.Unlock()
+		l.armWatchdog()
+		l.handle(&n)
+		l.recv.mu.Lock()
+		st.handling = 0
+		done := st.superseded
+		l.recv.mu.Unlock()
+		if done {
+			return // a successor has the turn
+		}
+	}
+}
+
+// recvFailed handles a failed RECV, and tells whether the receiver ends.
+// ENOENT is normal: the target left its call (a signal, Go's SIGURG
+// preemption, death) before it was received; or, since 6.6, the filter
+// has no user left, which poll tells as POLLHUP. EINTR: a signal to our
+// thread.
+func (l *loop) recvFailed(err error) bool {
+	switch {
+	case errors.Is(err, unix.EINTR):
+		return false
+	case errors.Is(err, unix.ENOENT):
+		return l.hungUp()
+	}
+	l.report(os.NewSyscallError("ioctl(SECCOMP_IOCTL_NOTIF_RECV)", err))
+	return true
+}
+
+// hungUp tells whether the filter has no user left.
+func (l *loop) hungUp() bool {
+	fds := []unix.PollFd{{Fd: int32(l.listener), Events: unix.POLLIN}}
+	for {
+		_, err := unix.Poll(fds, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		return err != nil || fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0
+	}
+}
+
+// armWatchdog starts the watchdog ticking if it is not.
+func (l *loop) armWatchdog() {
+	if l.recv.armed.Load() || !l.recv.armed.CompareAndSwap(false, true) {
+		return
+	}
+	select {
+	case l.recv.arm <- struct{}{}:
+	default:
+	}
+}
+
+// watchdog passes the turn on when a call stays in hand for a tick.
+func (l *loop) watchdog() {
+	for {
+		select {
+		case <-l.recv.arm:
+		case <-l.recv.quit:
+			return
+		}
+		if !l.tick() {
+			return
+		}
+	}
+}
+
+// idleTicks is how many ticks without a call the watchdog waits before it
+// stops ticking. Arming it again costs the receiver a goroutine wake-up on
+// its next call; a few dozen quiet ticks (a thousand a second, each a
+// look under a lock) spare that to a target that calls in bursts, as a
+// QUIC stack does, and an idle supervisor still sleeps soon.
+const idleTicks = 50
+
+// tick ticks while calls come; it returns false when the loop ended.
+func (l *loop) tick() bool {
+	t := time.NewTicker(handOffAfter)
+	defer t.Stop()
+	var lastHandling, lastSeq uint64
+	idle := 0
+	for {
+		select {
+		case <-t.C:
+		case <-l.recv.quit:
+			return false
+		}
+		l.recv.mu.Lock()
+		cur, seq := l.recv.cur, l.recv.seq
+		handling := cur.handling
+		switch {
+		case handling != 0 && handling == lastHandling:
+			if !l.stopping.Load() && l.recv.running > 0 {
+				cur.superseded = true
+				l.startReceiverLocked()
+			}
+			handling = 0
+		case handling == 0 && seq == lastSeq:
+			// Idle for idleTicks ticks: stop ticking. A receiver that
+			// takes a call from now on arms the watchdog again (armed is
+			// cleared under the lock it takes before it does).
+			if idle++; idle >= idleTicks {
+				l.recv.armed.Store(false)
+				l.recv.mu.Unlock()
+				return true
+			}
+		default:
+			idle = 0
+		}
+		l.recv.mu.Unlock()
+		lastHandling, lastSeq = handling, seq
+	}
+}

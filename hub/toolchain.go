@@ -6,6 +6,10 @@ import (
 	"github.com/nettrap/nettrap/policy"
 )
 
+// Toolchain tells whether a call of pid would count as the go command's
+// own: under no registered inner, and toolchain.
+func (s *Server) Toolchain(pid int) bool { return s.find(pid) == nil && s.toolchain(pid) }
+
 // toolchain tells whether pid, under no registered inner, is the go
 // command (Server.IsGo) or, unless sealed, one of its descendants. A
 // process that left the go command's tree (its parent died) is not, nor

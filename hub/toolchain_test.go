@@ -39,6 +39,9 @@ func TestToolchain(t *testing.T) {
 	if who := s.begin(41).Who(); who.Toolchain || who.Package != "" || who.Test != "" {
 		t.Errorf("begin(41).Who() = %+v, want generic", who)
 	}
+	if !s.Toolchain(31) || s.Toolchain(41) {
+		t.Errorf("Toolchain(31) = %v, Toolchain(41) = %v; want true, false", s.Toolchain(31), s.Toolchain(41))
+	}
 	s.IsGo = nil
 	if s.toolchain(20) {
 		t.Error("toolchain without IsGo (a command run)")

@@ -1,6 +1,9 @@
 package integration
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -162,5 +165,44 @@ func TestRunGoTestCacheOff(t *testing.T) {
 			t.Fatalf("go test -exec nettrap %s: exit %d\n%s%s", step, run.code, run.stdout, run.stderr)
 		}
 		wantPkg(t, run, "go test -exec nettrap "+step, "clean", "ok", false)
+	}
+}
+
+// TestRunGoTestCacheForkingWrapper: a go command started by a wrapper
+// that forks it (not nettrap's own child) cannot have its test binaries
+// wrapped, and their calls would count as the toolchain's: they are not
+// started at all (fail closed); a wrapper that execs works.
+func TestRunGoTestCacheForkingWrapper(t *testing.T) {
+	h := fakehost.Start(t, leakEndpoint)
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, script string
+		code         int
+	}{
+		{"forks", "#!/bin/sh\n'" + goBin + "' \"$@\"\n", 1},
+		{"execs", "#!/bin/sh\nexec '" + goBin + "' \"$@\"\n", 1},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "go"), []byte(c.script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		env := cacheEnv(t, "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+		mark := h.Mark()
+		run := runModGoTest(t, env, nil, "-run", "^TestLeak$", "./leaky/")
+		if run.code != c.code {
+			t.Fatalf("%s: exit %d, want %d\n%s%s", c.name, run.code, c.code, run.stdout, run.stderr)
+		}
+		assertNothingArrived(t, h, mark, leakEndpoint)
+		refused := strings.Contains(run.stderr, "not nettrap's own child")
+		failed := strings.Contains(run.stdout, "--- FAIL: TestLeak")
+		if c.name == "forks" && (!refused || failed) {
+			t.Errorf("%s: the binary ran (TestLeak failed by nettrap %v) or was refused without a word (%v)\n%s%s", c.name, failed, refused, run.stdout, run.stderr)
+		}
+		if c.name == "execs" && (refused || !failed) {
+			t.Errorf("%s: refused %v, TestLeak failed by nettrap %v; want it run and failed\n%s%s", c.name, refused, failed, run.stdout, run.stderr)
+		}
 	}
 }

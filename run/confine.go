@@ -128,7 +128,7 @@ func (c *confined) supervise(cmd *exec.Cmd, fw *forwarder, rp *reaper) (int, err
 	so := supervisor.Options{Decider: c.g}
 	if c.o.Kind == GoTest {
 		var err error
-		if so, err = goTestSupervision(c.g); err != nil {
+		if so, err = goTestSupervision(c.g, c.hub.srv.Toolchain); err != nil {
 			c.closeAudit()
 			return 0, cantRun("%v", err)
 		}

@@ -22,6 +22,9 @@ type Decider struct {
 	// IsGo tells whether pid is the go command: the confined command,
 	// whose parent is this nettrap.
 	IsGo func(pid int) bool
+	// Toolchain tells whether a call of pid would count as the go
+	// command's own (hub.Server.Toolchain); nil: none would.
+	Toolchain func(pid int) bool
 	// Messages gets why a test binary could not be wrapped.
 	Messages io.Writer
 }
@@ -36,8 +39,12 @@ func (d *Decider) Decide(c *supervisor.Call) supervisor.Answer {
 	if c.Syscall.Kind != bpf.Execve && c.Syscall.Kind != bpf.Execveat || c.Syscall.Foreign {
 		return d.Next.Decide(c)
 	}
-	if parent := procfs.ParentPID(c.TID); parent <= 0 || !d.IsGo(parent) {
+	parent := procfs.ParentPID(c.TID)
+	if parent <= 0 {
 		return supervisor.Answer{Allow: true}
+	}
+	if !d.IsGo(parent) {
+		return d.other(c)
 	}
 	path, err := execPath(c)
 	if !c.Task.Pending() {
@@ -63,6 +70,27 @@ func (d *Decider) Decide(c *supervisor.Call) supervisor.Answer {
 		return supervisor.Answer{Errno: unix.EACCES}
 	}
 	return supervisor.Answer{Allow: true}
+}
+
+// other answers an exec by a process that is not the go command's child.
+// Such an exec of a test binary from a go-build work directory is a go
+// command that is not nettrap's own child (a wrapper that forks it), or
+// a go test run by a test: the first would run the binary unwrapped
+// where its calls count as the toolchain's, so it is refused; the second,
+// under an inner nettrap, runs as the test's subprocess.
+func (d *Decider) other(c *supervisor.Call) supervisor.Answer {
+	if d.Toolchain == nil {
+		return supervisor.Answer{Allow: true}
+	}
+	path, err := execPath(c)
+	if !c.Task.Pending() {
+		return supervisor.Answer{Errno: unix.ESRCH}
+	}
+	if err != nil || !InWorkDir(path) || !d.Toolchain(c.TID) {
+		return supervisor.Answer{Allow: true}
+	}
+	d.notef("%s is started by a go command that is not nettrap's own child (a wrapper that forks it?), where nettrap cannot wrap it; not starting it: run the go command itself under nettrap, or use --cache=off", path)
+	return supervisor.Answer{Errno: unix.EACCES}
 }
 
 func (d *Decider) notef(format string, a ...any) {

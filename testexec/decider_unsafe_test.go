@@ -47,20 +47,23 @@ func TestDecide(t *testing.T) {
 	script := filepath.Join(filepath.Dir(work), "script.test")
 	os.WriteFile(script, []byte("#!/bin/sh\n"), 0o755)
 	for _, c := range []struct {
-		name  string
-		path  string
-		isGo  bool
-		allow bool
-		swap  bool
+		name      string
+		path      string
+		isGo      bool
+		toolchain bool // the caller's calls would be the go command's own
+		allow     bool
+		swap      bool
 	}{
-		{"not the go command's child", work, false, true, false},
-		{"a tool", "/usr/local/go/pkg/tool/linux_amd64/vet", true, true, false},
-		{"a test binary outside the work dir", outside, true, false, false},
-		{"not a test binary", script, true, false, false},
-		{"a test binary", work, true, true, true},
-		{"a wrapped test binary", work, true, true, true},
+		{"not the go command's child", work, false, false, true, false},
+		{"a go command that is not nettrap's child", work, false, true, false, false},
+		{"a tool", "/usr/local/go/pkg/tool/linux_amd64/vet", true, false, true, false},
+		{"a test binary outside the work dir", outside, true, false, false, false},
+		{"not a test binary", script, true, false, false, false},
+		{"a test binary", work, true, false, true, true},
+		{"a wrapped test binary", work, true, false, true, true},
 	} {
 		d.IsGo = func(pid int) bool { return c.isGo && pid == os.Getppid() }
+		d.Toolchain = func(int) bool { return c.toolchain }
 		call, buf := execCall(c.path)
 		a := d.Decide(call)
 		runtime.KeepAlive(buf)

@@ -65,6 +65,12 @@ func (d *Decider) Decide(c *supervisor.Call) supervisor.Answer {
 		}
 		return supervisor.Answer{Allow: true}
 	}
+	if c.Syscall.Kind == bpf.Execveat && c.Args[4]&unix.AT_EMPTY_PATH != 0 {
+		// The exec runs the file the descriptor holds, not the path: a
+		// swap would not wrap it. The go command never does this.
+		d.notef("the go command starts the test binary %s by descriptor, which nettrap cannot wrap; not starting it", path)
+		return supervisor.Answer{Errno: unix.EACCES}
+	}
 	if err := Swap(path, d.Self); err != nil {
 		d.notef("cannot run the test binary %s under nettrap: %v; not starting it", path, err)
 		return supervisor.Answer{Errno: unix.EACCES}

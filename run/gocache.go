@@ -113,8 +113,9 @@ func cacheConfig(o Options) (string, error) {
 func isGo(pid int) bool { return procfs.ParentPID(pid) == os.Getpid() }
 
 // goTestSupervision is the filter and decider of a cached go test run:
-// exec calls wrap test binaries, every other call goes to d.
-func goTestSupervision(d supervisor.Decider) (supervisor.Options, error) {
+// exec calls wrap test binaries, every other call goes to d; toolchain
+// tells whose calls would count as the go command's own.
+func goTestSupervision(d supervisor.Decider, toolchain func(pid int) bool) (supervisor.Options, error) {
 	prog, err := bpf.AssembleWith(runtime.GOARCH, bpf.Options{Exec: true})
 	if err != nil {
 		return supervisor.Options{}, err
@@ -124,5 +125,5 @@ func goTestSupervision(d supervisor.Decider) (supervisor.Options, error) {
 		return supervisor.Options{}, fmt.Errorf("find the nettrap executable: %w", err)
 	}
 	return supervisor.Options{Program: prog, TrapsExec: true,
-		Decider: &testexec.Decider{Next: d, Self: self, IsGo: isGo, Messages: os.Stderr}}, nil
+		Decider: &testexec.Decider{Next: d, Self: self, IsGo: isGo, Toolchain: toolchain, Messages: os.Stderr}}, nil
 }

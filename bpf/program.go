@@ -35,7 +35,10 @@ const (
 func argLo(i uint32) uint32 { return offArgs + 8*i }
 
 // Program builds the whole filter for goarch ("amd64" or "arm64").
-func Program(goarch string) ([]bpf.Instruction, error) {
+func Program(goarch string) ([]bpf.Instruction, error) { return ProgramWith(goarch, Options{}) }
+
+// ProgramWith builds the filter for goarch with the options o.
+func ProgramWith(goarch string, o Options) ([]bpf.Instruction, error) {
 	t, ok := targets[goarch]
 	if !ok {
 		return nil, fmt.Errorf("bpf: unsupported goarch %q (want amd64 or arm64)", goarch)
@@ -49,7 +52,7 @@ func Program(goarch string) ([]bpf.Instruction, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bpf: arch guard for %s: %w", goarch, err)
 	}
-	body, err := nativePolicy(t.native)
+	body, err := nativePolicy(t.native, o.extraTraps(t.native))
 	if err != nil {
 		return nil, fmt.Errorf("bpf: native policy for %s: %w", goarch, err)
 	}
@@ -61,8 +64,12 @@ func Program(goarch string) ([]bpf.Instruction, error) {
 }
 
 // Assemble builds the program for goarch and encodes it for seccomp(2).
-func Assemble(goarch string) ([]unix.SockFilter, error) {
-	prog, err := Program(goarch)
+func Assemble(goarch string) ([]unix.SockFilter, error) { return AssembleWith(goarch, Options{}) }
+
+// AssembleWith builds the program for goarch with the options o and
+// encodes it for seccomp(2).
+func AssembleWith(goarch string, o Options) ([]unix.SockFilter, error) {
+	prog, err := ProgramWith(goarch, o)
 	if err != nil {
 		return nil, err
 	}
@@ -302,7 +309,7 @@ func foreignTraps(a *asm, traps []trap, l guardLabels) {
 // and prepends an arch check the guard already did; so this drives the
 // library's assembler (Program, SyscallWithConditions) directly, with the
 // same group structure Policy.Assemble produces.
-func nativePolicy(native *abiInfo) ([]bpf.Instruction, error) {
+func nativePolicy(native *abiInfo, extra []uint32) ([]bpf.Instruction, error) {
 	calls := []seccomp.SyscallWithConditions{
 		{Num: native.nrOf(Connect)},
 		{Num: native.nrOf(SendTo), Conditions: []seccomp.ArgumentConditions{{
@@ -315,6 +322,9 @@ func nativePolicy(native *abiInfo) ([]bpf.Instruction, error) {
 		{Num: native.nrOf(Ptrace), Conditions: anyRequest(attachRequests)},
 		{Num: native.nrOf(ProcessVMWritev)},
 		{Num: native.nrOf(PidfdGetfd)},
+	}
+	for _, nr := range extra {
+		calls = append(calls, seccomp.SyscallWithConditions{Num: nr})
 	}
 	p := seccomp.NewProgram()
 	action, end := p.NewLabel(), p.NewLabel()

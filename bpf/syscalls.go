@@ -37,6 +37,11 @@ const (
 	// BPF: bpf(2) BPF_PROG_ATTACH or BPF_LINK_CREATE, which may attach a
 	// program that rewrites socket addresses or redirects packets.
 	BPF
+	// Execve and Execveat are trapped only with Options.Exec: the go
+	// command's test binaries are wrapped as they are started (see
+	// package testexec).
+	Execve
+	Execveat
 )
 
 var kindNames = [...]string{
@@ -54,6 +59,8 @@ var kindNames = [...]string{
 	SetSockOpt:      "setsockopt",
 	Ioctl:           "ioctl",
 	BPF:             "bpf",
+	Execve:          "execve",
+	Execveat:        "execveat",
 }
 
 // String returns the syscall name the kind stands for ("other" for Other).
@@ -211,11 +218,13 @@ func Lookup(auditArch uint32, nr int32) Call {
 		return Call{Name: fmt.Sprintf("syscall %d", nr), Foreign: true}
 	}
 	c := Call{Kind: Other, Foreign: a.foreign, ABI: a.name}
-	for _, t := range a.traps {
-		if t.nr == uint32(nr) {
-			c.Kind = t.kind
-			c.Name = t.kind.String()
-			return c
+	for _, traps := range [][]trap{a.traps, execTraps[a.name]} {
+		for _, t := range traps {
+			if t.nr == uint32(nr) {
+				c.Kind = t.kind
+				c.Name = t.kind.String()
+				return c
+			}
 		}
 	}
 	bare := int(uint32(nr) &^ x32BitIf(a))

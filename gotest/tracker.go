@@ -55,6 +55,7 @@ type Tracker struct {
 	tests   []string        // every test seen, in order of start
 	used    map[string]bool // marked tests (and ancestors) that made an attempt
 	badAttr []badAttr
+	refused bool             // an attempt was denied, or would be under enforce
 	lastEnd testEnd          // the test whose --- line was read last
 	now     func() time.Time // the clock (tests set it)
 }
@@ -290,6 +291,11 @@ func (t *Tracker) marked(test string) bool {
 // report is an attempt's Report: a denial fails the test that made it
 // (every candidate when ambiguous) or, at collection time, the package.
 func (t *Tracker) report(w guard.Who, rec audit.Record, line string) {
+	if rec.Decision == audit.Denied || rec.Decision == audit.WouldDeny {
+		t.mu.Lock()
+		t.refused = true
+		t.mu.Unlock()
+	}
 	switch rec.Decision {
 	case audit.Allowed:
 		if w.Marked {
@@ -355,6 +361,14 @@ func (t *Tracker) Finish() ([]audit.Record, error) {
 			Decision: audit.StaleMarker, Reason: audit.ReasonStaleMarker})
 	}
 	return recs, errors.Join(err, t.renderer.Close())
+}
+
+// Refused reports whether an attempt of the binary was denied, or would
+// be under enforce (--mode=audit): its run must not be cached as a pass.
+func (t *Tracker) Refused() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.refused
 }
 
 // Failed reports whether nettrap failed a test or the package.

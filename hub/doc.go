@@ -27,4 +27,10 @@
 // the other while being waited on. The outer bounds every wait; an inner
 // that does not answer in time is dropped and its calls count as unmarked
 // (fail closed).
+//
+// Under `nettrap -- go test` with the test cache the go command itself is
+// confined (Server.IsGo): a call from under it and under no inner is the
+// toolchain's (module downloads), allowed by the policy and audited; one
+// from under an inner that is gone, or from a process that left the go
+// command's tree, is not.
 package hub

@@ -43,6 +43,14 @@ type Server struct {
 	// send (stale markers, meaningless when markers open nothing) are
 	// dropped. Set before the confined command starts.
 	Sealed bool
+	// Toolchain (`nettrap -- go test` with the test cache, where the go
+	// command itself is confined): IsGo tells whether a pid is the go
+	// command. A call from under it but under no inner nettrap is the
+	// toolchain's (module downloads, VCS fetches): policy.Context
+	// Toolchain. Under Sealed only the go command's own calls are; its
+	// other children get generic attribution. Set before the command
+	// starts.
+	IsGo func(pid int) bool
 
 	dir    string
 	ln     net.Listener
@@ -50,8 +58,11 @@ type Server struct {
 	exe    string            // the nettrap executable; tests replace it
 	wg     sync.WaitGroup
 
-	mu         sync.Mutex
-	inners     map[int]*inner // by pid
+	mu     sync.Mutex
+	inners map[int]*inner // by pid
+	// dropped are the pids of inners whose connection ended: a test
+	// binary they leave running is still no part of the toolchain.
+	dropped    map[int]bool
 	registered int
 	lost       int
 	closed     bool
@@ -93,7 +104,7 @@ func listen(configure func(*Server)) (*Server, error) {
 		return nil, fmt.Errorf("hub socket: %w", err)
 	}
 	s := &Server{Path: path, dir: dir, ln: ln, parent: procfs.ParentPID, exe: procfs.SelfPath("exe"),
-		inners: map[int]*inner{}}
+		inners: map[int]*inner{}, dropped: map[int]bool{}}
 	if configure != nil {
 		configure(s)
 	}
@@ -191,6 +202,7 @@ func (s *Server) remove(in *inner) {
 	s.mu.Lock()
 	if s.inners[in.pid] == in {
 		delete(s.inners, in.pid)
+		s.dropped[in.pid] = true
 	}
 	s.mu.Unlock()
 	close(in.dead)
@@ -241,6 +253,9 @@ func (s *Server) Begin(c *supervisor.Call) guard.Attempt {
 func (s *Server) begin(pid int) guard.Attempt {
 	in := s.find(pid)
 	if in == nil {
+		if s.toolchain(pid) {
+			return toolchainAttempt{}
+		}
 		return guard.Generic{Messages: s.Messages}.Begin(nil)
 	}
 	r, err := in.ask(message{Op: opBegin}, s.timeout())

@@ -112,6 +112,11 @@ type Context struct {
 	Marked bool
 	// Collection: no test was running (init, TestMain, between tests).
 	Collection bool
+	// Toolchain: the go command's own call under `nettrap -- go test`
+	// (module downloads, checksum database, VCS fetches), made from under
+	// no test binary. Its destinations are allowed and audited; the
+	// attempts with no destination to check are decided as for anyone.
+	Toolchain bool
 }
 
 // Decision is the policy's answer for one attempt.
@@ -145,6 +150,9 @@ type Policy struct {
 	// stricter class, and is not covered.
 	AllowUnspecified bool
 }
+
+// ReasonToolchain is the reason of an allowed call of the go command's own.
+const ReasonToolchain = "allowed: the go command's own call (toolchain)"
 
 // Decide decides one attempt.
 func (p *Policy) Decide(a Attempt) Decision {
@@ -189,6 +197,9 @@ func (p *Policy) Decide(a Attempt) Decision {
 			return Decision{Verdict: audit.Allowed, Reason: "allowed: --allow " + r.String(), Audit: true}
 		}
 	}
+	if a.Context.Toolchain {
+		return Decision{Verdict: audit.Allowed, Reason: ReasonToolchain, Audit: true}
+	}
 	if a.Context.Marked && !a.Context.Collection {
 		if p.Sealed {
 			return p.deny(audit.ReasonMarkerIgnored + "; " + denyReason(a))
@@ -207,6 +218,9 @@ func (p *Policy) decideJoin(a Attempt) Decision {
 		if r.covers(group) {
 			return Decision{Verdict: audit.Allowed, Reason: "allowed: --allow " + r.String(), Audit: true}
 		}
+	}
+	if a.Context.Toolchain {
+		return Decision{Verdict: audit.Allowed, Reason: ReasonToolchain, Audit: true}
 	}
 	if a.Context.Marked && !a.Context.Collection {
 		return Decision{Verdict: audit.Allowed, Reason: "allowed: marked test", Audit: true}

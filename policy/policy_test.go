@@ -44,6 +44,8 @@ func TestDecide(t *testing.T) {
 		{"audit mode", Policy{Mode: Audit}, "203.0.113.7:443", Context{}, audit.WouldDeny, true, 0},
 		{"marked", Policy{}, "203.0.113.7:443", Context{Marked: true}, audit.Allowed, true, 0},
 		{"marked at collection", Policy{}, "203.0.113.7:443", Context{Marked: true, Collection: true}, audit.Denied, true, unix.EPERM},
+		{"toolchain", Policy{}, "203.0.113.7:443", Context{Toolchain: true}, audit.Allowed, true, 0},
+		{"toolchain sealed", Policy{Sealed: true}, "203.0.113.7:443", Context{Toolchain: true}, audit.Allowed, true, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -81,6 +83,9 @@ func TestDecideNonDestinations(t *testing.T) {
 		p := Policy{Rules: []Rule{mustRule(t, "0.0.0.0/0")}}
 		if d := p.Decide(Attempt{Kind: k, Context: Context{Marked: true}}); d.Verdict != audit.Denied || d.Errno != unix.EPERM {
 			t.Errorf("kind %d: %+v, want denied with EPERM whatever the rules and markers", k, d)
+		}
+		if d := p.Decide(Attempt{Kind: k, Context: Context{Toolchain: true}}); d.Verdict != audit.Denied {
+			t.Errorf("kind %d from the go command: %+v, want denied", k, d)
 		}
 		p.Mode = Audit
 		if d := p.Decide(Attempt{Kind: k}); d.Verdict != audit.WouldDeny {

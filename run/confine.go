@@ -34,8 +34,13 @@ func runConfined(o Options) error {
 	if err != nil {
 		return err
 	}
-	cmd := c.command()
+	cmd, err := c.command()
 	defer c.hub.close()
+	if err != nil {
+		c.closeAudit()
+		c.hub.drop()
+		return err
+	}
 	// Catch the signals before the child exists, so none is lost; the
 	// command's tree dies with nettrap until the run is over.
 	fw := catchSignals()
@@ -62,13 +67,15 @@ func newConfined(o Options) (*confined, error) {
 	}
 	c := &confined{o: o}
 	logPath := o.AuditLog
-	if o.Kind == Command {
+	if o.Kind == Command || o.Kind == GoTest {
 		h, err := prepareOuter(o)
 		if err != nil {
 			return nil, err
 		}
 		if c.hub = h; h != nil {
 			logPath = h.log.path
+		} else if o.Kind == GoTest {
+			return nil, cantRun("go test needs the hub to name its tests and keep its cache sound; use --cache=off (go test -exec) where it cannot be made")
 		}
 	}
 	var err error
@@ -89,7 +96,7 @@ func newConfined(o Options) (*confined, error) {
 
 // command is the command to start: the test binary with its pipe, or a
 // command in the environment of the hub.
-func (c *confined) command() *exec.Cmd {
+func (c *confined) command() (*exec.Cmd, error) {
 	argv := c.o.Argv
 	if c.bin != nil {
 		argv = c.bin.Argv
@@ -101,6 +108,9 @@ func (c *confined) command() *exec.Cmd {
 	}
 	if c.hub != nil {
 		env, err := c.hub.listen(c.o, c.g)
+		if err != nil && c.o.Kind == GoTest {
+			return nil, cantRun("%v", err)
+		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "nettrap: go test inside will not name tests: %v (set TMPDIR to a writable directory)\n", err)
 			c.hub.drop()
@@ -109,13 +119,22 @@ func (c *confined) command() *exec.Cmd {
 			cmd.Env = env
 		}
 	}
-	return cmd
+	return cmd, nil
 }
 
 // supervise starts the command under the supervisor, forwards signals
 // to it and waits: the command's status.
 func (c *confined) supervise(cmd *exec.Cmd, fw *forwarder, rp *reaper) (int, error) {
-	sess, err := supervisor.Start(cmd, supervisor.Options{Decider: c.g, Emulate: c.o.Emulate})
+	so := supervisor.Options{Decider: c.g}
+	if c.o.Kind == GoTest {
+		var err error
+		if so, err = goTestSupervision(c.g, c.hub.srv.Toolchain); err != nil {
+			c.closeAudit()
+			return 0, cantRun("%v", err)
+		}
+	}
+	so.Emulate = c.o.Emulate
+	sess, err := supervisor.Start(cmd, so)
 	if c.bin != nil {
 		c.bin.Output.Close() // the child has its copy; EOF comes when it is done
 	}

@@ -1,7 +1,9 @@
 // Package run runs one command under nettrap, as the CLI chose it (see
 // Kind): a command or a Go test binary confined by the supervisor, `go
-// test` with every test binary under an inner nettrap (-exec), or the
-// inner side of an outer nettrap's run (the hub). It owns the run's
+// test` confined as a whole with its test cache (each test binary wrapped
+// as it starts, gocache.go) or with every test binary under an inner
+// nettrap (-exec, --cache=off), or the inner side of an outer nettrap's
+// run (the hub). It owns the run's
 // lifetime: the reaper that takes the command's tree down with nettrap,
 // the one signal forwarder, the audit log and summary of the run, and
 // the exit status, which Run returns as an *ExitError (no globals).

@@ -10,6 +10,7 @@ import (
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/gotest"
 	"github.com/nettrap/nettrap/hub"
+	"github.com/nettrap/nettrap/testexec"
 )
 
 // runInner is nettrap started inside a command run (Options.Hub): it is
@@ -61,11 +62,23 @@ func runInnerTestBinary(o Options) error {
 	if err != nil {
 		return cantRun("cannot start %s: %v", o.Argv[0], err)
 	}
-	return exit(bin.Finish(status, func(rec audit.Record) {
+	findings := 0
+	status = bin.Finish(status, func(rec audit.Record) {
+		findings++
 		if err := cl.Record(rec); err != nil {
 			fmt.Fprintf(os.Stderr, "nettrap: %v; the record was: %+v\n", err, rec)
 		}
-	}))
+	})
+	if status == 0 && (bin.Tracker.Refused() || findings > 0) {
+		// Under `nettrap -- go test`, the go command would cache this
+		// pass: the attempt (audit mode) or the finding (a stale
+		// marker) would then not be seen again.
+		if _, err := testexec.Uncache(o.Argv); err != nil {
+			fmt.Fprintf(os.Stderr, "nettrap: %v; failing the run, which must not be cached\n", err)
+			status = 1
+		}
+	}
+	return exit(status)
 }
 
 // runPlain runs argv as it is, passing nettrap's signals on (to the

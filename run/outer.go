@@ -61,6 +61,12 @@ func (h *outer) listen(o Options, g *guard.Guard) (env []string, err error) {
 	h.srv.Sealed = o.Policy.Sealed
 	g.Attribution = h.srv
 	env = o.Names.InnerEnv(os.Environ(), Inner{AuditLog: h.log.path, RunDir: h.log.dir, ResolvConf: resolv, RunID: o.RunID, Hub: h.srv.Path})
+	if o.Kind == GoTest {
+		// The go command itself is confined: no -exec, its test
+		// binaries are wrapped as they start (gocache.go).
+		h.srv.IsGo = isGo
+		return goTestEnv(env, o)
+	}
 	self, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "nettrap: go test inside will not name tests: cannot find the nettrap executable: %v\n", err)

@@ -22,8 +22,10 @@ const (
 	// TestBinary is a Go test binary, confined, named by its test2json
 	// stream (see gotest).
 	TestBinary
-	// GoTest is `go test`: the go command runs unconfined and every test
-	// binary under an inner nettrap (go test -exec).
+	// GoTest is `go test`: with Options.Cache the go command runs
+	// confined, and every test binary it starts is wrapped by an inner
+	// nettrap (gocache.go); without, the go command runs unconfined and
+	// every test binary under an inner nettrap (go test -exec).
 	GoTest
 	// InnerCommand, InnerGoTest and InnerTestBinary run inside an outer
 	// nettrap's confined tree (Options.Hub): nothing more is confined;
@@ -57,6 +59,10 @@ type Options struct {
 	// OuterRun is what an outer nettrap told this one (Inner.RunDir, or
 	// "1"); "" when no nettrap started this one.
 	OuterRun string
+
+	// Cache (GoTest): keep Go's test cache (gocache.go) rather than
+	// run the test binaries through go test -exec.
+	Cache bool
 
 	Names Names
 }
@@ -98,6 +104,9 @@ func Run(o Options) error {
 	case InnerCommand, InnerGoTest, InnerTestBinary:
 		return runInner(o)
 	case GoTest:
+		if o.Cache {
+			return runGoTestCached(o)
+		}
 		return runGoTest(o)
 	}
 	return runConfined(o)

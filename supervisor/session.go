@@ -28,6 +28,9 @@ type Options struct {
 	// Emulate says whether allowed inet calls are made by the supervisor
 	// (race-free) or continued in the kernel; see emulate.go.
 	Emulate EmulateMode
+	// TrapsExec: Program traps execve (bpf.Options.Exec); the command's
+	// own exec is let through before the loop starts (firstexec.go).
+	TrapsExec bool
 }
 
 // Session is one confined command and the supervisor answering for it.
@@ -142,7 +145,13 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 			ch <- started{-1, false, nil, -1, fmt.Errorf("%w: %w", ErrUnsupported, err)}
 			return
 		}
-		if err := cmd.Start(); err != nil {
+		var fe *firstExec
+		if opts.TrapsExec {
+			fe = startFirstExec(fd)
+		}
+		err = cmd.Start()
+		fe.stop()
+		if err != nil {
 			unix.Close(fd)
 			closeFD(netnsFD)
 			ch <- started{-1, false, nil, -1, err}

@@ -20,6 +20,7 @@ type config struct {
 	allowTests       []*regexp.Regexp
 	allowUnspecified bool
 	generic          bool
+	cache            bool // --cache: go test keeps its test cache
 	sealed           bool // --sealed: untrusted code; see policy.Policy.Sealed
 	emulate          supervisor.EmulateMode
 	errno            unix.Errno
@@ -44,8 +45,8 @@ type config struct {
 
 // rawFlags are the flag values before checking.
 type rawFlags struct {
-	mode, errno, emulate string
-	allow, allowTests    []string
+	mode, errno, emulate, cache string
+	allow, allowTests           []string
 }
 
 // parseConfig reads flags from args and NETTRAP_* variables from env.
@@ -77,7 +78,7 @@ func (cfg *config) read(fs *pflag.FlagSet) {
 	str := func(name string) string { v, _ := fs.GetString(name); return v }
 	list := func(name string) []string { v, _ := fs.GetStringArray(name); return v }
 	flag := func(name string) bool { v, _ := fs.GetBool(name); return v }
-	cfg.raw = rawFlags{mode: str("mode"), errno: str("errno"), emulate: str("emulate"),
+	cfg.raw = rawFlags{mode: str("mode"), errno: str("errno"), emulate: str("emulate"), cache: str("cache"),
 		allow: list("allow"), allowTests: list("allow-test")}
 	cfg.allowUnspecified, cfg.sealed, cfg.generic = flag("allow-unspecified"), flag("sealed"), flag("generic")
 	cfg.auditLog, cfg.summary, cfg.runID = str("audit-log"), str("summary"), str("run-id")
@@ -109,6 +110,13 @@ func (cfg *config) check() error {
 	}
 	if cfg.emulate, err = supervisor.ParseEmulateMode(raw.emulate); err != nil {
 		return fmt.Errorf("bad %s: %w", cfg.Source("emulate"), err)
+	}
+	switch strings.ToLower(raw.cache) {
+	case "on", "1", "true":
+		cfg.cache = true
+	case "off", "0", "false":
+	default:
+		return fmt.Errorf("bad %s %q: want on or off", cfg.Source("cache"), raw.cache)
 	}
 	if err := cfg.checkSealed(); err != nil {
 		return err

@@ -38,6 +38,8 @@ func TestConfigErrorsNameTheSource(t *testing.T) {
 		{[]string{"--resolv-conf=/nonexistent", "--", "x"}, nil, "bad --resolv-conf: open /nonexistent", "NETTRAP_"},
 		{[]string{"--", "x"}, []string{"NETTRAP_RESOLV_CONF", "/nonexistent"}, "bad NETTRAP_RESOLV_CONF: open /nonexistent", "--resolv"},
 		{[]string{"--summary=", "--", "x"}, nil, "bad --summary: empty", "NETTRAP_"},
+		{[]string{"--cache=maybe", "--", "x"}, nil, `bad --cache "maybe"`, "NETTRAP_"},
+		{[]string{"--", "x"}, []string{"NETTRAP_CACHE", "sometimes"}, `bad NETTRAP_CACHE "sometimes"`, "--cache"},
 	} {
 		_, err := parseConfig(tc.args, env(tc.env...))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), tc.not) {
@@ -106,6 +108,28 @@ func TestHelpText(t *testing.T) {
 	for _, bad := range []string{"stringArray", "string ", "[=true|false]", "curl https://example.com        # blocked: external"} {
 		if strings.Contains(help, bad) {
 			t.Errorf("help has %q", bad)
+		}
+	}
+}
+
+// --cache is on unless --cache=off or NETTRAP_CACHE=off says otherwise.
+func TestCacheSetting(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  []string
+		want bool
+	}{
+		{[]string{"--", "go", "test"}, nil, true},
+		{[]string{"--cache=off", "--", "go", "test"}, nil, false},
+		{[]string{"--", "go", "test"}, []string{"NETTRAP_CACHE", "off"}, false},
+		{[]string{"--cache=on", "--", "go", "test"}, []string{"NETTRAP_CACHE", "off"}, true},
+	} {
+		cfg, err := parseConfig(tc.args, env(tc.env...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := cfg.options(); o.Cache != tc.want {
+			t.Errorf("%q %q: Cache %v, want %v", tc.args, tc.env, o.Cache, tc.want)
 		}
 	}
 }

@@ -11,13 +11,33 @@ import (
 	"github.com/nettrap/nettrap/gotest"
 	"github.com/nettrap/nettrap/policy"
 	"github.com/nettrap/nettrap/run"
+	"github.com/nettrap/nettrap/testexec"
 )
 
 func main() {
 	if os.Args[0] == run.ReaperArgv0 {
 		os.Exit(run.Reaper())
 	}
+	if self, err := os.Executable(); err == nil {
+		if real, ok := testexec.Wrapped(os.Args[0], self); ok {
+			os.Exit(wrapped(os.Args[0], real, self))
+		}
+	}
 	os.Exit(exitCode(cli(os.Args[1:], os.Getenv), os.Args[1:]))
+}
+
+// wrapped runs the test binary real as nettrap was started in its place
+// at path by `nettrap -- go test` (see package testexec): as the inner
+// nettrap of that run, with the go command's arguments for the binary
+// (none of them nettrap's). The binary is back at path before the go
+// command sees the status.
+func wrapped(path, real, self string) int {
+	args := append([]string{"--", real}, os.Args[1:]...)
+	code := exitCode(cli(args, os.Getenv), args)
+	if err := testexec.Restore(path, self); err != nil {
+		fmt.Fprintf(os.Stderr, "nettrap: %v\n", err)
+	}
+	return code
 }
 
 // cli is nettrap with args: a subcommand, or a run.
@@ -68,7 +88,7 @@ func (cfg *config) options() run.Options {
 		AllowTests: cfg.allowTests, Emulate: cfg.emulate,
 		AuditLog: cfg.auditLog, ResolvConf: cfg.resolvConf, ResolvConfGiven: cfg.resolvConfGiven,
 		RunID: cfg.runID, Summary: cfg.summary, Hub: cfg.hub, OuterRun: cfg.outerRun,
-		Names: cfg,
+		Cache: cfg.cache, Names: cfg,
 	}
 	o.Kind, o.Package = cfg.kind()
 	return o

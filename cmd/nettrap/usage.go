@@ -21,9 +21,12 @@ Usage:
   nettrap version | --version
   nettrap help | --help
 
-With "go test" as the command, the go command runs unconfined (it may
-build and download modules) and every test binary it starts runs under
-nettrap with the same flags; one audit log and one summary cover the run.
+With "go test" as the command, the go command runs confined (its own
+calls, such as module downloads, are allowed and audited) and every test
+binary it starts runs under nettrap with the same flags, wrapped as it
+starts, so Go's test cache keeps working (--cache=off uses go test -exec
+instead, which caches nothing); one audit log and one summary cover the
+run.
 
 A test that needs the network says so with t.Attr("nettrap", "network")
 (Go 1.25+), or is named by --allow-test; any other attempt fails the test

@@ -1,0 +1,34 @@
+package bpf
+
+// Options are the filter's optional traps.
+type Options struct {
+	// Exec also sends the native ABI's execve and execveat to the
+	// supervisor (`nettrap -- go test` with the test cache: the go
+	// command's test binaries are wrapped as they start).
+	//
+	// Only the native ABI: what must be caught is the go command's own
+	// start of a test binary, made by its (native) pre-exec child. An
+	// exec through a 32-bit ABI comes from a 32-bit program, which the go
+	// command is not, and is left alone: the program it starts is
+	// confined by the same filter all the same, only not wrapped.
+	Exec bool
+}
+
+// execTraps are the exec calls of each native ABI: arch/x86/entry/
+// syscalls/syscall_64.tbl and include/uapi/asm-generic/unistd.h.
+var execTraps = map[string][]trap{
+	abiX8664:   {{59, Execve}, {322, Execveat}},
+	abiAArch64: {{221, Execve}, {281, Execveat}},
+}
+
+// extraTraps are the numbers the native policy traps beyond its own.
+func (o Options) extraTraps(native *abiInfo) []uint32 {
+	if !o.Exec {
+		return nil
+	}
+	var nrs []uint32
+	for _, t := range execTraps[native.name] {
+		nrs = append(nrs, t.nr)
+	}
+	return nrs
+}

@@ -1,0 +1,54 @@
+package bpf
+
+import (
+	"testing"
+
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+)
+
+// TestExecOption: with Options.Exec the native execve and execveat go to
+// the supervisor; without it, and through the 32-bit ABIs, they run.
+func TestExecOption(t *testing.T) {
+	cases := []struct {
+		goarch string
+		arch   uint32
+		nrs    []int32
+	}{
+		{"amd64", unix.AUDIT_ARCH_X86_64, []int32{59, 322}},
+		{"arm64", unix.AUDIT_ARCH_AARCH64, []int32{221, 281}},
+	}
+	for _, c := range cases {
+		plain := vmFor(t, c.goarch)
+		prog, err := ProgramWith(c.goarch, Options{Exec: true})
+		if err != nil {
+			t.Fatalf("ProgramWith(%q): %v", c.goarch, err)
+		}
+		withExec, err := bpf.NewVM(prog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, nr := range c.nrs {
+			d := seccompData{nr: nr, arch: c.arch}
+			if r := run(t, withExec, d); r != retNotify {
+				t.Errorf("%s nr %d with Exec: %s, want USER_NOTIF", c.goarch, nr, retName(r))
+			}
+			if r := run(t, plain, d); r != retAllow {
+				t.Errorf("%s nr %d without Exec: %s, want ALLOW", c.goarch, nr, retName(r))
+			}
+			if k := Lookup(c.arch, nr).Kind; k != Execve && k != Execveat {
+				t.Errorf("Lookup(%s, %d) = %v, want an exec kind", c.goarch, nr, k)
+			}
+		}
+		// Everything the plain filter traps, the exec filter traps too.
+		if r := run(t, withExec, seccompData{nr: int32(targets[c.goarch].native.nrOf(Connect)), arch: c.arch}); r != retNotify {
+			t.Errorf("%s connect with Exec: %s, want USER_NOTIF", c.goarch, retName(r))
+		}
+	}
+	// i386 execve (11) is not trapped: see Options.Exec.
+	prog, _ := ProgramWith("amd64", Options{Exec: true})
+	vm, _ := bpf.NewVM(prog)
+	if r := run(t, vm, seccompData{nr: 11, arch: unix.AUDIT_ARCH_I386}); r != retAllow {
+		t.Errorf("i386 execve with Exec: %s, want ALLOW", retName(r))
+	}
+}

@@ -1,0 +1,57 @@
+package supervisor
+
+import (
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/bpf"
+)
+
+// firstExec answers the command's own execve under a filter that traps
+// execve (Options.TrapsExec). exec.Cmd.Start returns only once the child
+// has exec'd, and the loop starts only after Start: without this the
+// child would wait for an answer no one gives. It answers one
+// notification, CONTINUE if it is a native execve (the child between fork
+// and exec makes no other trapped call), EPERM otherwise (fail closed),
+// and ends when stopped: what comes after the exec waits for the loop.
+type firstExec struct {
+	listener int
+	stopped  atomic.Bool
+	done     chan struct{}
+}
+
+func startFirstExec(listener int) *firstExec {
+	f := &firstExec{listener: listener, done: make(chan struct{})}
+	go f.serve()
+	return f
+}
+
+func (f *firstExec) serve() {
+	defer close(f.done)
+	fds := []unix.PollFd{{Fd: int32(f.listener), Events: unix.POLLIN}}
+	for !f.stopped.Load() {
+		fds[0].Revents = 0
+		if n, err := unix.Poll(fds, 20); err != nil || n == 0 || fds[0].Revents&unix.POLLIN == 0 {
+			continue
+		}
+		var n notif
+		if recvNotif(f.listener, &n) != nil {
+			continue
+		}
+		resp := notifResp{ID: n.ID, Error: -int32(unix.EPERM)}
+		if c := bpf.Lookup(n.Data.Arch, n.Data.Nr); c.Kind == bpf.Execve && !c.Foreign {
+			resp = notifResp{ID: n.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+		}
+		sendResp(f.listener, &resp)
+		return
+	}
+}
+
+// stop ends serve and waits for it: the loop may take over the listener.
+func (f *firstExec) stop() {
+	if f != nil {
+		f.stopped.Store(true)
+		<-f.done
+	}
+}

@@ -1,0 +1,81 @@
+package testexec
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/supervisor"
+)
+
+// execCall is an execve of path by this process, as the supervisor would
+// hand it over: path is read from this process's memory.
+func execCall(path string) (*supervisor.Call, []byte) {
+	buf := append([]byte(path), 0)
+	c := &supervisor.Call{TID: unix.Gettid(), Syscall: bpf.Call{Kind: bpf.Execve, Name: "execve"},
+		Task: supervisor.FixedTask{}}
+	c.Args[0] = uint64(uintptr(unsafe.Pointer(&buf[0])))
+	return c, buf
+}
+
+type recorder struct{ calls int }
+
+func (r *recorder) Decide(*supervisor.Call) supervisor.Answer {
+	r.calls++
+	return supervisor.Answer{Errno: unix.EPERM}
+}
+
+func TestDecide(t *testing.T) {
+	self := filepath.Join(t.TempDir(), "nettrap")
+	next := &recorder{}
+	d := &Decider{Next: next, Self: self}
+
+	// A network call goes to Next.
+	if a := d.Decide(&supervisor.Call{Syscall: bpf.Call{Kind: bpf.Connect}}); a.Allow || next.calls != 1 {
+		t.Errorf("connect: %+v, Next called %d times; want Next's denial", a, next.calls)
+	}
+	work := workBinary(t)
+	outside := filepath.Join(t.TempDir(), "x.test")
+	if err := os.Link(work, outside); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(filepath.Dir(work), "script.test")
+	os.WriteFile(script, []byte("#!/bin/sh\n"), 0o755)
+	for _, c := range []struct {
+		name      string
+		path      string
+		isGo      bool
+		toolchain bool // the caller's calls would be the go command's own
+		allow     bool
+		swap      bool
+	}{
+		{"not the go command's child", work, false, false, true, false},
+		{"a go command that is not nettrap's child", work, false, true, false, false},
+		{"a tool", "/usr/local/go/pkg/tool/linux_amd64/vet", true, false, true, false},
+		{"a test binary outside the work dir", outside, true, false, false, false},
+		{"not a test binary", script, true, false, false, false},
+		{"a test binary", work, true, false, true, true},
+		{"a wrapped test binary", work, true, false, true, true},
+	} {
+		d.IsGo = func(pid int) bool { return c.isGo && pid == os.Getppid() }
+		d.Toolchain = func(int) bool { return c.toolchain }
+		call, buf := execCall(c.path)
+		a := d.Decide(call)
+		runtime.KeepAlive(buf)
+		if a.Allow != c.allow || (!a.Allow && a.Errno != unix.EACCES) {
+			t.Errorf("%s: %+v, want allow %v (else EACCES)", c.name, a, c.allow)
+		}
+		target, _ := os.Readlink(c.path)
+		if swapped := target == self; swapped != c.swap {
+			t.Errorf("%s: swapped %v, want %v", c.name, swapped, c.swap)
+		}
+	}
+	if next.calls != 1 {
+		t.Errorf("exec calls reached Next (%d calls)", next.calls)
+	}
+}

@@ -21,17 +21,7 @@ func ThreadSignals(tid int) (Signals, bool) {
 
 // Threads lists the thread ids of process tgid.
 func Threads(tgid int) ([]int, error) {
-	ents, err := os.ReadDir(TaskPath(tgid, "task"))
-	if err != nil {
-		return nil, err
-	}
-	tids := make([]int, 0, len(ents))
-	for _, e := range ents {
-		if tid, err := strconv.Atoi(e.Name()); err == nil {
-			tids = append(tids, tid)
-		}
-	}
-	return tids, nil
+	return numberedEntries(TaskPath(tgid, "task"))
 }
 
 // Running tells whether process p still runs: its /proc entry is there

@@ -99,16 +99,26 @@ func PathExists(tid int, path string) bool {
 // OpenFDs lists this process's open descriptors, in increasing order
 // (the directory's own descriptor included, while it was open).
 func OpenFDs() ([]int, error) {
-	ents, err := os.ReadDir(SelfPath("fd"))
+	fds, err := numberedEntries(SelfPath("fd"))
 	if err != nil {
 		return nil, err
 	}
-	fds := make([]int, 0, len(ents))
-	for _, e := range ents {
-		if fd, err := strconv.Atoi(e.Name()); err == nil {
-			fds = append(fds, fd)
-		}
-	}
 	slices.Sort(fds) // ReadDir sorts by name: "10" before "3"
 	return fds, nil
+}
+
+// numberedEntries lists the entries of dir whose names are numbers (fds,
+// task ids), in the directory's order.
+func numberedEntries(dir string) ([]int, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	ns := make([]int, 0, len(ents))
+	for _, e := range ents {
+		if n, err := strconv.Atoi(e.Name()); err == nil {
+			ns = append(ns, n)
+		}
+	}
+	return ns, nil
 }

@@ -12,6 +12,10 @@ type Options struct {
 	// command is not, and is left alone: the program it starts is
 	// confined by the same filter all the same, only not wrapped.
 	Exec bool
+	// Trace builds the ptrace engine's program: SECCOMP_RET_TRACE where
+	// the notify engine's notifies, and seccomp(2) refused a listener
+	// (see traceProgram).
+	Trace bool
 }
 
 // execTraps are the exec calls of each native ABI: arch/x86/entry/

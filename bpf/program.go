@@ -57,6 +57,11 @@ func ProgramWith(goarch string, o Options) ([]bpf.Instruction, error) {
 		return nil, fmt.Errorf("bpf: native policy for %s: %w", goarch, err)
 	}
 	prog := append(guard, body...)
+	if o.Trace {
+		if prog, err = traceProgram(t, prog); err != nil {
+			return nil, fmt.Errorf("bpf: trace program for %s: %w", goarch, err)
+		}
+	}
 	if len(prog) > unix.BPF_MAXINSNS {
 		return nil, fmt.Errorf("bpf: program has %d instructions, the kernel takes %d", len(prog), unix.BPF_MAXINSNS)
 	}

@@ -1,0 +1,88 @@
+package bpf
+
+import (
+	"math/rand"
+	"testing"
+
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+)
+
+func traceVM(t testing.TB, goarch string) *bpf.VM {
+	t.Helper()
+	prog, err := ProgramWith(goarch, Options{Trace: true})
+	if err != nil {
+		t.Fatalf("ProgramWith(%q, Trace): %v", goarch, err)
+	}
+	vm, err := bpf.NewVM(prog)
+	if err != nil {
+		t.Fatalf("NewVM: %v", err)
+	}
+	return vm
+}
+
+// isSeccompListener tells whether d asks seccomp(2) for a listener in
+// some ABI of goarch.
+func isSeccompListener(goarch string, d seccompData) bool {
+	t := targets[goarch]
+	nr := uint32(d.nr)
+	var want bool
+	switch d.arch {
+	case t.native.audit:
+		want = nr == seccompNrs[t.native.name] || (t.x32 != nil && nr == seccompNrs[t.native.name]|x32Bit)
+	case t.compat.audit:
+		want = nr == seccompNrs[t.compat.name]
+	}
+	return want && uint32(d.args[0]) == unix.SECCOMP_SET_MODE_FILTER &&
+		uint32(d.args[1])&unix.SECCOMP_FILTER_FLAG_NEW_LISTENER != 0
+}
+
+// TestTraceProgramIsNotifyProgram: on every input the trace program
+// answers as the notify program does, with TRACE for USER_NOTIF, except
+// that a seccomp(2) asking for a listener gets EBUSY in every ABI.
+func TestTraceProgramIsNotifyProgram(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for _, goarch := range []string{"amd64", "arm64"} {
+		notify, trace := vmFor(t, goarch), traceVM(t, goarch)
+		tg := targets[goarch]
+		arches := []uint32{tg.native.audit, tg.compat.audit, 0x1234}
+		var inputs []seccompData
+		for _, a := range arches {
+			for nr := int32(0); nr < 600; nr++ {
+				inputs = append(inputs, seccompData{nr: nr, arch: a, args: [6]uint64{rng.Uint64() & 0xffff, uint64(rng.Intn(16)), rng.Uint64()}})
+			}
+		}
+		for _, abi := range []*abiInfo{tg.native, tg.compat} {
+			nr := int32(seccompNrs[abi.name])
+			for _, flags := range []uint64{0, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | 1<<32, 1 << 32, unix.SECCOMP_FILTER_FLAG_TSYNC | unix.SECCOMP_FILTER_FLAG_NEW_LISTENER} {
+				for _, op := range []uint64{unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_SET_MODE_STRICT, unix.SECCOMP_SET_MODE_FILTER | 1<<32} {
+					inputs = append(inputs, seccompData{nr: nr, arch: abi.audit, args: [6]uint64{op, flags}})
+				}
+			}
+		}
+		if tg.x32 != nil {
+			inputs = append(inputs, seccompData{nr: int32(seccompNrs[abiX8664] | x32Bit), arch: tg.native.audit,
+				args: [6]uint64{unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER}})
+		}
+		busy := 0
+		for _, d := range inputs {
+			want := run(t, notify, d)
+			if want == retNotify {
+				want = retTrace
+			}
+			if isSeccompListener(goarch, d) {
+				want = errBusy
+				busy++
+			}
+			if got := run(t, trace, d); got != want {
+				t.Errorf("%s %+v: trace program says %#x, want %#x", goarch, d, got, want)
+			}
+		}
+		if busy < 6 {
+			t.Errorf("%s: only %d listener requests among the inputs", goarch, busy)
+		}
+		if got := run(t, trace, seccompData{nr: int32(tg.native.nrOf(Connect)), arch: tg.native.audit}); got != retTrace {
+			t.Errorf("%s: native connect gets %#x, want TRACE", goarch, got)
+		}
+	}
+}

@@ -86,3 +86,53 @@ func TestTraceProgramIsNotifyProgram(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceProgramAssembled: TraceProgram on the assembled notify program
+// (with exec traps) and the Evaluator agree with the VM on the program
+// built with Options.Trace.
+func TestTraceProgramAssembled(t *testing.T) {
+	for _, goarch := range []string{"amd64", "arm64"} {
+		notify, err := AssembleWith(goarch, Options{Exec: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		conv, err := TraceProgram(goarch, notify)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := AssembleWith(goarch, Options{Exec: true, Trace: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(conv) != len(want) {
+			t.Fatalf("%s: converted program has %d instructions, built %d", goarch, len(conv), len(want))
+		}
+		for i := range want {
+			if conv[i] != want[i] {
+				t.Fatalf("%s: instruction %d: converted %+v, built %+v", goarch, i, conv[i], want[i])
+			}
+		}
+		ev, err := NewEvaluator(conv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg := targets[goarch]
+		for _, k := range []Kind{Connect, SendMsg, Execve} {
+			var nr uint32
+			if k == Execve {
+				nr = execTraps[tg.native.name][0].nr
+			} else {
+				nr = tg.native.nrOf(k)
+			}
+			if got, _ := ev.Eval(tg.native.audit, int32(nr), 0, [6]uint64{}); !Traps(got) {
+				t.Errorf("%s: %v evaluates to %#x, want a trap", goarch, k, got)
+			}
+		}
+		if got, _ := ev.Eval(tg.native.audit, int32(seccompNrs[tg.native.name]), 0, [6]uint64{unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER}); got != errBusy {
+			t.Errorf("%s: seccomp listener evaluates to %#x, want EBUSY", goarch, got)
+		}
+		if got, _ := ev.Eval(tg.native.audit, 0, 0, [6]uint64{}); Traps(got) {
+			t.Errorf("%s: syscall 0 evaluates to a trap", goarch)
+		}
+	}
+}

@@ -15,25 +15,10 @@ type seccompData struct {
 	args [6]uint64
 }
 
-// bytes encodes d for x/net/bpf's VM. The kernel loads 32-bit words of
-// seccomp_data in native (here: little-endian) order, so the low half of a
-// u64 sits at the lower offset. The VM, however, decodes every word as
-// big-endian. So lay out the words as the kernel sees them, and write each
-// word big-endian: the VM then reads exactly the values the kernel would.
-// (go-seccomp-bpf's own tests work around the same VM property.)
+// bytes encodes d for x/net/bpf's VM (see encodeSeccompData).
 func (d seccompData) bytes() []byte {
 	b := make([]byte, 64)
-	be := binary.BigEndian
-	be.PutUint32(b[0:], uint32(d.nr))
-	be.PutUint32(b[4:], d.arch)
-	put64 := func(off int, v uint64) {
-		be.PutUint32(b[off:], uint32(v))       // low word first (little-endian u64)
-		be.PutUint32(b[off+4:], uint32(v>>32)) // then the high word
-	}
-	put64(8, d.ip)
-	for i, a := range d.args {
-		put64(16+8*i, a)
-	}
+	encodeSeccompData(b, d.nr, d.arch, d.ip, d.args)
 	return b
 }
 

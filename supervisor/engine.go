@@ -1,0 +1,144 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/bpf"
+)
+
+// Engine is how the supervisor learns of the calls its filter traps.
+type Engine int
+
+const (
+	// EngineNotify: seccomp user notification (SECCOMP_RET_USER_NOTIF and
+	// a listener fd). The first choice: cheapest, and the kernel stops
+	// only the trapped calls.
+	EngineNotify Engine = iota + 1
+	// EnginePtrace: the filter returns SECCOMP_RET_TRACE and nettrap is
+	// the tracer of every confined process (ptrace.go). For where a
+	// listener is refused: a listener above nettrap already holds the
+	// chain's one (EBUSY), or the kernel lacks user notification.
+	EnginePtrace
+)
+
+func (e Engine) String() string {
+	switch e {
+	case EngineNotify:
+		return "notify"
+	case EnginePtrace:
+		return "ptrace"
+	}
+	return fmt.Sprintf("engine(%d)", int(e))
+}
+
+// EngineMode is what the user asked for (--engine).
+type EngineMode int
+
+const (
+	// EngineAuto uses notification where a listener can be installed, and
+	// ptrace otherwise.
+	EngineAuto EngineMode = iota
+	// EngineNotifyOnly uses notification or fails.
+	EngineNotifyOnly
+	// EnginePtraceOnly uses ptrace or fails.
+	EnginePtraceOnly
+)
+
+// ParseEngineMode reads "auto", "notify" or "ptrace".
+func ParseEngineMode(s string) (EngineMode, error) {
+	switch s {
+	case "auto", "":
+		return EngineAuto, nil
+	case "notify":
+		return EngineNotifyOnly, nil
+	case "ptrace":
+		return EnginePtraceOnly, nil
+	}
+	return 0, fmt.Errorf("engine: %q is not auto, notify or ptrace", s)
+}
+
+// EngineChoice is the engine a run would use, and why.
+type EngineChoice struct {
+	Engine Engine
+	// NotifyErr says why the notify engine cannot work here (nil when it
+	// can): with EngineAuto, why ptrace was chosen.
+	NotifyErr error
+	// ListenerAbove: a filter above nettrap has a listener. Its
+	// USER_NOTIF outranks TRACE (the kernel takes the strongest action of
+	// the chain), so a call it traps never reaches a TRACE stop: the
+	// ptrace engine then decides at syscall-entry stops, which come
+	// before seccomp (ptrace.go).
+	ListenerAbove bool
+}
+
+// String says which engine and why, for `nettrap version` and the
+// one-line notice of a fallback.
+func (c EngineChoice) String() string {
+	switch {
+	case c.Engine == EngineNotify:
+		return "notify (seccomp user notification)"
+	case c.NotifyErr != nil && c.ListenerAbove:
+		return fmt.Sprintf("ptrace (%v; calls are decided at syscall-entry stops)", unwrapSyscall(c.NotifyErr))
+	case c.NotifyErr != nil:
+		return fmt.Sprintf("ptrace (seccomp user notification unavailable: %v)", unwrapSyscall(c.NotifyErr))
+	}
+	return "ptrace (asked for)"
+}
+
+// unwrapSyscall shortens the listener probe's error for a one-line
+// reason: the sentence without the syscall that told it.
+func unwrapSyscall(err error) string {
+	if errors.Is(err, bpf.ErrListenerAbove) {
+		return bpf.ErrListenerAbove.Error()
+	}
+	return err.Error()
+}
+
+// ChooseEngine picks the engine for mode, probing the kernel and the
+// filters nettrap runs under. It fails, wrapping ErrUnsupported, when no
+// engine mode allows can confine here: the command must then not run.
+func ChooseEngine(mode EngineMode) (EngineChoice, error) {
+	notifyErr := bpf.ProbeListener()
+	c := EngineChoice{NotifyErr: notifyErr, ListenerAbove: errors.Is(notifyErr, bpf.ErrListenerAbove)}
+	if mode != EnginePtraceOnly && notifyErr == nil {
+		c.Engine = EngineNotify
+		return c, nil
+	}
+	if mode == EngineNotifyOnly {
+		return c, fmt.Errorf("%w: %w", ErrUnsupported, notifyErr)
+	}
+	if err := ProbePtrace(); err != nil {
+		if notifyErr != nil {
+			return c, fmt.Errorf("%w: %w; and the ptrace engine cannot work either: %w", ErrUnsupported, notifyErr, err)
+		}
+		return c, fmt.Errorf("%w: %w", ErrUnsupported, err)
+	}
+	c.Engine = EnginePtrace
+	return c, nil
+}
+
+// ErrNoPtrace wraps every reason the ptrace engine cannot work here.
+var ErrNoPtrace = errors.New("the ptrace engine is unavailable")
+
+// ProbePtrace tells whether this process may trace its children: the
+// kernel has SECCOMP_RET_TRACE, Yama allows it, and no seccomp profile
+// refuses ptrace(2). A request on a pid that cannot exist answers ESRCH
+// where ptrace is allowed, EPERM (or ENOSYS) where a profile refuses it.
+func ProbePtrace() error {
+	if !bpf.ActionAvailable(unix.SECCOMP_RET_TRACE) {
+		return fmt.Errorf("%w: the kernel lacks SECCOMP_RET_TRACE", ErrNoPtrace)
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope"); err == nil && strings.TrimSpace(string(b)) == "3" {
+		return fmt.Errorf("%w: kernel.yama.ptrace_scope is 3 (no process may trace another)", ErrNoPtrace)
+	}
+	const noSuchPid = 1 << 30 // above PID_MAX_LIMIT (4M)
+	if _, err := unix.PtraceGetEventMsg(noSuchPid); err != unix.ESRCH {
+		return fmt.Errorf("%w: %w (a seccomp profile refusing ptrace: with Docker, --cap-add SYS_PTRACE)", ErrNoPtrace, os.NewSyscallError("ptrace", err))
+	}
+	return nil
+}

@@ -31,6 +31,10 @@ type Options struct {
 	// TrapsExec: Program traps execve (bpf.Options.Exec); the command's
 	// own exec is let through before the loop starts (firstexec.go).
 	TrapsExec bool
+	// Engine says which engine may confine the command (--engine);
+	// Start picks one with ChooseEngine and says, on Notices, when auto
+	// fell back to ptrace.
+	Engine EngineMode
 }
 
 // Session is one confined command and the supervisor answering for it.
@@ -45,6 +49,8 @@ type Session struct {
 	// and not because Options said off, EmulationErr says why.
 	Emulating    bool
 	EmulationErr error
+	// Engine is the engine that confines the command, and why.
+	Engine EngineChoice
 
 	listener int
 	loop     *loop
@@ -52,6 +58,7 @@ type Session struct {
 	errs     errorLog
 	// reaped releases the thread that forked the child (see Start).
 	reaped chan struct{}
+	tracer *tracer // the ptrace engine's, nil under notify
 }
 
 // noSyncWakeUpEnv, set to anything, withholds
@@ -103,6 +110,16 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	if notices == nil {
 		notices = os.Stderr
 	}
+	choice, err := ChooseEngine(opts.Engine)
+	if err != nil {
+		return nil, err
+	}
+	if choice.Engine == EnginePtrace {
+		if opts.Engine == EngineAuto {
+			fmt.Fprintf(notices, "nettrap: seccomp user notification cannot be used here (%v): confining with the ptrace engine, which costs more per call\n", unwrapSyscall(choice.NotifyErr))
+		}
+		return startPtrace(cmd, opts, prog, choice, notices)
+	}
 	var emu *emulator
 	var emuErr error
 	if opts.Emulate != EmulateOff {
@@ -124,7 +141,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	if cmd.SysProcAttr.Pdeathsig == 0 {
 		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	}
-	s := &Session{Cmd: cmd, Emulating: emu != nil, EmulationErr: emuErr, loopDone: make(chan struct{}), reaped: make(chan struct{})}
+	s := &Session{Cmd: cmd, Emulating: emu != nil, EmulationErr: emuErr, Engine: choice, loopDone: make(chan struct{}), reaped: make(chan struct{})}
 	type started struct {
 		listener int
 		killable bool
@@ -226,6 +243,9 @@ var testHookBeforeRun func()
 // fail with ENOSYS (the kernel's answer once the listener is closed), so
 // a stray daemon is cut off, never let through.
 func (s *Session) Wait() error {
+	if s.tracer != nil {
+		return s.waitTraced()
+	}
 	err := s.Cmd.Wait()
 	s.loop.stop()   // before the kick, which only stopping receivers take
 	close(s.reaped) // the child is gone: its parent thread may go too

@@ -1,0 +1,23 @@
+package supervisor
+
+import "golang.org/x/sys/unix"
+
+// skipSyscall makes the stopped tracee skip its call and return ret: on
+// arm64 the syscall number lives in its own register set
+// (NT_ARM_SYSTEM_CALL), and x0 carries the return value.
+func skipSyscall(tid int, ret int64) error {
+	if err := setSyscallNr(tid, -1); err != nil {
+		return err
+	}
+	return setReturn(tid, ret)
+}
+
+// setReturn sets x0, the return value.
+func setReturn(tid int, ret int64) error {
+	var r unix.PtraceRegs
+	if err := unix.PtraceGetRegs(tid, &r); err != nil {
+		return err
+	}
+	r.Regs[0] = uint64(ret)
+	return unix.PtraceSetRegs(tid, &r)
+}

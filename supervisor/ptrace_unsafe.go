@@ -1,0 +1,70 @@
+package supervisor
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// syscallInfo is struct ptrace_syscall_info (linux/ptrace.h, 5.3+), as
+// PTRACE_GET_SYSCALL_INFO fills it at a seccomp stop or a syscall-entry
+// stop: the same arch, nr and arguments a notification carries, whatever
+// the tracee's ABI. At an exit stop Nr holds the return value.
+type syscallInfo struct {
+	Op      uint8
+	_       uint8
+	Flags   uint16
+	Arch    uint32
+	IP      uint64
+	SP      uint64
+	Nr      uint64
+	Args    [6]uint64
+	RetData uint32
+	_       uint32
+}
+
+// Values of syscallInfo.Op.
+const (
+	syscallInfoEntry   = 1
+	syscallInfoExit    = 2
+	syscallInfoSeccomp = 3
+)
+
+func getSyscallInfo(tid int, info *syscallInfo) error {
+	_, _, errno := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_GET_SYSCALL_INFO, uintptr(tid),
+		unsafe.Sizeof(*info), uintptr(unsafe.Pointer(info)), 0, 0)
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// ptraceRaw is ptrace(2) with plain arguments, for the requests x/sys/unix
+// wraps without the data they need (PTRACE_SEIZE's options) or not at all
+// (PTRACE_LISTEN).
+func ptraceRaw(req, pid int, addr, data uintptr) error {
+	_, _, errno := unix.Syscall6(unix.SYS_PTRACE, uintptr(req), uintptr(pid), addr, data, 0, 0)
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// readStubProgram decodes the program the stub reads from its pipe: the
+// supervisor writes the unix.SockFilter array as it lies in memory.
+func stubProgramBytes(prog []unix.SockFilter) []byte {
+	if len(prog) == 0 {
+		return nil
+	}
+	n := len(prog) * int(unsafe.Sizeof(prog[0]))
+	return unsafe.Slice((*byte)(unsafe.Pointer(&prog[0])), n)
+}
+
+// stubProgram is the inverse of stubProgramBytes; b must hold whole
+// instructions.
+func stubProgram(b []byte) []unix.SockFilter {
+	size := int(unsafe.Sizeof(unix.SockFilter{}))
+	prog := make([]unix.SockFilter, len(b)/size)
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(prog))), len(prog)*size), b)
+	return prog
+}

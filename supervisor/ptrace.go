@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -72,6 +73,7 @@ type tracer struct {
 	emu          *emulator
 	stopped      [2]int         // pipe: readable once stopping (the emulator's watch)
 	current      map[int]uint64 // the call each stopped tid waits in, by id
+	awaitTimer   *time.Timer    // the tracer\'s, for await
 }
 
 // traceAnswer is a decision, for the tracer to apply to the call id of

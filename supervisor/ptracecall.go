@@ -83,19 +83,18 @@ func (tr *tracer) dispatch(pid int, info *syscallInfo, atEntry bool) {
 		tr.apply(traceAnswer{tid: pid, id: c.ID, a: Answer{Allow: true}, atEntry: atEntry})
 		return
 	}
-	if tr.syscalls {
-		// Every syscall stops: a decision that waits for a confined
-		// process (an inner nettrap asked which test runs) needs the
-		// tracer free to serve that process's stops.
+	tr.read(c)
+	if q, ok := tr.decider.(QuickDecider); ok && !q.Quick(c) {
+		// A decision that may wait for a confined process (an inner
+		// nettrap asked which test runs) needs the tracer free to serve
+		// that process's stops: any tracee may stop for a signal.
 		tr.aside(func() traceAnswer {
-			ans := tr.judge(c, atEntry)
-			ans, _ = tr.carryOut(c, ans, true)
+			ans, _ := tr.carryOut(c, tr.judge(c, atEntry), true)
 			return ans
 		})
 		return
 	}
-	ans := tr.judge(c, atEntry)
-	ans, blocks := tr.carryOut(c, ans, false)
+	ans, blocks := tr.carryOut(c, tr.judge(c, atEntry), false)
 	if blocks {
 		// An emulated call that may block for long: made aside, so the
 		// other stops are served meanwhile.
@@ -136,9 +135,9 @@ func (tr *tracer) newCall(pid int, info *syscallInfo) *Call {
 	return c
 }
 
-// judge reads the call's arguments from the stopped tracee and asks the
-// decider.
-func (tr *tracer) judge(c *Call, atEntry bool) traceAnswer {
+// read reads the call's arguments from the stopped tracee, and what the
+// kernel tells of them.
+func (tr *tracer) read(c *Call) {
 	if !c.Syscall.Foreign {
 		m := newMemReader(uint32(c.TID)).useVM(&tr.vmRead)
 		m.prefetch = tr.emu != nil
@@ -147,6 +146,10 @@ func (tr *tracer) judge(c *Call, atEntry bool) traceAnswer {
 	}
 	c.decode()
 	c.release() // what decode opened, for the decision only
+}
+
+// judge asks the decider about the call read.
+func (tr *tracer) judge(c *Call, atEntry bool) traceAnswer {
 	return traceAnswer{tid: c.TID, id: c.ID, a: decideWith(tr.decider, tr.report, c), atEntry: atEntry}
 }
 

@@ -86,3 +86,24 @@ func TestPtraceDecidesAside(t *testing.T) {
 		t.Errorf("allowed listener saw %d connections, want 50", c)
 	}
 }
+
+// A child made with CLONE_UNTRACED would not be traced: the ptrace
+// engine's filter refuses the flag (EPERM), and clone3, whose flags it
+// cannot read, altogether (ENOSYS). Under a listener above that traps
+// connect, such a child's connect would otherwise run unseen.
+func TestPtraceRefusesUntracedChildren(t *testing.T) {
+	denied := listen(t, "127.0.0.2")
+	for _, parent := range []string{"", "connect,sendto,sendmsg"} {
+		cmd, report := supervisorCmd(t, "clone-untraced", denied.addr)
+		cmd.Env = append(cmd.Env, parentListenerEnv+"="+parent, engineEnv+"=ptrace")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("supervisor role: %v\n%s", err, out)
+		}
+		readReport(t, report)
+		expect(t, strings.Fields(string(out)), "EPERM")
+	}
+	if c, _ := denied.counts(t, 0, 0); c != 0 {
+		t.Errorf("denied listener saw %d connections from an untraced child", c)
+	}
+}

@@ -45,8 +45,8 @@ func cli(args []string, getenv func(string) string) error {
 	if len(args) > 0 {
 		switch args[0] {
 		case "version":
-			printVersion(os.Stdout)
-			return nil
+			// `nettrap version --engine=ptrace` as --version does.
+			args = append([]string{"--version"}, args[1:]...)
 		case "help":
 			printUsage(os.Stdout)
 			return nil
@@ -63,7 +63,7 @@ func cli(args []string, getenv func(string) string) error {
 		printUsage(os.Stdout)
 		return nil
 	case cfg.version:
-		printVersion(os.Stdout)
+		printVersion(os.Stdout, cfg.engine)
 		return nil
 	case len(cfg.args) == 0:
 		return cantRun("no command given: nettrap [flags] -- COMMAND [ARGS...] (see nettrap --help)")
@@ -85,7 +85,7 @@ func (cfg *config) options() run.Options {
 		Argv: cfg.args,
 		Policy: policy.Policy{Mode: cfg.mode, Rules: cfg.rules, Errno: cfg.errno,
 			Sealed: cfg.sealed, AllowUnspecified: cfg.allowUnspecified},
-		AllowTests: cfg.allowTests, Emulate: cfg.emulate,
+		AllowTests: cfg.allowTests, Emulate: cfg.emulate, Engine: cfg.engine,
 		AuditLog: cfg.auditLog, ResolvConf: cfg.resolvConf, ResolvConfGiven: cfg.resolvConfGiven,
 		RunID: cfg.runID, Summary: cfg.summary, Hub: cfg.hub, OuterRun: cfg.outerRun,
 		Cache: cfg.cache, Names: cfg,

@@ -16,7 +16,9 @@ import (
 // module version from the build info is used.
 var version = ""
 
-func printVersion(w io.Writer) {
+// printVersion writes the version, the kernel features nettrap uses, and
+// the engine a run with mode (--engine) would use here.
+func printVersion(w io.Writer, mode supervisor.EngineMode) {
 	v := version
 	if v == "" {
 		v = "(devel)"
@@ -43,11 +45,27 @@ func printVersion(w io.Writer) {
 	} else {
 		fmt.Fprintln(w, "emulation: on (pidfd_getfd): allowed inet connects and sends, and netlink requests sent with an address, are made by nettrap with the bytes it checked")
 	}
-	if err := f.Check(); err != nil {
+	choice, err := supervisor.ChooseEngine(mode)
+	fmt.Fprintln(w, engineLine(choice, err))
+	if err == nil && (!f.Filter || !f.KillProcess) {
+		// Both engines need these; f.Check's other reason (no user
+		// notification) is the engine's to judge.
+		err = f.Check()
+	}
+	if err != nil {
 		fmt.Fprintf(w, "nettrap cannot confine here: %v\n", err)
 	} else {
 		fmt.Fprintln(w, "nettrap can confine here")
 	}
+}
+
+// engineLine is the version's line on the engine: which one and why, or
+// none and why not.
+func engineLine(c supervisor.EngineChoice, err error) string {
+	if err != nil {
+		return fmt.Sprintf("engine: none (%v)", err)
+	}
+	return "engine: " + c.String()
 }
 
 // atLeast reports whether a kernel release ("6.18.44-…") is at least

@@ -147,7 +147,7 @@ func (c *confined) supervise(cmd *exec.Cmd, fw *forwarder, rp *reaper) (int, err
 	fw.forward(rp.toGroup(cmd))
 	waitErr := sess.Wait()
 	c.g.EndLookups()
-	status := exitStatus(cmd, waitErr)
+	status := sessionStatus(sess, waitErr)
 	for _, e := range sess.Errors() {
 		fmt.Fprintf(os.Stderr, "nettrap: supervisor: %v\n", e)
 	}

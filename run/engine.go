@@ -57,8 +57,12 @@ func emulationError(o Options, err error) error {
 // ptraceEmulationError: emulation is required, and c, the ptrace
 // engine, is what works here.
 func ptraceEmulationError(o Options, c supervisor.EngineChoice) error {
-	return cantRun("cannot confine: %s needs allowed calls emulated (race-free), which the ptrace engine does not do, and the ptrace engine is the one that works here: %s; drop %s, or run where seccomp user notification works",
-		emulationNeededBy(o), c, emulationNeededBy(o))
+	why := o.Names.Source("engine") + "=ptrace"
+	if c.NotifyErr != nil {
+		why = c.NotifyErr.Error()
+	}
+	return cantRun("cannot confine: %s needs allowed calls emulated (race-free), which the ptrace engine does not do, and only the ptrace engine works here (%s); drop %s, or run where seccomp user notification works",
+		emulationNeededBy(o), why, emulationNeededBy(o))
 }
 
 // emulationNeededBy names what made emulation required.

@@ -115,5 +115,9 @@ func TestEngineLine(t *testing.T) {
 		if mode == supervisor.EnginePtraceOnly && !strings.HasPrefix(want, "engine: ptrace") && !strings.HasPrefix(want, "engine: none (") {
 			t.Errorf("--engine=ptrace: %q", want)
 		}
+		// The ptrace engine emulates nothing, whatever the kernel has.
+		if strings.HasPrefix(want, "engine: ptrace") && !strings.Contains(b.String(), "\nemulation: off (the ptrace engine makes no emulated calls)") {
+			t.Errorf("mode %v: version claims emulation under the ptrace engine:\n%s", mode, b.String())
+		}
 	}
 }

@@ -92,6 +92,7 @@ func chooseEngine(o Options) (inner string, err error) {
 	if o.Engine != supervisor.EngineAuto {
 		return "", nil
 	}
-	fmt.Fprintf(os.Stderr, "nettrap: engine %s, which costs more per call than notification\n", c)
+	// The words of supervisor.Start's notice, which the inners would each print.
+	fmt.Fprintf(os.Stderr, "nettrap: seccomp user notification cannot be used here (%v): confining with the ptrace engine, which costs more per call\n", c.NotifyErr)
 	return c.Engine.String(), nil
 }

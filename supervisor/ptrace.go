@@ -69,13 +69,22 @@ type tracer struct {
 	answers      []traceAnswer
 	sleeping     bool // the tracer is (about to be) blocked in wait4
 	wakerGone    bool // the waker died: the tracer polls instead
+	emu          *emulator
+	stopped      [2]int         // pipe: readable once stopping (the emulator's watch)
+	current      map[int]uint64 // the call each stopped tid waits in, by id
 }
 
-// traceAnswer is a decision, for the tracer to apply.
+// traceAnswer is a decision, for the tracer to apply to the call id of
+// thread tid.
 type traceAnswer struct {
 	tid     int
+	id      uint64
 	a       Answer
 	atEntry bool
+	// ret, when set, is the call's return value: the supervisor made the
+	// call (emulation, a redirect), or answers it early (emuintr.go).
+	ret   *int64
+	early bool
 }
 
 // seizeOptions are the tracer's ptrace options: follow every child and
@@ -155,6 +164,7 @@ func (tr *tracer) wake() { unix.Kill(tr.waker, unix.SIGSTOP) }
 // stop ends run.
 func (tr *tracer) stop() {
 	tr.stopping.Store(true)
+	unix.Write(tr.stopped[1], []byte{0})
 	tr.mu.Lock()
 	tr.sleeping = false
 	tr.mu.Unlock()
@@ -176,6 +186,11 @@ func (tr *tracer) wakerEvent(ws unix.WaitStatus) {
 
 func (tr *tracer) report(err error) { tr.errs.add(err) }
 
+func (tr *tracer) closeStopped() {
+	unix.Close(tr.stopped[0])
+	unix.Close(tr.stopped[1])
+}
+
 // Stop kinds in a wait status: the event in bits 16-23, the signal in
 // 8-15 (SIGTRAP|0x80 for syscall stops with PTRACE_O_TRACESYSGOOD).
 const syscallStopSig = unix.SIGTRAP | 0x80
@@ -185,6 +200,7 @@ func (tr *tracer) event(pid int, ws unix.WaitStatus) {
 	if ws.Exited() || ws.Signaled() {
 		delete(tr.exitRet, pid)
 		delete(tr.entryDecided, pid)
+		delete(tr.current, pid)
 		if pid == tr.main {
 			tr.status = ws
 			close(tr.mainDone)

@@ -33,13 +33,14 @@
 // The runners (runners_test.go; NETTRAP_BENCH_RUNNERS picks others, "all"
 // runs every one): bare, cfloor, continue (nettrap --emulate=off),
 // cfloor-emu, nettrap, ptrace (NETTRAP_ENGINE=ptrace, weighed against
-// continue: both let allowed calls continue in the kernel), ptrace-parent
+// nettrap, the notify engine: both emulate allowed calls), ptrace-parent
 // (nettrap under cfloor -w, a listener above that traps bind and listen as
 // WSL2's init does: auto falls back to the ptrace engine, which then stops
-// every syscall at entry; weighed against ptrace); and on demand cfloor-emu-nosync, nettrap-nosync
-// (NETTRAP_TEST_NO_SYNC_WAKEUP withholds the flag, as kernels before 6.6
-// lack it), cfloor-emu-nosync-spin (a 50 µs bounded spin before
-// blocking), floor (the Go floor sharing nettrap's loop).
+// every syscall at entry; weighed against ptrace); and on demand
+// cfloor-emu-nosync, nettrap-nosync (NETTRAP_TEST_NO_SYNC_WAKEUP withholds
+// the flag, as kernels before 6.6 lack it), cfloor-emu-nosync-spin (a
+// 50 µs bounded spin before blocking), floor (the Go floor sharing
+// nettrap's loop).
 //
 // Each leaf BenchmarkOps/OP/RUNNER runs the workload once with N = b.N
 // and reports the workload's own ns/op, so process and supervisor start-up
@@ -47,7 +48,7 @@
 //
 //	x-bare        this runner's ns/op over bare's, bare measured just before
 //	x-ref         over its reference's (nettrap: cfloor-emu; continue: cfloor;
-//	              ptrace: continue; ptrace-parent: ptrace)
+//	              ptrace: nettrap; ptrace-parent: ptrace)
 //	added-vs-ref  (runner - bare) / (reference - bare), trapped ops only
 //	rss-KiB       the workload's peak RSS (VmHWM)
 //	sup-rss-KiB   the supervisor's peak RSS, read by the workload at its end

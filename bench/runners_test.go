@@ -25,8 +25,7 @@ type runner struct {
 // test-only switch: kernels before 6.6 lack the flag).
 const noSyncEnv = "NETTRAP_TEST_NO_SYNC_WAKEUP=1"
 
-// ptraceEnv forces nettrap's ptrace engine (--engine=ptrace), which
-// emulates nothing: allowed calls continue in the kernel.
+// ptraceEnv forces nettrap's ptrace engine (--engine=ptrace).
 const ptraceEnv = "NETTRAP_ENGINE=ptrace"
 
 // noSpinEnv turns off the bounded spin nettrap's receivers make before
@@ -54,7 +53,7 @@ var allRunners = []runner{
 		cmd: func(b *builds) []string { return []string{b.nettrap, "--"} }},
 	{name: "cfloor-emu-nosync-spin", cfloor: true, cmd: func(b *builds) []string { return []string{b.cfloor, "-e", "-n", "-s", "50"} }},
 	{name: "floor", ref: "cfloor", cmd: func(b *builds) []string { return []string{b.floor} }},
-	{name: "ptrace", ref: "continue", env: []string{ptraceEnv}, cmd: func(b *builds) []string { return []string{b.nettrap, "--"} }},
+	{name: "ptrace", ref: "nettrap", env: []string{ptraceEnv}, cmd: func(b *builds) []string { return []string{b.nettrap, "--"} }},
 	{name: "ptrace-parent", ref: "ptrace", cfloor: true, cmd: func(b *builds) []string { return []string{b.cfloor, "-w", b.nettrap, "--"} }},
 }
 

@@ -16,7 +16,7 @@ import (
 func startError(o Options, err error) error {
 	switch {
 	case errors.Is(err, supervisor.ErrNoEmulation):
-		return emulationError(o, err)
+		return cantRun("%v; %s needs it (Linux 5.6+; in a container, Docker's default seccomp profile allows pidfd_getfd only with --cap-add SYS_PTRACE)", err, emulationNeededBy(o))
 	case errors.Is(err, supervisor.ErrUnsupported):
 		return confineError(o, err)
 	}
@@ -44,27 +44,6 @@ func confineError(o Options, err error) error {
 	return cantRun("cannot confine: %v; nettrap needs Linux 5.0+ with seccomp user notification (or ptrace), and a container runtime that allows seccomp(2)", err)
 }
 
-// emulationError: what needs emulation (--sealed, --emulate=on) cannot
-// have it. Under the ptrace engine that is the engine's doing (it makes
-// no emulated calls), not the kernel's.
-func emulationError(o Options, err error) error {
-	if c, cerr := supervisor.ChooseEngine(o.Engine); cerr == nil && c.Engine == supervisor.EnginePtrace {
-		return ptraceEmulationError(o, c)
-	}
-	return cantRun("%v; %s needs it (Linux 5.6+; in a container, Docker's default seccomp profile allows pidfd_getfd only with --cap-add SYS_PTRACE)", err, emulationNeededBy(o))
-}
-
-// ptraceEmulationError: emulation is required, and c, the ptrace
-// engine, is what works here.
-func ptraceEmulationError(o Options, c supervisor.EngineChoice) error {
-	why := o.Names.Source("engine") + "=ptrace"
-	if c.NotifyErr != nil {
-		why = c.NotifyErr.Error()
-	}
-	return cantRun("cannot confine: %s needs allowed calls emulated (race-free), which the ptrace engine does not do, and only the ptrace engine works here (%s); drop %s, or run where seccomp user notification works",
-		emulationNeededBy(o), why, emulationNeededBy(o))
-}
-
 // emulationNeededBy names what made emulation required.
 func emulationNeededBy(o Options) string {
 	if o.Policy.Sealed {
@@ -83,13 +62,7 @@ func chooseEngine(o Options) (inner string, err error) {
 	if err != nil {
 		return "", confineError(o, err)
 	}
-	if c.Engine != supervisor.EnginePtrace {
-		return "", nil
-	}
-	if o.Policy.Sealed || o.Emulate == supervisor.EmulateOn {
-		return "", ptraceEmulationError(o, c)
-	}
-	if o.Engine != supervisor.EngineAuto {
+	if c.Engine != supervisor.EnginePtrace || o.Engine != supervisor.EngineAuto {
 		return "", nil
 	}
 	// The words of supervisor.Start's notice, which the inners would each print.

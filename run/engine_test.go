@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/bpf"
-	"github.com/nettrap/nettrap/policy"
 	"github.com/nettrap/nettrap/supervisor"
 )
 
@@ -55,25 +54,5 @@ func TestStartErrorReasons(t *testing.T) {
 				t.Errorf("startError = %v (%#v)\nwant status %d, %q and no %q", err, e, tc.code, tc.want, tc.not)
 			}
 		})
-	}
-}
-
-// What needs emulation cannot have it under the ptrace engine: the
-// message says that the engine is why, and names the setting.
-func TestPtraceEmulationError(t *testing.T) {
-	c := supervisor.EngineChoice{Engine: supervisor.EnginePtrace, ListenerAbove: true,
-		NotifyErr: fmt.Errorf("%w: %w", bpf.ErrListenerAbove, os.NewSyscallError("seccomp", syscall.EBUSY))}
-	for _, tc := range []struct {
-		o    Options
-		want string
-	}{
-		{Options{Policy: policy.Policy{Sealed: true}, Names: flagNames{}}, "cannot confine: --sealed needs allowed calls emulated (race-free), which the ptrace engine does not do"},
-		{Options{Emulate: supervisor.EmulateOn, Names: flagNames{}}, "cannot confine: --emulate=on needs allowed calls emulated"},
-	} {
-		err := ptraceEmulationError(tc.o, c)
-		var e *ExitError
-		if !errors.As(err, &e) || e.Code != ExitCantRun || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "WSL2") {
-			t.Errorf("ptraceEmulationError = %v, want status 125, %q and the engine's reason", err, tc.want)
-		}
 	}
 }

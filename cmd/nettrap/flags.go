@@ -131,9 +131,6 @@ func (cfg *config) check() error {
 	if err := cfg.checkSealed(); err != nil {
 		return err
 	}
-	if err := cfg.checkEngine(); err != nil {
-		return err
-	}
 	for _, a := range raw.allowTests {
 		re, err := regexp.Compile(a)
 		if err != nil {
@@ -192,22 +189,6 @@ func (cfg *config) parseEngine() error {
 	var err error
 	if cfg.engine, err = supervisor.ParseEngineMode(cfg.raw.engine); err != nil {
 		return fmt.Errorf("bad %s %q: want auto, notify or ptrace", cfg.Source("engine"), cfg.raw.engine)
-	}
-	return nil
-}
-
-// checkEngine: the ptrace engine emulates nothing (allowed calls continue
-// in the kernel), so what needs emulation cannot have it there.
-func (cfg *config) checkEngine() error {
-	if cfg.engine != supervisor.EnginePtraceOnly {
-		return nil
-	}
-	engine := cfg.Source("engine") + "=ptrace"
-	switch {
-	case cfg.sealed:
-		return fmt.Errorf("%s with %s: sealed mode needs allowed calls made race-free by emulation, which the ptrace engine does not do; drop one", cfg.Source("sealed"), engine)
-	case cfg.emulate == supervisor.EmulateOn:
-		return fmt.Errorf("%s=on with %s: the ptrace engine emulates nothing (allowed calls continue in the kernel); drop one", cfg.Source("emulate"), engine)
 	}
 	return nil
 }

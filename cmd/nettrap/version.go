@@ -46,15 +46,12 @@ func printVersion(w io.Writer, mode supervisor.EngineMode) {
 // printEngine writes whether allowed calls are emulated, and the engine a
 // run with mode would use here and why, or why none can confine.
 func printEngine(w io.Writer, f bpf.Features, mode supervisor.EngineMode) {
-	choice, err := supervisor.ChooseEngine(mode)
-	switch emuErr := supervisor.ProbeEmulation(); {
-	case err == nil && choice.Engine == supervisor.EnginePtrace:
-		fmt.Fprintln(w, "emulation: off (the ptrace engine makes no emulated calls): allowed calls continue in the kernel; --sealed refuses to run")
-	case emuErr != nil:
-		fmt.Fprintf(w, "emulation: off (%v): allowed calls, and netlink requests sent with an address, continue in the kernel; --sealed refuses to run\n", emuErr)
-	default:
+	if err := supervisor.ProbeEmulation(); err != nil {
+		fmt.Fprintf(w, "emulation: off (%v): allowed calls, and netlink requests sent with an address, continue in the kernel; --sealed refuses to run\n", err)
+	} else {
 		fmt.Fprintln(w, "emulation: on (pidfd_getfd): allowed inet connects and sends, and netlink requests sent with an address, are made by nettrap with the bytes it checked")
 	}
+	choice, err := supervisor.ChooseEngine(mode)
 	fmt.Fprintln(w, engineLine(choice, err))
 	if err == nil && (!f.Filter || !f.KillProcess) {
 		// Both engines need these; f.Check's other reason (no user

@@ -62,7 +62,7 @@ var pairs = []struct{ runner, ref, refName, title string }{
 	{"nettrap-nosync", "cfloor-emu-nosync", "C floor", "without SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (kernels before 6.6), both emulating; nettrap spins up to 50 µs before blocking, the C floor does not"},
 	{"nettrap-nosync-nospin", "cfloor-emu-nosync", "C floor", "the same, nettrap without the spin"},
 	{"floor", "cfloor", "C floor", "the Go floor (nettrap's loop, a decider that allows all) against the C floor"},
-	{"ptrace", "continue", "notify --emulate=off", "the ptrace engine (NETTRAP_ENGINE=ptrace; it emulates nothing) against the notify engine with --emulate=off"},
+	{"ptrace", "nettrap", "notify engine", "the ptrace engine (NETTRAP_ENGINE=ptrace) against the notify engine, both as they come (allowed inet calls emulated)"},
 	{"ptrace-parent", "ptrace", "ptrace", "the ptrace engine under a listener above (cfloor -w traps bind and listen, as WSL2's init does; auto falls back to ptrace, and every syscall stops at entry) against the ptrace engine alone"},
 }
 

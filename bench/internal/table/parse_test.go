@@ -70,8 +70,8 @@ func TestRender(t *testing.T) {
 		"| workload, bare | 4100 | 1.00 |",
 		"| nettrap supervisor process | 6138 | 1.50 |",
 		// An engine against another: the reference's name in the header.
-		"| operation | bare ns/op | notify --emulate=off ns/op | ptrace ns/op | ptrace × bare | added / notify --emulate=off's added, or × notify --emulate=off |",
-		"| (c) unconnected loopback UDP sendto | 1100 | – | 9000 | 7.50 | – |",
+		"| operation | bare ns/op | notify engine ns/op | ptrace ns/op | ptrace × bare | added / notify engine's added, or × notify engine |",
+		"| (c) unconnected loopback UDP sendto | 1100 | 3200 | 9000 | 7.50 | – |",
 		"| ptrace supervisor process | 7000 | 1.71 |",
 	} {
 		if !strings.Contains(out, want) {

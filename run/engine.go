@@ -17,7 +17,9 @@ func startError(o Options, err error) error {
 	switch {
 	case errors.Is(err, supervisor.ErrNoEmulation):
 		return cantRun("%v; %s needs it (Linux 5.6+; in a container, Docker's default seccomp profile allows pidfd_getfd only with --cap-add SYS_PTRACE)", err, emulationNeededBy(o))
-	case errors.Is(err, supervisor.ErrUnsupported):
+	case errors.Is(err, supervisor.ErrUnsupported), errors.Is(err, supervisor.ErrNoPtrace):
+		// ErrNoPtrace alone: the ptrace engine was chosen, then refused
+		// (PTRACE_SEIZE under Yama's admin-only mode, say).
 		return confineError(o, err)
 	}
 	return cannotExec(execStatus(err), "cannot start %s: %v", o.Argv[0], err)

@@ -44,6 +44,8 @@ func TestStartErrorReasons(t *testing.T) {
 		{"no notification, notify only", supervisor.EngineNotifyOnly, fmt.Errorf("%w: %w", supervisor.ErrUnsupported, noNotif),
 			"cannot confine: seccomp user notification unavailable: bpf: seccomp user notification: seccomp: invalid argument; the notify engine needs Linux 5.0+",
 			"WSL2", ExitCantRun},
+		{"seize refused, auto", supervisor.EngineAuto, fmt.Errorf("%w: %w", supervisor.ErrNoPtrace, os.NewSyscallError("ptrace(PTRACE_SEIZE)", syscall.EPERM)),
+			"cannot confine: the ptrace engine is unavailable: ptrace(PTRACE_SEIZE): operation not permitted", "cannot start", ExitCantRun},
 		{"not found", supervisor.EngineAuto, &os.PathError{Op: "fork/exec", Path: "/x", Err: syscall.ENOENT},
 			"cannot start /x: fork/exec /x: no such file or directory", "confine", ExitNotFound},
 	} {

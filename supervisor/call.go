@@ -7,6 +7,7 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/classify"
+	"github.com/nettrap/nettrap/procfs"
 )
 
 // Call is one intercepted syscall, decoded: every argument a decision
@@ -156,7 +157,7 @@ func (t FixedTask) Pending() bool { return !t.Process.Gone }
 // it exists.
 func (c *Call) pending() bool {
 	if c.tracer != nil {
-		return unix.Kill(c.TID, 0) == nil
+		return procfs.Running(c.TID) // a SIGKILLed one is a zombie at once
 	}
 	return idValid(c.listener, c.ID)
 }

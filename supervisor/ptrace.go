@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -72,6 +73,8 @@ type tracer struct {
 	emu          *emulator
 	stopped      [2]int         // pipe: readable once stopping (the emulator's watch)
 	current      map[int]uint64 // the call each stopped tid waits in, by id
+	tracees      map[int]bool   // every tid seen and not seen to exit
+	awaitTimer   *time.Timer    // the tracer\'s, for await
 }
 
 // traceAnswer is a decision, for the tracer to apply to the call id of
@@ -119,6 +122,14 @@ func (tr *tracer) run() {
 		default:
 			tr.event(pid, ws)
 		}
+	}
+	// PTRACE_O_EXITKILL kills what is still traced when this thread
+	// exits; but the runtime keeps a locked thread that is the process's
+	// main thread instead of letting it exit, so the kill is also made
+	// here: a tracee left without its tracer would wait forever at its
+	// next trapped call.
+	for tid := range tr.tracees {
+		unix.Kill(tid, unix.SIGKILL)
 	}
 	unix.Kill(tr.waker, unix.SIGKILL)
 	var ws unix.WaitStatus
@@ -198,6 +209,7 @@ const syscallStopSig = unix.SIGTRAP | 0x80
 // event handles one wait status of a tracee.
 func (tr *tracer) event(pid int, ws unix.WaitStatus) {
 	if ws.Exited() || ws.Signaled() {
+		delete(tr.tracees, pid)
 		delete(tr.exitRet, pid)
 		delete(tr.entryDecided, pid)
 		delete(tr.current, pid)
@@ -210,6 +222,7 @@ func (tr *tracer) event(pid int, ws unix.WaitStatus) {
 	if !ws.Stopped() {
 		return
 	}
+	tr.tracees[pid] = true
 	sig := syscall.Signal(int(ws>>8) & 0xff)
 	ev := int(ws>>16) & 0xff
 	switch {

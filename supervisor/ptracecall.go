@@ -83,10 +83,39 @@ func (tr *tracer) dispatch(pid int, info *syscallInfo, atEntry bool) {
 		tr.apply(traceAnswer{tid: pid, id: c.ID, a: Answer{Allow: true}, atEntry: atEntry})
 		return
 	}
+	tr.read(c)
+	if q, ok := tr.decider.(QuickDecider); ok && !q.Quick(c) {
+		// A decision that may wait for a confined process (an inner
+		// nettrap asked which test runs) needs the tracer free to serve
+		// that process's stops: any tracee may stop for a signal.
+		tr.aside(func() traceAnswer {
+			ans, _ := tr.carryOut(c, tr.judge(c, atEntry), true)
+			return ans
+		})
+		return
+	}
+	ans, blocks := tr.carryOut(c, tr.judge(c, atEntry), false)
+	if blocks {
+		// An emulated call that may block for long: made aside, so the
+		// other stops are served meanwhile.
+		tr.aside(func() traceAnswer {
+			ans, _ := tr.carryOut(c, ans, true)
+			return ans
+		})
+		return
+	}
+	tr.apply(ans)
+}
+
+// aside runs f on another goroutine, which posts the answer and wakes
+// the tracer (see tracer). Slower than deciding on the tracer's thread
+// (two thread hand-offs and a waker stop), so only where that could wait
+// on the tracer, or for long.
+func (tr *tracer) aside(f func() traceAnswer) {
 	tr.inflight.Add(1)
 	go func() {
 		defer tr.inflight.Done()
-		tr.post(tr.decide(c, atEntry))
+		tr.post(f())
 	}()
 }
 
@@ -106,26 +135,39 @@ func (tr *tracer) newCall(pid int, info *syscallInfo) *Call {
 	return c
 }
 
-// decide reads the call's arguments from the stopped tracee, asks the
-// decider, and makes an allowed inet call itself where it can (the
-// emulator, as under the notify engine: the kernel never reads the
-// address a second time), or a denied one to its stand-in.
-func (tr *tracer) decide(c *Call, atEntry bool) traceAnswer {
+// read reads the call's arguments from the stopped tracee, and what the
+// kernel tells of them.
+func (tr *tracer) read(c *Call) {
 	if !c.Syscall.Foreign {
 		m := newMemReader(uint32(c.TID)).useVM(&tr.vmRead)
 		m.prefetch = tr.emu != nil
 		c.Dests, c.Err = readDests(m, c)
 		m.Close()
 	}
-	defer c.release()
 	c.decode()
-	ans := traceAnswer{tid: c.TID, id: c.ID, a: decideWith(tr.decider, tr.report, c), atEntry: atEntry}
+	c.release() // what decode opened, for the decision only
+}
+
+// judge asks the decider about the call read.
+func (tr *tracer) judge(c *Call, atEntry bool) traceAnswer {
+	return traceAnswer{tid: c.TID, id: c.ID, a: decideWith(tr.decider, tr.report, c), atEntry: atEntry}
+}
+
+// carryOut makes an allowed inet call itself where it can (the emulator,
+// as under the notify engine: the kernel never reads the address a second
+// time), or a denied one to its stand-in. With mayBlock false a call that
+// may block for long is not made: blocks says so.
+func (tr *tracer) carryOut(c *Call, ans traceAnswer, mayBlock bool) (_ traceAnswer, blocks bool) {
 	if tr.emu == nil || !emulable(c) {
-		return ans
+		return ans, false
 	}
 	switch {
 	case ans.a.Allow:
-		if r, done := tr.emu.perform(c); done {
+		r, done, wouldBlock := tr.emu.make(c, mayBlock)
+		if wouldBlock {
+			return ans, true
+		}
+		if done {
 			tr.stats.Emulated.Add(1)
 			ans.ret = retOf(r.val, r.errno)
 		}
@@ -136,7 +178,7 @@ func (tr *tracer) decide(c *Call, atEntry bool) traceAnswer {
 		val, errno := tr.emu.redirect(c, ans.a)
 		ans.ret, ans.a.Redirect = retOf(val, errno), nil
 	}
-	return ans
+	return ans, false
 }
 
 func retOf(val int64, errno unix.Errno) *int64 {

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -27,7 +28,7 @@ func startPtrace(cmd *exec.Cmd, opts Options, prog []unix.SockFilter, choice Eng
 		return nil, fmt.Errorf("build seccomp program: %w", err)
 	}
 	tr := &tracer{decider: opts.Decider, syscalls: choice.ListenerAbove, exitRet: map[int]int64{},
-		entryDecided: map[int]bool{}, current: map[int]uint64{}, mainDone: make(chan struct{}), loopDone: make(chan struct{})}
+		entryDecided: map[int]bool{}, current: map[int]uint64{}, tracees: map[int]bool{}, mainDone: make(chan struct{}), loopDone: make(chan struct{})}
 	if tr.syscalls {
 		if tr.eval, err = bpf.NewEvaluator(tprog); err != nil {
 			return nil, err
@@ -113,6 +114,8 @@ func (tr *tracer) trace(self string, pid int, seized chan<- error) {
 		return
 	}
 	tr.waker, tr.main = waker.Process.Pid, pid
+	tr.awaitTimer = time.NewTimer(time.Hour)
+	tr.awaitTimer.Stop()
 	if err := ptraceRaw(unix.PTRACE_SEIZE, pid, 0, seizeOptions); err != nil {
 		unix.Kill(tr.waker, unix.SIGKILL)
 		seized <- fmt.Errorf("%w: %w", ErrNoPtrace, os.NewSyscallError("ptrace(PTRACE_SEIZE)", err))
@@ -129,7 +132,18 @@ func (tr *tracer) trace(self string, pid int, seized chan<- error) {
 // no child left.
 func (s *Session) waitTraced() error {
 	tr := s.tracer
-	<-tr.mainDone
+	select {
+	case <-tr.mainDone:
+	case <-tr.loopDone:
+		// The tracer failed (its errors say why) and took the command
+		// with it; the command is untraced now, and Cmd.Wait reaps it.
+		s.Cmd.Process.Kill()
+		err := s.Cmd.Wait()
+		tr.inflight.Wait()
+		tr.closeStopped()
+		close(s.reaped)
+		return err
+	}
 	s.Cmd.Wait()
 	tr.stop()
 	<-tr.loopDone

@@ -1,5 +1,6 @@
 // Command nettrap runs a command, or a Go test binary, with outbound
-// network cut off by seccomp user notification. See README.md.
+// network cut off by a seccomp filter: seccomp user notification, or
+// ptrace where a listener is refused (see README.md, "Engines").
 package main
 
 import (

@@ -47,7 +47,7 @@ func (d *Decider) Quick(c *supervisor.Call) bool {
 // where its calls would count as the go command's own. Every other exec
 // continues untouched: it is confined by the filter all the same.
 func (d *Decider) Decide(c *supervisor.Call) supervisor.Answer {
-	if !isExec(c) {
+	if c.Syscall.Kind != bpf.Execve && c.Syscall.Kind != bpf.Execveat || c.Syscall.Foreign {
 		return d.Next.Decide(c)
 	}
 	parent := procfs.ParentPID(c.TID)
@@ -87,24 +87,6 @@ func (d *Decider) Decide(c *supervisor.Call) supervisor.Answer {
 		return supervisor.Answer{Errno: unix.EACCES}
 	}
 	return supervisor.Answer{Allow: true}
-}
-
-// Quick implements supervisor.QuickDecider: an exec is decided without
-// waiting on any confined process (files, /proc and the hub's records);
-// any other call is Next's to tell. Without it the ptrace engine would
-// decide every call on its tracer thread, Next's that wait on an inner
-// nettrap (which test runs) too, and the inner, stopped meanwhile, could
-// never answer.
-func (d *Decider) Quick(c *supervisor.Call) bool {
-	if q, ok := d.Next.(supervisor.QuickDecider); ok && !isExec(c) {
-		return q.Quick(c)
-	}
-	return true
-}
-
-// isExec tells whether c is an exec this Decider answers.
-func isExec(c *supervisor.Call) bool {
-	return (c.Syscall.Kind == bpf.Execve || c.Syscall.Kind == bpf.Execveat) && !c.Syscall.Foreign
 }
 
 // other answers an exec by a process that is not the go command's child.

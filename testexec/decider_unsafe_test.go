@@ -30,32 +30,6 @@ func (r *recorder) Decide(*supervisor.Call) supervisor.Answer {
 	return supervisor.Answer{Errno: unix.EPERM}
 }
 
-// quickRecorder tells Quick as told.
-type quickRecorder struct {
-	recorder
-	quick bool
-}
-
-func (r *quickRecorder) Quick(*supervisor.Call) bool { return r.quick }
-
-// An exec is decided without waiting; any other call is Quick as Next
-// says (the ptrace engine decides the others off its tracer thread).
-func TestQuick(t *testing.T) {
-	connect := &supervisor.Call{Syscall: bpf.Call{Kind: bpf.Connect}}
-	exec, _ := execCall("/bin/true")
-	slow := &Decider{Next: &quickRecorder{quick: false}}
-	if slow.Quick(connect) || !slow.Quick(exec) {
-		t.Errorf("Next not quick: connect %v, exec %v; want false, true", slow.Quick(connect), slow.Quick(exec))
-	}
-	if fast := (&Decider{Next: &quickRecorder{quick: true}}); !fast.Quick(connect) {
-		t.Error("Next quick: connect not quick")
-	}
-	if plain := (&Decider{Next: &recorder{}}); !plain.Quick(connect) {
-		t.Error("a Next that does not tell: connect not quick, want quick (as the supervisor takes it)")
-	}
-	var _ supervisor.QuickDecider = slow
-}
-
 func TestDecide(t *testing.T) {
 	self := filepath.Join(t.TempDir(), "nettrap")
 	next := &recorder{}

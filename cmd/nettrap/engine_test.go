@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -98,6 +99,14 @@ func TestVersionEngineSetting(t *testing.T) {
 func TestEngineLine(t *testing.T) {
 	if got := engineLine(supervisor.EngineChoice{}, errors.New("no way")); got != "engine: none (no way)" {
 		t.Errorf("engineLine(error) = %q", got)
+	}
+	noPtrace := fmt.Errorf("%w: %w: kernel.yama.ptrace_scope is 3", supervisor.ErrUnsupported, supervisor.ErrNoPtrace)
+	if got := engineLine(supervisor.EngineChoice{}, noPtrace); got != "engine: none (the ptrace engine is unavailable: kernel.yama.ptrace_scope is 3)" {
+		t.Errorf("engineLine(ptrace refused, notification fine) = %q", got)
+	}
+	busy := supervisor.EngineChoice{NotifyErr: errors.New("busy")}
+	if got := engineLine(busy, fmt.Errorf("%w: busy", supervisor.ErrUnsupported)); got != "engine: none (seccomp user notification unavailable: busy)" {
+		t.Errorf("engineLine(notification refused) = %q", got)
 	}
 	c := supervisor.EngineChoice{Engine: supervisor.EngineNotify}
 	if got := engineLine(c, nil); got != "engine: "+c.String() || !strings.HasPrefix(got, "engine: notify") {

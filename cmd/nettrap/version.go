@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -68,6 +69,11 @@ func printEngine(w io.Writer, f bpf.Features, mode supervisor.EngineMode) {
 // engineLine is the version's line on the engine: which one and why, or
 // none and why not.
 func engineLine(c supervisor.EngineChoice, err error) string {
+	if err != nil && c.NotifyErr == nil {
+		// Only ptrace was allowed, and it failed: ErrUnsupported's words
+		// (notification unavailable) are not the reason here.
+		return "engine: none (" + strings.TrimPrefix(err.Error(), supervisor.ErrUnsupported.Error()+": ") + ")"
+	}
 	if err != nil {
 		return fmt.Sprintf("engine: none (%v)", err)
 	}

@@ -255,11 +255,15 @@ func (tr *tracer) event(pid int, ws unix.WaitStatus) {
 		}
 		tr.resume(pid, 0) // a new child's first stop, or our interrupt
 	case sig == unix.SIGTRAP && ev != 0:
-		if ev == unix.PTRACE_EVENT_EXEC && pid == tr.main {
+		if ev == unix.PTRACE_EVENT_EXEC && pid == tr.main && tr.handshake {
+			// The command's exec. (Seized as soon as exec.Cmd.Start
+			// returns, the stub may still report its own exec: Start
+			// returns when the exec closes the descriptors, before it
+			// ends.)
 			tr.execed = true
 		}
 		tr.resume(pid, 0) // fork, vfork, clone, exec, vfork-done
-	case sig == unix.SIGSTOP && pid == tr.main && !tr.execed && !tr.handshake:
+	case sig == unix.SIGSTOP && pid == tr.main && !tr.handshake:
 		// The stub stopped itself once traced (ptracestub.go): this
 		// resume, like every other, turns on the stops the engine uses.
 		tr.handshake = true

@@ -81,6 +81,7 @@ type Call struct {
 	msgs []rawMsg
 
 	listener int
+	traced   bool // made under the ptrace engine: no listener
 	netns    *startingNetns
 	netlink  *netlinkSend // the messages of a send addressed to AF_NETLINK
 	task     task         // Task, without an allocation of its own

@@ -282,22 +282,25 @@ func (l *loop) redirect(c *Call, a Answer) (int64, int32) {
 	return 0, -int32(a.Errno)
 }
 
-// decide asks the decider, and fails the call closed if the decider panics:
-// a bug in a policy must never let a call through nor hang the target.
-func (l *loop) decide(c *Call) (a Answer) {
+// decide asks the decider (decideWith).
+func (l *loop) decide(c *Call) Answer { return decideWith(l.decider, l.report, c) }
+
+// decideWith asks d, and fails the call closed if d panics: a bug in a
+// policy must never let a call through nor hang the target.
+func decideWith(d Decider, report func(error), c *Call) (a Answer) {
 	defer func() {
 		if r := recover(); r != nil {
-			l.report(fmt.Errorf("decider panicked on %s: %v", c.Syscall.Name, r))
+			report(fmt.Errorf("decider panicked on %s: %v", c.Syscall.Name, r))
 			a = Answer{Errno: unix.EPERM}
 		}
 	}()
 	if c.Err != 0 {
 		// Unreadable or malformed arguments: the decider still sees the
 		// call (to audit it), but cannot turn it into an allow.
-		l.decider.Decide(c)
+		d.Decide(c)
 		return Answer{Errno: c.Err}
 	}
-	return l.decider.Decide(c)
+	return d.Decide(c)
 }
 
 func (l *loop) report(err error) { l.errs.add(err) }

@@ -29,6 +29,10 @@ const roleEnv = "NETTRAP_SUPERVISOR_TEST_ROLE"
 // lateLoopEnv makes the supervisor role's loop goroutine start late.
 const lateLoopEnv = "NETTRAP_SUPERVISOR_TEST_LATE_LOOP"
 
+// engineEnv chooses the supervisor role's engine (auto, notify, ptrace);
+// set in the test's own environment it applies to every test.
+const engineEnv = "NETTRAP_SUPERVISOR_TEST_ENGINE"
+
 // emulateEnv chooses the supervisor role's emulation mode (auto, on, off).
 const emulateEnv = "NETTRAP_SUPERVISOR_TEST_EMULATE"
 
@@ -151,6 +155,7 @@ type roleReport struct {
 	Capless       uint64
 	Errors        []string
 	Callers       []string
+	Engine        string
 }
 
 // callers are what Task told of each denied call, for the report:
@@ -205,15 +210,24 @@ func supervisorRole(reportPath string, keep bool) int {
 	if os.Getenv(lateLoopEnv) != "" {
 		supervisor.DelayLoop(300 * time.Millisecond)
 	}
-	s, err := supervisor.Start(cmd, supervisor.Options{Decider: supervisor.DeciderFunc(testDecider), Emulate: mode})
+	engine, err := supervisor.ParseEngineMode(os.Getenv(engineEnv))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 125
+	}
+	s, err := supervisor.Start(cmd, supervisor.Options{Decider: supervisor.DeciderFunc(testDecider), Emulate: mode, Engine: engine})
 	notices.Close()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start:", err)
 		return 125
 	}
 	s.Wait()
+	status := cmd.ProcessState.ExitCode()
+	if ws, ok := s.WaitStatus(); ok {
+		status = ws.ExitStatus()
+	}
 	r := roleReport{
-		Status:        cmd.ProcessState.ExitCode(),
+		Status:        status,
 		Notifications: s.Stats.Notifications.Load(),
 		Allowed:       s.Stats.Allowed.Load(),
 		Denied:        s.Stats.Denied.Load(),
@@ -222,6 +236,7 @@ func supervisorRole(reportPath string, keep bool) int {
 		Redirects:     redirects,
 		Callers:       callers,
 		Capless:       s.Stats.CaplessNetlink.Load(),
+		Engine:        s.Engine.Engine.String(),
 	}
 	for _, e := range s.Errors() {
 		r.Errors = append(r.Errors, e.Error())

@@ -1,17 +1,165 @@
 package supervisor
 
 import (
-	"errors"
+	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
+	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/bpf"
 )
 
-type tracer struct{}
-
+// startPtrace starts cmd under the ptrace engine (ptrace.go): the stub is
+// started by one locked thread (the parent the command's PDEATHSIG
+// watches, as under the notify engine), seized and fed the filter by the
+// tracer's thread.
 func startPtrace(cmd *exec.Cmd, opts Options, prog []unix.SockFilter, choice EngineChoice, notices io.Writer) (*Session, error) {
-	return nil, errors.New("ptrace engine: not built yet")
+	if opts.Emulate == EmulateOn {
+		return nil, fmt.Errorf("%w: the ptrace engine makes no emulated calls (allowed calls continue in the kernel)", ErrNoEmulation)
+	}
+	if cmd.Err != nil {
+		return nil, cmd.Err
+	}
+	tprog, err := bpf.TraceProgram(runtime.GOARCH, prog)
+	if err != nil {
+		return nil, fmt.Errorf("build seccomp program: %w", err)
+	}
+	tr := &tracer{decider: opts.Decider, syscalls: choice.ListenerAbove, exitRet: map[int]int64{},
+		entryDecided: map[int]bool{}, mainDone: make(chan struct{}), loopDone: make(chan struct{})}
+	if tr.syscalls {
+		if tr.eval, err = bpf.NewEvaluator(tprog); err != nil {
+			return nil, err
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("%w: find the stub: %w", ErrNoPtrace, err)
+	}
+	if err := closeInheritedSockets(cmd, notices); err != nil {
+		return nil, err
+	}
+	setNotDumpable()
+	stubCmd(cmd, self, tprog)
+	s := &Session{Cmd: cmd, Engine: choice, EmulationErr: fmt.Errorf("%w: the ptrace engine makes no emulated calls", ErrNoEmulation),
+		loopDone: make(chan struct{}), reaped: make(chan struct{}), tracer: tr}
+	tr.stats, tr.errs = &s.Stats, &s.errs
+	tr.vmRead.Store(true)
+
+	started := make(chan error, 1)
+	go s.forkStub(started)
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	seized := make(chan error, 1)
+	go tr.trace(self, cmd.Process.Pid, seized)
+	if err := <-seized; err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		close(s.reaped)
+		return nil, err
+	}
+	return s, nil
 }
 
-func (s *Session) waitTraced() error { return nil }
+// stubCmd makes cmd start the stub, which execs what cmd named once
+// traced (ptracestub.go).
+func stubCmd(cmd *exec.Cmd, self string, prog []unix.SockFilter) {
+	cmd.Path, cmd.Args = self, append([]string{stubArgv0, encodeStubProgram(prog), cmd.Path}, cmd.Args...)
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	if cmd.SysProcAttr.Pdeathsig == 0 {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
+}
+
+// forkStub starts the stub on a locked thread, which stays until the
+// command is reaped: the child's PR_SET_PDEATHSIG watches the thread that
+// forked it (see Start).
+func (s *Session) forkStub(started chan<- error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	netns, netnsFD := startingNetnsOfThread()
+	closeFD(netnsFD) // no capability-free thread under ptrace
+	s.tracer.netns = netns
+	err := s.Cmd.Start()
+	started <- err
+	if err != nil {
+		return
+	}
+	<-s.reaped
+}
+
+// trace is the tracer's thread: it starts the waker, seizes the stub,
+// then serves stops until stopped.
+func (tr *tracer) trace(self string, pid int, seized chan<- error) {
+	runtime.LockOSThread()
+	// No UnlockOSThread: when run returns the thread exits, and with it
+	// the tracing: PTRACE_O_EXITKILL kills whatever is still traced.
+	waker := &exec.Cmd{Path: self, Args: []string{wakerArgv0}, SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}}
+	if err := waker.Start(); err != nil {
+		seized <- fmt.Errorf("%w: start the waker: %w", ErrNoPtrace, err)
+		close(tr.loopDone)
+		return
+	}
+	tr.waker, tr.main = waker.Process.Pid, pid
+	if err := ptraceRaw(unix.PTRACE_SEIZE, pid, 0, seizeOptions); err != nil {
+		unix.Kill(tr.waker, unix.SIGKILL)
+		seized <- fmt.Errorf("%w: %w", ErrNoPtrace, os.NewSyscallError("ptrace(PTRACE_SEIZE)", err))
+		close(tr.loopDone)
+		return
+	}
+	seized <- nil
+	tr.run()
+}
+
+// waitTraced is Wait under the ptrace engine: the tracer reaps the
+// command (any wait on a tracee from this process would take the
+// tracer's stops), then exec.Cmd.Wait releases what Start took; it finds
+// no child left.
+func (s *Session) waitTraced() error {
+	tr := s.tracer
+	<-tr.mainDone
+	s.Cmd.Wait()
+	tr.stop()
+	<-tr.loopDone
+	tr.inflight.Wait()
+	// Decisions made after the tracer stopped: their tracees were killed
+	// with it (PTRACE_O_EXITKILL), or had died already.
+	tr.mu.Lock()
+	tr.stats.Vanished.Add(uint64(len(tr.answers)))
+	tr.answers = nil
+	tr.mu.Unlock()
+	close(s.reaped)
+	if tr.status.Exited() && tr.status.ExitStatus() == 0 {
+		return nil
+	}
+	return fmt.Errorf("command %s", describeStatus(tr.status))
+}
+
+// WaitStatus is the command's wait status when the supervisor reaped it
+// (the ptrace engine), after Wait; ok false under the notify engine, where
+// Cmd.ProcessState has it.
+func (s *Session) WaitStatus() (ws syscall.WaitStatus, ok bool) {
+	if s.tracer == nil {
+		return 0, false
+	}
+	select {
+	case <-s.tracer.mainDone:
+		return syscall.WaitStatus(s.tracer.status), true
+	default:
+		return 0, false
+	}
+}
+
+func describeStatus(ws unix.WaitStatus) string {
+	if ws.Signaled() {
+		return "killed by " + ws.Signal().String()
+	}
+	return "exited with status " + strconv.Itoa(ws.ExitStatus())
+}

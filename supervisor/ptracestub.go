@@ -1,29 +1,33 @@
 package supervisor
 
 import (
-	"encoding/binary"
+	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
-	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/procfs"
 )
 
 // The ptrace engine starts the command through a stub: a copy of the
 // binary that links this package (nettrap, or a test binary), started
-// under argv[0] stubArgv0. Why: the tracer must be attached before the
-// command makes its first call, and the command's real parent must not
-// be the tracer's thread (the tracer waits for any of its children, and
-// would take the command's exit from exec.Cmd.Wait). So another thread
-// starts the stub untraced and unfiltered, the tracer seizes it while it
-// waits on a pipe, then writes it the filter; the stub installs it on
-// its own thread and execs the command, traced from its first
-// instruction.
+// under argv[0] stubArgv0 with the filter in its arguments. Why: the
+// tracer must be attached before the command makes its first call, and
+// the command's real parent must not be the tracer's thread (the tracer
+// waits for any of its children, and would take the command's exit from
+// exec.Cmd.Wait). So another thread starts the stub, untraced and
+// unfiltered, and the tracer seizes it. The stub waits until it is
+// traced, stops itself with SIGSTOP (the tracer, seeing that stop,
+// resumes it as it resumes every tracee, with syscall stops on where
+// needed), installs the filter on its own thread and execs the command,
+// traced from its first instruction. Only the stub's main thread is
+// traced (PTRACE_SEIZE takes one thread); its other threads never get
+// the filter and die at the exec.
 //
 // The waker is a second copy, started by the tracer's thread under
 // wakerArgv0, that only pauses: a decision made on another goroutine
@@ -55,25 +59,23 @@ const (
 	stubNoFilter   = 125
 )
 
-// runStub is the stub: args are the pipe's fd, the command's path and
-// its argv.
+// runStub is the stub: args are the filter (base64), the command's path
+// and its argv. It runs from init, on the main goroutine, which init's
+// LockOSThread keeps on the main thread: the one the tracer seized.
 func runStub(args []string) int {
-	runtime.LockOSThread() // the filter goes on this thread, which execs
+	runtime.LockOSThread()
 	if len(args) < 3 {
 		fmt.Fprintln(os.Stderr, "nettrap: ptrace stub: missing arguments")
 		return stubNoFilter
 	}
-	fd, err := strconv.Atoi(args[0])
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "nettrap: ptrace stub: bad pipe %q\n", args[0])
-		return stubNoFilter
+	prog, err := decodeStubProgram(args[0])
+	if err == nil {
+		err = awaitTracer()
 	}
-	prog, err := readStubPipe(os.NewFile(uintptr(fd), "nettrap-ptrace-pipe"))
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "nettrap: ptrace stub: %v\n", err)
-		return stubNoFilter
+	if err == nil {
+		err = bpf.InstallTrace(prog)
 	}
-	if err := bpf.InstallTrace(prog); err != nil {
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "nettrap: ptrace stub: %v\n", err)
 		return stubNoFilter
 	}
@@ -85,29 +87,40 @@ func runStub(args []string) int {
 	return stubCannotExec
 }
 
-// readStubPipe reads the filter: its length in instructions, then the
-// instructions. EOF before a whole program: the supervisor gave up (it
-// could not attach), and the command must not run.
-func readStubPipe(f *os.File) ([]unix.SockFilter, error) {
-	defer f.Close()
-	var n uint32
-	if err := binary.Read(f, binary.NativeEndian, &n); err != nil {
-		return nil, fmt.Errorf("no filter from the supervisor: %w", err)
+// stubTimeout bounds the wait for the tracer: a supervisor that could not
+// seize the stub kills it, and one that died lets it give up.
+const stubTimeout = 30 * time.Second
+
+// awaitTracer waits until this thread is traced, then stops it: the
+// tracer's answer to that stop turns on whatever stops the engine uses.
+func awaitTracer() error {
+	deadline := time.Now().Add(stubTimeout)
+	for {
+		pid, err := procfs.StatusField(procfs.ThreadSelfPath("status"), "TracerPid")
+		if err != nil {
+			return fmt.Errorf("read TracerPid: %w", err)
+		}
+		if pid != "0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			return errors.New("no tracer came")
+		}
+		time.Sleep(50 * time.Microsecond)
 	}
-	if n == 0 || n > unix.BPF_MAXINSNS {
-		return nil, fmt.Errorf("bad filter length %d", n)
-	}
-	b := make([]byte, int(n)*len(stubProgramBytes(make([]unix.SockFilter, 1))))
-	if _, err := io.ReadFull(f, b); err != nil {
-		return nil, fmt.Errorf("short filter from the supervisor: %w", err)
-	}
-	return stubProgram(b), nil
+	return unix.Tgkill(unix.Getpid(), unix.Gettid(), unix.SIGSTOP)
 }
 
-// writeStubPipe sends prog to the stub.
-func writeStubPipe(f *os.File, prog []unix.SockFilter) error {
-	b := binary.NativeEndian.AppendUint32(nil, uint32(len(prog)))
-	b = append(b, stubProgramBytes(prog)...)
-	_, err := f.Write(b)
-	return err
+// encodeStubProgram and decodeStubProgram carry the filter in argv.
+func encodeStubProgram(prog []unix.SockFilter) string {
+	return base64.RawStdEncoding.EncodeToString(stubProgramBytes(prog))
+}
+
+func decodeStubProgram(s string) ([]unix.SockFilter, error) {
+	b, err := base64.RawStdEncoding.DecodeString(s)
+	size := len(stubProgramBytes(make([]unix.SockFilter, 1)))
+	if err != nil || len(b) == 0 || len(b)%size != 0 || len(b)/size > unix.BPF_MAXINSNS {
+		return nil, fmt.Errorf("bad filter in the arguments (%d bytes, %v)", len(b), err)
+	}
+	return stubProgram(b), nil
 }

@@ -169,6 +169,9 @@ func TestConnectAllowedAndDenied(t *testing.T) {
 	if c, _ := denied.counts(t, 0, 0); c != 0 {
 		t.Errorf("denied listener saw %d connections: the guard leaked", c)
 	}
+	if want := os.Getenv(engineEnv); want != "" && want != "auto" && rep.Engine != want {
+		t.Errorf("engine %s, want %s", rep.Engine, want)
+	}
 	if rep.Denied != 1 || rep.Status != 0 {
 		t.Errorf("report %+v, want one denial and status 0", rep)
 	}

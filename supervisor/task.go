@@ -3,6 +3,8 @@ package supervisor
 import (
 	"sync"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/procfs"
 )
@@ -33,7 +35,14 @@ func (l *loop) newCall(n *notif) *Call {
 }
 
 // Pending implements Task.
-func (t *task) Pending() bool { return idValid(t.c.listener, t.c.ID) }
+// A traced caller stays in its stop until the tracer resumes it: it is
+// pending while it exists.
+func (t *task) Pending() bool {
+	if t.c.traced {
+		return unix.Kill(t.c.TID, 0) == nil
+	}
+	return idValid(t.c.listener, t.c.ID)
+}
 
 // Caller implements Task. The task is gone when the notification is no
 // longer pending after the reads: its tid may have been reused.

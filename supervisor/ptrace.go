@@ -1,0 +1,251 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/bpf"
+)
+
+// The ptrace engine. The filter returns SECCOMP_RET_TRACE where the
+// notify engine's returns USER_NOTIF, and nettrap is the tracer of every
+// confined process (PTRACE_SEIZE of the command through a stub, then
+// PTRACE_O_TRACEFORK, VFORK and CLONE: every child and thread is traced
+// from its first instruction). A trapped call stops its thread for the
+// tracer, which decides as the notify engine does and either lets the
+// call run or makes it skip with an errno.
+//
+// Guarantees, and what gives each:
+//   - Fail closed. With no tracer a TRACE action fails the call with
+//     ENOSYS, and PTRACE_O_EXITKILL kills every tracee when the tracer's
+//     thread dies: a SIGKILLed nettrap lets nothing through.
+//   - Every ABI. PTRACE_GET_SYSCALL_INFO reports (arch, nr, args) as a
+//     notification does, for 32-bit calls too; the decision is the
+//     notify engine's (decide, decode, readDests).
+//   - A listener above. A filter with a listener above nettrap's (WSL2's
+//     init, for bind and listen) outranks TRACE on the calls it traps,
+//     and a call it answers CONTINUE would never stop for us. Syscall-
+//     entry stops (PTRACE_SYSCALL) come before seccomp, so then every call
+//     stops at entry, the filter's own program is run on it in user space
+//     (bpf.Evaluator), and what it traps is decided there: sound whatever
+//     the listener above traps. Without a listener above only seccomp
+//     stops are used; the program refuses a listener to the confined
+//     processes themselves (bpf's listener guard), so none can appear
+//     below either.
+//
+// One OS thread, the tracer, makes every ptrace request (the kernel takes
+// them only from the thread that attached) and waits for every stop.
+// Decisions run on other goroutines, so a slow one (an inner nettrap
+// asked which test runs) never holds the other threads' stops; a decision
+// made wakes the tracer out of wait4 by stopping the waker, a child of the
+// tracer's thread that only pauses (ptracestub.go).
+type tracer struct {
+	decider      Decider
+	stats        *Stats
+	errs         *errorLog
+	netns        *startingNetns
+	syscalls     bool            // decide at syscall-entry stops (a listener above)
+	eval         *bpf.Evaluator  // the program, for entry stops
+	vmRead       atomic.Bool     // read target memory with process_vm_readv (mem.go)
+	main         int             // the command's pid
+	execed       bool            // the command's own exec was let through
+	handshake    bool            // the stub's SIGSTOP was taken
+	exitRet      map[int]int64   // return values to set at exit stops (entry denials)
+	entryDecided map[int]bool    // allowed at entry: its seccomp stop follows
+	waker        int             // the waker's pid
+	status       unix.WaitStatus // the command's, once mainDone is closed
+	mainDone     chan struct{}
+	loopDone     chan struct{}
+	inflight     sync.WaitGroup
+	stopping     atomic.Bool
+	ids          atomic.Uint64
+	mu           sync.Mutex
+	answers      []traceAnswer
+	sleeping     bool // the tracer is (about to be) blocked in wait4
+	wakerGone    bool // the waker died: the tracer polls instead
+}
+
+// traceAnswer is a decision, for the tracer to apply.
+type traceAnswer struct {
+	tid     int
+	a       Answer
+	atEntry bool
+}
+
+// seizeOptions are the tracer's ptrace options: follow every child and
+// thread, report seccomp stops, mark syscall stops, kill on our death.
+const seizeOptions = unix.PTRACE_O_TRACESECCOMP | unix.PTRACE_O_TRACEFORK | unix.PTRACE_O_TRACEVFORK |
+	unix.PTRACE_O_TRACECLONE | unix.PTRACE_O_TRACEEXEC | unix.PTRACE_O_TRACESYSGOOD | unix.PTRACE_O_EXITKILL
+
+// run waits for stops and answers them until stop is called, then kills
+// the waker. It runs on the tracer's locked thread.
+func (tr *tracer) run() {
+	defer close(tr.loopDone)
+	for !tr.stopping.Load() {
+		if !tr.applyAnswers() {
+			continue
+		}
+		var ws unix.WaitStatus
+		opts := unix.WALL | unix.WNOTHREAD | unix.WUNTRACED
+		if tr.wakerGone {
+			opts |= unix.WNOHANG
+		}
+		pid, err := unix.Wait4(-1, &ws, opts, nil)
+		tr.awake()
+		switch {
+		case err == unix.EINTR:
+		case err != nil:
+			tr.report(os.NewSyscallError("wait4", err))
+			return
+		case pid == 0:
+			unix.Nanosleep(&unix.Timespec{Nsec: 200_000}, nil) // no waker: poll
+		case pid == tr.waker:
+			tr.wakerEvent(ws)
+		default:
+			tr.event(pid, ws)
+		}
+	}
+	unix.Kill(tr.waker, unix.SIGKILL)
+	var ws unix.WaitStatus
+	unix.Wait4(tr.waker, &ws, unix.WALL|unix.WNOTHREAD, nil)
+}
+
+// applyAnswers applies the decisions made so far. It returns true when
+// there were none and the tracer may block: then sleeping is set under
+// the lock, so a decision posted from now on wakes it.
+func (tr *tracer) applyAnswers() bool {
+	tr.mu.Lock()
+	answers := tr.answers
+	tr.answers = nil
+	tr.sleeping = len(answers) == 0
+	tr.mu.Unlock()
+	for _, a := range answers {
+		tr.apply(a)
+	}
+	return len(answers) == 0
+}
+
+func (tr *tracer) awake() {
+	tr.mu.Lock()
+	tr.sleeping = false
+	tr.mu.Unlock()
+}
+
+// post hands a decision to the tracer, waking it if it sleeps.
+func (tr *tracer) post(a traceAnswer) {
+	tr.mu.Lock()
+	tr.answers = append(tr.answers, a)
+	wake := tr.sleeping
+	tr.sleeping = false
+	tr.mu.Unlock()
+	if wake {
+		tr.wake()
+	}
+}
+
+// wake stops the waker: the tracer's wait4 returns.
+func (tr *tracer) wake() { unix.Kill(tr.waker, unix.SIGSTOP) }
+
+// stop ends run.
+func (tr *tracer) stop() {
+	tr.stopping.Store(true)
+	tr.mu.Lock()
+	tr.sleeping = false
+	tr.mu.Unlock()
+	tr.wake()
+}
+
+// wakerEvent resumes a stopped waker. A waker that died (killed from
+// outside) leaves the tracer polling: slower, never stuck.
+func (tr *tracer) wakerEvent(ws unix.WaitStatus) {
+	if ws.Stopped() {
+		unix.Kill(tr.waker, unix.SIGCONT)
+		return
+	}
+	if !tr.wakerGone {
+		tr.wakerGone = true
+		tr.report(fmt.Errorf("the ptrace engine's waker died (%v): polling instead", ws))
+	}
+}
+
+func (tr *tracer) report(err error) { tr.errs.add(err) }
+
+// Stop kinds in a wait status: the event in bits 16-23, the signal in
+// 8-15 (SIGTRAP|0x80 for syscall stops with PTRACE_O_TRACESYSGOOD).
+const syscallStopSig = unix.SIGTRAP | 0x80
+
+// event handles one wait status of a tracee.
+func (tr *tracer) event(pid int, ws unix.WaitStatus) {
+	if ws.Exited() || ws.Signaled() {
+		delete(tr.exitRet, pid)
+		delete(tr.entryDecided, pid)
+		if pid == tr.main {
+			tr.status = ws
+			close(tr.mainDone)
+		}
+		return
+	}
+	if !ws.Stopped() {
+		return
+	}
+	sig := syscall.Signal(int(ws>>8) & 0xff)
+	ev := int(ws>>16) & 0xff
+	switch {
+	case sig == unix.SIGTRAP && ev == unix.PTRACE_EVENT_SECCOMP:
+		tr.seccompStop(pid)
+	case sig == syscallStopSig:
+		tr.syscallStop(pid)
+	case ev == unix.PTRACE_EVENT_STOP:
+		if isStopSignal(sig) {
+			// Group-stop: stay stopped, but let the kernel report the
+			// SIGCONT that ends it (PTRACE_LISTEN).
+			tr.ptraceOK(pid, ptraceRaw(unix.PTRACE_LISTEN, pid, 0, 0))
+			return
+		}
+		tr.resume(pid, 0) // a new child's first stop, or our interrupt
+	case sig == unix.SIGTRAP && ev != 0:
+		if ev == unix.PTRACE_EVENT_EXEC && pid == tr.main {
+			tr.execed = true
+		}
+		tr.resume(pid, 0) // fork, vfork, clone, exec, vfork-done
+	case sig == unix.SIGSTOP && pid == tr.main && !tr.execed && !tr.handshake:
+		// The stub stopped itself once traced (ptracestub.go): this
+		// resume, like every other, turns on the stops the engine uses.
+		tr.handshake = true
+		tr.resume(pid, 0)
+	default:
+		tr.resume(pid, int(sig)) // signal-delivery-stop: deliver it
+	}
+}
+
+func isStopSignal(s syscall.Signal) bool {
+	return s == unix.SIGSTOP || s == unix.SIGTSTP || s == unix.SIGTTIN || s == unix.SIGTTOU
+}
+
+// resume restarts a stopped tracee, to its next seccomp stop or, with a
+// listener above, its next syscall stop.
+func (tr *tracer) resume(pid, sig int) {
+	if tr.syscalls {
+		tr.ptraceOK(pid, unix.PtraceSyscall(pid, sig))
+		return
+	}
+	tr.ptraceOK(pid, unix.PtraceCont(pid, sig))
+}
+
+// ptraceOK reports a failed request; ESRCH means the tracee died (a
+// SIGKILL ends any stop): normal.
+func (tr *tracer) ptraceOK(pid int, err error) bool {
+	if err == nil {
+		return true
+	}
+	if !errors.Is(err, unix.ESRCH) {
+		tr.report(fmt.Errorf("ptrace tracee %d: %w", pid, os.NewSyscallError("ptrace", err)))
+	}
+	return false
+}

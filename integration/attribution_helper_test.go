@@ -17,7 +17,6 @@ import (
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
-	"github.com/nettrap/nettrap/integration/internal/victimbuild"
 )
 
 // The fixture module (integration/testdata, its own go.mod, no
@@ -104,7 +103,7 @@ func runConfined(t *testing.T, bin, pkg string, flags, args []string) nettrapRun
 	t.Helper()
 	sandbox.Require(t)
 	argv := slices.Concat(flags, []string{bin}, args)
-	return runIn(t, filepath.Join(fixtureRoot(t), pkg), goEnv(), victimbuild.Nettrap(t), argv...)
+	return runIn(t, filepath.Join(fixtureRoot(t), pkg), goEnv(), nettrapBin(t), argv...)
 }
 
 func runIn(t *testing.T, dir string, env []string, prog string, args ...string) nettrapRun {

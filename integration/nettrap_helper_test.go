@@ -26,7 +26,7 @@ type nettrapRun struct {
 func runNettrap(t *testing.T, args ...string) nettrapRun {
 	t.Helper()
 	sandbox.Require(t)
-	bin := victimbuild.Nettrap(t)
+	bin := nettrapBin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)

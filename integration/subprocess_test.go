@@ -162,7 +162,7 @@ func TestNettrapAsNobody(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	os.Chmod(dir, 0o755)
 	var bins []string
-	for _, src := range []string{victimbuild.Nettrap(t), victimbuild.Victim(t)} {
+	for _, src := range []string{nettrapBin(t), victimbuild.Victim(t)} {
 		b, err := os.ReadFile(src)
 		if err != nil {
 			t.Fatal(err)
@@ -198,7 +198,7 @@ func TestNettrapWithoutTempDir(t *testing.T) {
 	sandbox.Require(t)
 	h := fakehost.Start(t, fakehost.TCP("203.0.113.7:443"))
 	mark := h.Mark()
-	cmd := exec.Command(victimbuild.Nettrap(t), "--", victimbuild.Victim(t), "tcp-connect", "203.0.113.7:443")
+	cmd := exec.Command(nettrapBin(t), "--", victimbuild.Victim(t), "tcp-connect", "203.0.113.7:443")
 	cmd.Env = append(os.Environ(), "TMPDIR=/nonexistent/tmp")
 	stderr := runOneDenied(t, cmd, "without TMPDIR")
 	if !strings.Contains(stderr, "will not name tests") {

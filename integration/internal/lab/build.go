@@ -22,10 +22,15 @@ var csrc embed.FS
 // Bins are the programs of the lab, in a directory every user can read,
 // so that the unprivileged variants can run them as nobody.
 type Bins struct {
+	// Nettrap is what the tests run as nettrap: under an engine variant
+	// (NETTRAP_TEST_ENGINE, see Variant) a script that starts Plain so.
 	Nettrap  string
+	Plain    string // the nettrap binary itself
 	Escapee  string // 64-bit Go helper (package escapee)
 	Escape32 string // 32-bit static C program: i386 syscalls only
 	Holder   string // 64-bit static C program holding a socket for others to abuse
+	// ParentListen is a seccomp listener above nettrap (csrc/parentlisten.c).
+	ParentListen string
 
 	// no32 says why Escape32 could not be built (no gcc -m32); see Need32.
 	no32 error
@@ -91,7 +96,7 @@ func buildBins(nettrap, escapee string) (*Bins, error) {
 	for _, c := range []struct {
 		dst *string
 		src string
-	}{{&b.Nettrap, nettrap}, {&b.Escapee, escapee}} {
+	}{{&b.Plain, nettrap}, {&b.Escapee, escapee}} {
 		data, err := os.ReadFile(c.src)
 		if err != nil {
 			return nil, err
@@ -107,7 +112,15 @@ func buildBins(nettrap, escapee string) (*Bins, error) {
 	if b.Holder, err = gcc(dir, "holder.c", "-static", "-no-pie"); err != nil {
 		return nil, err
 	}
-	return b, nil
+	if b.ParentListen, err = gcc(dir, "parentlisten.c", "-static"); err != nil {
+		return nil, err
+	}
+	v, err := CurrentVariant()
+	if err != nil {
+		return nil, err
+	}
+	b.Nettrap, err = wrap(dir, b.Plain, b.ParentListen, v)
+	return b, err
 }
 
 func gcc(dir, src string, flags ...string) (string, error) {

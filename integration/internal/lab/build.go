@@ -27,6 +27,7 @@ type Bins struct {
 	Nettrap  string
 	Plain    string // the nettrap binary itself
 	Escapee  string // 64-bit Go helper (package escapee)
+	Victim   string // the victim program (victimbuild.Victim)
 	Escape32 string // 32-bit static C program: i386 syscalls only
 	Holder   string // 64-bit static C program holding a socket for others to abuse
 	// ParentListen is a seccomp listener above nettrap (csrc/parentlisten.c).
@@ -61,11 +62,11 @@ var (
 // also call Need32.
 func Programs(t testing.TB) Bins {
 	t.Helper()
-	nettrap, escapee := victimbuild.Nettrap(t), victimbuild.Build(t, EscapeePkg)
+	nettrap, escapee, victim := victimbuild.Nettrap(t), victimbuild.Build(t, EscapeePkg), victimbuild.Victim(t)
 	binMu.Lock()
 	defer binMu.Unlock()
 	if bins == nil && binsErr == nil {
-		bins, binsErr = buildBins(nettrap, escapee)
+		bins, binsErr = buildBins(nettrap, escapee, victim)
 	}
 	if binsErr != nil {
 		if os.Getenv("CI") == "true" {
@@ -83,7 +84,7 @@ func Cleanup() {
 	}
 }
 
-func buildBins(nettrap, escapee string) (*Bins, error) {
+func buildBins(nettrap, escapee, victim string) (*Bins, error) {
 	dir, err := os.MkdirTemp("", "nettrap-lab-bin-")
 	if err != nil {
 		return nil, err
@@ -96,7 +97,7 @@ func buildBins(nettrap, escapee string) (*Bins, error) {
 	for _, c := range []struct {
 		dst *string
 		src string
-	}{{&b.Plain, nettrap}, {&b.Escapee, escapee}} {
+	}{{&b.Plain, nettrap}, {&b.Escapee, escapee}, {&b.Victim, victim}} {
 		data, err := os.ReadFile(c.src)
 		if err != nil {
 			return nil, err

@@ -86,7 +86,9 @@ func wrap(dir, nettrap, parentlisten string, v Variant) (string, error) {
 	default:
 		line = fmt.Sprintf(`exec %s --trap %s -- %s "$@"`, quote(parentlisten), ParentTraps[v], quote(nettrap))
 	}
-	script := fmt.Sprintf("#!/bin/sh\n# nettrap under %s=%s (integration/internal/lab/engine.go)\n%s\n", VariantEnv, v, line)
+	// nettrap warns of a NETTRAP_ variable it does not know.
+	script := fmt.Sprintf("#!/bin/sh\n# nettrap under %s=%s (integration/internal/lab/engine.go)\nunset %s\n%s\n",
+		VariantEnv, v, VariantEnv, line)
 	path := filepath.Join(dir, "nettrap-"+string(v))
 	return path, os.WriteFile(path, []byte(script), 0o755)
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
 )
 
 // gotestsum finds gotestsum on PATH (.ci/run installs it from the Go

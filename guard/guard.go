@@ -94,6 +94,13 @@ func (g *Guard) Decide(c *supervisor.Call) supervisor.Answer {
 	return answer
 }
 
+// Quick implements supervisor.QuickDecider: the calls decided without
+// attribution (allowed by their class alone, netlink sockets, unreadable
+// ones) never wait for an inner nettrap.
+func (g *Guard) Quick(c *supervisor.Call) bool {
+	return c.Err != 0 || isNetlinkSocket(c) || allPlain(g.attempts(c))
+}
+
 // unreadable answers a call whose arguments could not be read or are
 // malformed: it fails with the kernel's errno, in every mode, and is
 // recorded (a bad pointer in a network call is worth a look).

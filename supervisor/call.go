@@ -7,6 +7,7 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/classify"
+	"github.com/nettrap/nettrap/procfs"
 )
 
 // Call is one intercepted syscall, decoded: every argument a decision
@@ -81,7 +82,7 @@ type Call struct {
 	msgs []rawMsg
 
 	listener int
-	traced   bool // made under the ptrace engine: no listener
+	tracer   *tracer // the ptrace engine's, which made the call; nil under notify
 	netns    *startingNetns
 	netlink  *netlinkSend // the messages of a send addressed to AF_NETLINK
 	task     task         // Task, without an allocation of its own
@@ -150,3 +151,29 @@ func (t FixedTask) PathExists(path string) bool {
 
 // Pending is true until the process is gone.
 func (t FixedTask) Pending() bool { return !t.Process.Gone }
+
+// pending tells whether the caller still waits in the call. A traced
+// caller stays in its stop until the tracer resumes it: it waits while
+// it exists.
+func (c *Call) pending() bool {
+	if c.tracer != nil {
+		return procfs.Running(c.TID) // a SIGKILLed one is a zombie at once
+	}
+	return idValid(c.listener, c.ID)
+}
+
+// answerEarly fails the call with errno while the supervisor's own
+// emulated call runs on (emuintr.go). Under the ptrace engine the call
+// is skipped, so the kernel's restart code never sees it: ERESTARTSYS
+// would reach user space, and EINTR is answered instead.
+func (c *Call) answerEarly(errno unix.Errno) {
+	if c.tracer != nil {
+		if errno == errRestartSys {
+			errno = unix.EINTR
+		}
+		ret := -int64(errno)
+		c.tracer.post(traceAnswer{tid: c.TID, id: c.ID, ret: &ret, early: true})
+		return
+	}
+	sendResp(c.listener, &notifResp{ID: c.ID, Error: -int32(errno)})
+}

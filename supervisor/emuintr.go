@@ -51,7 +51,7 @@ func (s *borrowed) interrupt() bool {
 	}
 	s.tgid, s.left = tgid, true
 	// ENOENT: the thread left the call by itself (it was killed).
-	sendResp(s.call.listener, &notifResp{ID: s.call.ID, Error: -int32(intr)})
+	s.call.answerEarly(intr)
 	return true
 }
 

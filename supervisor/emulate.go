@@ -118,44 +118,62 @@ func emulable(c *Call) bool {
 // call should continue in the kernel after all (not an inet socket, a
 // stream send, or emulation unavailable in auto mode).
 func (e *emulator) perform(c *Call) (r result, done bool) {
+	r, done, _ = e.make(c, true)
+	return r, done
+}
+
+// performNow is perform for a caller that must not wait long (the ptrace
+// engine's tracer, which serves every stop): a call that may block (a
+// connect or stream send on a blocking socket) is not made, and
+// wouldBlock says so.
+func (e *emulator) performNow(c *Call) (r result, done, wouldBlock bool) {
+	return e.make(c, false)
+}
+
+func (e *emulator) make(c *Call, mayBlock bool) (r result, done, wouldBlock bool) {
 	s, err := borrow(c, e)
 	switch {
 	case errors.Is(err, errGone):
-		return result{errno: unix.EPERM}, true // nobody will read the answer
+		return result{errno: unix.EPERM}, true, false // nobody will read the answer
 	case errors.Is(err, unix.EBADF):
-		return result{errno: unix.EBADF}, true // as the kernel would say
+		return result{errno: unix.EBADF}, true, false // as the kernel would say
 	case err != nil:
-		return e.cannot(c, err)
+		r, done = e.cannot(c, err)
+		return r, done, false
 	}
 	defer s.close()
 	typ, err2 := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_TYPE)
 	if errors.Is(err2, unix.ENOTSOCK) {
-		return result{errno: unix.ENOTSOCK}, true
+		return result{errno: unix.ENOTSOCK}, true, false
 	}
 	domain, err1 := inetNamed(c), error(nil)
 	if domain == 0 {
 		domain, err1 = unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_DOMAIN)
 	}
 	if err1 != nil || err2 != nil {
-		return e.cannot(c, fmt.Errorf("getsockopt: %w", errors.Join(err1, err2)))
+		r, done = e.cannot(c, fmt.Errorf("getsockopt: %w", errors.Join(err1, err2)))
+		return r, done, false
 	}
 	if domain != unix.AF_INET && domain != unix.AF_INET6 {
-		return result{}, false
+		return result{}, false, false
 	}
 	if typ == unix.SOCK_STREAM && c.Syscall.Kind != bpf.Connect && sendFlags(c)&unix.MSG_FASTOPEN == 0 {
-		return result{}, false
+		return result{}, false, false
 	}
 	connect := c.Syscall.Kind == bpf.Connect
 	if s.blocks(c, typ) {
+		if !mayBlock {
+			return result{}, false, true
+		}
 		defer s.watch(e.stop, connect)()
 		if connect {
-			return s.resumedConnect(c.msgs[0].name, s.timedOut()), true
+			return s.resumedConnect(c.msgs[0].name, s.timedOut()), true, false
 		}
 	}
 	if connect {
-		return s.connect(c.msgs[0].name), true
+		return s.connect(c.msgs[0].name), true, false
 	}
-	return s.send(c, typ), true
+	return s.send(c, typ), true, false
 }
 
 // inetNamed returns AF_INET when every message of c names an inet

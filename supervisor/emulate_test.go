@@ -24,7 +24,6 @@ func confinedMode(t *testing.T, mode string, op ...string) ([]string, roleReport
 // Allowed inet calls are made by the supervisor when emulation is on, and
 // continue in the kernel when it is off; the victim sees the same results.
 func TestEmulatedAllowedCalls(t *testing.T) {
-	skipUnderPtrace(t, "makes no emulated calls")
 	ok := listen(t, "127.0.0.1")
 	for _, mode := range []string{"on", "off"} {
 		out, rep := confinedMode(t, mode, "connect", ok.addr)
@@ -48,7 +47,6 @@ func TestEmulatedAllowedCalls(t *testing.T) {
 // and a denied address gets connects through to the denied one when the
 // kernel re-reads the address, and none when the call is emulated.
 func TestEmulationClosesTheRace(t *testing.T) {
-	skipUnderPtrace(t, "makes no emulated calls: allowed calls continue in the kernel")
 	ok := listen(t, "127.0.0.1")
 	port := ok.addr[strings.LastIndexByte(ok.addr, ':')+1:]
 	p, _ := strconv.Atoi(port)
@@ -81,7 +79,6 @@ func TestEmulationClosesTheRace(t *testing.T) {
 // address Done was told, and the stand-in's reply reaches the target.
 // Without emulation the call fails as decided, and Done hears so.
 func TestRedirectToStandIn(t *testing.T) {
-	skipUnderPtrace(t, "redirects only emulated calls, and makes none")
 	for _, how := range []string{"connect", "sendto"} {
 		t.Run(how, func(t *testing.T) { testRedirect(t, how) })
 	}

@@ -90,7 +90,7 @@ func openPidfd(c *Call) (int, error) {
 	if err != nil {
 		return -1, os.NewSyscallError("pidfd_open", err)
 	}
-	if !idValid(c.listener, c.ID) {
+	if !c.pending() {
 		unix.Close(fd)
 		return -1, errGone
 	}
@@ -266,7 +266,7 @@ func (s *borrowed) send(c *Call, typ int) result {
 			putPayloadBuf(m.payload)
 		}
 	}()
-	if !checked && !idValid(c.listener, c.ID) {
+	if !checked && !c.pending() {
 		return result{errno: unix.EPERM} // what was read may be another task's
 	}
 	var r result
@@ -301,7 +301,7 @@ func (s *borrowed) sendStream(c *Call, flags int) result {
 	var sent int64
 	for first := true; first || len(bufs) > 0; first = false {
 		p, errno := s.payload(unix.SOCK_STREAM, bufs)
-		if errno == 0 && !idValid(c.listener, c.ID) {
+		if errno == 0 && !c.pending() {
 			errno = unix.EPERM // what was read may be another task's
 		}
 		var n int

@@ -2,6 +2,7 @@ package supervisor_test
 
 import (
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -15,5 +16,44 @@ func skipUnderPtrace(t *testing.T, why string) {
 	t.Helper()
 	if underPtrace() {
 		t.Skipf("the ptrace engine %s", why)
+	}
+}
+
+// Under a listener above the supervisor, auto falls back to the ptrace
+// engine at syscall-entry stops, and denials hold even where the listener
+// above traps the very calls nettrap must decide (its USER_NOTIF
+// outranks TRACE, so a seccomp stop alone would never come).
+func TestPtraceUnderParentListener(t *testing.T) {
+	for _, traps := range []string{"bind,listen", "connect,sendto,sendmsg"} {
+		t.Run(traps, func(t *testing.T) {
+			ok, denied := listen(t, "127.0.0.1"), listen(t, "127.0.0.2")
+			run := func(op ...string) ([]string, roleReport) {
+				cmd, report := supervisorCmd(t, op...)
+				cmd.Env = append(cmd.Env, parentListenerEnv+"="+traps, engineEnv+"=auto")
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("supervisor role: %v\n%s", err, out)
+				}
+				return strings.Fields(string(out)), readReport(t, report)
+			}
+			out, rep := run("exec", "connect", ok.addr)
+			expect(t, out, "ok")
+			if rep.Engine != "ptrace" {
+				t.Fatalf("engine %q under a parent listener, want ptrace", rep.Engine)
+			}
+			out, rep = run("connect", denied.addr)
+			expect(t, out, "EPERM")
+			out, _ = run("sendmmsg", denied.addr, ok.addr)
+			expect(t, out, "EPERM")
+			if rep.Denied != 1 {
+				t.Errorf("report %+v, want one denial", rep)
+			}
+			if c, _ := ok.counts(t, 1, 0); c != 1 {
+				t.Errorf("allowed listener saw %d connections, want 1", c)
+			}
+			if c, g := denied.counts(t, 0, 0); c != 0 || g != 0 {
+				t.Errorf("denied listener saw %d connections and %d datagrams: the guard leaked", c, g)
+			}
+		})
 	}
 }

@@ -49,6 +49,19 @@ type Decider interface {
 	Decide(c *Call) Answer
 }
 
+// QuickDecider is a Decider that tells which calls it decides without
+// waiting on anything a confined process could hold up (an inner nettrap
+// asked which test runs). The ptrace engine decides those on its tracer
+// thread, and the others on another goroutine, so that the tracer serves
+// the confined processes' stops meanwhile (ptrace.go). A Decider that
+// does not implement it is asked on the tracer thread: it must never
+// wait on a confined process.
+type QuickDecider interface {
+	Decider
+	// Quick is called before Decide, and must not wait.
+	Quick(c *Call) bool
+}
+
 // DeciderFunc adapts a function to Decider.
 type DeciderFunc func(c *Call) Answer
 

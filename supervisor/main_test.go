@@ -210,6 +210,12 @@ func supervisorRole(reportPath string, keep bool) int {
 	if os.Getenv(lateLoopEnv) != "" {
 		supervisor.DelayLoop(300 * time.Millisecond)
 	}
+	if names := os.Getenv(parentListenerEnv); names != "" {
+		if err := installParentListener(names); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 125
+		}
+	}
 	engine, err := supervisor.ParseEngineMode(os.Getenv(engineEnv))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

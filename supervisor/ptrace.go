@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -69,13 +70,24 @@ type tracer struct {
 	answers      []traceAnswer
 	sleeping     bool // the tracer is (about to be) blocked in wait4
 	wakerGone    bool // the waker died: the tracer polls instead
+	emu          *emulator
+	stopped      [2]int         // pipe: readable once stopping (the emulator's watch)
+	current      map[int]uint64 // the call each stopped tid waits in, by id
+	tracees      map[int]bool   // every tid seen and not seen to exit
+	awaitTimer   *time.Timer    // the tracer\'s, for await
 }
 
-// traceAnswer is a decision, for the tracer to apply.
+// traceAnswer is a decision, for the tracer to apply to the call id of
+// thread tid.
 type traceAnswer struct {
 	tid     int
+	id      uint64
 	a       Answer
 	atEntry bool
+	// ret, when set, is the call's return value: the supervisor made the
+	// call (emulation, a redirect), or answers it early (emuintr.go).
+	ret   *int64
+	early bool
 }
 
 // seizeOptions are the tracer's ptrace options: follow every child and
@@ -110,6 +122,14 @@ func (tr *tracer) run() {
 		default:
 			tr.event(pid, ws)
 		}
+	}
+	// PTRACE_O_EXITKILL kills what is still traced when this thread
+	// exits; but the runtime keeps a locked thread that is the process's
+	// main thread instead of letting it exit, so the kill is also made
+	// here: a tracee left without its tracer would wait forever at its
+	// next trapped call.
+	for tid := range tr.tracees {
+		unix.Kill(tid, unix.SIGKILL)
 	}
 	unix.Kill(tr.waker, unix.SIGKILL)
 	var ws unix.WaitStatus
@@ -155,6 +175,7 @@ func (tr *tracer) wake() { unix.Kill(tr.waker, unix.SIGSTOP) }
 // stop ends run.
 func (tr *tracer) stop() {
 	tr.stopping.Store(true)
+	unix.Write(tr.stopped[1], []byte{0})
 	tr.mu.Lock()
 	tr.sleeping = false
 	tr.mu.Unlock()
@@ -176,6 +197,11 @@ func (tr *tracer) wakerEvent(ws unix.WaitStatus) {
 
 func (tr *tracer) report(err error) { tr.errs.add(err) }
 
+func (tr *tracer) closeStopped() {
+	unix.Close(tr.stopped[0])
+	unix.Close(tr.stopped[1])
+}
+
 // Stop kinds in a wait status: the event in bits 16-23, the signal in
 // 8-15 (SIGTRAP|0x80 for syscall stops with PTRACE_O_TRACESYSGOOD).
 const syscallStopSig = unix.SIGTRAP | 0x80
@@ -183,8 +209,10 @@ const syscallStopSig = unix.SIGTRAP | 0x80
 // event handles one wait status of a tracee.
 func (tr *tracer) event(pid int, ws unix.WaitStatus) {
 	if ws.Exited() || ws.Signaled() {
+		delete(tr.tracees, pid)
 		delete(tr.exitRet, pid)
 		delete(tr.entryDecided, pid)
+		delete(tr.current, pid)
 		if pid == tr.main {
 			tr.status = ws
 			close(tr.mainDone)
@@ -194,6 +222,7 @@ func (tr *tracer) event(pid int, ws unix.WaitStatus) {
 	if !ws.Stopped() {
 		return
 	}
+	tr.tracees[pid] = true
 	sig := syscall.Signal(int(ws>>8) & 0xff)
 	ev := int(ws>>16) & 0xff
 	switch {

@@ -77,15 +77,45 @@ func (tr *tracer) syscallInfo(pid int, info *syscallInfo) bool {
 func (tr *tracer) dispatch(pid int, info *syscallInfo, atEntry bool) {
 	tr.stats.Notifications.Add(1)
 	c := tr.newCall(pid, info)
+	tr.current[pid] = c.ID
 	if pid == tr.main && !tr.execed && c.Syscall.Kind == bpf.Execve && !c.Syscall.Foreign {
 		// The stub's exec of the command (a filter that traps execve).
-		tr.apply(traceAnswer{tid: pid, a: Answer{Allow: true}, atEntry: atEntry})
+		tr.apply(traceAnswer{tid: pid, id: c.ID, a: Answer{Allow: true}, atEntry: atEntry})
 		return
 	}
+	tr.read(c)
+	if q, ok := tr.decider.(QuickDecider); ok && !q.Quick(c) {
+		// A decision that may wait for a confined process (an inner
+		// nettrap asked which test runs) needs the tracer free to serve
+		// that process's stops: any tracee may stop for a signal.
+		tr.aside(func() traceAnswer {
+			ans, _ := tr.carryOut(c, tr.judge(c, atEntry), true)
+			return ans
+		})
+		return
+	}
+	ans, blocks := tr.carryOut(c, tr.judge(c, atEntry), false)
+	if blocks {
+		// An emulated call that may block for long: made aside, so the
+		// other stops are served meanwhile.
+		tr.aside(func() traceAnswer {
+			ans, _ := tr.carryOut(c, ans, true)
+			return ans
+		})
+		return
+	}
+	tr.apply(ans)
+}
+
+// aside runs f on another goroutine, which posts the answer and wakes
+// the tracer (see tracer). Slower than deciding on the tracer's thread
+// (two thread hand-offs and a waker stop), so only where that could wait
+// on the tracer, or for long.
+func (tr *tracer) aside(f func() traceAnswer) {
 	tr.inflight.Add(1)
 	go func() {
 		defer tr.inflight.Done()
-		tr.post(traceAnswer{tid: pid, a: tr.decide(c), atEntry: atEntry})
+		tr.post(f())
 	}()
 }
 
@@ -97,7 +127,7 @@ func (tr *tracer) newCall(pid int, info *syscallInfo) *Call {
 		Syscall:  bpf.Lookup(info.Arch, int32(info.Nr)),
 		Args:     info.Args,
 		listener: -1,
-		traced:   true,
+		tracer:   tr,
 		netns:    tr.netns,
 	}
 	c.task.c = c
@@ -105,24 +135,87 @@ func (tr *tracer) newCall(pid int, info *syscallInfo) *Call {
 	return c
 }
 
-// decide reads the call's arguments from the stopped tracee and asks the
-// decider. The tracee stays stopped meanwhile: what is read is what the
-// kernel will read, unless another thread changes it first (the race
-// emulation closes under the notify engine; see README).
-func (tr *tracer) decide(c *Call) Answer {
+// read reads the call's arguments from the stopped tracee, and what the
+// kernel tells of them.
+func (tr *tracer) read(c *Call) {
 	if !c.Syscall.Foreign {
 		m := newMemReader(uint32(c.TID)).useVM(&tr.vmRead)
+		m.prefetch = tr.emu != nil
 		c.Dests, c.Err = readDests(m, c)
 		m.Close()
 	}
-	defer c.release()
 	c.decode()
-	return decideWith(tr.decider, tr.report, c)
+	c.release() // what decode opened, for the decision only
 }
 
-// apply carries a decision out, on the tracer's thread.
+// judge asks the decider about the call read.
+func (tr *tracer) judge(c *Call, atEntry bool) traceAnswer {
+	return traceAnswer{tid: c.TID, id: c.ID, a: decideWith(tr.decider, tr.report, c), atEntry: atEntry}
+}
+
+// carryOut makes an allowed inet call itself where it can (the emulator,
+// as under the notify engine: the kernel never reads the address a second
+// time), or a denied one to its stand-in. With mayBlock false a call that
+// may block for long is not made: blocks says so.
+func (tr *tracer) carryOut(c *Call, ans traceAnswer, mayBlock bool) (_ traceAnswer, blocks bool) {
+	if tr.emu == nil || !emulable(c) {
+		return ans, false
+	}
+	switch {
+	case ans.a.Allow:
+		r, done, wouldBlock := tr.emu.make(c, mayBlock)
+		if wouldBlock {
+			return ans, true
+		}
+		if done {
+			tr.stats.Emulated.Add(1)
+			ans.ret = retOf(r.val, r.errno)
+		}
+	case ans.a.Redirect != nil:
+		if ans.a.Errno == 0 {
+			ans.a.Errno = unix.EPERM
+		}
+		val, errno := tr.emu.redirect(c, ans.a)
+		ans.ret, ans.a.Redirect = retOf(val, errno), nil
+	}
+	return ans, false
+}
+
+func retOf(val int64, errno unix.Errno) *int64 {
+	if errno != 0 {
+		val = -int64(errno)
+	}
+	return &val
+}
+
+// apply carries a decision out, on the tracer's thread. An answer to a
+// call that was answered already (early, by an emulated connect's watch)
+// is dropped: the thread is in another call by now, or running.
 func (tr *tracer) apply(a traceAnswer) {
-	if !a.a.Allow {
+	if id, ok := tr.current[a.tid]; !ok || id != a.id {
+		return
+	}
+	delete(tr.current, a.tid)
+	switch {
+	case a.ret != nil:
+		if !a.early {
+			if a.a.Allow {
+				tr.stats.Allowed.Add(1)
+			} else {
+				tr.stats.Denied.Add(1)
+			}
+		}
+		tr.skip(a.tid, *a.ret, a.atEntry)
+	case a.a.Allow:
+		// a.a.Capless cannot be done: there is no listener to add a
+		// socket through, so a netlink socket keeps its creator's
+		// capabilities under the ptrace engine (README).
+		tr.stats.Allowed.Add(1)
+		if a.atEntry {
+			tr.entryDecided[a.tid] = true
+		}
+		tr.resume(a.tid, 0)
+	default:
 		errno := a.a.Errno
 		if errno == 0 {
 			errno = unix.EPERM
@@ -130,35 +223,33 @@ func (tr *tracer) apply(a traceAnswer) {
 		if a.a.Redirect != nil {
 			a.a.Redirect.Done(netip.AddrPort{}, false)
 		}
-		tr.deny(a.tid, errno, a.atEntry)
-		return
+		tr.stats.Denied.Add(1)
+		tr.skip(a.tid, -int64(errno), a.atEntry)
 	}
-	// a.a.Capless cannot be done: there is no listener to add a socket
-	// through, so a netlink socket keeps its creator's capabilities
-	// under the ptrace engine (README).
-	tr.stats.Allowed.Add(1)
-	if a.atEntry {
-		tr.entryDecided[a.tid] = true
-	}
-	tr.resume(a.tid, 0)
 }
 
-// deny makes the stopped call fail with errno. A tracee whose call
-// cannot be made to skip is killed: resuming it would run the call.
+// deny makes a stopped call fail with errno, undecided (unreadable).
 func (tr *tracer) deny(tid int, errno unix.Errno, atEntry bool) {
-	delete(tr.entryDecided, tid)
+	delete(tr.current, tid)
 	tr.stats.Denied.Add(1)
-	if err := skipSyscall(tid, -int64(errno)); err != nil {
+	tr.skip(tid, -int64(errno), atEntry)
+}
+
+// skip makes the stopped call return ret without running. A tracee whose
+// call cannot be made to skip is killed: resuming it would run the call.
+func (tr *tracer) skip(tid int, ret int64, atEntry bool) {
+	delete(tr.entryDecided, tid)
+	if err := skipSyscall(tid, ret); err != nil {
 		if errors.Is(err, unix.ESRCH) {
 			tr.stats.Vanished.Add(1)
 			return
 		}
-		tr.report(fmt.Errorf("deny a call of tracee %d: %w; killing it", tid, err))
+		tr.report(fmt.Errorf("answer a call of tracee %d: %w; killing it", tid, err))
 		unix.Kill(tid, unix.SIGKILL)
 		return
 	}
 	if atEntry {
-		tr.exitRet[tid] = -int64(errno)
+		tr.exitRet[tid] = ret
 	}
 	tr.resume(tid, 0)
 }

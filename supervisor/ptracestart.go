@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -18,10 +19,7 @@ import (
 // started by one locked thread (the parent the command's PDEATHSIG
 // watches, as under the notify engine), seized and fed the filter by the
 // tracer's thread.
-func startPtrace(cmd *exec.Cmd, opts Options, prog []unix.SockFilter, choice EngineChoice, notices io.Writer) (*Session, error) {
-	if opts.Emulate == EmulateOn {
-		return nil, fmt.Errorf("%w: the ptrace engine makes no emulated calls (allowed calls continue in the kernel)", ErrNoEmulation)
-	}
+func startPtrace(cmd *exec.Cmd, opts Options, prog []unix.SockFilter, choice EngineChoice, emu *emulator, emuErr error, notices io.Writer) (*Session, error) {
 	if cmd.Err != nil {
 		return nil, cmd.Err
 	}
@@ -30,7 +28,7 @@ func startPtrace(cmd *exec.Cmd, opts Options, prog []unix.SockFilter, choice Eng
 		return nil, fmt.Errorf("build seccomp program: %w", err)
 	}
 	tr := &tracer{decider: opts.Decider, syscalls: choice.ListenerAbove, exitRet: map[int]int64{},
-		entryDecided: map[int]bool{}, mainDone: make(chan struct{}), loopDone: make(chan struct{})}
+		entryDecided: map[int]bool{}, current: map[int]uint64{}, tracees: map[int]bool{}, mainDone: make(chan struct{}), loopDone: make(chan struct{})}
 	if tr.syscalls {
 		if tr.eval, err = bpf.NewEvaluator(tprog); err != nil {
 			return nil, err
@@ -45,10 +43,17 @@ func startPtrace(cmd *exec.Cmd, opts Options, prog []unix.SockFilter, choice Eng
 	}
 	setNotDumpable()
 	stubCmd(cmd, self, tprog)
-	s := &Session{Cmd: cmd, Engine: choice, EmulationErr: fmt.Errorf("%w: the ptrace engine makes no emulated calls", ErrNoEmulation),
+	s := &Session{Cmd: cmd, Engine: choice, Emulating: emu != nil, EmulationErr: emuErr,
 		loopDone: make(chan struct{}), reaped: make(chan struct{}), tracer: tr}
 	tr.stats, tr.errs = &s.Stats, &s.errs
 	tr.vmRead.Store(true)
+	if err := unix.Pipe2(tr.stopped[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+		return nil, os.NewSyscallError("pipe2", err)
+	}
+	if emu != nil {
+		emu.stop, emu.report = tr.stopped[0], tr.report
+		tr.emu = emu
+	}
 
 	started := make(chan error, 1)
 	go s.forkStub(started)
@@ -61,6 +66,7 @@ func startPtrace(cmd *exec.Cmd, opts Options, prog []unix.SockFilter, choice Eng
 		cmd.Process.Kill()
 		cmd.Wait()
 		close(s.reaped)
+		tr.closeStopped()
 		return nil, err
 	}
 	return s, nil
@@ -108,6 +114,8 @@ func (tr *tracer) trace(self string, pid int, seized chan<- error) {
 		return
 	}
 	tr.waker, tr.main = waker.Process.Pid, pid
+	tr.awaitTimer = time.NewTimer(time.Hour)
+	tr.awaitTimer.Stop()
 	if err := ptraceRaw(unix.PTRACE_SEIZE, pid, 0, seizeOptions); err != nil {
 		unix.Kill(tr.waker, unix.SIGKILL)
 		seized <- fmt.Errorf("%w: %w", ErrNoPtrace, os.NewSyscallError("ptrace(PTRACE_SEIZE)", err))
@@ -124,7 +132,18 @@ func (tr *tracer) trace(self string, pid int, seized chan<- error) {
 // no child left.
 func (s *Session) waitTraced() error {
 	tr := s.tracer
-	<-tr.mainDone
+	select {
+	case <-tr.mainDone:
+	case <-tr.loopDone:
+		// The tracer failed (its errors say why) and took the command
+		// with it; the command is untraced now, and Cmd.Wait reaps it.
+		s.Cmd.Process.Kill()
+		err := s.Cmd.Wait()
+		tr.inflight.Wait()
+		tr.closeStopped()
+		close(s.reaped)
+		return err
+	}
 	s.Cmd.Wait()
 	tr.stop()
 	<-tr.loopDone
@@ -135,6 +154,7 @@ func (s *Session) waitTraced() error {
 	tr.stats.Vanished.Add(uint64(len(tr.answers)))
 	tr.answers = nil
 	tr.mu.Unlock()
+	tr.closeStopped()
 	close(s.reaped)
 	if tr.status.Exited() && tr.status.ExitStatus() == 0 {
 		return nil

@@ -110,16 +110,6 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	if notices == nil {
 		notices = os.Stderr
 	}
-	choice, err := ChooseEngine(opts.Engine)
-	if err != nil {
-		return nil, err
-	}
-	if choice.Engine == EnginePtrace {
-		if opts.Engine == EngineAuto {
-			fmt.Fprintf(notices, "nettrap: seccomp user notification cannot be used here (%v): confining with the ptrace engine, which costs more per call\n", unwrapSyscall(choice.NotifyErr))
-		}
-		return startPtrace(cmd, opts, prog, choice, notices)
-	}
 	var emu *emulator
 	var emuErr error
 	if opts.Emulate != EmulateOff {
@@ -130,6 +120,16 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 		} else {
 			fmt.Fprintf(notices, "nettrap: emulation unavailable (%v): allowed calls continue in the kernel, where a racing thread could change their address\n", emuErr)
 		}
+	}
+	choice, err := ChooseEngine(opts.Engine)
+	if err != nil {
+		return nil, err
+	}
+	if choice.Engine == EnginePtrace {
+		if opts.Engine == EngineAuto {
+			fmt.Fprintf(notices, "nettrap: seccomp user notification cannot be used here (%v): confining with the ptrace engine, which costs more per call\n", unwrapSyscall(choice.NotifyErr))
+		}
+		return startPtrace(cmd, opts, prog, choice, emu, emuErr, notices)
 	}
 	if err := closeInheritedSockets(cmd, notices); err != nil {
 		return nil, err

@@ -3,8 +3,6 @@ package supervisor
 import (
 	"sync"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/procfs"
 )
@@ -38,10 +36,7 @@ func (l *loop) newCall(n *notif) *Call {
 // A traced caller stays in its stop until the tracer resumes it: it is
 // pending while it exists.
 func (t *task) Pending() bool {
-	if t.c.traced {
-		return unix.Kill(t.c.TID, 0) == nil
-	}
-	return idValid(t.c.listener, t.c.ID)
+	return t.c.pending()
 }
 
 // Caller implements Task. The task is gone when the notification is no

@@ -37,7 +37,7 @@ func runNettrap(t *testing.T, args ...string) nettrapRun {
 	if code < 0 {
 		t.Fatalf("nettrap %s: %v\nstderr: %s", strings.Join(args, " "), err, stderr.String())
 	}
-	return nettrapRun{stdout.String(), stderr.String(), code}
+	return nettrapRun{dropNotice(stdout.String()), dropNotice(stderr.String()), code}
 }
 
 // confinedVictim runs the victim under nettrap (extra flags first) and

@@ -55,7 +55,7 @@ func runModIn(t *testing.T, env []string, prog string, args ...string) nettrapRu
 	if code < 0 {
 		t.Fatalf("%s %s: %v\nstderr: %s", prog, strings.Join(args, " "), err, stderr.String())
 	}
-	return nettrapRun{stdout.String(), stderr.String(), code}
+	return nettrapRun{dropNotice(stdout.String()), dropNotice(stderr.String()), code}
 }
 
 // runModGoTest runs `nettrap FLAGS -- go test ARGS` in the fixture module.

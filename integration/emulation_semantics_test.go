@@ -31,13 +31,7 @@ func TestEmulationSemantics(t *testing.T) {
 	}
 	forUsers(t, users, func(t *testing.T, u user) {
 		bare := runNetsem(t, u, prog)
-		modes := []string{"on", "off"}
-		if !emulates(t) {
-			// The ptrace engine makes no emulated calls (--emulate=on
-			// refuses to run): the kernel's calls, as under off.
-			modes = []string{"off", "auto"}
-		}
-		for _, mode := range modes {
+		for _, mode := range []string{"on", "off"} {
 			got := runNetsem(t, u, bins.Nettrap, "--emulate="+mode, "--", prog)
 			compareNetsem(t, mode, bare, got, mode == "on")
 		}

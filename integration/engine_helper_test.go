@@ -39,19 +39,8 @@ func dropNotice(s string) string {
 }
 
 // notifyOnly skips t under every engine variant, saying why: what t checks
-// only the notify engine does. Keep the callers few, each with its reason.
+// only the notify engine can do. Keep the callers few, each with its reason.
 func notifyOnly(t testing.TB, why string) {
 	t.Helper()
 	lab.SkipUnder(t, why, lab.VariantPtrace, lab.VariantParent, lab.VariantParentConnect)
-}
-
-// sealedUnderPtrace is why the --sealed tests skip under the variants.
-const sealedUnderPtrace = "--sealed needs emulated calls, which the ptrace engine does not make: it refuses to run (TestEngineRefusesSealed)"
-
-// emulates says whether nettrap emulates allowed calls (and so redirects
-// lookups to its DNS sinkhole) under the variant: the notify engine does,
-// the ptrace engine makes no emulated calls, as under --emulate=off.
-func emulates(t testing.TB) bool {
-	t.Helper()
-	return lab.TestVariant(t) == lab.VariantDefault
 }

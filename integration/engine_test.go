@@ -169,30 +169,6 @@ func TestEngineUnderParentListener(t *testing.T) {
 	})
 }
 
-// TestEngineRefusesSealed: what needs emulated calls (--sealed,
-// --emulate=on) refuses to run (125) where only the ptrace engine can
-// confine, which makes none, and says so; the command never starts.
-func TestEngineRefusesSealed(t *testing.T) {
-	sandbox.Require(t)
-	b := lab.Programs(t)
-	for _, flag := range []string{"--sealed", "--emulate=on"} {
-		for _, how := range []struct {
-			name string
-			argv []string
-		}{
-			{"parent", underParent(b, "bind,listen", "", b.Plain, flag)},
-			{"ptrace", []string{b.Plain, "--engine=ptrace", flag}},
-		} {
-			t.Run(flag+"/"+how.name, func(t *testing.T) {
-				r := engineRun(t, asSelf, engineEnv(), append(how.argv, "--", b.Victim, "listen-dial", "127.0.0.1:0")...)
-				if r.code != 125 || r.stdout != "" || !strings.Contains(r.stderr, "ptrace engine") {
-					t.Errorf("exit %d, stdout %q; want 125, the command not run, and a reason naming the ptrace engine\nstderr: %s", r.code, r.stdout, r.stderr)
-				}
-			})
-		}
-	}
-}
-
 // TestEngineForcedPtrace: the ptrace engine asked for on a machine where
 // notification works, by flag and by environment, confines the same way.
 func TestEngineForcedPtrace(t *testing.T) {

@@ -417,7 +417,6 @@ func TestI386OrdinaryIoctlPasses(t *testing.T) {
 // swapped for a socket of the starting namespace before the kernel acts),
 // while netlink there, decided without reading memory, still works.
 func TestNetnsOwnNamespaceSealed(t *testing.T) {
-	notifyOnly(t, sealedUnderPtrace)
 	needNetAdmin(t)
 	e := newLabEnv(t)
 	r := e.guarded(t, asSelf, []string{"--sealed"}, e.bins.Escapee, "own-netns-route", "write")

@@ -32,7 +32,7 @@ func TestNettrapBlocksEveryLeak(t *testing.T) {
 					r = parseVictim(t, r.Child, run.stderr)
 				}
 				switch {
-				case sinkholed[tc.name] && mode == "auto" && emulates(t):
+				case sinkholed[tc.name] && mode == "auto":
 					if !r.OK {
 						t.Errorf("victim %s under nettrap: ok=%v errno=%q err=%q, want it redirected to the sinkhole", tc.args, r.OK, r.Errno, r.Err)
 					}
@@ -97,9 +97,6 @@ func TestNettrapDeniesLookup(t *testing.T) {
 			"nettrap: Outbound network blocked: connect udp 192.0.2.53:53 (dns) by pid "}},
 	} {
 		t.Run(tc.emulate+"/"+tc.op, func(t *testing.T) {
-			if tc.emulate == "auto" {
-				notifyOnly(t, "the DNS sinkhole needs emulated calls, which the ptrace engine does not make (the off case is its case)")
-			}
 			mark := h.Mark()
 			log := auditPath(t)
 			run, r := confinedVictim(t, []string{"--emulate=" + tc.emulate, "--audit-log", log}, tc.op, tc.name)

@@ -141,11 +141,7 @@ func TestRunGoTestCacheToolchain(t *testing.T) {
 		t.Fatalf("bare run: exit %d, %d requests from the test, want 0 and 1\n%s%s", bare.code, proxy.count("/from-test"), bare.stdout, bare.stderr)
 	}
 
-	runs := [][]string{nil, {"--sealed"}}
-	if !emulates(t) {
-		runs = runs[:1] // sealedUnderPtrace
-	}
-	for _, flags := range runs {
+	for _, flags := range [][]string{nil, {"--sealed"}} {
 		// Under --sealed too: the go command's own process downloads.
 		dir := proxyFixture(t)
 		log := auditPath(t)

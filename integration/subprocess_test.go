@@ -117,11 +117,7 @@ func TestNettrapDeniesUnspecifiedWithAdvice(t *testing.T) {
 func TestNettrapDeniesDNSVariants(t *testing.T) {
 	h := fakehost.Start(t, fakehost.TCP("192.0.2.53:53"), fakehost.UDP("127.0.0.11:53"))
 	mark := h.Mark()
-	modes := []string{"off", "auto"}
-	if !emulates(t) {
-		modes = modes[:1] // no sinkhole without emulated calls: auto is off
-	}
-	for _, mode := range modes {
+	for _, mode := range []string{"off", "auto"} {
 		flags := []string{"--emulate=" + mode}
 		// The victim sends a probe, not a DNS message: the sinkhole
 		// reports a malformed query.

@@ -263,13 +263,8 @@ func TestEngineTracerKilled(t *testing.T) {
 				mark := h.Mark()
 				l := startLoop(t, u, s.argv(loop...))
 				l.expect(t, "EPERM") // confined: its connects are denied
-				// Kill the supervisor: with parentlisten that is the
-				// child it started, found by its parent pid.
-				nettrap := l.cmd.Process.Pid
-				if s.name == "parent" {
-					nettrap = childOf(t, nettrap)
-				}
-				if err := syscall.Kill(nettrap, syscall.SIGKILL); err != nil {
+				// parentlisten execs nettrap: the pid is nettrap's.
+				if err := l.cmd.Process.Kill(); err != nil {
 					t.Fatal(err)
 				}
 				after := l.finish(t)
@@ -383,19 +378,4 @@ func (l *loopRun) finish(t *testing.T) []string {
 			t.Fatalf("the victim still ran %v after nettrap was killed (%d lines since)", runTimeout, len(rest))
 		}
 	}
-}
-
-// childOf finds the one child of pid (from /proc/PID/task/*/children).
-func childOf(t *testing.T, pid int) int {
-	t.Helper()
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := strings.Fields(string(b))
-	if len(f) != 1 {
-		t.Fatalf("process %d has children %q, want one", pid, f)
-	}
-	c, _ := strconv.Atoi(f[0])
-	return c
 }

@@ -113,7 +113,7 @@ func buildBins(nettrap, escapee, victim string) (*Bins, error) {
 	if b.Holder, err = gcc(dir, "holder.c", "-static", "-no-pie"); err != nil {
 		return nil, err
 	}
-	if b.ParentListen, err = gcc(dir, "parentlisten.c", "-static"); err != nil {
+	if b.ParentListen, err = gcc(dir, "parentlisten.c", "-static", "-pthread"); err != nil {
 		return nil, err
 	}
 	v, err := CurrentVariant()

@@ -74,8 +74,9 @@ const ParentNotice = "nettrap: seccomp user notification cannot be used here"
 
 // wrap writes, next to the real nettrap, the program the tests start as
 // "nettrap" under variant v: a script that execs nettrap with
-// NETTRAP_ENGINE=ptrace, or under parentlisten. exec keeps the pid, so a
-// signal sent to it reaches nettrap (or parentlisten, which forwards it).
+// NETTRAP_ENGINE=ptrace, or under parentlisten (which execs nettrap in
+// turn). Both exec, so the tests see nettrap itself: its pid, its
+// parent, its signals and exit status.
 func wrap(dir, nettrap, parentlisten string, v Variant) (string, error) {
 	var line string
 	switch v {

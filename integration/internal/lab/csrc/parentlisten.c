@@ -4,32 +4,36 @@
  *
  *   parentlisten [--trap bind,listen] [--count FILE] -- argv...
  *
- * It sets no_new_privs and installs a filter with
- * SECCOMP_FILTER_FLAG_NEW_LISTENER that returns SECCOMP_RET_USER_NOTIF for
- * the listed native x86_64 syscalls (default bind and listen) and ALLOW
- * for everything else, i386 calls included (WSL does not care about them
- * either). It then forks: the child execs argv, so the whole tree it
- * starts inherits the filter, and a second listener below is refused
- * with EBUSY; the parent answers every notification with
- * SECCOMP_USER_NOTIF_FLAG_CONTINUE until the child exits, forwarding the
- * usual termination signals to it, and exits with the child's status
- * (128+signal when it was killed). With --count it writes the number of
- * notifications it answered to FILE at exit, so a test can prove that
- * the listener really trapped something.
+ * It installs a filter with SECCOMP_FILTER_FLAG_NEW_LISTENER (after
+ * no_new_privs) that returns SECCOMP_RET_USER_NOTIF for the listed native
+ * x86_64 syscalls (default bind and listen) and ALLOW for everything
+ * else, i386 calls included (WSL does not care about them either), and
+ * execs argv under it: the whole tree argv starts inherits the filter,
+ * and a second listener below is refused with EBUSY.
+ *
+ * The listener is served by a process outside the filter, as init is: a
+ * child forked before the filter exists, which receives the listener over
+ * a socket pair (from a thread without the filter), leaves the process group (a signal to the command's
+ * group is not for it), and answers every notification with
+ * SECCOMP_USER_NOTIF_FLAG_CONTINUE until no process uses the filter any
+ * more (POLLHUP). argv itself keeps parentlisten's pid and parent, so a
+ * test sees nettrap as it would without the listener: its exit status,
+ * its signals, its parent (go test -exec). With --count the server
+ * rewrites FILE with the number of notifications answered after each, so
+ * a test can prove that the listener really trapped something: a call
+ * counts before it proceeds.
  *
  * Under a listener already (EBUSY: one parentlisten started under
  * another, as nested nettraps of a test are), it execs argv as it is.
- *
- * The child dies with the parent (PR_SET_PDEATHSIG): without the
- * listener, the calls it traps would fail with ENOSYS, which no test
- * should mistake for a denial.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -37,9 +41,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAXTRAP 32
@@ -59,8 +62,6 @@ static const struct {
 	{"getsockname", SYS_getsockname}, {"getpeername", SYS_getpeername},
 };
 
-static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
-
 static void die(const char *what)
 {
 	fprintf(stderr, "parentlisten: %s: %s\n", what, strerror(errno));
@@ -74,10 +75,11 @@ static void usage(const char *msg)
 }
 
 /* parseTraps fills nrs with the syscall numbers named in list. */
-static int parseTraps(char *list, int *nrs)
+static int parseTraps(const char *list, int *nrs)
 {
+	char *copy = strdup(list);
 	int n = 0;
-	for (char *name = strtok(list, ","); name; name = strtok(NULL, ",")) {
+	for (char *name = strtok(copy, ","); name; name = strtok(NULL, ",")) {
 		size_t i;
 		for (i = 0; i < sizeof calls / sizeof calls[0]; i++)
 			if (strcmp(calls[i].name, name) == 0)
@@ -90,6 +92,7 @@ static int parseTraps(char *list, int *nrs)
 			usage("too many syscalls");
 		nrs[n++] = calls[i].nr;
 	}
+	free(copy);
 	if (n == 0)
 		usage("--trap names no syscall");
 	return n;
@@ -120,46 +123,54 @@ static int install(const int *nrs, int n)
 	return fd;
 }
 
-/* answer receives one notification and lets the call go on; it returns 1
- * when it answered one. */
-static int answer(int fd, struct seccomp_notif *req, struct seccomp_notif_resp *resp,
-		  const struct seccomp_notif_sizes *sz)
+static void sendFd(int sock, int fd)
 {
-	memset(req, 0, sz->seccomp_notif);
-	if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0) {
-		/* ENOENT: the caller died (or was interrupted) before we read it. */
-		if (errno == ENOENT || errno == EINTR)
-			return 0;
-		die("ioctl(SECCOMP_IOCTL_NOTIF_RECV)");
-	}
-	memset(resp, 0, sz->seccomp_notif_resp);
-	resp->id = req->id;
-	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-	if (ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0 && errno != ENOENT)
-		die("ioctl(SECCOMP_IOCTL_NOTIF_SEND)");
-	return 1;
+	char byte = 0;
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof fd);
+	if (sendmsg(sock, &msg, 0) != 1)
+		die("sendmsg(listener)");
 }
 
-static pid_t start(char **argv, int listener, const sigset_t *old)
+/* recvFd returns the listener, or -1 when none comes (EOF). */
+static int recvFd(int sock)
 {
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid < 0)
-		die("fork");
-	if (pid > 0)
-		return pid;
-	close(listener);
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
-		_exit(120);
-	sigprocmask(SIG_SETMASK, old, NULL);
-	execvp(argv[0], argv);
-	fprintf(stderr, "parentlisten: exec %s: %s\n", argv[0], strerror(errno));
-	_exit(127);
+	char byte;
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+	ssize_t r = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	if (r != 1 || !c || c->cmsg_type != SCM_RIGHTS)
+		return -1;
+	int fd;
+	memcpy(&fd, CMSG_DATA(c), sizeof fd);
+	return fd;
 }
 
-/* serve answers notifications until the child exits, and returns its
- * wait status. */
-static int serve(int listener, int sfd, pid_t child, unsigned long *count)
+static void writeCount(const char *path, unsigned long count)
+{
+	char buf[32];
+	int n = snprintf(buf, sizeof buf, "%lu\n", count);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, buf, n) != n || close(fd) < 0)
+		die(path);
+}
+
+/* serve answers notifications until no process uses the filter. */
+static void serve(int listener, const char *countFile)
 {
 	struct seccomp_notif_sizes sz;
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)
@@ -168,38 +179,86 @@ static int serve(int listener, int sfd, pid_t child, unsigned long *count)
 	struct seccomp_notif_resp *resp = calloc(1, sz.seccomp_notif_resp);
 	if (!req || !resp)
 		die("calloc");
+	unsigned long count = 0;
 
 	for (;;) {
-		struct pollfd p[2] = {{.fd = listener, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
-		if (poll(p, 2, -1) < 0) {
+		struct pollfd p = {.fd = listener, .events = POLLIN};
+		if (poll(&p, 1, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			die("poll");
 		}
-		if (p[0].revents & POLLIN)
-			*count += answer(listener, req, resp, &sz);
-		if (!(p[1].revents & POLLIN))
-			continue;
-		struct signalfd_siginfo si;
-		if (read(sfd, &si, sizeof si) != sizeof si)
-			die("read(signalfd)");
-		if (si.ssi_signo != SIGCHLD) {
-			kill(child, si.ssi_signo);
+		if (!(p.revents & POLLIN)) {
+			if (p.revents & (POLLHUP | POLLERR))
+				return;
 			continue;
 		}
-		int status;
-		pid_t w = waitpid(child, &status, WNOHANG);
-		if (w < 0)
-			die("waitpid");
-		if (w == child)
-			return status;
+		memset(req, 0, sz.seccomp_notif);
+		if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, req) < 0) {
+			/* ENOENT: the caller died before we read it. */
+			if (errno == ENOENT || errno == EINTR)
+				continue;
+			die("ioctl(SECCOMP_IOCTL_NOTIF_RECV)");
+		}
+		memset(resp, 0, sz.seccomp_notif_resp);
+		resp->id = req->id;
+		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		/* Counted before the answer lets the call go on. */
+		if (countFile)
+			writeCount(countFile, ++count);
+		if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0 && errno != ENOENT)
+			die("ioctl(SECCOMP_IOCTL_NOTIF_SEND)");
 	}
+}
+
+/* handOver is a thread created before the filter, so without it: it
+ * passes the listener to the server with sendmsg, which the filter may
+ * trap (--trap sendmsg), and a trapped call of ours would wait for the
+ * very server it is addressed to. */
+struct handOver {
+	int sock;
+	int pipe[2];
+};
+
+static void *handOverThread(void *arg)
+{
+	struct handOver *h = arg;
+	int fd;
+	if (read(h->pipe[0], &fd, sizeof fd) == sizeof fd && fd >= 0)
+		sendFd(h->sock, fd);
+	return NULL;
+}
+
+/* startServer forks the server, outside the filter still to come; it
+ * returns the socket to hand it the listener on. */
+static int startServer(const char *countFile)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		die("socketpair");
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid > 0) {
+		close(sv[1]);
+		return sv[0];
+	}
+	close(sv[0]);
+	setsid();
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	int listener = recvFd(sv[1]);
+	if (listener < 0)
+		_exit(0); /* nested: no listener of ours */
+	close(sv[1]);
+	serve(listener, countFile);
+	_exit(0);
 }
 
 int main(int argc, char **argv)
 {
-	char defaults[] = "bind,listen";
-	char *traps = defaults;
+	const char *traps = "bind,listen";
 	const char *countFile = NULL;
 	int i;
 
@@ -213,42 +272,28 @@ int main(int argc, char **argv)
 	}
 	if (i + 1 >= argc)
 		usage("no command after --");
+	char **cmd = argv + i + 1;
 
 	int nrs[MAXTRAP];
 	int n = parseTraps(traps, nrs);
-
-	/* Block what the signalfd reads before the child exists, so that no
-	 * SIGCHLD or forwarded signal is lost. */
-	sigset_t mask, old;
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	for (size_t s = 0; s < sizeof forwarded / sizeof forwarded[0]; s++)
-		sigaddset(&mask, forwarded[s]);
-	if (sigprocmask(SIG_BLOCK, &mask, &old) < 0)
-		die("sigprocmask");
-	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	if (sfd < 0)
-		die("signalfd");
-
+	if (countFile)
+		writeCount(countFile, 0);
+	struct handOver h = {.sock = startServer(countFile)};
+	pthread_t th;
+	if (pipe2(h.pipe, O_CLOEXEC) < 0)
+		die("pipe");
+	if ((errno = pthread_create(&th, NULL, handOverThread, &h)) != 0)
+		die("pthread_create");
+	/* The filter goes on this thread only (no TSYNC), which execs. */
 	int listener = install(nrs, n);
-	if (listener < 0) {
-		/* Nested (a test's go test -exec under its nettrap, both
-		 * started so): the listener above is the one that counts.
-		 * The filter was not installed; run the command as it is. */
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		execvp(argv[i + 1], argv + i + 1);
-		die(argv[i + 1]);
-	}
-	pid_t child = start(argv + i + 1, listener, &old);
-	unsigned long count = 0;
-	int status = serve(listener, sfd, child, &count);
-
-	if (countFile) {
-		FILE *f = fopen(countFile, "w");
-		if (!f || fprintf(f, "%lu\n", count) < 0 || fclose(f) != 0)
-			die(countFile);
-	}
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return WEXITSTATUS(status);
+	if (write(h.pipe[1], &listener, sizeof listener) != sizeof listener)
+		die("write");
+	if ((errno = pthread_join(th, NULL)) != 0)
+		die("pthread_join");
+	if (listener >= 0)
+		close(listener);
+	close(h.sock);
+	execvp(cmd[0], cmd);
+	fprintf(stderr, "parentlisten: exec %s: %s\n", cmd[0], strerror(errno));
+	return 127;
 }

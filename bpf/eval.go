@@ -79,7 +79,7 @@ func TraceProgram(goarch string, prog []unix.SockFilter) ([]unix.SockFilter, err
 	if !ok {
 		return nil, fmt.Errorf("bpf: unsupported goarch %q (want amd64 or arm64)", goarch)
 	}
-	guard, err := listenerGuard(t)
+	guard, err := traceGuard(t)
 	if err != nil {
 		return nil, err
 	}

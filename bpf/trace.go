@@ -25,25 +25,47 @@ var seccompNrs = map[string]uint32{
 	abiARM:     383,
 }
 
-// errBusy is the program's answer to a seccomp(2) that asks for a
-// listener under the trace program: the kernel's own answer (EBUSY) under
-// the notify program, whose filter holds the chain's one listener.
-var errBusy = unix.SECCOMP_RET_ERRNO | uint32(unix.EBUSY)
+// cloneNrs and clone3Nrs are clone(2) and clone3(2) in each ABI.
+var (
+	cloneNrs  = map[string]uint32{abiX8664: 56, abiI386: 120, abiAArch64: 220, abiARM: 120}
+	clone3Nr  = uint32(435) // the same in every ABI
+	cloneFlag = uint32(unix.CLONE_UNTRACED)
+)
+
+// Answers of the trace guard.
+var (
+	errBusy  = unix.SECCOMP_RET_ERRNO | uint32(unix.EBUSY)
+	errPerm  = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	errNoSys = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+)
 
 // traceProgram turns prog (built for the notify engine) into the ptrace
 // engine's: every SECCOMP_RET_USER_NOTIF becomes SECCOMP_RET_TRACE, and a
-// listener guard comes first.
+// guard comes first that refuses what would take a process out of the
+// tracer's sight:
 //
-// Why the guard: a filter's USER_NOTIF outranks TRACE (kernel/seccomp.c
-// takes the strongest action of the chain), so a confined process that
-// installed a filter of its own with a listener, trapping connect, and
-// answered CONTINUE from another thread, would hide every connect from
-// the tracer. Without a listener a USER_NOTIF filter only fails calls
-// (ENOSYS), and every action stronger than TRACE fails or kills: only the
-// listener must be refused. The flags are a register, read by the
-// filter itself: no other thread can change them afterwards.
+//   - seccomp(2) asking for a listener gets EBUSY (what the kernel answers
+//     under the notify engine, whose filter holds the chain's one). A
+//     filter's USER_NOTIF outranks TRACE (kernel/seccomp.c takes the
+//     strongest action of the chain), so a confined process that
+//     installed a filter of its own with a listener trapping connect, and
+//     answered CONTINUE from another thread, would hide every connect
+//     from the tracer. Every action stronger than TRACE other than that
+//     fails or kills.
+//   - clone(2) with CLONE_UNTRACED gets EPERM: the child would not be
+//     traced (PTRACE_O_TRACECLONE does not force it). Its trapped calls
+//     would fail with ENOSYS (a TRACE action without a tracer), but under
+//     a listener above, which outranks TRACE on the calls it traps, they
+//     could run unseen.
+//   - clone3(2) gets ENOSYS: its flags are in memory, which the filter
+//     cannot read and another thread could change after the tracer did.
+//     C libraries fall back to clone(2) on ENOSYS, and Go uses clone3 only
+//     for a cgroup or a time namespace of the child.
+//
+// The operations and flags checked are registers, read by the filter
+// itself: no other thread can change them afterwards.
 func traceProgram(t target, prog []bpf.Instruction) ([]bpf.Instruction, error) {
-	guard, err := listenerGuard(t)
+	guard, err := traceGuard(t)
 	if err != nil {
 		return nil, err
 	}
@@ -56,37 +78,56 @@ func traceProgram(t target, prog []bpf.Instruction) ([]bpf.Instruction, error) {
 	return out, nil
 }
 
-// listenerGuard refuses seccomp(SECCOMP_SET_MODE_FILTER, flags with
-// SECCOMP_FILTER_FLAG_NEW_LISTENER, …) in every ABI with EBUSY, and falls
-// through to the rest of the program otherwise. The operation and flags
-// are C unsigned ints: only their low words count.
-func listenerGuard(t target) ([]bpf.Instruction, error) {
+// traceGuard is the guard of traceProgram, for every ABI of t; it falls
+// through to the rest of the program. Arguments are C ints: only their
+// low words count.
+func traceGuard(t target) ([]bpf.Instruction, error) {
 	a := newAsm()
-	native, compat, check, rest := a.newLabel(), a.newLabel(), a.newLabel(), a.newLabel()
+	native, compat := a.newLabel(), a.newLabel()
+	seccompCheck, cloneCheck, clone3, rest := a.newLabel(), a.newLabel(), a.newLabel(), a.newLabel()
 	a.load(offArch)
 	a.jump(bpf.JumpEqual, t.native.audit, native, next)
 	a.jump(bpf.JumpEqual, t.compat.audit, compat, rest)
 
 	a.mark(native)
 	a.load(offNr)
-	nr := seccompNrs[t.native.name]
-	if t.x32 != nil {
-		a.jump(bpf.JumpEqual, nr|x32Bit, check, next)
+	for _, bit := range nativeBits(t) {
+		a.jump(bpf.JumpEqual, seccompNrs[t.native.name]|bit, seccompCheck, next)
+		a.jump(bpf.JumpEqual, cloneNrs[t.native.name]|bit, cloneCheck, next)
+		a.jump(bpf.JumpEqual, clone3Nr|bit, clone3, next)
 	}
-	a.jump(bpf.JumpEqual, nr, check, rest)
+	a.jump(bpf.JumpEqual, 0, rest, rest) // A is nr: always to rest
 
 	a.mark(compat)
 	a.load(offNr)
-	a.jump(bpf.JumpEqual, seccompNrs[t.compat.name], check, rest)
+	a.jump(bpf.JumpEqual, seccompNrs[t.compat.name], seccompCheck, next)
+	a.jump(bpf.JumpEqual, cloneNrs[t.compat.name], cloneCheck, next)
+	a.jump(bpf.JumpEqual, clone3Nr, clone3, rest)
 
-	a.mark(check)
+	a.mark(seccompCheck)
 	a.load(argLo(0))
 	a.jump(bpf.JumpEqual, unix.SECCOMP_SET_MODE_FILTER, next, rest)
 	a.load(argLo(1))
 	a.jump(bpf.JumpBitsSet, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, next, rest)
 	a.ret(errBusy)
+
+	a.mark(cloneCheck)
+	a.load(argLo(0))
+	a.jump(bpf.JumpBitsSet, cloneFlag, next, rest)
+	a.ret(errPerm)
+
+	a.mark(clone3)
+	a.ret(errNoSys)
 	a.mark(rest)
 	return a.resolve()
+}
+
+// nativeBits are the nr bits of the native arch's ABIs: none, and x32's.
+func nativeBits(t target) []uint32 {
+	if t.x32 != nil {
+		return []uint32{0, x32Bit}
+	}
+	return []uint32{0}
 }
 
 // ErrListenerAbove says that a seccomp filter with a listener already

@@ -21,25 +21,39 @@ func traceVM(t testing.TB, goarch string) *bpf.VM {
 	return vm
 }
 
-// isSeccompListener tells whether d asks seccomp(2) for a listener in
-// some ABI of goarch.
-func isSeccompListener(goarch string, d seccompData) bool {
+// guardAnswer is what the trace guard answers d in goarch, if anything:
+// EBUSY for a seccomp(2) listener, EPERM for clone(2) with
+// CLONE_UNTRACED, ENOSYS for clone3(2), in every ABI.
+func guardAnswer(goarch string, d seccompData) (uint32, bool) {
 	t := targets[goarch]
 	nr := uint32(d.nr)
-	var want bool
+	var abi string
 	switch d.arch {
 	case t.native.audit:
-		want = nr == seccompNrs[t.native.name] || (t.x32 != nil && nr == seccompNrs[t.native.name]|x32Bit)
+		abi = t.native.name
+		if t.x32 != nil && nr&x32Bit != 0 {
+			nr &^= x32Bit
+		}
 	case t.compat.audit:
-		want = nr == seccompNrs[t.compat.name]
+		abi = t.compat.name
+	default:
+		return 0, false
 	}
-	return want && uint32(d.args[0]) == unix.SECCOMP_SET_MODE_FILTER &&
-		uint32(d.args[1])&unix.SECCOMP_FILTER_FLAG_NEW_LISTENER != 0
+	switch {
+	case nr == seccompNrs[abi] && uint32(d.args[0]) == unix.SECCOMP_SET_MODE_FILTER &&
+		uint32(d.args[1])&unix.SECCOMP_FILTER_FLAG_NEW_LISTENER != 0:
+		return errBusy, true
+	case nr == cloneNrs[abi] && uint32(d.args[0])&unix.CLONE_UNTRACED != 0:
+		return errPerm, true
+	case nr == clone3Nr:
+		return errNoSys, true
+	}
+	return 0, false
 }
 
 // TestTraceProgramIsNotifyProgram: on every input the trace program
 // answers as the notify program does, with TRACE for USER_NOTIF, except
-// that a seccomp(2) asking for a listener gets EBUSY in every ABI.
+// what its guard answers (guardAnswer), in every ABI.
 func TestTraceProgramIsNotifyProgram(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	for _, goarch := range []string{"amd64", "arm64"} {
@@ -60,9 +74,18 @@ func TestTraceProgramIsNotifyProgram(t *testing.T) {
 				}
 			}
 		}
+		for _, abi := range []*abiInfo{tg.native, tg.compat} {
+			for _, flags := range []uint64{0, unix.CLONE_UNTRACED, unix.CLONE_UNTRACED | unix.CLONE_THREAD, 1 << 40, unix.CLONE_VM} {
+				inputs = append(inputs, seccompData{nr: int32(cloneNrs[abi.name]), arch: abi.audit, args: [6]uint64{flags}})
+			}
+			inputs = append(inputs, seccompData{nr: int32(clone3Nr), arch: abi.audit})
+		}
 		if tg.x32 != nil {
-			inputs = append(inputs, seccompData{nr: int32(seccompNrs[abiX8664] | x32Bit), arch: tg.native.audit,
-				args: [6]uint64{unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER}})
+			inputs = append(inputs,
+				seccompData{nr: int32(seccompNrs[abiX8664] | x32Bit), arch: tg.native.audit,
+					args: [6]uint64{unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER}},
+				seccompData{nr: int32(cloneNrs[abiX8664] | x32Bit), arch: tg.native.audit, args: [6]uint64{unix.CLONE_UNTRACED}},
+				seccompData{nr: int32(clone3Nr | x32Bit), arch: tg.native.audit})
 		}
 		busy := 0
 		for _, d := range inputs {
@@ -70,16 +93,16 @@ func TestTraceProgramIsNotifyProgram(t *testing.T) {
 			if want == retNotify {
 				want = retTrace
 			}
-			if isSeccompListener(goarch, d) {
-				want = errBusy
+			if a, ok := guardAnswer(goarch, d); ok {
+				want = a
 				busy++
 			}
 			if got := run(t, trace, d); got != want {
 				t.Errorf("%s %+v: trace program says %#x, want %#x", goarch, d, got, want)
 			}
 		}
-		if busy < 6 {
-			t.Errorf("%s: only %d listener requests among the inputs", goarch, busy)
+		if busy < 14 {
+			t.Errorf("%s: only %d inputs the guard answers", goarch, busy)
 		}
 		if got := run(t, trace, seccompData{nr: int32(tg.native.nrOf(Connect)), arch: tg.native.audit}); got != retTrace {
 			t.Errorf("%s: native connect gets %#x, want TRACE", goarch, got)

@@ -57,3 +57,53 @@ func TestPtraceUnderParentListener(t *testing.T) {
 		})
 	}
 }
+
+// A decider that cannot say which calls are quick is asked aside, on
+// another goroutine, by the ptrace engine: the answers come back through
+// the waker, with the tracer serving other stops meanwhile.
+func TestPtraceDecidesAside(t *testing.T) {
+	ok, denied := listen(t, "127.0.0.1"), listen(t, "127.0.0.2")
+	run := func(op ...string) ([]string, roleReport) {
+		cmd, report := supervisorCmd(t, op...)
+		cmd.Env = append(cmd.Env, engineEnv+"=ptrace", asideEnv+"=1")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("supervisor role: %v\n%s", err, out)
+		}
+		return strings.Fields(string(out)), readReport(t, report)
+	}
+	out, rep := run("many-connect", "50", ok.addr)
+	expect(t, out, "ok:50")
+	if rep.Engine != "ptrace" || rep.Allowed < 50 {
+		t.Errorf("report %+v, want the ptrace engine and 50 allowed", rep)
+	}
+	out, rep = run("connect", denied.addr)
+	expect(t, out, "EPERM")
+	if c, _ := denied.counts(t, 0, 0); c != 0 {
+		t.Errorf("denied listener saw %d connections: the guard leaked", c)
+	}
+	if c, _ := ok.counts(t, 50, 0); c != 50 {
+		t.Errorf("allowed listener saw %d connections, want 50", c)
+	}
+}
+
+// A child made with CLONE_UNTRACED would not be traced: the ptrace
+// engine's filter refuses the flag (EPERM), and clone3, whose flags it
+// cannot read, altogether (ENOSYS). Under a listener above that traps
+// connect, such a child's connect would otherwise run unseen.
+func TestPtraceRefusesUntracedChildren(t *testing.T) {
+	denied := listen(t, "127.0.0.2")
+	for _, parent := range []string{"", "connect,sendto,sendmsg"} {
+		cmd, report := supervisorCmd(t, "clone-untraced", denied.addr)
+		cmd.Env = append(cmd.Env, parentListenerEnv+"="+parent, engineEnv+"=ptrace")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("supervisor role: %v\n%s", err, out)
+		}
+		readReport(t, report)
+		expect(t, strings.Fields(string(out)), "EPERM")
+	}
+	if c, _ := denied.counts(t, 0, 0); c != 0 {
+		t.Errorf("denied listener saw %d connections from an untraced child", c)
+	}
+}

@@ -54,13 +54,23 @@ type Decider interface {
 // asked which test runs). The ptrace engine decides those on its tracer
 // thread, and the others on another goroutine, so that the tracer serves
 // the confined processes' stops meanwhile (ptrace.go). A Decider that
-// does not implement it is asked on the tracer thread: it must never
-// wait on a confined process.
+// does not implement it is asked on another goroutine always: a decorator
+// (testexec's) must pass Quick on.
 type QuickDecider interface {
 	Decider
 	// Quick is called before Decide, and must not wait.
 	Quick(c *Call) bool
 }
+
+// QuickFunc adapts a function that never waits on a confined process to
+// a QuickDecider whose every call is quick.
+type QuickFunc func(c *Call) Answer
+
+// Decide calls f.
+func (f QuickFunc) Decide(c *Call) Answer { return f(c) }
+
+// Quick is always true.
+func (f QuickFunc) Quick(*Call) bool { return true }
 
 // DeciderFunc adapts a function to Decider.
 type DeciderFunc func(c *Call) Answer

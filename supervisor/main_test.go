@@ -29,6 +29,10 @@ const roleEnv = "NETTRAP_SUPERVISOR_TEST_ROLE"
 // lateLoopEnv makes the supervisor role's loop goroutine start late.
 const lateLoopEnv = "NETTRAP_SUPERVISOR_TEST_LATE_LOOP"
 
+// asideEnv makes the supervisor role's decider one that cannot say which
+// calls are quick: the ptrace engine then decides every call aside.
+const asideEnv = "NETTRAP_SUPERVISOR_TEST_ASIDE"
+
 // engineEnv chooses the supervisor role's engine (auto, notify, ptrace);
 // set in the test's own environment it applies to every test.
 const engineEnv = "NETTRAP_SUPERVISOR_TEST_ENGINE"
@@ -144,6 +148,21 @@ func testDecider(c *supervisor.Call) supervisor.Answer {
 	return supervisor.Answer{Allow: true}
 }
 
+// quickTestDecider is testDecider, quick but for the calls it holds: those
+// wait for the victim to kill their caller.
+type quickTestDecider struct{}
+
+func (quickTestDecider) Decide(c *supervisor.Call) supervisor.Answer { return testDecider(c) }
+
+func (quickTestDecider) Quick(c *supervisor.Call) bool {
+	for _, d := range c.Dests {
+		if stalledNet.Contains(d.Addr.Addr().Unmap()) {
+			return false
+		}
+	}
+	return true
+}
+
 type roleReport struct {
 	Status        int
 	Notifications uint64
@@ -221,7 +240,11 @@ func supervisorRole(reportPath string, keep bool) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 125
 	}
-	s, err := supervisor.Start(cmd, supervisor.Options{Decider: supervisor.DeciderFunc(testDecider), Emulate: mode, Engine: engine})
+	var decider supervisor.Decider = quickTestDecider{}
+	if os.Getenv(asideEnv) != "" {
+		decider = supervisor.DeciderFunc(testDecider) // not a QuickDecider
+	}
+	s, err := supervisor.Start(cmd, supervisor.Options{Decider: decider, Emulate: mode, Engine: engine})
 	notices.Close()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start:", err)

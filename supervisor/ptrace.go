@@ -212,7 +212,10 @@ func (tr *tracer) event(pid int, ws unix.WaitStatus) {
 		delete(tr.tracees, pid)
 		delete(tr.exitRet, pid)
 		delete(tr.entryDecided, pid)
-		delete(tr.current, pid)
+		if _, ok := tr.current[pid]; ok {
+			tr.stats.Vanished.Add(1) // died in a call: its answer is dropped
+			delete(tr.current, pid)
+		}
 		if pid == tr.main {
 			tr.status = ws
 			close(tr.mainDone)

@@ -84,7 +84,7 @@ func (tr *tracer) dispatch(pid int, info *syscallInfo, atEntry bool) {
 		return
 	}
 	tr.read(c)
-	if q, ok := tr.decider.(QuickDecider); ok && !q.Quick(c) {
+	if q, ok := tr.decider.(QuickDecider); !ok || !q.Quick(c) {
 		// A decision that may wait for a confined process (an inner
 		// nettrap asked which test runs) needs the tracer free to serve
 		// that process's stops: any tracee may stop for a signal.

@@ -148,12 +148,9 @@ func (s *Session) waitTraced() error {
 	tr.stop()
 	<-tr.loopDone
 	tr.inflight.Wait()
-	// Decisions made after the tracer stopped: their tracees were killed
-	// with it (PTRACE_O_EXITKILL), or had died already.
-	tr.mu.Lock()
-	tr.stats.Vanished.Add(uint64(len(tr.answers)))
-	tr.answers = nil
-	tr.mu.Unlock()
+	// Calls still waiting when the tracer stopped: their tracees were
+	// killed with it (the loop is over: its maps are ours now).
+	tr.stats.Vanished.Add(uint64(len(tr.current)))
 	tr.closeStopped()
 	close(s.reaped)
 	if tr.status.Exited() && tr.status.ExitStatus() == 0 {

@@ -32,6 +32,8 @@ func victimRole(op []string) int {
 	switch op[0] {
 	case "netlink-handover":
 		fmt.Println(netlinkHandover())
+	case "clone-untraced": // clone-untraced ADDR: a CLONE_UNTRACED child connects to ADDR
+		fmt.Println(cloneUntraced(arg(1)))
 	case "connect":
 		fmt.Println(result(connectTo(arg(1))))
 	case "connect-raw": // connect(fd, ptr, len) with a chosen pointer and length
@@ -344,4 +346,23 @@ func opArg(op []string, i int) string {
 		return op[i]
 	}
 	return ""
+}
+
+// cloneUntraced makes a child with CLONE_UNTRACED, which connects to addr
+// (raw syscalls only: the child is a copy of a Go process made behind the
+// runtime's back) and exits. It returns the clone's errno, or "cloned".
+func cloneUntraced(addr string) string {
+	sa := rawInet4(addr)
+	r1, _, errno := unix.RawSyscall6(unix.SYS_CLONE, unix.CLONE_UNTRACED|uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
+	if errno != 0 {
+		return result(errno)
+	}
+	if r1 == 0 {
+		fd, _, _ := unix.RawSyscall(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM, 0)
+		unix.RawSyscall(unix.SYS_CONNECT, fd, uintptr(unsafe.Pointer(&sa[0])), uintptr(len(sa)))
+		unix.RawSyscall(unix.SYS_EXIT_GROUP, 0, 0, 0)
+	}
+	var ws unix.WaitStatus
+	unix.Wait4(int(r1), &ws, 0, nil)
+	return "cloned"
 }

@@ -29,6 +29,17 @@ type Decider struct {
 	Messages io.Writer
 }
 
+// Quick implements supervisor.QuickDecider: an exec is decided here,
+// from /proc and the work directory; every other call is as quick as
+// Next says (not at all when Next cannot tell).
+func (d *Decider) Quick(c *supervisor.Call) bool {
+	if c.Syscall.Kind != bpf.Execve && c.Syscall.Kind != bpf.Execveat || c.Syscall.Foreign {
+		q, ok := d.Next.(supervisor.QuickDecider)
+		return ok && q.Quick(c)
+	}
+	return true
+}
+
 // Decide implements supervisor.Decider. An exec of a test binary by a
 // direct child of the go command is wrapped (Swap) and continues; if the
 // binary cannot be wrapped the exec fails with EACCES, and the go command

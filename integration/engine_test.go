@@ -96,7 +96,12 @@ func noticeCount(stderr string) int {
 // countFile is a file parentlisten can write as u, and its reader.
 func countFile(t *testing.T) (path string, read func() int) {
 	t.Helper()
-	dir := t.TempDir()
+	// Not under t.TempDir, which nobody cannot enter.
+	dir, err := os.MkdirTemp("", "nettrap-count-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	os.Chmod(dir, 0o777)
 	path = filepath.Join(dir, "count")
 	return path, func() int {

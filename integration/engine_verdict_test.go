@@ -58,6 +58,9 @@ func TestEngineVerdictsEqual(t *testing.T) {
 				mark := h.Mark()
 				argv := slices.Concat(e.argv, sc.flags, []string{filepath.Join(bins, sc.pkg+".test"), "-test.v=test2json"}, sc.args)
 				run := runIn(t, filepath.Join(fixtureRoot(t), sc.pkg), goEnv(), argv[0], argv[1:]...)
+				if run.code == 125 {
+					t.Fatalf("%s engine: nettrap could not run (125):\n%s", e.name, run.stderr)
+				}
 				o := framedOutcome(t, run.stdout, pkg)
 				got := verdict{code: run.code, results: o.results, lines: o.lines, final: o.final}
 				if i == 0 {

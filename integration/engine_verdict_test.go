@@ -69,7 +69,7 @@ func TestEngineVerdictsEqual(t *testing.T) {
 						t.Errorf("notify engine, exit %d: %q", run.code, errs)
 					}
 				} else if !reflect.DeepEqual(got, first) {
-					t.Errorf("%s engine: verdicts differ from the notify engine's\n%s: %s\nnotify: %s\nstderr: %s", e.name, e.name, got, first, run.stderr)
+					t.Errorf("%s engine: verdicts differ from the notify engine's\n%s: %s\nnotify: %s\nstderr: %s\noutput:\n%s", e.name, e.name, got, first, run.stderr, run.stdout)
 				}
 				checkArrivals(t, h, mark, eps, sc.want.arrivals)
 			}

@@ -101,3 +101,16 @@ func TestPtraceRefusesUntracedChildren(t *testing.T) {
 		t.Errorf("denied listener saw %d connections from an untraced child", c)
 	}
 }
+
+// Netlink sockets handed over under the ptrace engine while signals
+// rain: a signal handler's calls come between the calls the hand-over
+// makes the thread make, and must not be taken for them.
+func TestPtraceHandOverUnderSignals(t *testing.T) {
+	for _, parent := range []string{"", "connect,sendto,sendmsg"} {
+		out, rep := confinedWith(t, []string{parentListenerEnv + "=" + parent, engineEnv + "=ptrace"}, "netlink-storm", "200")
+		expect(t, out, "ok:200")
+		if os.Geteuid() == 0 && rep.Capless < 200 {
+			t.Errorf("%d sockets handed over without capabilities, want 200", rep.Capless)
+		}
+	}
+}

@@ -235,8 +235,7 @@ func (tr *tracer) event(pid int, ws unix.WaitStatus) {
 		return
 	}
 	tr.tracees[pid] = true
-	if h := tr.handOvers[pid]; h != nil && isSyscallStop(ws) {
-		tr.handOverStop(pid, h)
+	if h := tr.handOvers[pid]; h != nil && isSyscallStop(ws) && tr.handOverStop(pid, h) {
 		return
 	}
 	sig := syscall.Signal(int(ws>>8) & 0xff)

@@ -34,6 +34,11 @@ type handOver struct {
 	pidfd   int64 // in the thread, once opened
 	newfd   int64 // in the thread, once taken
 	atEntry bool
+	// nr is the call made now, and entered tells that the thread is in
+	// it: stops of other calls come between (a signal handler's, Go's
+	// SIGURG preemption runs one at any time), and are not the step's.
+	nr, a0  uint64
+	entered bool
 }
 
 type handOverStep int
@@ -82,31 +87,42 @@ func (tr *tracer) startHandOver(c *Call, atEntry bool) bool {
 		unix.Close(fd)
 		return false
 	}
+	h.nr, h.entered = unix.SYS_PIDFD_OPEN, true // the stopped call is it now
 	tr.handOvers[c.TID] = h
 	tr.ptraceOK(c.TID, unix.PtraceSyscall(c.TID, 0))
 	return true
 }
 
-// handOverStop moves the hand-over of tid on at one of its stops: a
-// syscall stop, or the seccomp stop of the pidfd_getfd it made (which
-// nettrap's own filter traps). Only exit stops carry a result.
-func (tr *tracer) handOverStop(pid int, h *handOver) {
+// handOverStop handles a syscall or seccomp stop of a thread whose
+// hand-over is under way. The stops of the call made now move the
+// hand-over on (its entry, and the seccomp stop of pidfd_getfd, which
+// nettrap's own filter traps, just go on; its exit carries the result);
+// any other call's (a signal handler's) is handled as usual. It returns
+// false for those.
+func (tr *tracer) handOverStop(pid int, h *handOver) bool {
 	var info syscallInfo
 	if err := getSyscallInfo(pid, &info); err != nil {
 		tr.endHandOver(pid, h)
-		return
+		return true
 	}
-	if info.Op != syscallInfoExit {
+	switch {
+	case info.Op != syscallInfoExit && !h.entered && info.Nr == h.nr && info.Args[0] == h.a0:
+		h.entered = true
+		fallthrough
+	case info.Op == syscallInfoSeccomp && h.entered && info.Nr == h.nr:
 		tr.ptraceOK(pid, unix.PtraceSyscall(pid, 0))
-		return
+		return true
+	case info.Op != syscallInfoExit || !h.entered:
+		return false
 	}
+	h.entered = false
 	ret := int64(info.Nr) // the exit's rval
 	var err error
 	switch h.step {
 	case stepPidfdOpen:
 		if ret < 0 {
 			tr.handOverFailed(pid, h, unix.Errno(-ret))
-			return
+			return true
 		}
 		h.pidfd, h.step = ret, stepGetfd
 		err = tr.rewind(pid, h, unix.SYS_PIDFD_GETFD, uint64(h.pidfd), uint64(h.fd), 0)
@@ -116,7 +132,7 @@ func (tr *tracer) handOverStop(pid int, h *handOver) {
 	case stepClosePidfd:
 		if h.newfd < 0 {
 			tr.handOverFailed(pid, h, unix.Errno(-h.newfd))
-			return
+			return true
 		}
 		if !h.cloexec {
 			h.step = stepCloexec
@@ -124,21 +140,23 @@ func (tr *tracer) handOverStop(pid int, h *handOver) {
 			break
 		}
 		tr.finishHandOver(pid, h)
-		return
+		return true
 	case stepCloexec:
 		tr.finishHandOver(pid, h)
-		return
+		return true
 	}
 	if err != nil {
 		tr.report(fmt.Errorf("hand a netlink socket to tracee %d: %w; killing it", pid, err))
 		unix.Kill(pid, unix.SIGKILL)
 		tr.endHandOver(pid, h)
 	}
+	return true
 }
 
 // rewind makes the thread, at an exit stop, make the call nr next: back
 // onto its syscall instruction, with the call's registers.
 func (tr *tracer) rewind(pid int, h *handOver, nr, a0, a1, a2 uint64) error {
+	h.nr, h.a0 = nr, a0
 	r := h.regs
 	setCall(&r, nr, a0, a1, a2)
 	rewindSyscall(&r)

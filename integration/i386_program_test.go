@@ -94,17 +94,22 @@ func TestNettrapConfinesI386Program(t *testing.T) {
 		t.Fatalf("the unguarded connect never reached %s:\n%s", dest, h.Dump())
 	}
 
-	mark = h.Mark()
-	run := runNettrap(t, "--", bin, "203.0.113.7", "443")
-	// The i386 socket call is denied before connect is reached (nettrap
-	// does not decode 32-bit calls); either refusal is EPERM, and the
-	// program's exit 0 becomes nettrap's 1 (a denied attempt).
-	if got := strings.TrimSpace(run.stdout); run.code != 1 || (got != "errno=Operation not permitted" && got != "socket errno=Operation not permitted") {
-		t.Errorf("the 32-bit program under nettrap: exit %d, stdout %q, want EPERM\nstderr: %s", run.code, run.stdout, run.stderr)
+	// Under either engine: the ptrace engine answers a 32-bit call through
+	// the 64-bit register layout (a 32-bit one once let it run).
+	for _, engine := range []string{"auto", "ptrace"} {
+		mark = h.Mark()
+		run := runNettrap(t, "--engine="+engine, "--", bin, "203.0.113.7", "443")
+		// The i386 socket call is denied before connect is reached
+		// (nettrap does not decode 32-bit calls); either refusal is
+		// EPERM, and the program's exit 0 becomes nettrap's 1 (a denied
+		// attempt).
+		if got := strings.TrimSpace(run.stdout); run.code != 1 || (got != "errno=Operation not permitted" && got != "socket errno=Operation not permitted") {
+			t.Errorf("%s: the 32-bit program under nettrap: exit %d, stdout %q, want EPERM\nstderr: %s", engine, run.code, run.stdout, run.stderr)
+		}
+		lines := blockedLines(run.stderr)
+		if len(lines) != 1 || !strings.Contains(lines[0], "(i386 ABI)") || !strings.Contains(lines[0], "prog32") {
+			t.Errorf("%s: want one denial line naming the i386 ABI and prog32, got %q\nstderr: %s", engine, lines, run.stderr)
+		}
+		assertNothingArrived(t, h, mark, dest)
 	}
-	lines := blockedLines(run.stderr)
-	if len(lines) != 1 || !strings.Contains(lines[0], "(i386 ABI)") || !strings.Contains(lines[0], "prog32") {
-		t.Errorf("want one denial line naming the i386 ABI and prog32, got %q\nstderr: %s", lines, run.stderr)
-	}
-	assertNothingArrived(t, h, mark, dest)
 }

@@ -8,20 +8,20 @@ import "golang.org/x/sys/unix"
 // set serves a 32-bit tracee too (the kernel keeps pt_regs 64-bit).
 func skipSyscall(tid int, ret int64) error {
 	var r unix.PtraceRegs
-	if err := unix.PtraceGetRegs(tid, &r); err != nil {
+	if err := getRegs(tid, &r); err != nil {
 		return err
 	}
 	r.Orig_rax = ^uint64(0)
 	r.Rax = uint64(ret)
-	return unix.PtraceSetRegs(tid, &r)
+	return setRegs(tid, &r)
 }
 
 // setReturn sets the return value at a syscall-exit stop.
 func setReturn(tid int, ret int64) error {
 	var r unix.PtraceRegs
-	if err := unix.PtraceGetRegs(tid, &r); err != nil {
+	if err := getRegs(tid, &r); err != nil {
 		return err
 	}
 	r.Rax = uint64(ret)
-	return unix.PtraceSetRegs(tid, &r)
+	return setRegs(tid, &r)
 }

@@ -2,6 +2,13 @@ package supervisor
 
 import "golang.org/x/sys/unix"
 
+// getRegs and setRegs use NT_PRSTATUS (arm64 has no PTRACE_GETREGS): a
+// 32-bit (arm) tracee's registers come in the 32-bit layout, which these
+// do not handle; the ptrace engine is exercised on amd64 only.
+func getRegs(tid int, r *unix.PtraceRegs) error { return unix.PtraceGetRegs(tid, r) }
+
+func setRegs(tid int, r *unix.PtraceRegs) error { return unix.PtraceSetRegs(tid, r) }
+
 // skipSyscall makes the stopped tracee skip its call and return ret: on
 // arm64 the syscall number lives in its own register set
 // (NT_ARM_SYSTEM_CALL), and x0 carries the return value.
@@ -15,9 +22,9 @@ func skipSyscall(tid int, ret int64) error {
 // setReturn sets x0, the return value.
 func setReturn(tid int, ret int64) error {
 	var r unix.PtraceRegs
-	if err := unix.PtraceGetRegs(tid, &r); err != nil {
+	if err := getRegs(tid, &r); err != nil {
 		return err
 	}
 	r.Regs[0] = uint64(ret)
-	return unix.PtraceSetRegs(tid, &r)
+	return setRegs(tid, &r)
 }

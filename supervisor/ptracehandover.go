@@ -77,13 +77,13 @@ func (tr *tracer) startHandOver(c *Call, atEntry bool) bool {
 		return true
 	}
 	h := &handOver{fd: fd, cloexec: typ&unix.SOCK_CLOEXEC != 0, atEntry: atEntry}
-	if err := unix.PtraceGetRegs(c.TID, &h.regs); err != nil {
+	if err := getRegs(c.TID, &h.regs); err != nil {
 		unix.Close(fd)
 		return false
 	}
 	r := h.regs
 	setCall(&r, unix.SYS_PIDFD_OPEN, uint64(unix.Getpid()), 0, 0)
-	if err := unix.PtraceSetRegs(c.TID, &r); err != nil {
+	if err := setRegs(c.TID, &r); err != nil {
 		unix.Close(fd)
 		return false
 	}
@@ -160,7 +160,7 @@ func (tr *tracer) rewind(pid int, h *handOver, nr, a0, a1, a2 uint64) error {
 	r := h.regs
 	setCall(&r, nr, a0, a1, a2)
 	rewindSyscall(&r)
-	if err := unix.PtraceSetRegs(pid, &r); err != nil {
+	if err := setRegs(pid, &r); err != nil {
 		return err
 	}
 	return unix.PtraceSyscall(pid, 0)
@@ -173,7 +173,7 @@ func (tr *tracer) finishHandOver(pid int, h *handOver) {
 	tr.stats.CaplessNetlink.Add(1)
 	r := h.regs
 	setResult(&r, h.newfd)
-	if err := unix.PtraceSetRegs(pid, &r); err != nil {
+	if err := setRegs(pid, &r); err != nil {
 		if !errors.Is(err, unix.ESRCH) {
 			tr.report(fmt.Errorf("answer socket(2) of tracee %d: %w; killing it", pid, err))
 			unix.Kill(pid, unix.SIGKILL)
@@ -194,7 +194,7 @@ func (tr *tracer) handOverFailed(pid int, h *handOver, errno unix.Errno) {
 	r := h.regs
 	rewindSyscall(&r) // socket(2) again, let run this time
 	tr.plainOnce[pid] = true
-	if err := unix.PtraceSetRegs(pid, &r); err == nil {
+	if err := setRegs(pid, &r); err == nil {
 		tr.resume(pid, 0)
 	}
 }

@@ -20,8 +20,8 @@ import (
 // on; the kernel, returning from the notification with ERESTARTSYS and a
 // signal pending, does what it does for its own connect. A connect again
 // on the socket meets the connect still in progress, as it would. The
-// watch starts after watchAfter: a connect that returns at once costs
-// nothing more.
+// watch starts after 1–2 ms (emuwatch.go): a connect that returns at
+// once costs nothing more.
 
 // errRestartSys is the kernel's ERESTARTSYS. Answered only while a signal
 // is pending for the thread, it never reaches user space: the signal code

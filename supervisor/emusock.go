@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
-	"sync"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -34,8 +32,9 @@ type borrowed struct {
 	call      *Call
 	e         *emulator
 	entry     *pidfdEntry
-	left      bool // answered before the call ended (emuintr.go; the watch's own)
-	tgid      int  // the caller's process, once left
+	left      bool  // answered before the call ended (emuintr.go; the watch's own)
+	tgid      int   // the caller's process, once left
+	w         watch // while the call may block (emuwatch.go)
 }
 
 // borrow takes the call's socket from the calling thread, through a
@@ -114,95 +113,6 @@ func (s *borrowed) blocks(c *Call, typ int) bool {
 		return false
 	}
 	return sendFlags(c)&unix.MSG_DONTWAIT == 0
-}
-
-// watch guards a call that may block for long (a connect to an address
-// that never answers takes minutes): if the target dies, or the loop
-// stops, the socket is shut down, which wakes the blocked call. Most calls
-// return at once (a loopback connect), so the watch only starts once the
-// call has taken watchAfter: until then it is a timer, no goroutine. The
-// returned function ends the watch. The watch of a connect also answers
-// the call early when the thread has a signal to take (emuintr.go).
-func (s *borrowed) watch(stop int, connect bool) func() {
-	var (
-		mu       sync.Mutex
-		finished bool
-		efd      = -1
-		ended    = make(chan struct{})
-	)
-	t := time.AfterFunc(watchAfter, func() {
-		defer close(ended)
-		mu.Lock()
-		if finished {
-			mu.Unlock()
-			return
-		}
-		fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
-		if err != nil {
-			mu.Unlock()
-			return
-		}
-		efd = fd
-		mu.Unlock()
-		s.shutdownOnExit(efd, stop, connect)
-	})
-	return func() {
-		if t.Stop() {
-			return // never fired
-		}
-		mu.Lock()
-		finished = true
-		if efd >= 0 {
-			unix.Write(efd, []byte{1, 0, 0, 0, 0, 0, 0, 0})
-		}
-		mu.Unlock()
-		<-ended
-		if efd >= 0 {
-			unix.Close(efd)
-		}
-	}
-}
-
-// watchAfter is how long an emulated call runs before it is watched.
-const watchAfter = time.Millisecond
-
-// shutdownOnExit waits for the target thread to exit (its pidfd becomes
-// readable), the loop to stop, or done; on the first two it shuts the
-// socket down. For a connect it also looks for a signal every
-// signalPoll, until it has answered the call early.
-func (s *borrowed) shutdownOnExit(done, stop int, connect bool) {
-	fds := []unix.PollFd{
-		{Fd: int32(s.pidfd), Events: unix.POLLIN},
-		{Fd: int32(stop), Events: unix.POLLIN},
-		{Fd: int32(done), Events: unix.POLLIN},
-	}
-	timeout := -1
-	if connect {
-		timeout = int(signalPoll / time.Millisecond)
-	}
-	for {
-		n, err := unix.Poll(fds, timeout)
-		if err == unix.EINTR {
-			continue
-		}
-		if err == nil && n == 0 {
-			if s.interrupt() {
-				timeout = -1
-			}
-			continue
-		}
-		if err == nil && fds[2].Revents != 0 {
-			return
-		}
-		if err == nil && fds[1].Revents == 0 && s.left && procfs.Running(s.tgid) {
-			// The thread left the call before it ended, and exited: the
-			// socket is its process's, which lives on.
-			fds[0].Fd = -1
-			continue
-		}
-		unix.Shutdown(s.fd, unix.SHUT_RDWR)
-		return
-	}
 }
 
 // connect connects the socket to the checked address. A blocking connect

@@ -59,8 +59,7 @@ func (s *borrowed) interrupt() bool {
 // EINPROGRESS when it starts the connect, EALREADY when the socket was
 // connecting already (see resumedConnect).
 func (s *borrowed) timedOut() unix.Errno {
-	tv, err := unix.GetsockoptTimeval(s.fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO)
-	if err != nil || tv.Nano() == 0 {
+	if set, err := rawSendTimeout(s.fd); err != 0 || !set {
 		return unix.EALREADY // no timeout: nothing to tell apart
 	}
 	ti, err := unix.GetsockoptTCPInfo(s.fd, unix.IPPROTO_TCP, unix.TCP_INFO)

@@ -44,9 +44,9 @@ type borrowed struct {
 func borrow(c *Call, e *emulator) (*borrowed, error) {
 	target := int(int32(c.Args[0]))
 	if ent := e.pidfds.get(c.TID); ent != nil {
-		fd, err := unix.PidfdGetfd(ent.fd, target, 0) // always close-on-exec
-		if err == nil {
-			return &borrowed{fd: fd, pidfd: ent.fd, call: c, e: e, entry: ent}, nil
+		fd, err := rawPidfdGetfd(ent.fd, target) // always close-on-exec
+		if err == 0 {
+			return c.borrowed(fd, ent, e), nil
 		}
 		// The cached task is gone (ESRCH), or the descriptor is bad:
 		// either way, ask again with a fresh pidfd.
@@ -58,15 +58,23 @@ func borrow(c *Call, e *emulator) (*borrowed, error) {
 		return nil, err
 	}
 	ent := e.pidfds.add(c.TID, pidfd)
-	fd, err := unix.PidfdGetfd(pidfd, target, 0)
-	if err != nil {
+	fd, errno := rawPidfdGetfd(pidfd, target)
+	if errno != 0 {
 		e.pidfds.put(ent)
-		if err == unix.ESRCH {
+		if errno == unix.ESRCH {
 			return nil, errGone
 		}
-		return nil, os.NewSyscallError("pidfd_getfd", err)
+		return nil, os.NewSyscallError("pidfd_getfd", errno)
 	}
-	return &borrowed{fd: fd, pidfd: pidfd, call: c, e: e, entry: ent}, nil
+	return c.borrowed(fd, ent, e), nil
+}
+
+// borrowed fills the call's own borrowed (no allocation per call: a call
+// borrows its socket once at a time).
+func (c *Call) borrowed(fd int, ent *pidfdEntry, e *emulator) *borrowed {
+	s := &c.sock
+	*s = borrowed{fd: fd, pidfd: ent.fd, call: c, e: e, entry: ent}
+	return s
 }
 
 // openPidfd opens a pidfd on the calling thread (PIDFD_THREAD, 6.9+), or
@@ -108,8 +116,8 @@ func (s *borrowed) blocks(c *Call, typ int) bool {
 	if c.Syscall.Kind != bpf.Connect && typ != unix.SOCK_STREAM {
 		return false
 	}
-	fl, err := unix.FcntlInt(uintptr(s.fd), unix.F_GETFL, 0)
-	if err != nil || fl&unix.O_NONBLOCK != 0 {
+	fl, err := rawFileFlags(s.fd)
+	if err != 0 || fl&unix.O_NONBLOCK != 0 {
 		return false
 	}
 	return sendFlags(c)&unix.MSG_DONTWAIT == 0

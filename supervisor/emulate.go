@@ -180,29 +180,32 @@ func (e *emulator) make(c *Call, mayBlock bool) (r result, done, wouldBlock bool
 func (s *borrowed) kind(c *Call, connect bool) (int, error) {
 	var typ int
 	if !connect {
-		t, err := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_TYPE)
-		if errors.Is(err, unix.ENOTSOCK) {
-			return 0, err
-		}
-		if err != nil {
-			return 0, fmt.Errorf("getsockopt: %w", err)
+		t, err := rawSockoptInt(s.fd, unix.SO_TYPE)
+		if err != 0 {
+			return 0, sockoptErr(err)
 		}
 		typ = t
 	}
 	if inetNamed(c) != 0 {
 		return typ, nil
 	}
-	domain, err := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_DOMAIN)
-	if errors.Is(err, unix.ENOTSOCK) {
-		return 0, err
-	}
-	if err != nil {
-		return 0, fmt.Errorf("getsockopt: %w", err)
+	domain, err := rawSockoptInt(s.fd, unix.SO_DOMAIN)
+	if err != 0 {
+		return 0, sockoptErr(err)
 	}
 	if domain != unix.AF_INET && domain != unix.AF_INET6 {
 		return -1, nil
 	}
 	return typ, nil
+}
+
+// sockoptErr is ENOTSOCK as such (the caller's answer), any other
+// failure wrapped.
+func sockoptErr(errno unix.Errno) error {
+	if errno == unix.ENOTSOCK {
+		return errno
+	}
+	return os.NewSyscallError("getsockopt", errno)
 }
 
 // inetNamed returns AF_INET when every message of c names an inet

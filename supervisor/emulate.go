@@ -199,12 +199,9 @@ func (s *borrowed) kind(c *Call, connect bool) (int, error) {
 	return typ, nil
 }
 
-// sockoptErr is ENOTSOCK as such (the caller's answer), any other
-// failure wrapped.
+// sockoptErr wraps a failed getsockopt (ENOTSOCK is the caller's
+// answer, which errors.Is finds).
 func sockoptErr(errno unix.Errno) error {
-	if errno == unix.ENOTSOCK {
-		return errno
-	}
 	return os.NewSyscallError("getsockopt", errno)
 }
 

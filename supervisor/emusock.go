@@ -32,9 +32,10 @@ type borrowed struct {
 	call      *Call
 	e         *emulator
 	entry     *pidfdEntry
-	left      bool  // answered before the call ended (emuintr.go; the watch's own)
-	tgid      int   // the caller's process, once left
-	w         watch // while the call may block (emuwatch.go)
+	left      bool      // answered before the call ended (emuintr.go; the watch's own)
+	tgid      int       // the caller's process, once left
+	w         watch     // while the call may block (emuwatch.go)
+	small     smallIovs // a send's vectors (payload.go)
 }
 
 // borrow takes the call's socket from the calling thread, through a

@@ -221,6 +221,10 @@ func readMsgDests(m *memReader, c *Call, vec uint64, count, stride int) ([]class
 		count = len(hdrs) / stride
 	}
 	var dests []classify.Dest
+	if count == 1 {
+		// One message (every sendmsg): the call's own storage.
+		dests, c.msgs = c.dest1[:0], c.msg1[:0]
+	}
 	for i := 0; i < count; i++ {
 		h := parseMsghdr(hdrs[i*stride:])
 		d, name, errno := readMsgName(m, h)
@@ -243,6 +247,9 @@ func readMsgDests(m *memReader, c *Call, vec uint64, count, stride int) ([]class
 			dests = append(dests, *d)
 		}
 		c.msgs = append(c.msgs, rawMsg{name: name, control: ctl.raw, iov: h.iov, iovlen: h.iovlen})
+	}
+	if len(dests) == 0 {
+		dests = nil // as without the call's storage
 	}
 	return dests, 0
 }

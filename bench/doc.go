@@ -32,23 +32,30 @@
 //
 // The runners (runners_test.go; NETTRAP_BENCH_RUNNERS picks others, "all"
 // runs every one): bare, cfloor, continue (nettrap --emulate=off),
-// cfloor-emu, nettrap; and on demand cfloor-emu-nosync, nettrap-nosync
-// (NETTRAP_TEST_NO_SYNC_WAKEUP withholds the flag, as kernels before 6.6
-// lack it), cfloor-emu-nosync-spin (a 50 µs bounded spin before
-// blocking), floor (the Go floor sharing nettrap's loop).
+// cfloor-emu, nettrap, ptrace (NETTRAP_ENGINE=ptrace, weighed against
+// nettrap, the notify engine: both emulate allowed calls), ptrace-parent
+// (nettrap under cfloor -w, a listener above that traps bind and listen as
+// WSL2's init does: auto falls back to the ptrace engine, which then stops
+// every syscall at entry; weighed against ptrace); and on demand
+// cfloor-emu-nosync, nettrap-nosync (NETTRAP_TEST_NO_SYNC_WAKEUP withholds
+// the flag, as kernels before 6.6 lack it), cfloor-emu-nosync-spin (a
+// 50 µs bounded spin before blocking), floor (the Go floor sharing
+// nettrap's loop).
 //
 // Each leaf BenchmarkOps/OP/RUNNER runs the workload once with N = b.N
 // and reports the workload's own ns/op, so process and supervisor start-up
 // stay out of the figure. Metrics besides ns/op:
 //
 //	x-bare        this runner's ns/op over bare's, bare measured just before
-//	x-ref         over its C floor's (nettrap: cfloor-emu; continue: cfloor)
-//	added-vs-ref  (runner - bare) / (C floor - bare), trapped ops only
+//	x-ref         over its reference's (nettrap: cfloor-emu; continue: cfloor;
+//	              ptrace: nettrap; ptrace-parent: ptrace)
+//	added-vs-ref  (runner - bare) / (reference - bare), trapped ops only
 //	rss-KiB       the workload's peak RSS (VmHWM)
 //	sup-rss-KiB   the supervisor's peak RSS, read by the workload at its end
 //
-// Goals (issue 10): trapped ops at added-vs-ref ≤ 1.25; the others at
-// x-ref ≤ 1.05.
+// Goals (issue 10), against the C floors: trapped ops at added-vs-ref ≤
+// 1.25; the others at x-ref ≤ 1.05. The ptrace runners have none: their
+// figures are what the fallback costs.
 //
 // run.sh runs the benchmarks several times, interleaving the runners, and
 // prints benchstat's summary and Markdown tables of the ratios. quicgo.sh

@@ -3,7 +3,8 @@
 #
 #   bench/run.sh [RUNS] [extra go test flags...]
 #
-# The runners of one op (bare, the C floors, nettrap) run back to back, and the
+# The runners of one op (bare, the C floors, nettrap, its ptrace engine alone
+# and under a listener above) run back to back, and the
 # whole set is repeated RUNS times (default 5) with -count=1 each, so that
 # each ratio pairs measurements taken seconds apart and a drifting machine
 # load spreads over all runners alike. Prints benchstat's summary and

@@ -25,6 +25,9 @@ type runner struct {
 // test-only switch: kernels before 6.6 lack the flag).
 const noSyncEnv = "NETTRAP_TEST_NO_SYNC_WAKEUP=1"
 
+// ptraceEnv forces nettrap's ptrace engine (--engine=ptrace).
+const ptraceEnv = "NETTRAP_ENGINE=ptrace"
+
 // noSpinEnv turns off the bounded spin nettrap's receivers make before
 // blocking when the kernel lacks SYNC_WAKE_UP (supervisor/spin.go).
 const noSpinEnv = "NETTRAP_TEST_RECV_SPIN_US=0"
@@ -50,11 +53,13 @@ var allRunners = []runner{
 		cmd: func(b *builds) []string { return []string{b.nettrap, "--"} }},
 	{name: "cfloor-emu-nosync-spin", cfloor: true, cmd: func(b *builds) []string { return []string{b.cfloor, "-e", "-n", "-s", "50"} }},
 	{name: "floor", ref: "cfloor", cmd: func(b *builds) []string { return []string{b.floor} }},
+	{name: "ptrace", ref: "nettrap", env: []string{ptraceEnv}, cmd: func(b *builds) []string { return []string{b.nettrap, "--"} }},
+	{name: "ptrace-parent", ref: "ptrace", cfloor: true, cmd: func(b *builds) []string { return []string{b.cfloor, "-w", b.nettrap, "--"} }},
 }
 
 // defaultRunners is what runs unless NETTRAP_BENCH_RUNNERS names others
 // (comma-separated, in allRunners' order).
-const defaultRunners = "bare,cfloor,continue,cfloor-emu,nettrap"
+const defaultRunners = "bare,cfloor,continue,cfloor-emu,nettrap,ptrace,ptrace-parent"
 
 const runnersEnv = "NETTRAP_BENCH_RUNNERS"
 

@@ -72,6 +72,18 @@
 // an argument, so they run the filter (a few dozen instructions) but stay
 // in the kernel unless the request is one of the trapped ones.
 //
+// # The ptrace engine's program
+//
+// Options.Trace (or TraceProgram, for an assembled program) builds the same
+// program with SECCOMP_RET_TRACE wherever it would notify, behind a guard
+// (trace.go) that keeps every confined process in the tracer's sight: a
+// seccomp(2) that asks for a listener gets EBUSY (a listener's USER_NOTIF
+// would outrank TRACE), clone(2) with CLONE_UNTRACED gets EPERM, and
+// clone3(2), whose flags the filter cannot read, ENOSYS. Evaluator runs an
+// assembled program in user space, for the tracer's syscall-entry stops.
+// ProbeListener tells whether a listener is already installed above this
+// process (the notify engine then gets EBUSY).
+//
 // # Installing
 //
 // Install sets no_new_privs and installs the filter on the calling thread
@@ -79,4 +91,5 @@
 // kernel accepts it (5.19+), SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV. The
 // caller locks the OS thread, installs, and lets that thread die (or execs
 // from it), so that no other goroutine ever runs confined by accident.
+// InstallTrace does the same without a listener, for the ptrace engine.
 package bpf

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -115,6 +116,8 @@ func (s *Server) register(c *conn, p peer) (message, bool) {
 	}
 	m, err := s.recvFrom(c, p, false)
 	switch {
+	case errors.Is(err, io.EOF):
+		return message{}, false // ServedByAncestor's probe
 	case err != nil:
 		return refuse("%v", err)
 	case m.Op != opRegister:

@@ -61,6 +61,28 @@ func Confined() bool {
 	return procfs.SeccompFiltered()
 }
 
+// ServedByAncestor checks that the hub at path is served by an ancestor
+// of this process: the outer nettrap whose filter confines its whole tree.
+// Being under some seccomp filter (Confined) is not enough where every
+// process is (WSL2's init installs one for its whole system): a stale or
+// forged variable there would have an inner nettrap run a command
+// unconfined.
+func ServedByAncestor(path string) error {
+	nc, err := net.DialTimeout("unix", path, 5*time.Second)
+	if err != nil {
+		return fmt.Errorf("no nettrap serves the hub: %w", err)
+	}
+	defer nc.Close()
+	pid, err := peerPID(nc)
+	if err != nil {
+		return fmt.Errorf("the hub's server is unknown: %w", err)
+	}
+	if pid <= 0 || !procfs.IsDescendant(os.Getpid(), pid) {
+		return fmt.Errorf("the hub is served by pid %d, which did not start this process", pid)
+	}
+	return nil
+}
+
 // passCred makes the kernel tell, with every read on the socket, which
 // process wrote the bytes (SO_PASSCRED: an SCM_CREDENTIALS message). Set
 // on the listening socket, it is inherited by the accepted ones.

@@ -17,7 +17,6 @@ import (
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
-	"github.com/nettrap/nettrap/integration/internal/victimbuild"
 )
 
 // The fixture module (integration/testdata, its own go.mod, no
@@ -75,7 +74,7 @@ func goRun(dir string, env []string, args ...string) (string, int, error) {
 	if code < 0 {
 		return "", 0, fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
 	}
-	return string(out), code, nil
+	return dropNotice(string(out)), code, nil
 }
 
 // buildFixtures builds the test binary of every fixture package once
@@ -104,7 +103,7 @@ func runConfined(t *testing.T, bin, pkg string, flags, args []string) nettrapRun
 	t.Helper()
 	sandbox.Require(t)
 	argv := slices.Concat(flags, []string{bin}, args)
-	return runIn(t, filepath.Join(fixtureRoot(t), pkg), goEnv(), victimbuild.Nettrap(t), argv...)
+	return runIn(t, filepath.Join(fixtureRoot(t), pkg), goEnv(), nettrapBin(t), argv...)
 }
 
 func runIn(t *testing.T, dir string, env []string, prog string, args ...string) nettrapRun {
@@ -119,7 +118,7 @@ func runIn(t *testing.T, dir string, env []string, prog string, args ...string) 
 	if code < 0 {
 		t.Fatalf("%s %q did not exit normally\nstdout: %s\nstderr: %s", prog, args, stdout.String(), stderr.String())
 	}
-	return nettrapRun{stdout.String(), stderr.String(), code}
+	return nettrapRun{dropNotice(stdout.String()), dropNotice(stderr.String()), code}
 }
 
 // outcome is what a run's output says, whatever the mode: the result of

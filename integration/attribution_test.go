@@ -11,7 +11,6 @@ import (
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
-	"github.com/nettrap/nettrap/integration/internal/victimbuild"
 )
 
 // outputMode is how the go command (or a person) runs a test binary.
@@ -114,7 +113,7 @@ func checkRun(t *testing.T, run nettrapRun, want expectation) {
 // every test the expected verdict, the nettrap lines under the right test.
 func TestAttributionGoTestJSON(t *testing.T) {
 	sandbox.Require(t)
-	nettrap := victimbuild.Nettrap(t)
+	nettrap := nettrapBin(t)
 	withExit := func(e expectation) expectation {
 		e.final = "FAIL" // the go command reports every package that exits non-zero
 		return e
@@ -186,7 +185,7 @@ func sameLines(a, b string) bool {
 // binary run directly is in TestAttribution.)
 func TestCleanOutputUnchanged(t *testing.T) {
 	sandbox.Require(t)
-	nettrap := victimbuild.Nettrap(t)
+	nettrap := nettrapBin(t)
 	root := fixtureRoot(t)
 	for _, tc := range []struct {
 		name, dir string

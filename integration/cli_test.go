@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
-	"github.com/nettrap/nettrap/integration/internal/victimbuild"
 )
 
 // Like env(1), timeout(1) and Docker: 127 for a command not found, 126 for
@@ -102,7 +101,7 @@ func TestCLIKilledTakesTree(t *testing.T) {
 	sandbox.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, victimbuild.Nettrap(t), "--", "/bin/sh", "-c", `sleep 300 & echo $$ $!; wait`)
+	cmd := exec.CommandContext(ctx, nettrapBin(t), "--", "/bin/sh", "-c", `sleep 300 & echo $$ $!; wait`)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +176,7 @@ func TestCLITemporaryLogs(t *testing.T) {
 	if left := tmpRuns(t, tmp); len(left) != 0 || strings.Contains(run.stderr, "audit log") {
 		t.Errorf("a clean run left %q, summary: %s", left, run.stderr)
 	}
-	if run := runModIn(t, env, victimbuild.Nettrap(t), "--", "/bin/true"); run.code != 0 {
+	if run := runModIn(t, env, nettrapBin(t), "--", "/bin/true"); run.code != 0 {
 		t.Errorf("generic run: exit %d\n%s", run.code, run.stderr)
 	}
 	if left, _ := filepath.Glob(filepath.Join(tmp, "nettrap-*")); len(left) != 0 {
@@ -198,7 +197,7 @@ func TestCLITemporaryLogs(t *testing.T) {
 // a relative NETTRAP_AUDIT_LOG is refused, not scattered.
 func TestCLIRelativeAuditLogUnderExec(t *testing.T) {
 	env := runModEnv("NETTRAP_AUDIT_LOG=rel.jsonl")
-	run := runModIn(t, env, "go", "test", "-count=1", "-exec", victimbuild.Nettrap(t), "./clean/", "./leaky/")
+	run := runModIn(t, env, "go", "test", "-count=1", "-exec", nettrapBin(t), "./clean/", "./leaky/")
 	if run.code == 0 || !strings.Contains(run.stdout+run.stderr, `NETTRAP_AUDIT_LOG "rel.jsonl" is relative`) {
 		t.Errorf("exit %d\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
 	}
@@ -212,7 +211,7 @@ func TestCLIRelativeAuditLogUnderExec(t *testing.T) {
 	dir := t.TempDir()
 	env = runModEnv("NETTRAP_AUDIT_LOG=rel.jsonl")
 	run = runModIn(t, env, "/bin/sh", "-c", `cd "$1" && shift && exec "$@"`, "sh", dir,
-		victimbuild.Nettrap(t), "--", "go", "-C", runFixtureDir(t), "test", "-count=1", "./leaky/")
+		nettrapBin(t), "--", "go", "-C", runFixtureDir(t), "test", "-count=1", "./leaky/")
 	if run.code != 1 || len(readRunAudit(t, filepath.Join(dir, "rel.jsonl"))) == 0 {
 		t.Errorf("nettrap -- go test with a relative log: exit %d\n%s", run.code, run.stderr)
 	}

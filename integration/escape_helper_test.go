@@ -97,7 +97,7 @@ func runAs(t *testing.T, u user, dir string, run func(*exec.Cmd) error, argv ...
 	if code = exitCode(err); code < 0 {
 		t.Fatalf("%s: %v\nstderr: %s", strings.Join(argv, " "), err, errb.String())
 	}
-	return out.String(), errb.String(), code
+	return dropNotice(out.String()), dropNotice(errb.String()), code
 }
 
 // guarded runs argv inside under nettrap (with an audit log) as u.

@@ -26,7 +26,7 @@ type nettrapRun struct {
 func runNettrap(t *testing.T, args ...string) nettrapRun {
 	t.Helper()
 	sandbox.Require(t)
-	bin := victimbuild.Nettrap(t)
+	bin := nettrapBin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -37,7 +37,7 @@ func runNettrap(t *testing.T, args ...string) nettrapRun {
 	if code < 0 {
 		t.Fatalf("nettrap %s: %v\nstderr: %s", strings.Join(args, " "), err, stderr.String())
 	}
-	return nettrapRun{stdout.String(), stderr.String(), code}
+	return nettrapRun{dropNotice(stdout.String()), dropNotice(stderr.String()), code}
 }
 
 // confinedVictim runs the victim under nettrap (extra flags first) and

@@ -9,7 +9,6 @@ import (
 
 	"github.com/nettrap/nettrap/ghactions"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
-	"github.com/nettrap/nettrap/integration/internal/victimbuild"
 	"github.com/nettrap/nettrap/report"
 )
 
@@ -19,7 +18,7 @@ import (
 // source directory; a person anywhere).
 func TestPackageFromAnyDir(t *testing.T) {
 	sandbox.Require(t)
-	nettrap := victimbuild.Nettrap(t)
+	nettrap := nettrapBin(t)
 	bin := filepath.Join(buildFixtures(t, "argv"), "argv.test")
 	const pkg = fixtureModule + "/argv"
 	for _, dir := range []string{"/", t.TempDir(), filepath.Join(fixtureRoot(t), "argv")} {

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
-	"github.com/nettrap/nettrap/integration/internal/victimbuild"
 )
 
 // proxyAddr is the fake module proxy's address, on the sandbox's lo: a
@@ -148,7 +147,7 @@ func TestRunGoTestCacheToolchain(t *testing.T) {
 		log := auditPath(t)
 		args := append(append([]string{"--audit-log", log}, flags...), "--", "go", "test", "./...")
 		zips := proxy.count("/example.com/dep/@v/v1.0.0.zip")
-		run := runIn(t, dir, env(t), victimbuild.Nettrap(t), args...)
+		run := runIn(t, dir, env(t), nettrapBin(t), args...)
 		if run.code != 1 {
 			t.Fatalf("%v: exit %d, want 1 (the leaky test failed)\n%s%s", flags, run.code, run.stdout, run.stderr)
 		}

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
-	"github.com/nettrap/nettrap/integration/internal/victimbuild"
 )
 
 // The packages of the cache tests: clean, leaky (swallows the error),
@@ -153,7 +152,7 @@ func TestRunGoTestCacheAuditMode(t *testing.T) {
 // time, as before.
 func TestRunGoTestCacheOff(t *testing.T) {
 	env := cacheEnv(t)
-	nt := victimbuild.Nettrap(t)
+	nt := nettrapBin(t)
 	for _, step := range []string{"first", "second"} {
 		run := runModGoTest(t, env, []string{"--cache=off"}, "./clean/")
 		if run.code != 0 {

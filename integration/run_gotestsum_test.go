@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/nettrap/nettrap/integration/internal/victimbuild"
 )
 
 // gotestsum finds gotestsum on PATH (.ci/run installs it from the Go
@@ -31,7 +29,7 @@ func gotestsum(t *testing.T) string {
 // line for an error, prints it twice and counts it.
 func TestGotestsum(t *testing.T) {
 	gts := gotestsum(t)
-	nettrap := victimbuild.Nettrap(t)
+	nettrap := nettrapBin(t)
 	summary := filepath.Join(t.TempDir(), "summary.txt")
 	for name, args := range map[string][]string{
 		"exec":        {"--format=standard-verbose", "--", "-count=1", "-exec", nettrap, "./leaky/"},
@@ -64,7 +62,7 @@ func TestGotestsum(t *testing.T) {
 // gives gotestsum nothing but test2json: 0 errors.
 func TestGotestsumRawCommandClean(t *testing.T) {
 	gts := gotestsum(t)
-	args := []string{"--raw-command", "--", victimbuild.Nettrap(t), "--summary=off", "--", "go", "test", "-json", "-count=1", "./clean/"}
+	args := []string{"--raw-command", "--", nettrapBin(t), "--summary=off", "--", "go", "test", "-json", "-count=1", "./clean/"}
 	run := runModIn(t, runModEnv(), gts, args...)
 	out := run.stdout + run.stderr
 	if run.code != 0 || !strings.Contains(out, "DONE 2 tests in") || strings.Contains(out, "error") || strings.Contains(out, "nettrap:") {

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
-	"github.com/nettrap/nettrap/integration/internal/victimbuild"
 )
 
 // runFixtureDir is the module whose packages `nettrap -- go test` runs:
@@ -56,14 +55,14 @@ func runModIn(t *testing.T, env []string, prog string, args ...string) nettrapRu
 	if code < 0 {
 		t.Fatalf("%s %s: %v\nstderr: %s", prog, strings.Join(args, " "), err, stderr.String())
 	}
-	return nettrapRun{stdout.String(), stderr.String(), code}
+	return nettrapRun{dropNotice(stdout.String()), dropNotice(stderr.String()), code}
 }
 
 // runModGoTest runs `nettrap FLAGS -- go test ARGS` in the fixture module.
 func runModGoTest(t *testing.T, env []string, flags []string, goTestArgs ...string) nettrapRun {
 	t.Helper()
 	args := append(append(append([]string{}, flags...), "--", "go", "test"), goTestArgs...)
-	return runModIn(t, env, victimbuild.Nettrap(t), args...)
+	return runModIn(t, env, nettrapBin(t), args...)
 }
 
 // runAuditRecord is an audit record with the fields of Go test attribution.

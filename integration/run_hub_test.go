@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
-	"github.com/nettrap/nettrap/integration/internal/victimbuild"
 )
 
 // The leaky package's endpoints: TestLeak's is blocked, TestMarked's is
@@ -37,7 +36,7 @@ func TestRunHubMake(t *testing.T) {
 	h := fakehost.Start(t, leakEndpoint, markedEndpoint)
 	log := auditPath(t)
 	mark := h.Mark()
-	run := runModIn(t, runModEnv(), victimbuild.Nettrap(t), "--audit-log", log, "--", "make", "test")
+	run := runModIn(t, runModEnv(), nettrapBin(t), "--audit-log", log, "--", "make", "test")
 	if run.code != 2 {
 		t.Fatalf("exit %d, want make's own 2 (a recipe failed)\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
 	}
@@ -56,7 +55,7 @@ func TestRunHubShell(t *testing.T) {
 	h := fakehost.Start(t, append(slices.Clone(blockedEndpoints), markedEndpoint)...)
 	log := auditPath(t)
 	mark := h.Mark()
-	run := runModIn(t, runModEnv(), victimbuild.Nettrap(t), "--audit-log", log, "--",
+	run := runModIn(t, runModEnv(), nettrapBin(t), "--audit-log", log, "--",
 		"sh", "-c", "go test -count=1 -p=4 ./... && echo unreachable")
 	if run.code != 1 {
 		t.Fatalf("exit %d, want sh's 1 (go test failed)\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
@@ -85,7 +84,7 @@ func TestRunHubShell(t *testing.T) {
 func TestRunHubExplicitExec(t *testing.T) {
 	h := fakehost.Start(t, leakEndpoint, markedEndpoint)
 	log := auditPath(t)
-	nt := victimbuild.Nettrap(t)
+	nt := nettrapBin(t)
 	mark := h.Mark()
 	run := runModIn(t, runModEnv("NT="+nt), nt, "--audit-log", log, "--",
 		"bash", "-c", `GOFLAGS= go test -count=1 -exec "$NT" ./leaky/ ./clean/`)
@@ -98,7 +97,7 @@ func TestRunHubExplicitExec(t *testing.T) {
 // TestRunHubNoGoTest: a script that runs no go test ends with no summary
 // and leaves no audit log behind (as before there was a hub).
 func TestRunHubNoGoTest(t *testing.T) {
-	run := runModIn(t, runModEnv(), victimbuild.Nettrap(t), "--", "sh", "-c", "exit 3")
+	run := runModIn(t, runModEnv(), nettrapBin(t), "--", "sh", "-c", "exit 3")
 	if run.code != 3 {
 		t.Fatalf("exit %d, want the script's 3\nstderr: %s", run.code, run.stderr)
 	}
@@ -110,7 +109,7 @@ func TestRunHubNoGoTest(t *testing.T) {
 // TestRunHubOutsideARun: the variable alone does not make an unconfined
 // nettrap run tests without a filter.
 func TestRunHubOutsideARun(t *testing.T) {
-	run := runModIn(t, runModEnv("NETTRAP_HUB=/nonexistent/hub.sock"), victimbuild.Nettrap(t), "--", "true")
+	run := runModIn(t, runModEnv("NETTRAP_HUB=/nonexistent/hub.sock"), nettrapBin(t), "--", "true")
 	if run.code != 125 || !strings.Contains(run.stderr, "not under a seccomp filter") {
 		t.Errorf("exit %d, want 125 with the reason\nstderr: %s", run.code, run.stderr)
 	}

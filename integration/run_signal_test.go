@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
-	"github.com/nettrap/nettrap/integration/internal/victimbuild"
 )
 
 // stuckRun is `nettrap -- go test -v ./stuck/` running, its test binary
@@ -30,7 +29,7 @@ func startStuck(t *testing.T, ownGroup bool) *stuckRun {
 	r := &stuckRun{}
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	t.Cleanup(cancel)
-	r.cmd = exec.CommandContext(ctx, victimbuild.Nettrap(t), "--audit-log", auditPath(t), "--", "go", "test", "-count=1", "-v", "./stuck/")
+	r.cmd = exec.CommandContext(ctx, nettrapBin(t), "--audit-log", auditPath(t), "--", "go", "test", "-count=1", "-v", "./stuck/")
 	r.cmd.Dir = runFixtureDir(t)
 	r.cmd.Env = runModEnv("NTRUNFIX_PIDFILE=" + pidfile)
 	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr

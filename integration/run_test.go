@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
-	"github.com/nettrap/nettrap/integration/internal/victimbuild"
 )
 
 const fixMod = "example.com/runfix/"
@@ -100,7 +99,7 @@ func TestRunGoTestModule(t *testing.T) {
 		t.Error("the summary went to stdout; it belongs on stderr")
 	}
 	// nettrap report prints the same from the log.
-	rep := runModIn(t, runModEnv(), victimbuild.Nettrap(t), "report", log)
+	rep := runModIn(t, runModEnv(), nettrapBin(t), "report", log)
 	if rep.code != 0 || !strings.Contains(rep.stdout, "nettrap: total: 4 blocked in tests, 1 at collection time") {
 		t.Errorf("nettrap report: exit %d\n%s%s", rep.code, rep.stdout, rep.stderr)
 	}

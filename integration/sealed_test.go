@@ -67,7 +67,7 @@ func TestSealedBinary(t *testing.T) {
 // sh -c 'go test'` (the outer decides, the inners only name tests).
 func TestSealedGoTest(t *testing.T) {
 	sandbox.Require(t)
-	nettrap := victimbuild.Nettrap(t)
+	nettrap := nettrapBin(t)
 	goTest := []string{"go", "test", "-json", "-count=1", "./seq"}
 	for _, tc := range []struct {
 		name string
@@ -126,7 +126,7 @@ func checkSealedAudit(t *testing.T, log string) {
 // TestSealedRefusesAllowTest: --sealed with --allow-test (or its variable)
 // asks for two contradictory things: nettrap refuses to run.
 func TestSealedRefusesAllowTest(t *testing.T) {
-	nettrap := victimbuild.Nettrap(t)
+	nettrap := nettrapBin(t)
 	for _, tc := range []struct {
 		name string
 		env  []string
@@ -151,7 +151,7 @@ func TestSealedRefusesAllowTest(t *testing.T) {
 // modes.
 func TestForgedInnerRefused(t *testing.T) {
 	sandbox.Require(t)
-	nettrap := victimbuild.Nettrap(t)
+	nettrap := nettrapBin(t)
 	forge := victimbuild.Build(t, "github.com/nettrap/nettrap/integration/internal/forgehub")
 	for _, sealed := range []bool{false, true} {
 		t.Run(map[bool]string{false: "default", true: "sealed"}[sealed], func(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
-	"github.com/nettrap/nettrap/integration/internal/victimbuild"
 )
 
 // streamEndpoints are what the leftover and failfast fixtures dial.
@@ -85,7 +84,7 @@ func TestLeftoverGoroutine(t *testing.T) {
 		}
 	}
 
-	rep := runIn(t, t.TempDir(), goEnv(), victimbuild.Nettrap(t), "report", log)
+	rep := runIn(t, t.TempDir(), goEnv(), nettrapBin(t), "report", log)
 	if rep.code != 0 {
 		t.Fatalf("nettrap report: exit %d\n%s%s", rep.code, rep.stdout, rep.stderr)
 	}
@@ -158,7 +157,7 @@ func TestFailFast(t *testing.T) {
 // gets valid test2json with no event of the tests that must not run.
 func TestFailFastGoTestJSON(t *testing.T) {
 	sandbox.Require(t)
-	nettrap := victimbuild.Nettrap(t)
+	nettrap := nettrapBin(t)
 	goTest := []string{"test", "-json", "-count=1", "-failfast"}
 	t.Run("exec", func(t *testing.T) {
 		checkFailFastJSON(t, func() (string, int) {

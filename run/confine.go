@@ -1,7 +1,6 @@
 package run
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -133,7 +132,7 @@ func (c *confined) supervise(cmd *exec.Cmd, fw *forwarder, rp *reaper) (int, err
 			return 0, cantRun("%v", err)
 		}
 	}
-	so.Emulate = c.o.Emulate
+	so.Emulate, so.Engine = c.o.Emulate, c.o.Engine
 	sess, err := supervisor.Start(cmd, so)
 	if c.bin != nil {
 		c.bin.Output.Close() // the child has its copy; EOF comes when it is done
@@ -148,7 +147,7 @@ func (c *confined) supervise(cmd *exec.Cmd, fw *forwarder, rp *reaper) (int, err
 	fw.forward(rp.toGroup(cmd))
 	waitErr := sess.Wait()
 	c.g.EndLookups()
-	status := exitStatus(cmd, waitErr)
+	status := sessionStatus(sess, waitErr)
 	for _, e := range sess.Errors() {
 		fmt.Fprintf(os.Stderr, "nettrap: supervisor: %v\n", e)
 	}
@@ -176,26 +175,6 @@ func (c *confined) finish(status int) error {
 		status = c.hub.finish(c.o, status)
 	}
 	return exit(status)
-}
-
-// startError is the status and message for a command the supervisor
-// could not start.
-func startError(o Options, err error) error {
-	if errors.Is(err, supervisor.ErrNoEmulation) {
-		return cantRun("%v; %s needs it (Linux 5.6+; in a container, Docker's default seccomp profile allows pidfd_getfd only with --cap-add SYS_PTRACE)", err, emulationNeededBy(o))
-	}
-	if errors.Is(err, supervisor.ErrUnsupported) {
-		return cantRun("cannot confine: %v; nettrap needs Linux 5.0+ with seccomp user notification, and a container runtime that allows seccomp(2)", err)
-	}
-	return cannotExec(execStatus(err), "cannot start %s: %v", o.Argv[0], err)
-}
-
-// emulationNeededBy names what made emulation required.
-func emulationNeededBy(o Options) string {
-	if o.Policy.Sealed {
-		return o.Names.Source("sealed")
-	}
-	return o.Names.Source("emulate") + "=on"
 }
 
 // genericStatus is the status of a command that is not a Go test binary:

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/nettrap/nettrap/supervisor"
 )
 
 // Exit statuses of nettrap itself. Like env(1), timeout(1) and Docker:
@@ -101,11 +103,29 @@ func execStatus(err error) int {
 // killed it, as shells report it.
 func exitStatus(cmd *exec.Cmd, err error) int {
 	if st := cmd.ProcessState; st != nil {
-		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal())
+		if ws, ok := st.Sys().(syscall.WaitStatus); ok {
+			return statusCode(ws)
 		}
 		return st.ExitCode()
 	}
 	fmt.Fprintf(os.Stderr, "nettrap: wait: %v\n", err)
 	return ExitCantRun
+}
+
+// sessionStatus is exitStatus of a supervised command. The ptrace engine
+// reaps the command itself (its tracer must see every stop), so
+// cmd.ProcessState stays nil and the session has the status.
+func sessionStatus(sess *supervisor.Session, err error) int {
+	if ws, ok := sess.WaitStatus(); ok {
+		return statusCode(ws)
+	}
+	return exitStatus(sess.Cmd, err)
+}
+
+// statusCode is a wait status as a shell reports it.
+func statusCode(ws syscall.WaitStatus) int {
+	if ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitStatus()
 }

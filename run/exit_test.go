@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -54,5 +55,24 @@ func TestWithoutVar(t *testing.T) {
 	}
 	if env[1] != "GOFLAGS=-v" {
 		t.Error("withoutVar changed its input")
+	}
+}
+
+// A wait status as a shell reports it: the code, or 128+signal (the
+// ptrace engine hands the status over as a wait status).
+func TestStatusCode(t *testing.T) {
+	for _, tc := range []struct {
+		ws   syscall.WaitStatus
+		want int
+	}{
+		{0, 0},
+		{3 << 8, 3},
+		{255 << 8, 255},
+		{syscall.WaitStatus(syscall.SIGTERM), 128 + 15},
+		{syscall.WaitStatus(syscall.SIGKILL) | 0x80, 128 + 9}, // with a core dump
+	} {
+		if got := statusCode(tc.ws); got != tc.want {
+			t.Errorf("statusCode(%#x) = %d, want %d", uint32(tc.ws), got, tc.want)
+		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 
-	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/gotest"
 )
 
@@ -13,8 +12,9 @@ import (
 // nettrap (go test -exec), then prints the run's summary from the shared
 // audit log. The status is the go command's own.
 func runGoTest(o Options) error {
-	if !bpf.Detect().UserNotif {
-		return cantRun("cannot confine: seccomp user notification unavailable; nettrap needs Linux 5.0+ with seccomp user notification, and a container runtime that allows seccomp(2)")
+	engine, err := chooseEngine(o)
+	if err != nil {
+		return err
 	}
 	i := gotest.TestIndex(o.Argv)
 	if u := gotest.UserExec(o.Argv[i+1:], os.Getenv("GOFLAGS")); u != "" {
@@ -44,7 +44,7 @@ func runGoTest(o Options) error {
 	argv := gotest.WithExec(o.Argv, i, execArg)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = o.Names.InnerEnv(os.Environ(), Inner{AuditLog: log.path, RunDir: log.dir, ResolvConf: resolv, RunID: o.RunID})
+	cmd.Env = o.Names.InnerEnv(os.Environ(), Inner{AuditLog: log.path, RunDir: log.dir, ResolvConf: resolv, RunID: o.RunID, Engine: engine})
 	// The go command, the nettraps it starts and their test binaries
 	// die with this nettrap, however it dies (see reaper.go).
 	rp := startReaper()

@@ -22,6 +22,10 @@ func runInner(o Options) error {
 		v := o.Names.Var("hub")
 		return cantRun("%s is set but this process is not under a seccomp filter: it comes from `nettrap -- COMMAND`, and only means something inside one; unset %s", v, v)
 	}
+	if err := hub.ServedByAncestor(o.Hub); err != nil {
+		v := o.Names.Var("hub")
+		return cantRun("%s is set but no nettrap run confines this process (%v): it comes from `nettrap -- COMMAND`, and only means something inside one; unset %s", v, err, v)
+	}
 	switch o.Kind {
 	case InnerGoTest:
 		argv := o.Argv

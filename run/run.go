@@ -46,7 +46,8 @@ type Options struct {
 	Policy     policy.Policy
 	AllowTests []*regexp.Regexp // --allow-test
 	Emulate    supervisor.EmulateMode
-	AuditLog   string // "" for none (a temporary one where a summary needs it)
+	Engine     supervisor.EngineMode // --engine
+	AuditLog   string                // "" for none (a temporary one where a summary needs it)
 	ResolvConf string
 	// ResolvConfGiven: the user named ResolvConf, which is then handed
 	// down to the nettraps the run starts.
@@ -87,6 +88,10 @@ type Inner struct {
 	ResolvConf string // absolute; "" for the default
 	RunID      string
 	Hub        string // the hub's socket; "" for none
+	// Engine is the engine the run chose for nettraps that start a
+	// supervisor of their own (go test -exec): "" to hand --engine down
+	// as given.
+	Engine string
 }
 
 // Run runs the command and returns nil when it exited 0, else an

@@ -38,6 +38,19 @@
 //     thread without capabilities (Answer.Capless; see netlink.go): the
 //     kernel then refuses every change requested through it.
 //
+// # Engines
+//
+// That is the notify engine. Where a listener cannot be had (one is
+// installed above nettrap already: EBUSY; or the kernel lacks user
+// notification), the ptrace engine (ptrace.go) confines instead, behind
+// the same Start, Session and Decider: the filter returns
+// SECCOMP_RET_TRACE, nettrap traces every confined process, and a call
+// stopped for it is read (readDests, decode), decided, emulated or
+// redirected as above, then made to skip with its answer (orig_rax -1)
+// or let run. Under a listener above, whose USER_NOTIF outranks TRACE on
+// the calls it traps, every syscall stops at entry instead, which comes
+// before seccomp. ChooseEngine (engine.go) picks one.
+//
 // Why emulate: a call answered CONTINUE is read again by the kernel, and
 // another thread of the target can change the address in between (the
 // CONTINUE race, see seccomp_unotify(2)). Unix and netlink sockets keep

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/procfs"
 )
 
 // Engine is how the supervisor learns of the calls its filter traps.
@@ -133,12 +135,30 @@ func ProbePtrace() error {
 	if !bpf.ActionAvailable(unix.SECCOMP_RET_TRACE) {
 		return fmt.Errorf("%w: the kernel lacks SECCOMP_RET_TRACE", ErrNoPtrace)
 	}
-	if b, err := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope"); err == nil && strings.TrimSpace(string(b)) == "3" {
-		return fmt.Errorf("%w: kernel.yama.ptrace_scope is 3 (no process may trace another)", ErrNoPtrace)
+	if b, err := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope"); err == nil {
+		switch strings.TrimSpace(string(b)) {
+		case "3":
+			return fmt.Errorf("%w: kernel.yama.ptrace_scope is 3 (no process may trace another)", ErrNoPtrace)
+		case "2":
+			if !hasCapability(unix.CAP_SYS_PTRACE) {
+				return fmt.Errorf("%w: kernel.yama.ptrace_scope is 2 (only CAP_SYS_PTRACE may trace)", ErrNoPtrace)
+			}
+		}
 	}
 	const noSuchPid = 1 << 30 // above PID_MAX_LIMIT (4M)
 	if _, err := unix.PtraceGetEventMsg(noSuchPid); err != unix.ESRCH {
 		return fmt.Errorf("%w: %w (a seccomp profile refusing ptrace: with Docker, --cap-add SYS_PTRACE)", ErrNoPtrace, os.NewSyscallError("ptrace", err))
 	}
 	return nil
+}
+
+// hasCapability tells whether this process holds capability c
+// (effective); no when it cannot be told.
+func hasCapability(c int) bool {
+	v, err := procfs.StatusField(procfs.SelfPath("status"), "CapEff")
+	if err != nil {
+		return false
+	}
+	caps, err := strconv.ParseUint(v, 16, 64)
+	return err == nil && caps&(1<<c) != 0
 }

@@ -10,6 +10,18 @@ import (
 // (NETTRAP_SUPERVISOR_TEST_ENGINE=ptrace).
 func underPtrace() bool { return os.Getenv(engineEnv) == "ptrace" }
 
+// confinedWith is confined with env added to the supervisor role's.
+func confinedWith(t *testing.T, env []string, op ...string) ([]string, roleReport) {
+	t.Helper()
+	cmd, report := supervisorCmd(t, op...)
+	cmd.Env = append(cmd.Env, env...)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("supervisor role: %v\n%s", err, out)
+	}
+	return strings.Fields(string(out)), readReport(t, report)
+}
+
 // skipUnderPtrace skips a test of what only the notify engine does; why
 // says what.
 func skipUnderPtrace(t *testing.T, why string) {
@@ -28,13 +40,7 @@ func TestPtraceUnderParentListener(t *testing.T) {
 		t.Run(traps, func(t *testing.T) {
 			ok, denied := listen(t, "127.0.0.1"), listen(t, "127.0.0.2")
 			run := func(op ...string) ([]string, roleReport) {
-				cmd, report := supervisorCmd(t, op...)
-				cmd.Env = append(cmd.Env, parentListenerEnv+"="+traps, engineEnv+"=auto")
-				out, err := cmd.Output()
-				if err != nil {
-					t.Fatalf("supervisor role: %v\n%s", err, out)
-				}
-				return strings.Fields(string(out)), readReport(t, report)
+				return confinedWith(t, []string{parentListenerEnv + "=" + traps, engineEnv + "=auto"}, op...)
 			}
 			out, rep := run("exec", "connect", ok.addr)
 			expect(t, out, "ok")
@@ -64,13 +70,7 @@ func TestPtraceUnderParentListener(t *testing.T) {
 func TestPtraceDecidesAside(t *testing.T) {
 	ok, denied := listen(t, "127.0.0.1"), listen(t, "127.0.0.2")
 	run := func(op ...string) ([]string, roleReport) {
-		cmd, report := supervisorCmd(t, op...)
-		cmd.Env = append(cmd.Env, engineEnv+"=ptrace", asideEnv+"=1")
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("supervisor role: %v\n%s", err, out)
-		}
-		return strings.Fields(string(out)), readReport(t, report)
+		return confinedWith(t, []string{engineEnv + "=ptrace", asideEnv + "=1"}, op...)
 	}
 	out, rep := run("many-connect", "50", ok.addr)
 	expect(t, out, "ok:50")
@@ -94,16 +94,23 @@ func TestPtraceDecidesAside(t *testing.T) {
 func TestPtraceRefusesUntracedChildren(t *testing.T) {
 	denied := listen(t, "127.0.0.2")
 	for _, parent := range []string{"", "connect,sendto,sendmsg"} {
-		cmd, report := supervisorCmd(t, "clone-untraced", denied.addr)
-		cmd.Env = append(cmd.Env, parentListenerEnv+"="+parent, engineEnv+"=ptrace")
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("supervisor role: %v\n%s", err, out)
-		}
-		readReport(t, report)
-		expect(t, strings.Fields(string(out)), "EPERM")
+		out, _ := confinedWith(t, []string{parentListenerEnv + "=" + parent, engineEnv + "=ptrace"}, "clone-untraced", denied.addr)
+		expect(t, out, "EPERM")
 	}
 	if c, _ := denied.counts(t, 0, 0); c != 0 {
 		t.Errorf("denied listener saw %d connections from an untraced child", c)
+	}
+}
+
+// Netlink sockets handed over under the ptrace engine while signals
+// rain: a signal handler's calls come between the calls the hand-over
+// makes the thread make, and must not be taken for them.
+func TestPtraceHandOverUnderSignals(t *testing.T) {
+	for _, parent := range []string{"", "connect,sendto,sendmsg"} {
+		out, rep := confinedWith(t, []string{parentListenerEnv + "=" + parent, engineEnv + "=ptrace"}, "netlink-storm", "200")
+		expect(t, out, "ok:200")
+		if os.Geteuid() == 0 && rep.Capless < 200 {
+			t.Errorf("%d sockets handed over without capabilities, want 200", rep.Capless)
+		}
 	}
 }

@@ -102,14 +102,30 @@ func (l *loop) handOver(c *Call) bool {
 // (pidfd_getfd refused) the call continues in the kernel, decided on
 // what was read.
 func (l *loop) sendCapless(c *Call) bool {
-	n := c.netlink
-	if n == nil || n.control || n.oversize || len(n.payloads) != 1 {
+	val, errno, ok := sendCapless(l.capMaker, c)
+	switch {
+	case !ok:
 		return false
+	case errno != 0:
+		l.answer(c, Answer{Errno: errno})
+	default:
+		l.stats.CaplessNetlink.Add(1)
+		l.answerValue(c, val)
+	}
+	return true
+}
+
+// sendCapless makes c's netlink send on the capability-free thread of m,
+// for both engines. ok is false when it cannot (see loop.sendCapless).
+func sendCapless(m *caplessMaker, c *Call) (val int64, errno unix.Errno, ok bool) {
+	n := c.netlink
+	if m == nil || n == nil || n.control || n.oversize || len(n.payloads) != 1 {
+		return 0, 0, false
 	}
 	// Borrowed when the socket was found to be ours (NetlinkSend).
 	sfd := n.sock
 	if sfd < 0 {
-		return false
+		return 0, 0, false
 	}
 	var err error
 	flags := int(int32(c.Args[3])) // sendto(fd, buf, len, flags, …)
@@ -117,14 +133,11 @@ func (l *loop) sendCapless(c *Call) bool {
 		flags = int(int32(c.Args[2])) // sendmsg(fd, msg, flags)
 	}
 	payload, to := n.payloads[0], n.dests[0]
-	l.capMaker.do(func() { err = unix.Sendto(sfd, payload, flags, &to) })
+	m.do(func() { err = unix.Sendto(sfd, payload, flags, &to) })
 	if err != nil {
-		l.answer(c, Answer{Errno: errnoOf(err)})
-		return true
+		return 0, errnoOf(err), true
 	}
-	l.stats.CaplessNetlink.Add(1)
-	l.answerValue(c, int64(len(payload)))
-	return true
+	return int64(len(payload)), 0, true
 }
 
 func errnoOf(err error) unix.Errno {

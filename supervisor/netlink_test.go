@@ -20,7 +20,6 @@ import (
 // either way (deleting a route that does not exist): with capabilities
 // the kernel answers ESRCH, which the unconfined control run shows.
 func TestNetlinkHandedOver(t *testing.T) {
-	skipUnderPtrace(t, "has no listener to hand a capability-free socket over (SECCOMP_IOCTL_NOTIF_ADDFD)")
 	out, rep := confined(t, "netlink-handover")
 	got := strings.Join(out, " ")
 	want := "cloexec=true nonblock=true plain=false dump=ok delroute=EPERM delroute-sendto=EPERM"

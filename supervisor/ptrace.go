@@ -71,10 +71,14 @@ type tracer struct {
 	sleeping     bool // the tracer is (about to be) blocked in wait4
 	wakerGone    bool // the waker died: the tracer polls instead
 	emu          *emulator
-	stopped      [2]int         // pipe: readable once stopping (the emulator's watch)
-	current      map[int]uint64 // the call each stopped tid waits in, by id
-	tracees      map[int]bool   // every tid seen and not seen to exit
-	awaitTimer   *time.Timer    // the tracer\'s, for await
+	capMaker     *caplessMaker     // nil when the thread could not be made
+	stopped      [2]int            // pipe: readable once stopping (the emulator's watch)
+	current      map[int]uint64    // the call each stopped tid waits in, by id
+	tracees      map[int]bool      // every tid seen and not seen to exit
+	handOvers    map[int]*handOver // netlink sockets being handed over (ptracehandover.go)
+	plainOnce    map[int]bool      // the next socket(2) of tid runs as asked
+	noHandOver   bool              // the hand-over failed once: not tried again
+	awaitTimer   *time.Timer       // the tracer\'s, for await
 }
 
 // traceAnswer is a decision, for the tracer to apply to the call id of
@@ -88,6 +92,7 @@ type traceAnswer struct {
 	// call (emulation, a redirect), or answers it early (emuintr.go).
 	ret   *int64
 	early bool
+	call  *Call // the call decided, for a hand-over
 }
 
 // seizeOptions are the tracer's ptrace options: follow every child and
@@ -211,6 +216,10 @@ func (tr *tracer) event(pid int, ws unix.WaitStatus) {
 	if ws.Exited() || ws.Signaled() {
 		delete(tr.tracees, pid)
 		delete(tr.exitRet, pid)
+		delete(tr.plainOnce, pid)
+		if h := tr.handOvers[pid]; h != nil {
+			tr.endHandOver(pid, h)
+		}
 		delete(tr.entryDecided, pid)
 		if _, ok := tr.current[pid]; ok {
 			tr.stats.Vanished.Add(1) // died in a call: its answer is dropped
@@ -226,6 +235,9 @@ func (tr *tracer) event(pid int, ws unix.WaitStatus) {
 		return
 	}
 	tr.tracees[pid] = true
+	if h := tr.handOvers[pid]; h != nil && isSyscallStop(ws) && tr.handOverStop(pid, h) {
+		return
+	}
 	sig := syscall.Signal(int(ws>>8) & 0xff)
 	ev := int(ws>>16) & 0xff
 	switch {
@@ -242,11 +254,15 @@ func (tr *tracer) event(pid int, ws unix.WaitStatus) {
 		}
 		tr.resume(pid, 0) // a new child's first stop, or our interrupt
 	case sig == unix.SIGTRAP && ev != 0:
-		if ev == unix.PTRACE_EVENT_EXEC && pid == tr.main {
+		if ev == unix.PTRACE_EVENT_EXEC && pid == tr.main && tr.handshake {
+			// The command's exec. (Seized as soon as exec.Cmd.Start
+			// returns, the stub may still report its own exec: Start
+			// returns when the exec closes the descriptors, before it
+			// ends.)
 			tr.execed = true
 		}
 		tr.resume(pid, 0) // fork, vfork, clone, exec, vfork-done
-	case sig == unix.SIGSTOP && pid == tr.main && !tr.execed && !tr.handshake:
+	case sig == unix.SIGSTOP && pid == tr.main && !tr.handshake:
 		// The stub stopped itself once traced (ptracestub.go): this
 		// resume, like every other, turns on the stops the engine uses.
 		tr.handshake = true
@@ -256,6 +272,12 @@ func (tr *tracer) event(pid int, ws unix.WaitStatus) {
 	}
 }
 
+// isSyscallStop tells a syscall stop or a seccomp stop.
+func isSyscallStop(ws unix.WaitStatus) bool {
+	sig := syscall.Signal(int(ws>>8) & 0xff)
+	return sig == syscallStopSig || sig == unix.SIGTRAP && int(ws>>16)&0xff == unix.PTRACE_EVENT_SECCOMP
+}
+
 func isStopSignal(s syscall.Signal) bool {
 	return s == unix.SIGSTOP || s == unix.SIGTSTP || s == unix.SIGTTIN || s == unix.SIGTTOU
 }
@@ -263,7 +285,7 @@ func isStopSignal(s syscall.Signal) bool {
 // resume restarts a stopped tracee, to its next seccomp stop or, with a
 // listener above, its next syscall stop.
 func (tr *tracer) resume(pid, sig int) {
-	if tr.syscalls {
+	if tr.syscalls || tr.handOvers[pid] != nil {
 		tr.ptraceOK(pid, unix.PtraceSyscall(pid, sig))
 		return
 	}

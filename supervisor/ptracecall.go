@@ -38,6 +38,9 @@ func (tr *tracer) syscallStop(pid int) {
 	}
 	switch info.Op {
 	case syscallInfoEntry:
+		if tr.eval == nil {
+			break // seccomp stops only: a hand-over's signal handler
+		}
 		act, err := tr.eval.Eval(info.Arch, int32(info.Nr), info.IP, info.Args)
 		if err != nil {
 			tr.report(err)
@@ -78,6 +81,11 @@ func (tr *tracer) dispatch(pid int, info *syscallInfo, atEntry bool) {
 	tr.stats.Notifications.Add(1)
 	c := tr.newCall(pid, info)
 	tr.current[pid] = c.ID
+	if tr.plainOnce[pid] && c.Syscall.Kind == bpf.Socket {
+		delete(tr.plainOnce, pid) // a hand-over gave up: as asked
+		tr.apply(traceAnswer{tid: pid, id: c.ID, a: Answer{Allow: true}, atEntry: atEntry})
+		return
+	}
 	if pid == tr.main && !tr.execed && c.Syscall.Kind == bpf.Execve && !c.Syscall.Foreign {
 		// The stub's exec of the command (a filter that traps execve).
 		tr.apply(traceAnswer{tid: pid, id: c.ID, a: Answer{Allow: true}, atEntry: atEntry})
@@ -89,6 +97,7 @@ func (tr *tracer) dispatch(pid int, info *syscallInfo, atEntry bool) {
 		// nettrap asked which test runs) needs the tracer free to serve
 		// that process's stops: any tracee may stop for a signal.
 		tr.aside(func() traceAnswer {
+			defer c.release()
 			ans, _ := tr.carryOut(c, tr.judge(c, atEntry), true)
 			return ans
 		})
@@ -99,11 +108,13 @@ func (tr *tracer) dispatch(pid int, info *syscallInfo, atEntry bool) {
 		// An emulated call that may block for long: made aside, so the
 		// other stops are served meanwhile.
 		tr.aside(func() traceAnswer {
+			defer c.release()
 			ans, _ := tr.carryOut(c, ans, true)
 			return ans
 		})
 		return
 	}
+	c.release()
 	tr.apply(ans)
 }
 
@@ -145,12 +156,11 @@ func (tr *tracer) read(c *Call) {
 		m.Close()
 	}
 	c.decode()
-	c.release() // what decode opened, for the decision only
 }
 
 // judge asks the decider about the call read.
 func (tr *tracer) judge(c *Call, atEntry bool) traceAnswer {
-	return traceAnswer{tid: c.TID, id: c.ID, a: decideWith(tr.decider, tr.report, c), atEntry: atEntry}
+	return traceAnswer{tid: c.TID, id: c.ID, a: decideWith(tr.decider, tr.report, c), atEntry: atEntry, call: c}
 }
 
 // carryOut makes an allowed inet call itself where it can (the emulator,
@@ -158,6 +168,15 @@ func (tr *tracer) judge(c *Call, atEntry bool) traceAnswer {
 // time), or a denied one to its stand-in. With mayBlock false a call that
 // may block for long is not made: blocks says so.
 func (tr *tracer) carryOut(c *Call, ans traceAnswer, mayBlock bool) (_ traceAnswer, blocks bool) {
+	if ans.a.Allow && ans.a.Capless && c.Syscall.Kind != bpf.Socket {
+		// A netlink send naming the kernel: made without capabilities,
+		// with the bytes checked (netlink.go).
+		if val, errno, ok := sendCapless(tr.capMaker, c); ok {
+			tr.stats.CaplessNetlink.Add(1)
+			ans.ret = retOf(val, errno)
+			return ans, false
+		}
+	}
 	if tr.emu == nil || !emulable(c) {
 		return ans, false
 	}
@@ -179,6 +198,11 @@ func (tr *tracer) carryOut(c *Call, ans traceAnswer, mayBlock bool) (_ traceAnsw
 		ans.ret, ans.a.Redirect = retOf(val, errno), nil
 	}
 	return ans, false
+}
+
+// isNetlinkSocket tells a native socket(AF_NETLINK, …).
+func isNetlinkSocket(c *Call) bool {
+	return c != nil && c.Syscall.Kind == bpf.Socket && !c.Syscall.Foreign && int32(c.Args[0]) == unix.AF_NETLINK
 }
 
 func retOf(val int64, errno unix.Errno) *int64 {
@@ -207,9 +231,9 @@ func (tr *tracer) apply(a traceAnswer) {
 		}
 		tr.skip(a.tid, *a.ret, a.atEntry)
 	case a.a.Allow:
-		// a.a.Capless cannot be done: there is no listener to add a
-		// socket through, so a netlink socket keeps its creator's
-		// capabilities under the ptrace engine (README).
+		if a.a.Capless && isNetlinkSocket(a.call) && tr.startHandOver(a.call, a.atEntry) {
+			return
+		}
 		tr.stats.Allowed.Add(1)
 		if a.atEntry {
 			tr.entryDecided[a.tid] = true

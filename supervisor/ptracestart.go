@@ -28,7 +28,8 @@ func startPtrace(cmd *exec.Cmd, opts Options, prog []unix.SockFilter, choice Eng
 		return nil, fmt.Errorf("build seccomp program: %w", err)
 	}
 	tr := &tracer{decider: opts.Decider, syscalls: choice.ListenerAbove, exitRet: map[int]int64{},
-		entryDecided: map[int]bool{}, current: map[int]uint64{}, tracees: map[int]bool{}, mainDone: make(chan struct{}), loopDone: make(chan struct{})}
+		entryDecided: map[int]bool{}, current: map[int]uint64{}, tracees: map[int]bool{},
+		handOvers: map[int]*handOver{}, plainOnce: map[int]bool{}, mainDone: make(chan struct{}), loopDone: make(chan struct{})}
 	if tr.syscalls {
 		if tr.eval, err = bpf.NewEvaluator(tprog); err != nil {
 			return nil, err
@@ -91,8 +92,14 @@ func (s *Session) forkStub(started chan<- error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	netns, netnsFD := startingNetnsOfThread()
-	closeFD(netnsFD) // no capability-free thread under ptrace
 	s.tracer.netns = netns
+	if netns != nil {
+		var err error
+		if s.tracer.capMaker, err = newCaplessMaker(netns.id, netnsFD); err != nil {
+			s.errs.add(fmt.Errorf("netlink sends keep the target's capabilities: %w", err))
+		}
+	}
+	closeFD(netnsFD)
 	err := s.Cmd.Start()
 	started <- err
 	if err != nil {
@@ -152,6 +159,9 @@ func (s *Session) waitTraced() error {
 	// killed with it (the loop is over: its maps are ours now).
 	tr.stats.Vanished.Add(uint64(len(tr.current)))
 	tr.closeStopped()
+	if tr.capMaker != nil {
+		tr.capMaker.close()
+	}
 	close(s.reaped)
 	if tr.status.Exited() && tr.status.ExitStatus() == 0 {
 		return nil

@@ -32,6 +32,9 @@ func victimRole(op []string) int {
 	switch op[0] {
 	case "netlink-handover":
 		fmt.Println(netlinkHandover())
+	case "netlink-storm": // netlink-storm N: N netlink sockets made while signals rain
+		n, _ := strconv.Atoi(arg(1))
+		fmt.Println(netlinkStorm(n))
 	case "clone-untraced": // clone-untraced ADDR: a CLONE_UNTRACED child connects to ADDR
 		fmt.Println(cloneUntraced(arg(1)))
 	case "connect":
@@ -382,4 +385,47 @@ func cloneUntraced(addr string) string {
 	var ws unix.WaitStatus
 	unix.Wait4(int(r1), &ws, 0, nil)
 	return "cloned"
+}
+
+// netlinkStorm makes n netlink sockets, half with SOCK_CLOEXEC, while
+// another thread sends the process SIGURG (Go's preemption signal, which
+// its runtime takes in stride) as fast as it can: under the ptrace engine
+// each socket is handed over through several calls, between which a
+// signal handler runs. Every socket must come out valid, with the flags
+// asked for.
+func netlinkStorm(n int) string {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				syscall.Kill(os.Getpid(), syscall.SIGURG)
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	for i := 0; i < n; i++ {
+		typ := unix.SOCK_RAW
+		if i%2 == 0 {
+			typ |= unix.SOCK_CLOEXEC
+		}
+		fd, err := unix.Socket(unix.AF_NETLINK, typ, unix.NETLINK_ROUTE)
+		if err != nil {
+			return fmt.Sprintf("socket %d: %v", i, err)
+		}
+		proto, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_PROTOCOL)
+		fdFlags, ferr := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		unix.Close(fd)
+		if err != nil || ferr != nil || proto != unix.NETLINK_ROUTE {
+			return fmt.Sprintf("socket %d: protocol %d %v %v", i, proto, err, ferr)
+		}
+		if want := typ&unix.SOCK_CLOEXEC != 0; (fdFlags&unix.FD_CLOEXEC != 0) != want {
+			return fmt.Sprintf("socket %d: cloexec %v, want %v", i, !want, want)
+		}
+	}
+	return fmt.Sprintf("ok:%d", n)
 }

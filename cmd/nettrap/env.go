@@ -22,6 +22,7 @@ func (cfg *config) InnerEnv(env []string, in run.Inner) []string {
 		envName("run-id"):      in.RunID,
 		envName("sealed"):      sealedEnv(cfg.sealed),
 		envName("emulate"):     cfg.raw.emulate,
+		envName("engine"):      cmp.Or(in.Engine, cfg.raw.engine),
 		envName("inner"):       cmp.Or(in.RunDir, "1"),
 		envName("hub"):         in.Hub,
 	}

@@ -23,6 +23,7 @@ type config struct {
 	cache            bool // --cache: go test keeps its test cache
 	sealed           bool // --sealed: untrusted code; see policy.Policy.Sealed
 	emulate          supervisor.EmulateMode
+	engine           supervisor.EngineMode
 	errno            unix.Errno
 	auditLog         string
 	resolvConf       string
@@ -45,8 +46,8 @@ type config struct {
 
 // rawFlags are the flag values before checking.
 type rawFlags struct {
-	mode, errno, emulate, cache string
-	allow, allowTests           []string
+	mode, errno, emulate, engine, cache string
+	allow, allowTests                   []string
 }
 
 // parseConfig reads flags from args and NETTRAP_* variables from env.
@@ -58,8 +59,14 @@ func parseConfig(args []string, getenv func(string) string) (*config, error) {
 	cfg := &config{fromEnv: map[string]string{}}
 	cfg.help, _ = fs.GetBool("help")
 	cfg.version, _ = fs.GetBool("version")
-	if cfg.help || cfg.version {
+	if cfg.help {
 		return cfg, nil
+	}
+	if cfg.version {
+		// The version names the engine a run would use: only
+		// --engine (or its variable) counts; the rest is not checked.
+		err := cfg.readEngine(fs, getenv)
+		return cfg, err
 	}
 	if err := applyEnv(fs, getenv, cfg.fromEnv); err != nil {
 		return nil, err
@@ -78,7 +85,7 @@ func (cfg *config) read(fs *pflag.FlagSet) {
 	str := func(name string) string { v, _ := fs.GetString(name); return v }
 	list := func(name string) []string { v, _ := fs.GetStringArray(name); return v }
 	flag := func(name string) bool { v, _ := fs.GetBool(name); return v }
-	cfg.raw = rawFlags{mode: str("mode"), errno: str("errno"), emulate: str("emulate"), cache: str("cache"),
+	cfg.raw = rawFlags{mode: str("mode"), errno: str("errno"), emulate: str("emulate"), engine: str("engine"), cache: str("cache"),
 		allow: list("allow"), allowTests: list("allow-test")}
 	cfg.allowUnspecified, cfg.sealed, cfg.generic = flag("allow-unspecified"), flag("sealed"), flag("generic")
 	cfg.auditLog, cfg.summary, cfg.runID = str("audit-log"), str("summary"), str("run-id")
@@ -110,6 +117,9 @@ func (cfg *config) check() error {
 	}
 	if cfg.emulate, err = supervisor.ParseEmulateMode(raw.emulate); err != nil {
 		return fmt.Errorf("bad %s: %w", cfg.Source("emulate"), err)
+	}
+	if err := cfg.parseEngine(); err != nil {
+		return err
 	}
 	switch strings.ToLower(raw.cache) {
 	case "on", "1", "true":
@@ -161,6 +171,24 @@ func (cfg *config) checkSealed() error {
 	cfg.emulate = supervisor.EmulateOn
 	if len(cfg.raw.allowTests) > 0 {
 		return fmt.Errorf("%s with %s %q: under --sealed no test may use the network by name; drop one, or allow addresses with --allow CIDR[:PORT]", cfg.Source("sealed"), cfg.Source("allow-test"), cfg.raw.allowTests[0])
+	}
+	return nil
+}
+
+// readEngine reads --engine alone, from the flag or its variable.
+func (cfg *config) readEngine(fs *pflag.FlagSet, getenv func(string) string) error {
+	cfg.raw.engine, _ = fs.GetString("engine")
+	if v := getenv(envName("engine")); !fs.Changed("engine") && v != "" {
+		cfg.raw.engine, cfg.fromEnv["engine"] = v, envName("engine")
+	}
+	return cfg.parseEngine()
+}
+
+// parseEngine checks the raw --engine.
+func (cfg *config) parseEngine() error {
+	var err error
+	if cfg.engine, err = supervisor.ParseEngineMode(cfg.raw.engine); err != nil {
+		return fmt.Errorf("bad %s %q: want auto, notify or ptrace", cfg.Source("engine"), cfg.raw.engine)
 	}
 	return nil
 }

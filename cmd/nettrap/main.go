@@ -1,5 +1,6 @@
 // Command nettrap runs a command, or a Go test binary, with outbound
-// network cut off by seccomp user notification. See README.md.
+// network cut off by a seccomp filter: seccomp user notification, or
+// ptrace where a listener is refused (see README.md, "Engines").
 package main
 
 import (
@@ -45,8 +46,8 @@ func cli(args []string, getenv func(string) string) error {
 	if len(args) > 0 {
 		switch args[0] {
 		case "version":
-			printVersion(os.Stdout)
-			return nil
+			// `nettrap version --engine=ptrace` as --version does.
+			args = append([]string{"--version"}, args[1:]...)
 		case "help":
 			printUsage(os.Stdout)
 			return nil
@@ -63,7 +64,7 @@ func cli(args []string, getenv func(string) string) error {
 		printUsage(os.Stdout)
 		return nil
 	case cfg.version:
-		printVersion(os.Stdout)
+		printVersion(os.Stdout, cfg.engine)
 		return nil
 	case len(cfg.args) == 0:
 		return cantRun("no command given: nettrap [flags] -- COMMAND [ARGS...] (see nettrap --help)")
@@ -85,7 +86,7 @@ func (cfg *config) options() run.Options {
 		Argv: cfg.args,
 		Policy: policy.Policy{Mode: cfg.mode, Rules: cfg.rules, Errno: cfg.errno,
 			Sealed: cfg.sealed, AllowUnspecified: cfg.allowUnspecified},
-		AllowTests: cfg.allowTests, Emulate: cfg.emulate,
+		AllowTests: cfg.allowTests, Emulate: cfg.emulate, Engine: cfg.engine,
 		AuditLog: cfg.auditLog, ResolvConf: cfg.resolvConf, ResolvConfGiven: cfg.resolvConfGiven,
 		RunID: cfg.runID, Summary: cfg.summary, Hub: cfg.hub, OuterRun: cfg.outerRun,
 		Cache: cfg.cache, Names: cfg,

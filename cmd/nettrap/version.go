@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -16,7 +17,9 @@ import (
 // module version from the build info is used.
 var version = ""
 
-func printVersion(w io.Writer) {
+// printVersion writes the version, the kernel features nettrap uses, and
+// the engine a run with mode (--engine) would use here.
+func printVersion(w io.Writer, mode supervisor.EngineMode) {
 	v := version
 	if v == "" {
 		v = "(devel)"
@@ -38,16 +41,43 @@ func printVersion(w io.Writer) {
 	fmt.Fprintf(w, "SECCOMP_RET_KILL_PROCESS: %s\n", yesNo(f.KillProcess))
 	fmt.Fprintf(w, "SECCOMP_ADDFD_FLAG_SEND (5.14+; netlink sockets handed over without capabilities): %s\n",
 		yesNo(atLeast(release, 5, 14)))
+	printEngine(w, f, mode)
+}
+
+// printEngine writes whether allowed calls are emulated, and the engine a
+// run with mode would use here and why, or why none can confine.
+func printEngine(w io.Writer, f bpf.Features, mode supervisor.EngineMode) {
 	if err := supervisor.ProbeEmulation(); err != nil {
 		fmt.Fprintf(w, "emulation: off (%v): allowed calls, and netlink requests sent with an address, continue in the kernel; --sealed refuses to run\n", err)
 	} else {
 		fmt.Fprintln(w, "emulation: on (pidfd_getfd): allowed inet connects and sends, and netlink requests sent with an address, are made by nettrap with the bytes it checked")
 	}
-	if err := f.Check(); err != nil {
+	choice, err := supervisor.ChooseEngine(mode)
+	fmt.Fprintln(w, engineLine(choice, err))
+	if err == nil && (!f.Filter || !f.KillProcess) {
+		// Both engines need these; f.Check's other reason (no user
+		// notification) is the engine's to judge.
+		err = f.Check()
+	}
+	if err != nil {
 		fmt.Fprintf(w, "nettrap cannot confine here: %v\n", err)
 	} else {
 		fmt.Fprintln(w, "nettrap can confine here")
 	}
+}
+
+// engineLine is the version's line on the engine: which one and why, or
+// none and why not.
+func engineLine(c supervisor.EngineChoice, err error) string {
+	if err != nil && c.NotifyErr == nil {
+		// Only ptrace was allowed, and it failed: ErrUnsupported's words
+		// (notification unavailable) are not the reason here.
+		return "engine: none (" + strings.TrimPrefix(err.Error(), supervisor.ErrUnsupported.Error()+": ") + ")"
+	}
+	if err != nil {
+		return fmt.Sprintf("engine: none (%v)", err)
+	}
+	return "engine: " + c.String()
 }
 
 // atLeast reports whether a kernel release ("6.18.44-…") is at least

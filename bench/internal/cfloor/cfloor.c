@@ -7,13 +7,17 @@
 // default: pidfd_getfd of the target's socket (the thread's pidfd cached),
 // the payload read with process_vm_readv, the call made here, close.
 //
-//	cfloor [-e] [-n] [-p] [-s USEC] COMMAND [ARGS...]
+//	cfloor [-e] [-n] [-p] [-s USEC] [-w] COMMAND [ARGS...]
 //
 //	-e       emulate connect, sendto and sendmsg (sendmmsg continues)
 //	-n       do not ask for SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
 //	-p       poll() the listener before each RECV
 //	-s USEC  before blocking, poll the listener without waiting for up to
 //	         USEC microseconds (a bounded spin)
+//	-w       trap bind and listen only, and let them continue, as WSL2's
+//	         init does in mirrored networking mode: a listener above
+//	         nettrap, which then falls back to its ptrace engine (not
+//	         with -e)
 //
 // Exit status: the command's, or 125 when it cannot confine. Built by
 // package bench with the system C compiler, for x86-64 or arm64 (calls of
@@ -62,7 +66,7 @@
 #error "cfloor: x86-64 or arm64 only"
 #endif
 
-static int opt_emulate, opt_nosync, opt_poll;
+static int opt_emulate, opt_nosync, opt_poll, opt_wsl;
 static long opt_spin_us;
 static volatile sig_atomic_t child_exited;
 
@@ -85,6 +89,19 @@ static struct sock_filter filter[] = {
 	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
 	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_HI(4)),
 	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+};
+
+// wsl_filter is -w's: bind and listen go to the listener, which lets them
+// continue; nothing else does.
+static struct sock_filter wsl_filter[] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 1, 0),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_bind, 2, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_listen, 1, 0),
 	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
 };
@@ -293,6 +310,8 @@ static pid_t start(char **argv, int *listener) {
 		die("fork");
 	if (pid == 0) {
 		struct sock_fprog prog = {sizeof filter / sizeof filter[0], filter};
+		if (opt_wsl)
+			prog = (struct sock_fprog){sizeof wsl_filter / sizeof wsl_filter[0], wsl_filter};
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 			die("prctl(PR_SET_NO_NEW_PRIVS)");
@@ -325,19 +344,20 @@ static pid_t start(char **argv, int *listener) {
 
 int main(int argc, char **argv) {
 	int c;
-	while ((c = getopt(argc, argv, "+enps:")) != -1) {
+	while ((c = getopt(argc, argv, "+enps:w")) != -1) {
 		switch (c) {
 		case 'e': opt_emulate = 1; break;
 		case 'n': opt_nosync = 1; break;
 		case 'p': opt_poll = 1; break;
 		case 's': opt_spin_us = atol(optarg); break;
+		case 'w': opt_wsl = 1; break;
 		default:
-			fprintf(stderr, "usage: cfloor [-e] [-n] [-p] [-s USEC] COMMAND [ARGS...]\n");
+			fprintf(stderr, "usage: cfloor [-e] [-n] [-p] [-s USEC] [-w] COMMAND [ARGS...]\n");
 			return EXIT_CANT;
 		}
 	}
-	if (optind >= argc) {
-		fprintf(stderr, "usage: cfloor [-e] [-n] [-p] [-s USEC] COMMAND [ARGS...]\n");
+	if (optind >= argc || (opt_wsl && opt_emulate)) {
+		fprintf(stderr, "usage: cfloor [-e] [-n] [-p] [-s USEC] [-w] COMMAND [ARGS...] (not -e with -w)\n");
 		return EXIT_CANT;
 	}
 	// SIGCHLD without SA_RESTART: it interrupts a blocked RECV, which

@@ -1,6 +1,6 @@
 // Command table reads `go test -bench` output of package bench on stdin
 // and prints Markdown tables of the ratios for the README: per comparison
-// (nettrap or a variant against its C floor) and operation the median
+// (nettrap or a variant against its C floor, or an engine against another) and operation the median
 // ns/op of each runner, the median of the paired ratios (each measured
 // against the runs just before it) with their range, and the peak RSS of
 // the supervisors against the bare workload.
@@ -53,25 +53,28 @@ var ops = []struct {
 	{"udpgso", "(f) unconnected UDP sendmsg, GSO + ECN cmsgs (quic-go)", true},
 }
 
-// pairs are the comparisons, each a runner and the C floor it is
-// weighed against (bench's runners_test.go), shown when measured.
-var pairs = []struct{ runner, ref, title string }{
-	{"nettrap", "cfloor-emu", "nettrap as it comes (allowed inet calls emulated) against the C floor that emulates"},
-	{"continue", "cfloor", "nettrap --emulate=off (allowed calls continue in the kernel) against the C floor that continues"},
-	{"nettrap-nosync", "cfloor-emu-nosync", "without SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (kernels before 6.6), both emulating; nettrap spins up to 50 µs before blocking, the C floor does not"},
-	{"nettrap-nosync-nospin", "cfloor-emu-nosync", "the same, nettrap without the spin"},
-	{"floor", "cfloor", "the Go floor (nettrap's loop, a decider that allows all) against the C floor"},
+// pairs are the comparisons, each a runner and the runner it is weighed
+// against (bench's runners_test.go; refName names it in the table),
+// shown when measured.
+var pairs = []struct{ runner, ref, refName, title string }{
+	{"nettrap", "cfloor-emu", "C floor", "nettrap as it comes (allowed inet calls emulated) against the C floor that emulates"},
+	{"continue", "cfloor", "C floor", "nettrap --emulate=off (allowed calls continue in the kernel) against the C floor that continues"},
+	{"nettrap-nosync", "cfloor-emu-nosync", "C floor", "without SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (kernels before 6.6), both emulating; nettrap spins up to 50 µs before blocking, the C floor does not"},
+	{"nettrap-nosync-nospin", "cfloor-emu-nosync", "C floor", "the same, nettrap without the spin"},
+	{"floor", "cfloor", "C floor", "the Go floor (nettrap's loop, a decider that allows all) against the C floor"},
+	{"ptrace", "nettrap", "notify engine", "the ptrace engine (NETTRAP_ENGINE=ptrace) against the notify engine, both as they come (allowed inet calls emulated)"},
+	{"ptrace-parent", "ptrace", "ptrace", "the ptrace engine under a listener above (cfloor -w traps bind and listen, as WSL2's init does; auto falls back to ptrace, and every syscall stops at entry) against the ptrace engine alone"},
 }
 
 func render(s samples, machine string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Machine: %s. Medians of %d interleaved runs; ratios are paired (each against the runs just before it), median [min–max]. Added cost: (supervised − bare) / (C floor − bare) for trapped calls; plain ratio × C floor for the others (goal: added ≤ 1.25, × ≤ 1.05). In CPU time: the workload's and its supervisor's, per op.\n", machine, s.runs())
+	fmt.Fprintf(&b, "Machine: %s. Medians of %d interleaved runs; ratios are paired (each against the runs just before it), median [min–max]. Added cost: (supervised − bare) / (reference − bare) for trapped calls; plain ratio × the reference for the others (goal against the C floor: added ≤ 1.25, × ≤ 1.05). In CPU time: the workload's and its supervisor's, per op.\n", machine, s.runs())
 	for _, p := range pairs {
 		if len(s.all(p.runner, "ns/op")) == 0 {
 			continue
 		}
 		fmt.Fprintf(&b, "\n%s:\n\n", p.title)
-		fmt.Fprintf(&b, "| operation | bare ns/op | C floor ns/op | %s ns/op | %s × bare | added / C floor's added, or × C floor | the same in CPU time |\n", p.runner, p.runner)
+		fmt.Fprintf(&b, "| operation | bare ns/op | %s ns/op | %s ns/op | %s × bare | added / %s's added, or × %s | the same in CPU time |\n", p.refName, p.runner, p.runner, p.refName, p.refName)
 		b.WriteString("|---|---:|---:|---:|---:|---:|---:|\n")
 		for _, op := range ops {
 			if s.get(op.name, "bare", "ns/op") == nil {
@@ -103,7 +106,7 @@ func render(s samples, machine string) string {
 	bare := s.all("bare", "rss-KiB")
 	b.WriteString("\n| peak RSS (VmHWM) | KiB, median over all ops | × bare workload |\n|---|---:|---:|\n")
 	fmt.Fprintf(&b, "| workload, bare | %s | 1.00 |\n", num(bare))
-	for _, r := range []string{"cfloor", "cfloor-emu", "floor", "continue", "nettrap"} {
+	for _, r := range []string{"cfloor", "cfloor-emu", "floor", "continue", "nettrap", "ptrace", "ptrace-parent"} {
 		if sup := s.all(r, "sup-rss-KiB"); len(sup) > 0 {
 			fmt.Fprintf(&b, "| %s supervisor process | %s | %s |\n", r, num(sup), ratio(median(sup), median(bare)))
 		}

@@ -12,6 +12,7 @@ BenchmarkOps/udpsendto/bare-2  	    2000	      1000 ns/op	      4000 rss-KiB
 BenchmarkOps/udpsendto/cfloor-emu-2 	    2000	      3000 ns/op	      4000 rss-KiB	      3000 sup-rss-KiB	         3 x-bare
 BenchmarkOps/udpsendto/nettrap-2	    2000	      3200 ns/op	         1.1 added-vs-ref	      4000 rss-KiB	      6000 sup-rss-KiB	         3.2 x-bare	         1.067 x-ref
 BenchmarkOps/udpsendto/bare-2  	    2000	      1200 ns/op	      4100 rss-KiB
+BenchmarkOps/udpsendto/ptrace-2	    2000	      9000 ns/op	      4000 rss-KiB	      7000 sup-rss-KiB	         7.5 x-bare
 BenchmarkOther-2 100 5 ns/op
 PASS
 `
@@ -68,12 +69,16 @@ func TestRender(t *testing.T) {
 		"| (c) unconnected loopback UDP sendto | 1100 | 3000 | 3200 | 3.20 | 1.10 |",
 		"| workload, bare | 4100 | 1.00 |",
 		"| nettrap supervisor process | 6138 | 1.50 |",
+		// An engine against another: the reference's name in the header.
+		"| operation | bare ns/op | notify engine ns/op | ptrace ns/op | ptrace × bare | added / notify engine's added, or × notify engine |",
+		"| (c) unconnected loopback UDP sendto | 1100 | 3200 | 9000 | 7.50 | – |",
+		"| ptrace supervisor process | 7000 | 1.71 |",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("render output lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out, "--emulate=off") {
+	if strings.Contains(out, "nettrap --emulate=off (allowed calls") {
 		t.Errorf("render shows a comparison with no samples:\n%s", out)
 	}
 	if strings.Contains(out, "(b)") {

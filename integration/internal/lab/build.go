@@ -22,10 +22,16 @@ var csrc embed.FS
 // Bins are the programs of the lab, in a directory every user can read,
 // so that the unprivileged variants can run them as nobody.
 type Bins struct {
+	// Nettrap is what the tests run as nettrap: under an engine variant
+	// (NETTRAP_TEST_ENGINE, see Variant) a script that starts Plain so.
 	Nettrap  string
+	Plain    string // the nettrap binary itself
 	Escapee  string // 64-bit Go helper (package escapee)
+	Victim   string // the victim program (victimbuild.Victim)
 	Escape32 string // 32-bit static C program: i386 syscalls only
 	Holder   string // 64-bit static C program holding a socket for others to abuse
+	// ParentListen is a seccomp listener above nettrap (csrc/parentlisten.c).
+	ParentListen string
 
 	// no32 says why Escape32 could not be built (no gcc -m32); see Need32.
 	no32 error
@@ -56,11 +62,11 @@ var (
 // also call Need32.
 func Programs(t testing.TB) Bins {
 	t.Helper()
-	nettrap, escapee := victimbuild.Nettrap(t), victimbuild.Build(t, EscapeePkg)
+	nettrap, escapee, victim := victimbuild.Nettrap(t), victimbuild.Build(t, EscapeePkg), victimbuild.Victim(t)
 	binMu.Lock()
 	defer binMu.Unlock()
 	if bins == nil && binsErr == nil {
-		bins, binsErr = buildBins(nettrap, escapee)
+		bins, binsErr = buildBins(nettrap, escapee, victim)
 	}
 	if binsErr != nil {
 		if os.Getenv("CI") == "true" {
@@ -78,7 +84,7 @@ func Cleanup() {
 	}
 }
 
-func buildBins(nettrap, escapee string) (*Bins, error) {
+func buildBins(nettrap, escapee, victim string) (*Bins, error) {
 	dir, err := os.MkdirTemp("", "nettrap-lab-bin-")
 	if err != nil {
 		return nil, err
@@ -91,7 +97,7 @@ func buildBins(nettrap, escapee string) (*Bins, error) {
 	for _, c := range []struct {
 		dst *string
 		src string
-	}{{&b.Nettrap, nettrap}, {&b.Escapee, escapee}} {
+	}{{&b.Plain, nettrap}, {&b.Escapee, escapee}, {&b.Victim, victim}} {
 		data, err := os.ReadFile(c.src)
 		if err != nil {
 			return nil, err
@@ -107,7 +113,15 @@ func buildBins(nettrap, escapee string) (*Bins, error) {
 	if b.Holder, err = gcc(dir, "holder.c", "-static", "-no-pie"); err != nil {
 		return nil, err
 	}
-	return b, nil
+	if b.ParentListen, err = gcc(dir, "parentlisten.c", "-static", "-pthread"); err != nil {
+		return nil, err
+	}
+	v, err := CurrentVariant()
+	if err != nil {
+		return nil, err
+	}
+	b.Nettrap, err = wrap(dir, b.Plain, b.ParentListen, v)
+	return b, err
 }
 
 func gcc(dir, src string, flags ...string) (string, error) {

@@ -33,4 +33,6 @@ var ops = map[string]op{
 	"block-in-connect":    {"ADDR", 1, false, blockInConnect},
 	"ptrace-child":        {"", 0, false, ptraceChild},
 	"ptrace-parent":       {"", 0, false, ptraceParent},
+	"listen-dial":         {"ADDR", 1, false, listenDial},
+	"connect-loop":        {"ADDR", 1, false, connectLoop},
 }

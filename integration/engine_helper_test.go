@@ -1,0 +1,46 @@
+package integration
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/nettrap/nettrap/integration/internal/lab"
+	"github.com/nettrap/nettrap/integration/internal/victimbuild"
+)
+
+// nettrapBin is the nettrap every test starts: the binary itself, or under
+// an engine variant (NETTRAP_TEST_ENGINE: ptrace, parent, parent-connect;
+// see lab.Variant) the lab's script that starts it that way. The lab's
+// own runs use lab.Bins.Nettrap, the same script.
+func nettrapBin(t testing.TB) string {
+	t.Helper()
+	if lab.TestVariant(t) == lab.VariantDefault {
+		return victimbuild.Nettrap(t)
+	}
+	return lab.Programs(t).Nettrap
+}
+
+// dropNotice removes, under the parent variants, nettrap's one-line notice
+// of its fallback to the ptrace engine from a run's output (as printed, or
+// as a test2json output event), so that the tests of everything else see
+// what they see under the notify engine. The engine tests check the
+// notice itself (TestEngineUnderParentListener).
+func dropNotice(s string) string {
+	if v, _ := lab.CurrentVariant(); lab.ParentTraps[v] == "" {
+		return s
+	}
+	var b strings.Builder
+	for line := range strings.Lines(s) {
+		if !strings.HasPrefix(line, lab.ParentNotice) && !strings.Contains(line, `"Output":"`+lab.ParentNotice) {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}
+
+// notifyOnly skips t under every engine variant, saying why: what t checks
+// only the notify engine can do. Keep the callers few, each with its reason.
+func notifyOnly(t testing.TB, why string) {
+	t.Helper()
+	lab.SkipUnder(t, why, lab.VariantPtrace, lab.VariantParent, lab.VariantParentConnect)
+}

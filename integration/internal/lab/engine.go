@@ -1,0 +1,100 @@
+package lab
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Variant is an engine variant of the integration tests, chosen with
+// NETTRAP_TEST_ENGINE: every nettrap the tests start runs under it.
+type Variant string
+
+// The variants.
+const (
+	// VariantDefault: nettrap as it is (engine auto: notification here).
+	VariantDefault Variant = ""
+	// VariantPtrace: NETTRAP_ENGINE=ptrace for every run.
+	VariantPtrace Variant = "ptrace"
+	// VariantParent: every run under parentlisten trapping bind and
+	// listen, as WSL2's init does; engine auto must fall back to ptrace.
+	VariantParent Variant = "parent"
+	// VariantParentConnect: parentlisten trapping connect, sendto and
+	// sendmsg, the calls nettrap traps too: their USER_NOTIF outranks
+	// nettrap's TRACE, so the engine decides at syscall-entry stops.
+	VariantParentConnect Variant = "parent-connect"
+)
+
+// VariantEnv is the variable that names the variant.
+const VariantEnv = "NETTRAP_TEST_ENGINE"
+
+// ParentTraps are the calls parentlisten traps under each parent variant.
+var ParentTraps = map[Variant]string{
+	VariantParent:        "bind,listen",
+	VariantParentConnect: "connect,sendto,sendmsg",
+}
+
+// CurrentVariant reads NETTRAP_TEST_ENGINE; an unknown value is an error.
+func CurrentVariant() (Variant, error) {
+	v := Variant(os.Getenv(VariantEnv))
+	switch v {
+	case VariantDefault, VariantPtrace, VariantParent, VariantParentConnect:
+		return v, nil
+	}
+	return v, fmt.Errorf("%s=%q: want empty, ptrace, parent or parent-connect", VariantEnv, string(v))
+}
+
+// TestVariant is CurrentVariant for a test, which an unknown value fails.
+func TestVariant(t testing.TB) Variant {
+	t.Helper()
+	v, err := CurrentVariant()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// SkipUnder skips t under the variants vs (the default one cannot be
+// skipped), saying why: a test of what only the notify engine does.
+func SkipUnder(t testing.TB, why string, vs ...Variant) {
+	t.Helper()
+	cur := TestVariant(t)
+	for _, v := range vs {
+		if v == cur && v != VariantDefault {
+			t.Skipf("%s=%s: %s", VariantEnv, v, why)
+		}
+	}
+}
+
+// ParentNotice starts the line nettrap prints once when it falls back to
+// the ptrace engine.
+const ParentNotice = "nettrap: seccomp user notification cannot be used here"
+
+// wrap writes, next to the real nettrap, the program the tests start as
+// "nettrap" under variant v: a script that execs nettrap with
+// NETTRAP_ENGINE=ptrace, or under parentlisten (which execs nettrap in
+// turn). Both exec, so the tests see nettrap itself: its pid, its
+// parent, its signals and exit status.
+func wrap(dir, nettrap, parentlisten string, v Variant) (string, error) {
+	var line string
+	switch v {
+	case VariantDefault:
+		return nettrap, nil
+	case VariantPtrace:
+		line = "NETTRAP_ENGINE=ptrace; export NETTRAP_ENGINE; exec " + quote(nettrap) + ` "$@"`
+	default:
+		line = fmt.Sprintf(`exec %s --trap %s -- %s "$@"`, quote(parentlisten), ParentTraps[v], quote(nettrap))
+	}
+	// nettrap warns of a NETTRAP_ variable it does not know.
+	script := fmt.Sprintf("#!/bin/sh\n# nettrap under %s=%s (integration/internal/lab/engine.go)\nunset %s\n%s\n",
+		VariantEnv, v, VariantEnv, line)
+	path := filepath.Join(dir, "nettrap-"+string(v))
+	return path, os.WriteFile(path, []byte(script), 0o755)
+}
+
+// quote quotes s for sh.
+func quote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

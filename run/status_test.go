@@ -1,0 +1,41 @@
+package run
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/supervisor"
+)
+
+// Under either engine a supervised command's status is its own, or
+// 128+signal: the ptrace engine reaps the command itself, and
+// cmd.ProcessState then stays nil. The filter goes on the command (and
+// the ptrace engine's stub, this binary re-executed), never on this
+// process.
+func TestSessionStatus(t *testing.T) {
+	deny := supervisor.DeciderFunc(func(*supervisor.Call) supervisor.Answer { return supervisor.Answer{Errno: unix.EPERM} })
+	for _, mode := range []supervisor.EngineMode{supervisor.EngineNotifyOnly, supervisor.EnginePtraceOnly} {
+		name := map[supervisor.EngineMode]string{supervisor.EngineNotifyOnly: "notify", supervisor.EnginePtraceOnly: "ptrace"}[mode]
+		t.Run(name, func(t *testing.T) {
+			if _, err := supervisor.ChooseEngine(mode); err != nil {
+				if os.Getenv("CI") == "true" {
+					t.Fatalf("CI=true but the %s engine cannot confine here: %v", name, err)
+				}
+				t.Skipf("the %s engine cannot confine here: %v", name, err)
+			}
+			for script, want := range map[string]int{"exit 0": 0, "exit 3": 3, "kill -TERM $$": 128 + 15, "kill -KILL $$": 128 + 9} {
+				cmd := exec.Command("/bin/sh", "-c", script)
+				sess, err := supervisor.Start(cmd, supervisor.Options{Decider: deny, Engine: mode, Emulate: supervisor.EmulateOff})
+				if err != nil {
+					t.Fatalf("%s: %v", script, err)
+				}
+				if got := sessionStatus(sess, sess.Wait()); got != want {
+					t.Errorf("%s under %s: status %d, want %d", script, name, got, want)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,205 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/procfs"
+)
+
+// Under the notify engine a netlink socket(2) made in the starting
+// namespace is answered with a socket made on the capability-free thread
+// (SECCOMP_ADDFD_FLAG_SEND; see netlink.go), so that the kernel refuses
+// every change written through it, even with plain write(2). The ptrace
+// engine has no listener to add a descriptor through, so it makes the
+// stopped thread take the socket itself: it turns the stopped call into
+// pidfd_open(nettrap), then, rewinding the thread onto its syscall
+// instruction after each, into pidfd_getfd(that pidfd, the socket),
+// close(that pidfd) and, without SOCK_CLOEXEC, fcntl(F_SETFD, 0); then
+// it restores the registers with the new descriptor as socket(2)'s
+// result. Every argument is a register: nothing is written to the
+// thread's memory. Only a thread that may hold CAP_NET_ADMIN needs this
+// (without it the kernel refuses changes anyway), so others make their
+// socket as they asked.
+
+// handOver is one hand-over in progress, for one stopped thread.
+type handOver struct {
+	regs    unix.PtraceRegs // at the socket(2) stop
+	fd      int             // the capability-free socket, in nettrap
+	cloexec bool
+	step    handOverStep
+	pidfd   int64 // in the thread, once opened
+	newfd   int64 // in the thread, once taken
+	atEntry bool
+	// nr is the call made now, and entered tells that the thread is in
+	// it: stops of other calls come between (a signal handler's, Go's
+	// SIGURG preemption runs one at any time), and are not the step's.
+	nr, a0  uint64
+	entered bool
+}
+
+type handOverStep int
+
+const (
+	stepPidfdOpen handOverStep = iota
+	stepGetfd
+	stepClosePidfd
+	stepCloexec
+)
+
+// mayAdminNet tells whether thread tid may hold CAP_NET_ADMIN (in its
+// permitted set: it could raise it later); yes when it cannot be told.
+func mayAdminNet(tid int) bool {
+	v, err := procfs.StatusField(procfs.TaskPath(tid, "status"), "CapPrm")
+	if err != nil {
+		return true
+	}
+	caps, err := strconv.ParseUint(v, 16, 64)
+	return err != nil || caps&(1<<unix.CAP_NET_ADMIN) != 0
+}
+
+// startHandOver begins the hand-over of a capability-free netlink socket
+// to the thread stopped in c, a native socket(AF_NETLINK, …). It returns
+// false, having done nothing, where it cannot: the call then runs as
+// asked.
+func (tr *tracer) startHandOver(c *Call, atEntry bool) bool {
+	if tr.capMaker == nil || !handOverSupported || tr.noHandOver || !mayAdminNet(c.TID) ||
+		!procfs.SamePIDNamespace(c.TID) {
+		return false
+	}
+	typ := int(int32(c.Args[1]))
+	fd, err := tr.capMaker.netlinkSocket(typ, int(int32(c.Args[2])))
+	if err != nil {
+		tr.skip(c.TID, -int64(errnoOf(err)), atEntry) // the kernel's own answer
+		return true
+	}
+	h := &handOver{fd: fd, cloexec: typ&unix.SOCK_CLOEXEC != 0, atEntry: atEntry}
+	if err := unix.PtraceGetRegs(c.TID, &h.regs); err != nil {
+		unix.Close(fd)
+		return false
+	}
+	r := h.regs
+	setCall(&r, unix.SYS_PIDFD_OPEN, uint64(unix.Getpid()), 0, 0)
+	if err := unix.PtraceSetRegs(c.TID, &r); err != nil {
+		unix.Close(fd)
+		return false
+	}
+	h.nr, h.entered = unix.SYS_PIDFD_OPEN, true // the stopped call is it now
+	tr.handOvers[c.TID] = h
+	tr.ptraceOK(c.TID, unix.PtraceSyscall(c.TID, 0))
+	return true
+}
+
+// handOverStop handles a syscall or seccomp stop of a thread whose
+// hand-over is under way. The stops of the call made now move the
+// hand-over on (its entry, and the seccomp stop of pidfd_getfd, which
+// nettrap's own filter traps, just go on; its exit carries the result);
+// any other call's (a signal handler's) is handled as usual. It returns
+// false for those.
+func (tr *tracer) handOverStop(pid int, h *handOver) bool {
+	var info syscallInfo
+	if err := getSyscallInfo(pid, &info); err != nil {
+		tr.endHandOver(pid, h)
+		return true
+	}
+	switch {
+	case info.Op != syscallInfoExit && !h.entered && info.Nr == h.nr && info.Args[0] == h.a0:
+		h.entered = true
+		fallthrough
+	case info.Op == syscallInfoSeccomp && h.entered && info.Nr == h.nr:
+		tr.ptraceOK(pid, unix.PtraceSyscall(pid, 0))
+		return true
+	case info.Op != syscallInfoExit || !h.entered:
+		return false
+	}
+	h.entered = false
+	ret := int64(info.Nr) // the exit's rval
+	var err error
+	switch h.step {
+	case stepPidfdOpen:
+		if ret < 0 {
+			tr.handOverFailed(pid, h, unix.Errno(-ret))
+			return true
+		}
+		h.pidfd, h.step = ret, stepGetfd
+		err = tr.rewind(pid, h, unix.SYS_PIDFD_GETFD, uint64(h.pidfd), uint64(h.fd), 0)
+	case stepGetfd:
+		h.newfd, h.step = ret, stepClosePidfd
+		err = tr.rewind(pid, h, unix.SYS_CLOSE, uint64(h.pidfd), 0, 0)
+	case stepClosePidfd:
+		if h.newfd < 0 {
+			tr.handOverFailed(pid, h, unix.Errno(-h.newfd))
+			return true
+		}
+		if !h.cloexec {
+			h.step = stepCloexec
+			err = tr.rewind(pid, h, unix.SYS_FCNTL, uint64(h.newfd), unix.F_SETFD, 0)
+			break
+		}
+		tr.finishHandOver(pid, h)
+		return true
+	case stepCloexec:
+		tr.finishHandOver(pid, h)
+		return true
+	}
+	if err != nil {
+		tr.report(fmt.Errorf("hand a netlink socket to tracee %d: %w; killing it", pid, err))
+		unix.Kill(pid, unix.SIGKILL)
+		tr.endHandOver(pid, h)
+	}
+	return true
+}
+
+// rewind makes the thread, at an exit stop, make the call nr next: back
+// onto its syscall instruction, with the call's registers.
+func (tr *tracer) rewind(pid int, h *handOver, nr, a0, a1, a2 uint64) error {
+	h.nr, h.a0 = nr, a0
+	r := h.regs
+	setCall(&r, nr, a0, a1, a2)
+	rewindSyscall(&r)
+	if err := unix.PtraceSetRegs(pid, &r); err != nil {
+		return err
+	}
+	return unix.PtraceSyscall(pid, 0)
+}
+
+// finishHandOver answers socket(2) with the new descriptor.
+func (tr *tracer) finishHandOver(pid int, h *handOver) {
+	tr.endHandOver(pid, h)
+	tr.stats.Allowed.Add(1)
+	tr.stats.CaplessNetlink.Add(1)
+	r := h.regs
+	setResult(&r, h.newfd)
+	if err := unix.PtraceSetRegs(pid, &r); err != nil {
+		if !errors.Is(err, unix.ESRCH) {
+			tr.report(fmt.Errorf("answer socket(2) of tracee %d: %w; killing it", pid, err))
+			unix.Kill(pid, unix.SIGKILL)
+		}
+		return
+	}
+	tr.resume(pid, 0)
+}
+
+// handOverFailed gives up (pidfd_getfd refused: a container profile, a
+// capability dropped): the thread's socket(2) runs as it asked, which
+// is said once.
+func (tr *tracer) handOverFailed(pid int, h *handOver, errno unix.Errno) {
+	tr.endHandOver(pid, h)
+	tr.noHandOver = true
+	tr.report(fmt.Errorf("cannot hand netlink sockets over under the ptrace engine (%v): "+
+		"the confined processes' own netlink sockets keep their capabilities", errno))
+	r := h.regs
+	rewindSyscall(&r) // socket(2) again, let run this time
+	tr.plainOnce[pid] = true
+	if err := unix.PtraceSetRegs(pid, &r); err == nil {
+		tr.resume(pid, 0)
+	}
+}
+
+func (tr *tracer) endHandOver(pid int, h *handOver) {
+	delete(tr.handOvers, pid)
+	unix.Close(h.fd)
+}

@@ -43,11 +43,11 @@ func BenchmarkOps(b *testing.B) {
 	}
 	for _, op := range ops {
 		b.Run(op, func(b *testing.B) {
-			last := map[string]float64{}
+			last := map[string]result{}
 			for _, r := range rs {
 				b.Run(r.name, func(b *testing.B) {
 					res := runWorkload(b, bins, r, op, b.N)
-					last[r.name] = res.NsPerOp
+					last[r.name] = res
 					report(b, op, r, res, last)
 				})
 			}
@@ -57,26 +57,39 @@ func BenchmarkOps(b *testing.B) {
 
 // report adds the ratios: x-bare; x-ref, this runner over its reference
 // (the C floor it is weighed against, measured just before); and for
-// trapped ops added-vs-ref, (this - bare) / (ref - bare).
-func report(b *testing.B, op string, r runner, res result, last map[string]float64) {
+// trapped ops added-vs-ref, (this - bare) / (ref - bare). The same from
+// CPU time (the workload's and its supervisor's, per op), which other work
+// on a shared machine sways less than the wall time: sup-cpu-ns/op, and
+// cpu-added-vs-ref, (this one's CPU - bare's) / (ref's - bare's).
+func report(b *testing.B, op string, r runner, res result, last map[string]result) {
 	b.ReportMetric(res.NsPerOp, "ns/op")
 	b.ReportMetric(float64(res.SelfHWM), "rss-KiB")
 	if r.name == "bare" {
 		return
 	}
 	b.ReportMetric(float64(res.ParentHWM), "sup-rss-KiB")
+	if res.ParentCPU > 0 {
+		b.ReportMetric(res.ParentCPU, "sup-cpu-ns/op")
+	}
 	bare, ok := last["bare"]
-	if !ok || bare <= 0 {
+	if !ok || bare.NsPerOp <= 0 {
 		return
 	}
-	b.ReportMetric(res.NsPerOp/bare, "x-bare")
+	b.ReportMetric(res.NsPerOp/bare.NsPerOp, "x-bare")
 	ref, ok := last[r.ref]
-	if !ok || ref <= 0 {
+	if !ok || ref.NsPerOp <= 0 {
 		return
 	}
-	b.ReportMetric(res.NsPerOp/ref, "x-ref")
-	if trapped[op] && ref > bare {
-		b.ReportMetric((res.NsPerOp-bare)/(ref-bare), "added-vs-ref")
+	b.ReportMetric(res.NsPerOp/ref.NsPerOp, "x-ref")
+	if !trapped[op] {
+		return
+	}
+	if ref.NsPerOp > bare.NsPerOp {
+		b.ReportMetric((res.NsPerOp-bare.NsPerOp)/(ref.NsPerOp-bare.NsPerOp), "added-vs-ref")
+	}
+	cpu := func(x result) float64 { return x.SelfCPU + x.ParentCPU }
+	if res.ParentCPU > 0 && ref.ParentCPU > 0 && cpu(ref) > bare.SelfCPU {
+		b.ReportMetric((cpu(res)-bare.SelfCPU)/(cpu(ref)-bare.SelfCPU), "cpu-added-vs-ref")
 	}
 }
 

@@ -52,6 +52,10 @@
 //	added-vs-ref  (runner - bare) / (reference - bare), trapped ops only
 //	rss-KiB       the workload's peak RSS (VmHWM)
 //	sup-rss-KiB   the supervisor's peak RSS, read by the workload at its end
+//	sup-cpu-ns/op the supervisor's CPU time per op (every thread; its process
+//	              clock, read by the workload around the timed loop)
+//	cpu-added-vs-ref  added-vs-ref on CPU time (the workload's plus its
+//	              supervisor's): less swayed by other work on the machine
 //
 // Goals (issue 10), against the C floors: trapped ops at added-vs-ref ≤
 // 1.25; the others at x-ref ≤ 1.05. The ptrace runners have none: their

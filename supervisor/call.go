@@ -86,6 +86,11 @@ type Call struct {
 	netns    *startingNetns
 	netlink  *netlinkSend // the messages of a send addressed to AF_NETLINK
 	task     task         // Task, without an allocation of its own
+	sock     borrowed     // the socket an emulated call borrows (emusock.go)
+	// dest1 and msg1 hold the one destination and message of a connect
+	// or a sendto, without allocations of their own.
+	dest1 [1]classify.Dest
+	msg1  [1]rawMsg
 }
 
 // SocketArgs are the arguments of socket(2): Type without its flags

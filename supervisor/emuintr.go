@@ -20,8 +20,8 @@ import (
 // on; the kernel, returning from the notification with ERESTARTSYS and a
 // signal pending, does what it does for its own connect. A connect again
 // on the socket meets the connect still in progress, as it would. The
-// watch starts after watchAfter: a connect that returns at once costs
-// nothing more.
+// watch starts after 1–2 ms (emuwatch.go): a connect that returns at
+// once costs nothing more.
 
 // errRestartSys is the kernel's ERESTARTSYS. Answered only while a signal
 // is pending for the thread, it never reaches user space: the signal code
@@ -59,8 +59,7 @@ func (s *borrowed) interrupt() bool {
 // EINPROGRESS when it starts the connect, EALREADY when the socket was
 // connecting already (see resumedConnect).
 func (s *borrowed) timedOut() unix.Errno {
-	tv, err := unix.GetsockoptTimeval(s.fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO)
-	if err != nil || tv.Nano() == 0 {
+	if set, err := rawSendTimeout(s.fd); err != 0 || !set {
 		return unix.EALREADY // no timeout: nothing to tell apart
 	}
 	ti, err := unix.GetsockoptTCPInfo(s.fd, unix.IPPROTO_TCP, unix.TCP_INFO)

@@ -81,6 +81,7 @@ type emulator struct {
 	notices  io.Writer
 	noted    sync.Once
 	pidfds   pidfds
+	watches  watcher     // calls that may block (emuwatch.go)
 	stop     int         // read end of the loop's wake pipe: readable once the loop stops
 	report   func(error) // the loop's own errors (loop.report)
 }
@@ -142,30 +143,25 @@ func (e *emulator) make(c *Call, mayBlock bool) (r result, done, wouldBlock bool
 		return r, done, false
 	}
 	defer s.close()
-	typ, err2 := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_TYPE)
-	if errors.Is(err2, unix.ENOTSOCK) {
-		return result{errno: unix.ENOTSOCK}, true, false
-	}
-	domain, err1 := inetNamed(c), error(nil)
-	if domain == 0 {
-		domain, err1 = unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_DOMAIN)
-	}
-	if err1 != nil || err2 != nil {
-		r, done = e.cannot(c, fmt.Errorf("getsockopt: %w", errors.Join(err1, err2)))
-		return r, done, false
-	}
-	if domain != unix.AF_INET && domain != unix.AF_INET6 {
-		return result{}, false, false
-	}
-	if typ == unix.SOCK_STREAM && c.Syscall.Kind != bpf.Connect && sendFlags(c)&unix.MSG_FASTOPEN == 0 {
-		return result{}, false, false
-	}
 	connect := c.Syscall.Kind == bpf.Connect
+	typ, err := s.kind(c, connect)
+	switch {
+	case errors.Is(err, unix.ENOTSOCK):
+		return result{errno: unix.ENOTSOCK}, true, false
+	case err != nil:
+		r, done = e.cannot(c, err)
+		return r, done, false
+	case typ < 0:
+		return result{}, false, false // not an inet socket
+	}
+	if typ == unix.SOCK_STREAM && !connect && sendFlags(c)&unix.MSG_FASTOPEN == 0 {
+		return result{}, false, false
+	}
 	if s.blocks(c, typ) {
 		if !mayBlock {
 			return result{}, false, true
 		}
-		defer s.watch(e.stop, connect)()
+		defer e.watches.end(e.watches.begin(s, e.stop, connect))
 		if connect {
 			return s.resumedConnect(c.msgs[0].name, s.timedOut()), true, false
 		}
@@ -174,6 +170,39 @@ func (e *emulator) make(c *Call, mayBlock bool) (r result, done, wouldBlock bool
 		return s.connect(c.msgs[0].name), true, false
 	}
 	return s.send(c, typ), true, false
+}
+
+// kind returns the socket's type, or -1 when it is not an inet socket.
+// A connect's type is not asked (0): a connect is emulated on every inet
+// socket, and only a send's path depends on the type. That spares a
+// getsockopt per connect; a connect on a descriptor that is no socket
+// says ENOTSOCK itself.
+func (s *borrowed) kind(c *Call, connect bool) (int, error) {
+	var typ int
+	if !connect {
+		t, err := rawSockoptInt(s.fd, unix.SO_TYPE)
+		if err != 0 {
+			return 0, sockoptErr(err)
+		}
+		typ = t
+	}
+	if inetNamed(c) != 0 {
+		return typ, nil
+	}
+	domain, err := rawSockoptInt(s.fd, unix.SO_DOMAIN)
+	if err != 0 {
+		return 0, sockoptErr(err)
+	}
+	if domain != unix.AF_INET && domain != unix.AF_INET6 {
+		return -1, nil
+	}
+	return typ, nil
+}
+
+// sockoptErr wraps a failed getsockopt (ENOTSOCK is the caller's
+// answer, which errors.Is finds).
+func sockoptErr(errno unix.Errno) error {
+	return os.NewSyscallError("getsockopt", errno)
 }
 
 // inetNamed returns AF_INET when every message of c names an inet

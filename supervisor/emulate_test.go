@@ -43,6 +43,22 @@ func TestEmulatedAllowedCalls(t *testing.T) {
 	}
 }
 
+// A connect on a descriptor that is no socket says ENOTSOCK, as in the
+// kernel, whether emulated or not, and whatever the address (an inet one
+// is made on the borrowed descriptor, another asks the socket's family).
+func TestEmulatedConnectNotSocket(t *testing.T) {
+	ok := listen(t, "127.0.0.1")
+	for _, mode := range []string{"on", "off"} {
+		for _, to := range []string{ok.addr, "unix"} {
+			out, rep := confinedMode(t, mode, "connect-notsock", to)
+			expect(t, out, "ENOTSOCK")
+			if want := map[string]uint64{"on": 1, "off": 0}[mode]; rep.Emulated != want {
+				t.Errorf("emulate=%s, connect to %s: %d calls answered by nettrap, want %d", mode, to, rep.Emulated, want)
+			}
+		}
+	}
+}
+
 // The CONTINUE race: a thread flipping the sockaddr between an allowed
 // and a denied address gets connects through to the denied one when the
 // kernel re-reads the address, and none when the call is emulated.

@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
-	"sync"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -34,8 +32,10 @@ type borrowed struct {
 	call      *Call
 	e         *emulator
 	entry     *pidfdEntry
-	left      bool // answered before the call ended (emuintr.go; the watch's own)
-	tgid      int  // the caller's process, once left
+	left      bool      // answered before the call ended (emuintr.go; the watch's own)
+	tgid      int       // the caller's process, once left
+	w         watch     // while the call may block (emuwatch.go)
+	small     smallIovs // a send's vectors (payload.go)
 }
 
 // borrow takes the call's socket from the calling thread, through a
@@ -45,9 +45,9 @@ type borrowed struct {
 func borrow(c *Call, e *emulator) (*borrowed, error) {
 	target := int(int32(c.Args[0]))
 	if ent := e.pidfds.get(c.TID); ent != nil {
-		fd, err := unix.PidfdGetfd(ent.fd, target, 0) // always close-on-exec
-		if err == nil {
-			return &borrowed{fd: fd, pidfd: ent.fd, call: c, e: e, entry: ent}, nil
+		fd, err := rawPidfdGetfd(ent.fd, target) // always close-on-exec
+		if err == 0 {
+			return c.borrowed(fd, ent, e), nil
 		}
 		// The cached task is gone (ESRCH), or the descriptor is bad:
 		// either way, ask again with a fresh pidfd.
@@ -59,15 +59,23 @@ func borrow(c *Call, e *emulator) (*borrowed, error) {
 		return nil, err
 	}
 	ent := e.pidfds.add(c.TID, pidfd)
-	fd, err := unix.PidfdGetfd(pidfd, target, 0)
-	if err != nil {
+	fd, errno := rawPidfdGetfd(pidfd, target)
+	if errno != 0 {
 		e.pidfds.put(ent)
-		if err == unix.ESRCH {
+		if errno == unix.ESRCH {
 			return nil, errGone
 		}
-		return nil, os.NewSyscallError("pidfd_getfd", err)
+		return nil, os.NewSyscallError("pidfd_getfd", errno)
 	}
-	return &borrowed{fd: fd, pidfd: pidfd, call: c, e: e, entry: ent}, nil
+	return c.borrowed(fd, ent, e), nil
+}
+
+// borrowed fills the call's own borrowed (no allocation per call: a call
+// borrows its socket once at a time).
+func (c *Call) borrowed(fd int, ent *pidfdEntry, e *emulator) *borrowed {
+	s := &c.sock
+	*s = borrowed{fd: fd, pidfd: ent.fd, call: c, e: e, entry: ent}
+	return s
 }
 
 // openPidfd opens a pidfd on the calling thread (PIDFD_THREAD, 6.9+), or
@@ -109,100 +117,11 @@ func (s *borrowed) blocks(c *Call, typ int) bool {
 	if c.Syscall.Kind != bpf.Connect && typ != unix.SOCK_STREAM {
 		return false
 	}
-	fl, err := unix.FcntlInt(uintptr(s.fd), unix.F_GETFL, 0)
-	if err != nil || fl&unix.O_NONBLOCK != 0 {
+	fl, err := rawFileFlags(s.fd)
+	if err != 0 || fl&unix.O_NONBLOCK != 0 {
 		return false
 	}
 	return sendFlags(c)&unix.MSG_DONTWAIT == 0
-}
-
-// watch guards a call that may block for long (a connect to an address
-// that never answers takes minutes): if the target dies, or the loop
-// stops, the socket is shut down, which wakes the blocked call. Most calls
-// return at once (a loopback connect), so the watch only starts once the
-// call has taken watchAfter: until then it is a timer, no goroutine. The
-// returned function ends the watch. The watch of a connect also answers
-// the call early when the thread has a signal to take (emuintr.go).
-func (s *borrowed) watch(stop int, connect bool) func() {
-	var (
-		mu       sync.Mutex
-		finished bool
-		efd      = -1
-		ended    = make(chan struct{})
-	)
-	t := time.AfterFunc(watchAfter, func() {
-		defer close(ended)
-		mu.Lock()
-		if finished {
-			mu.Unlock()
-			return
-		}
-		fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
-		if err != nil {
-			mu.Unlock()
-			return
-		}
-		efd = fd
-		mu.Unlock()
-		s.shutdownOnExit(efd, stop, connect)
-	})
-	return func() {
-		if t.Stop() {
-			return // never fired
-		}
-		mu.Lock()
-		finished = true
-		if efd >= 0 {
-			unix.Write(efd, []byte{1, 0, 0, 0, 0, 0, 0, 0})
-		}
-		mu.Unlock()
-		<-ended
-		if efd >= 0 {
-			unix.Close(efd)
-		}
-	}
-}
-
-// watchAfter is how long an emulated call runs before it is watched.
-const watchAfter = time.Millisecond
-
-// shutdownOnExit waits for the target thread to exit (its pidfd becomes
-// readable), the loop to stop, or done; on the first two it shuts the
-// socket down. For a connect it also looks for a signal every
-// signalPoll, until it has answered the call early.
-func (s *borrowed) shutdownOnExit(done, stop int, connect bool) {
-	fds := []unix.PollFd{
-		{Fd: int32(s.pidfd), Events: unix.POLLIN},
-		{Fd: int32(stop), Events: unix.POLLIN},
-		{Fd: int32(done), Events: unix.POLLIN},
-	}
-	timeout := -1
-	if connect {
-		timeout = int(signalPoll / time.Millisecond)
-	}
-	for {
-		n, err := unix.Poll(fds, timeout)
-		if err == unix.EINTR {
-			continue
-		}
-		if err == nil && n == 0 {
-			if s.interrupt() {
-				timeout = -1
-			}
-			continue
-		}
-		if err == nil && fds[2].Revents != 0 {
-			return
-		}
-		if err == nil && fds[1].Revents == 0 && s.left && procfs.Running(s.tgid) {
-			// The thread left the call before it ended, and exited: the
-			// socket is its process's, which lives on.
-			fds[0].Fd = -1
-			continue
-		}
-		unix.Shutdown(s.fd, unix.SHUT_RDWR)
-		return
-	}
 }
 
 // connect connects the socket to the checked address. A blocking connect

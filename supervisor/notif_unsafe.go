@@ -146,6 +146,40 @@ func bytePtr(b []byte) unsafe.Pointer {
 	return unsafe.Pointer(&b[0])
 }
 
+// The emulated call's quick questions (pidfd_getfd, F_GETFL, SO_TYPE,
+// SO_DOMAIN, SO_SNDTIMEO) never block: they are made raw, without the Go
+// scheduler's entry and exit, and without x/sys/unix's allocation of the
+// option's value.
+
+func rawPidfdGetfd(pidfd, target int) (int, unix.Errno) {
+	fd, _, e := unix.RawSyscall(unix.SYS_PIDFD_GETFD, uintptr(pidfd), uintptr(target), 0)
+	return int(fd), e
+}
+
+func rawFileFlags(fd int) (int, unix.Errno) {
+	fl, _, e := unix.RawSyscall(unix.SYS_FCNTL, uintptr(fd), unix.F_GETFL, 0)
+	return int(fl), e
+}
+
+// rawSockoptInt reads an int option of level SOL_SOCKET (SO_TYPE,
+// SO_DOMAIN).
+func rawSockoptInt(fd, opt int) (int, unix.Errno) {
+	var v int32
+	n := uint32(unsafe.Sizeof(v))
+	_, _, e := unix.RawSyscall6(unix.SYS_GETSOCKOPT, uintptr(fd), unix.SOL_SOCKET, uintptr(opt),
+		uintptr(unsafe.Pointer(&v)), uintptr(unsafe.Pointer(&n)), 0)
+	return int(v), e
+}
+
+// rawSendTimeout returns whether SO_SNDTIMEO is set on fd.
+func rawSendTimeout(fd int) (bool, unix.Errno) {
+	var tv unix.Timeval
+	n := uint32(unsafe.Sizeof(tv))
+	_, _, e := unix.RawSyscall6(unix.SYS_GETSOCKOPT, uintptr(fd), unix.SOL_SOCKET, unix.SO_SNDTIMEO,
+		uintptr(unsafe.Pointer(&tv)), uintptr(unsafe.Pointer(&n)), 0)
+	return tv.Sec != 0 || tv.Usec != 0, e
+}
+
 func sysConnect(fd int, name []byte) unix.Errno {
 	_, _, e := unix.Syscall(unix.SYS_CONNECT, uintptr(fd), uintptr(bytePtr(name)), uintptr(len(name)))
 	return e

@@ -9,6 +9,18 @@ import (
 	"github.com/nettrap/nettrap/bpf"
 )
 
+// smallIov is how many vectors a send may have and be read without an
+// allocation (borrowed.small).
+const smallIov = 4
+
+// smallIovs is the storage of a send of at most smallIov vectors.
+type smallIovs struct {
+	iovRaw  [smallIov * sizeofIovec]byte
+	iovBufs [smallIov]remoteBuf
+	remote  [smallIov]unix.RemoteIovec
+	local   [1]unix.Iovec
+}
+
 // remoteBuf is one buffer in the target's memory.
 type remoteBuf struct{ base, len uint64 }
 
@@ -33,11 +45,17 @@ func (s *borrowed) iovecs(m rawMsg) ([]remoteBuf, unix.Errno) {
 	if m.iovlen == 0 {
 		return nil, 0
 	}
-	raw := make([]byte, m.iovlen*sizeofIovec)
+	var raw []byte
+	var bufs []remoteBuf
+	if m.iovlen <= smallIov {
+		// Most sends have one or two vectors: the call's own storage.
+		raw, bufs = s.small.iovRaw[:m.iovlen*sizeofIovec], s.small.iovBufs[:m.iovlen]
+	} else {
+		raw, bufs = make([]byte, m.iovlen*sizeofIovec), make([]remoteBuf, m.iovlen)
+	}
 	if errno := s.readRemote(m.iov, raw); errno != 0 {
 		return nil, errno
 	}
-	bufs := make([]remoteBuf, m.iovlen)
 	for i := range bufs {
 		bufs[i] = remoteBuf{
 			base: binary.NativeEndian.Uint64(raw[i*sizeofIovec:]),
@@ -104,8 +122,11 @@ func (s *borrowed) payload(typ int, bufs []remoteBuf) ([]byte, unix.Errno) {
 	}
 	total = min(total, limit)
 	out := getPayloadBuf(int(total), s.call.Syscall.Kind != bpf.SendMMsg)
-	var local []unix.Iovec
-	var remote []unix.RemoteIovec
+	local := s.small.local[:0]
+	remote := s.small.remote[:0]
+	if len(bufs) > smallIov {
+		remote = make([]unix.RemoteIovec, 0, len(bufs))
+	}
 	left := total
 	for _, b := range bufs {
 		n := min(b.len, left)
@@ -133,7 +154,9 @@ func (s *borrowed) payload(typ int, bufs []remoteBuf) ([]byte, unix.Errno) {
 // payloadPool recycles payload buffers of up to a datagram's size: a
 // buffer per emulated send made the supervisor's garbage collector run
 // every few hundred sends (quic-go's GSO batches are ~5 KiB each).
-var payloadPool = sync.Pool{New: func() any { b := make([]byte, maxDatagram); return &b }}
+// It holds arrays, whose pointers a slice converts to and from without
+// an allocation (a *[]byte would be allocated anew at each Put).
+var payloadPool = sync.Pool{New: func() any { return new([maxDatagram]byte) }}
 
 // getPayloadBuf returns a buffer of n bytes, from the pool if pooled (not
 // for sendmmsg, whose messages all hold theirs at once: a pooled buffer
@@ -142,14 +165,13 @@ func getPayloadBuf(n int, pooled bool) []byte {
 	if n > maxDatagram || !pooled {
 		return make([]byte, n)
 	}
-	return (*payloadPool.Get().(*[]byte))[:n]
+	return payloadPool.Get().(*[maxDatagram]byte)[:n]
 }
 
 // putPayloadBuf recycles b once nothing refers to it any more.
 func putPayloadBuf(b []byte) {
 	if cap(b) == maxDatagram {
-		b = b[:cap(b)]
-		payloadPool.Put(&b)
+		payloadPool.Put((*[maxDatagram]byte)(b[:maxDatagram]))
 	}
 }
 

@@ -19,19 +19,19 @@ func readDests(m *memReader, c *Call) ([]classify.Dest, unix.Errno) {
 	switch c.Syscall.Kind {
 	case bpf.Connect:
 		d, raw, errno := readSockaddr(m, a[1], int64(int32(a[2])), classify.OpConnect)
-		c.msgs = []rawMsg{{name: raw}}
-		return oneDest(d, errno)
+		c.msgs = c.oneMsg(rawMsg{name: raw})
+		return c.oneDest(d, errno)
 	case bpf.SendTo:
 		if a[4] == 0 { // the BPF program lets these through; be safe anyway
-			c.msgs = []rawMsg{{}}
+			c.msgs = c.oneMsg(rawMsg{})
 			return nil, 0
 		}
 		d, raw, payload, errno := readSendTo(m, c)
-		c.msgs = []rawMsg{{name: raw, payload: payload}}
+		c.msgs = c.oneMsg(rawMsg{name: raw, payload: payload})
 		if errno == 0 && d != nil && d.Family == unix.AF_NETLINK {
 			errno = c.addNetlinkPayload(m, a[1], a[2], a[4])
 		}
-		return oneDest(d, errno)
+		return c.oneDest(d, errno)
 	case bpf.SendMsg:
 		return readMsgDests(m, c, a[1], 1, sizeofMsghdr)
 	case bpf.SendMMsg:
@@ -124,11 +124,19 @@ func readAttachType(m *memReader, c *Call) unix.Errno {
 	return 0
 }
 
-func oneDest(d *classify.Dest, errno unix.Errno) ([]classify.Dest, unix.Errno) {
+// oneDest returns d as the call's one destination, in c's own storage.
+func (c *Call) oneDest(d *classify.Dest, errno unix.Errno) ([]classify.Dest, unix.Errno) {
 	if errno != 0 || d == nil {
 		return nil, errno
 	}
-	return []classify.Dest{*d}, 0
+	c.dest1[0] = *d
+	return c.dest1[:], 0
+}
+
+// oneMsg returns m as c's one message, in c's own storage.
+func (c *Call) oneMsg(m rawMsg) []rawMsg {
+	c.msg1[0] = m
+	return c.msg1[:]
 }
 
 // readSendTo reads a sendto's address, and where the call may be
@@ -213,6 +221,10 @@ func readMsgDests(m *memReader, c *Call, vec uint64, count, stride int) ([]class
 		count = len(hdrs) / stride
 	}
 	var dests []classify.Dest
+	if count == 1 {
+		// One message (every sendmsg): the call's own storage.
+		dests, c.msgs = c.dest1[:0], c.msg1[:0]
+	}
 	for i := 0; i < count; i++ {
 		h := parseMsghdr(hdrs[i*stride:])
 		d, name, errno := readMsgName(m, h)
@@ -235,6 +247,9 @@ func readMsgDests(m *memReader, c *Call, vec uint64, count, stride int) ([]class
 			dests = append(dests, *d)
 		}
 		c.msgs = append(c.msgs, rawMsg{name: name, control: ctl.raw, iov: h.iov, iovlen: h.iovlen})
+	}
+	if len(dests) == 0 {
+		dests = nil // as without the call's storage
 	}
 	return dests, 0
 }

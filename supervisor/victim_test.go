@@ -43,6 +43,8 @@ func victimRole(op []string) int {
 		ptr, _ := strconv.ParseUint(arg(1), 0, 64)
 		n, _ := strconv.ParseInt(arg(2), 0, 64)
 		fmt.Println(result(rawConnect(ptr, n)))
+	case "connect-notsock": // connect-notsock ADDR|unix: connect on a descriptor that is no socket
+		fmt.Println(result(connectNotSock(arg(1))))
 	case "connect-len": // a valid sockaddr with a chosen length
 		n, _ := strconv.Atoi(arg(1))
 		fmt.Println(result(connectLen(arg(2), n)))
@@ -182,6 +184,21 @@ func rawConnect(ptr uint64, n int64) error {
 		return e
 	}
 	return nil
+}
+
+// connectNotSock connects /dev/null to s, an inet address, or to a
+// unix path ("unix").
+func connectNotSock(s string) error {
+	fd, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if s == "unix" {
+		return unix.Connect(fd, &unix.SockaddrUnix{Name: "/nonexistent/nettrap-test"})
+	}
+	sa, _ := sockaddr(s)
+	return unix.Connect(fd, sa)
 }
 
 func connectLen(s string, n int) error {

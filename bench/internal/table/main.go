@@ -68,14 +68,14 @@ var pairs = []struct{ runner, ref, refName, title string }{
 
 func render(s samples, machine string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Machine: %s. Medians of %d interleaved runs; ratios are paired (each against the runs just before it), median [min–max]. Added cost: (supervised − bare) / (reference − bare) for trapped calls; plain ratio × the reference for the others (goal against the C floor: added ≤ 1.25, × ≤ 1.05).\n", machine, s.runs())
+	fmt.Fprintf(&b, "Machine: %s. Medians of %d interleaved runs; ratios are paired (each against the runs just before it), median [min–max]. Added cost: (supervised − bare) / (reference − bare) for trapped calls; plain ratio × the reference for the others (goal against the C floor: added ≤ 1.25, × ≤ 1.05). In CPU time: the workload's and its supervisor's, per op.\n", machine, s.runs())
 	for _, p := range pairs {
 		if len(s.all(p.runner, "ns/op")) == 0 {
 			continue
 		}
 		fmt.Fprintf(&b, "\n%s:\n\n", p.title)
-		fmt.Fprintf(&b, "| operation | bare ns/op | %s ns/op | %s ns/op | %s × bare | added / %s's added, or × %s |\n", p.refName, p.runner, p.runner, p.refName, p.refName)
-		b.WriteString("|---|---:|---:|---:|---:|---:|\n")
+		fmt.Fprintf(&b, "| operation | bare ns/op | %s ns/op | %s ns/op | %s × bare | added / %s's added, or × %s | the same in CPU time |\n", p.refName, p.runner, p.runner, p.refName, p.refName)
+		b.WriteString("|---|---:|---:|---:|---:|---:|---:|\n")
 		for _, op := range ops {
 			if s.get(op.name, "bare", "ns/op") == nil {
 				continue
@@ -86,9 +86,13 @@ func render(s samples, machine string) string {
 			} else if v := s.get(op.name, p.runner, "x-ref"); !op.trapped && v != nil {
 				cmp = "×" + spread(v, 2)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", op.label,
+			cpu := "–"
+			if v := s.get(op.name, p.runner, "cpu-added-vs-ref"); op.trapped && v != nil {
+				cpu = spread(v, 2)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", op.label,
 				num(s.get(op.name, "bare", "ns/op")), num(s.get(op.name, p.ref, "ns/op")), num(s.get(op.name, p.runner, "ns/op")),
-				spread(s.get(op.name, p.runner, "x-bare"), 2), cmp)
+				spread(s.get(op.name, p.runner, "x-bare"), 2), cmp, cpu)
 		}
 	}
 	if spin := s.all("cfloor-emu-nosync-spin", "ns/op"); len(spin) > 0 {

@@ -53,6 +53,7 @@ func run(args []string) error {
 			return fmt.Errorf("%s (warm-up): %w", args[0], err)
 		}
 	}
+	self0, parent0 := cpuTimes()
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		if err := op(); err != nil {
@@ -60,10 +61,15 @@ func run(args []string) error {
 		}
 	}
 	elapsed := time.Since(start)
+	self1, parent1 := cpuTimes()
 	res := result{
 		Op: args[0], N: n, NsPerOp: float64(elapsed.Nanoseconds()) / float64(n),
 		SelfHWM:   hwm(procfs.SelfPath("status")),
 		ParentHWM: hwm(procfs.TaskPath(os.Getppid(), "status")),
+		SelfCPU:   float64(self1-self0) / float64(n),
+	}
+	if parent0 >= 0 && parent1 >= 0 {
+		res.ParentCPU = float64(parent1-parent0) / float64(n)
 	}
 	return json.NewEncoder(os.Stdout).Encode(res)
 }

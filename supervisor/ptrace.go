@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -78,7 +77,6 @@ type tracer struct {
 	handOvers    map[int]*handOver // netlink sockets being handed over (ptracehandover.go)
 	plainOnce    map[int]bool      // the next socket(2) of tid runs as asked
 	noHandOver   bool              // the hand-over failed once: not tried again
-	awaitTimer   *time.Timer       // the tracer\'s, for await
 }
 
 // traceAnswer is a decision, for the tracer to apply to the call id of

@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"strconv"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -121,8 +120,6 @@ func (tr *tracer) trace(self string, pid int, seized chan<- error) {
 		return
 	}
 	tr.waker, tr.main = waker.Process.Pid, pid
-	tr.awaitTimer = time.NewTimer(time.Hour)
-	tr.awaitTimer.Stop()
 	if err := ptraceRaw(unix.PTRACE_SEIZE, pid, 0, seizeOptions); err != nil {
 		unix.Kill(tr.waker, unix.SIGKILL)
 		seized <- fmt.Errorf("%w: %w", ErrNoPtrace, os.NewSyscallError("ptrace(PTRACE_SEIZE)", err))

@@ -96,14 +96,7 @@ func noticeCount(stderr string) int {
 // countFile is a file parentlisten can write as u, and its reader.
 func countFile(t *testing.T) (path string, read func() int) {
 	t.Helper()
-	// Not under t.TempDir, which nobody cannot enter.
-	dir, err := os.MkdirTemp("", "nettrap-count-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o777)
-	path = filepath.Join(dir, "count")
+	path = filepath.Join(openTempDir(t, "nettrap-count-", 0o777), "count")
 	return path, func() int {
 		t.Helper()
 		b, err := os.ReadFile(path)

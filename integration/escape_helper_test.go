@@ -103,13 +103,7 @@ func runAs(t *testing.T, u user, dir string, run func(*exec.Cmd) error, argv ...
 // guarded runs argv inside under nettrap (with an audit log) as u.
 func (e labEnv) guarded(t *testing.T, u user, flags []string, argv ...string) labRun {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "nettrap-lab-audit-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o777)
-	log := filepath.Join(dir, "audit.jsonl")
+	log := filepath.Join(openTempDir(t, "nettrap-lab-audit-", 0o777), "audit.jsonl")
 	full := append(append([]string{e.bins.Nettrap, "--audit-log", log}, flags...), "--")
 	r := e.run(t, u, append(full, argv...)...)
 	if _, err := os.Stat(log); err == nil {

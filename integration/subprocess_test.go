@@ -155,12 +155,7 @@ func TestNettrapAsNobody(t *testing.T) {
 	}
 	h := fakehost.Start(t, fakehost.TCP("203.0.113.7:443"))
 	mark := h.Mark()
-	dir, err := os.MkdirTemp("", "nettrap-nobody-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
+	dir := openTempDir(t, "nettrap-nobody-", 0o755)
 	var bins []string
 	for _, src := range []string{nettrapBin(t), victimbuild.Victim(t)} {
 		b, err := os.ReadFile(src)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"os/exec"
 	"testing"
 	"time"
@@ -71,4 +72,20 @@ func exitCode(err error) int {
 		return ee.ExitCode()
 	}
 	return -1
+}
+
+// openTempDir is a temporary directory with mode perm, removed after the
+// test: not under t.TempDir, whose parent is 0700, so that nobody can
+// enter it.
+func openTempDir(t *testing.T, prefix string, perm os.FileMode) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, perm); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -3,6 +3,7 @@ package procfs
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"testing"
@@ -218,5 +219,27 @@ func TestNamespace(t *testing.T) {
 	}
 	if _, err := Namespace(TaskPath(-1, "ns/net")); err == nil {
 		t.Error("a missing task has a namespace")
+	}
+}
+
+func TestHasCapability(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "status")
+	os.WriteFile(path, []byte("Name:\tx\nCapPrm:\t0000000000001000\nCapEff:\t0000000000000000\nCapBnd:\tzz\n"), 0o644)
+	for _, tc := range []struct {
+		field string
+		c     int
+		want  bool
+		err   bool
+	}{
+		{"CapPrm", 12, true, false},
+		{"CapPrm", 19, false, false},
+		{"CapEff", 12, false, false},
+		{"CapBnd", 12, false, true},
+		{"CapAmb", 12, false, true},
+	} {
+		got, err := HasCapability(path, tc.field, tc.c)
+		if got != tc.want || (err != nil) != tc.err {
+			t.Errorf("HasCapability(%s, %d) = %v, %v; want %v, error %v", tc.field, tc.c, got, err, tc.want, tc.err)
+		}
 	}
 }

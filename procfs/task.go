@@ -3,6 +3,7 @@ package procfs
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -76,6 +77,21 @@ func StatusField(path, key string) (string, error) {
 		}
 	}
 	return "", errors.New("procfs: no " + key + " in " + path)
+}
+
+// HasCapability tells whether capability c is in the set field
+// ("CapEff", "CapPrm", …) of a status file (SelfPath("status"),
+// TaskPath(tid, "status")).
+func HasCapability(status, field string, c int) (bool, error) {
+	v, err := StatusField(status, field)
+	if err != nil {
+		return false, err
+	}
+	caps, err := strconv.ParseUint(v, 16, 64)
+	if err != nil {
+		return false, fmt.Errorf("procfs: %s in %s: %w", field, status, err)
+	}
+	return caps&(1<<c) != 0, nil
 }
 
 // PathExists tells whether path exists as task tid sees it: in its own

@@ -67,7 +67,7 @@ func chooseEngine(o Options) (inner string, err error) {
 	if c.Engine != supervisor.EnginePtrace || o.Engine != supervisor.EngineAuto {
 		return "", nil
 	}
-	// The words of supervisor.Start's notice, which the inners would each print.
-	fmt.Fprintf(os.Stderr, "nettrap: seccomp user notification cannot be used here (%v): confining with the ptrace engine, which costs more per call\n", c.NotifyErr)
+	// supervisor.Start's notice, which the inners would each print.
+	fmt.Fprintln(os.Stderr, c.FallbackNotice())
 	return c.Engine.String(), nil
 }

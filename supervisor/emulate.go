@@ -123,14 +123,10 @@ func (e *emulator) perform(c *Call) (r result, done bool) {
 	return r, done
 }
 
-// performNow is perform for a caller that must not wait long (the ptrace
-// engine's tracer, which serves every stop): a call that may block (a
-// connect or stream send on a blocking socket) is not made, and
-// wouldBlock says so.
-func (e *emulator) performNow(c *Call) (r result, done, wouldBlock bool) {
-	return e.make(c, false)
-}
-
+// make is perform with a choice: a caller that must not wait long (the
+// ptrace engine's tracer, which serves every stop) passes mayBlock false,
+// and a call that may block (a connect or stream send on a blocking
+// socket) is then not made: wouldBlock says so.
 func (e *emulator) make(c *Call, mayBlock bool) (r result, done, wouldBlock bool) {
 	s, err := borrow(c, e)
 	switch {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -92,6 +91,11 @@ func (c EngineChoice) String() string {
 	return "ptrace (asked for)"
 }
 
+// FallbackNotice is the one line that says auto fell back to ptrace.
+func (c EngineChoice) FallbackNotice() string {
+	return fmt.Sprintf("nettrap: seccomp user notification cannot be used here (%v): confining with the ptrace engine, which costs more per call", unwrapSyscall(c.NotifyErr))
+}
+
 // unwrapSyscall shortens the listener probe's error for a one-line
 // reason: the sentence without the syscall that told it.
 func unwrapSyscall(err error) string {
@@ -155,10 +159,6 @@ func ProbePtrace() error {
 // hasCapability tells whether this process holds capability c
 // (effective); no when it cannot be told.
 func hasCapability(c int) bool {
-	v, err := procfs.StatusField(procfs.SelfPath("status"), "CapEff")
-	if err != nil {
-		return false
-	}
-	caps, err := strconv.ParseUint(v, 16, 64)
-	return err == nil && caps&(1<<c) != 0
+	has, err := procfs.HasCapability(procfs.SelfPath("status"), "CapEff", c)
+	return err == nil && has
 }

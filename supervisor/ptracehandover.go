@@ -3,7 +3,6 @@ package supervisor
 import (
 	"errors"
 	"fmt"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 
@@ -53,12 +52,8 @@ const (
 // mayAdminNet tells whether thread tid may hold CAP_NET_ADMIN (in its
 // permitted set: it could raise it later); yes when it cannot be told.
 func mayAdminNet(tid int) bool {
-	v, err := procfs.StatusField(procfs.TaskPath(tid, "status"), "CapPrm")
-	if err != nil {
-		return true
-	}
-	caps, err := strconv.ParseUint(v, 16, 64)
-	return err != nil || caps&(1<<unix.CAP_NET_ADMIN) != 0
+	has, err := procfs.HasCapability(procfs.TaskPath(tid, "status"), "CapPrm", unix.CAP_NET_ADMIN)
+	return err != nil || has
 }
 
 // startHandOver begins the hand-over of a capability-free netlink socket

@@ -127,7 +127,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	}
 	if choice.Engine == EnginePtrace {
 		if opts.Engine == EngineAuto {
-			fmt.Fprintf(notices, "nettrap: seccomp user notification cannot be used here (%v): confining with the ptrace engine, which costs more per call\n", unwrapSyscall(choice.NotifyErr))
+			fmt.Fprintln(notices, choice.FallbackNotice())
 		}
 		return startPtrace(cmd, opts, prog, choice, emu, emuErr, notices)
 	}

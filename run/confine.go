@@ -132,7 +132,7 @@ func (c *confined) supervise(cmd *exec.Cmd, fw *forwarder, rp *reaper) (int, err
 			return 0, cantRun("%v", err)
 		}
 	}
-	so.Emulate, so.Engine = c.o.Emulate, c.o.Engine
+	so.Emulate, so.Engine, so.Userns = c.o.Emulate, c.o.Engine, c.o.Userns
 	sess, err := supervisor.Start(cmd, so)
 	if c.bin != nil {
 		c.bin.Output.Close() // the child has its copy; EOF comes when it is done

@@ -87,7 +87,8 @@ var selfHash = sync.OnceValues(func() (string, error) {
 
 // cacheConfig hashes what a verdict depends on: nettrap itself, the
 // policy (mode, rules, errno, sealed, unspecified), --allow-test,
-// --emulate and the nameservers (their port 53 is class dns).
+// --emulate, --userns (root's tests see other capabilities) and the
+// nameservers (their port 53 is class dns).
 func cacheConfig(o Options) (string, error) {
 	self, err := selfHash()
 	if err != nil {
@@ -97,6 +98,7 @@ func cacheConfig(o Options) (string, error) {
 	p := o.Policy
 	fmt.Fprintf(h, "nettrap %s\nmode %v\nerrno %d\nsealed %t\nunspecified %t\nemulate %d\n",
 		self, p.Mode, p.Errno, p.Sealed, p.AllowUnspecified, o.Emulate)
+	fmt.Fprintf(h, "userns %d\n", o.Userns)
 	for _, r := range p.Rules {
 		fmt.Fprintf(h, "allow %s\n", r.String())
 	}

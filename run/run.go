@@ -47,6 +47,7 @@ type Options struct {
 	AllowTests []*regexp.Regexp // --allow-test
 	Emulate    supervisor.EmulateMode
 	Engine     supervisor.EngineMode // --engine
+	Userns     supervisor.UsernsMode // --userns
 	AuditLog   string                // "" for none (a temporary one where a summary needs it)
 	ResolvConf string
 	// ResolvConfGiven: the user named ResolvConf, which is then handed

@@ -18,7 +18,7 @@ import (
 // started by one locked thread (the parent the command's PDEATHSIG
 // watches, as under the notify engine), seized and fed the filter by the
 // tracer's thread.
-func startPtrace(cmd *exec.Cmd, opts Options, prog []unix.SockFilter, choice EngineChoice, emu *emulator, emuErr error, notices io.Writer) (*Session, error) {
+func startPtrace(cmd *exec.Cmd, opts Options, prog []unix.SockFilter, choice EngineChoice, uc UsernsChoice, emu *emulator, emuErr error, notices io.Writer) (*Session, error) {
 	if cmd.Err != nil {
 		return nil, cmd.Err
 	}
@@ -43,7 +43,8 @@ func startPtrace(cmd *exec.Cmd, opts Options, prog []unix.SockFilter, choice Eng
 	}
 	setNotDumpable()
 	stubCmd(cmd, self, tprog)
-	s := &Session{Cmd: cmd, Engine: choice, Emulating: emu != nil, EmulationErr: emuErr,
+	uc.apply(cmd.SysProcAttr)
+	s := &Session{Cmd: cmd, Engine: choice, Userns: uc, Emulating: emu != nil, EmulationErr: emuErr,
 		loopDone: make(chan struct{}), reaped: make(chan struct{}), tracer: tr}
 	tr.stats, tr.errs = &s.Stats, &s.errs
 	tr.vmRead.Store(true)
@@ -86,10 +87,10 @@ func stubCmd(cmd *exec.Cmd, self string, prog []unix.SockFilter) {
 
 // forkStub starts the stub on a locked thread, which stays until the
 // command is reaped: the child's PR_SET_PDEATHSIG watches the thread that
-// forked it (see Start).
+// forked it (see Start). The thread is never unlocked: it may have lost
+// CAP_SYS_ADMIN from its bounding set (userns.go), and exits instead.
 func (s *Session) forkStub(started chan<- error) {
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	netns, netnsFD := startingNetnsOfThread()
 	s.tracer.netns = netns
 	if netns != nil {
@@ -99,7 +100,10 @@ func (s *Session) forkStub(started chan<- error) {
 		}
 	}
 	closeFD(netnsFD)
-	err := s.Cmd.Start()
+	err := s.Userns.prepareThread()
+	if err == nil {
+		err = s.Cmd.Start()
+	}
 	started <- err
 	if err != nil {
 		return

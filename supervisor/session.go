@@ -35,6 +35,10 @@ type Options struct {
 	// Start picks one with ChooseEngine and says, on Notices, when auto
 	// fell back to ptrace.
 	Engine EngineMode
+	// Userns says whether the command gets a user namespace of its own
+	// (--userns; see userns.go). Start says on Notices when it falls
+	// back to dropping CAP_SYS_ADMIN.
+	Userns UsernsMode
 }
 
 // Session is one confined command and the supervisor answering for it.
@@ -51,6 +55,9 @@ type Session struct {
 	EmulationErr error
 	// Engine is the engine that confines the command, and why.
 	Engine EngineChoice
+	// Userns is how the command is kept from namespaces it did not
+	// make (userns.go).
+	Userns UsernsChoice
 
 	listener int
 	loop     *loop
@@ -125,11 +132,15 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	uc := ChooseUserns(opts.Userns)
+	if uc.Method == NsNoSysAdmin {
+		fmt.Fprintln(notices, uc.Notice())
+	}
 	if choice.Engine == EnginePtrace {
 		if opts.Engine == EngineAuto {
 			fmt.Fprintln(notices, choice.FallbackNotice())
 		}
-		return startPtrace(cmd, opts, prog, choice, emu, emuErr, notices)
+		return startPtrace(cmd, opts, prog, choice, uc, emu, emuErr, notices)
 	}
 	if err := closeInheritedSockets(cmd, notices); err != nil {
 		return nil, err
@@ -141,7 +152,8 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	if cmd.SysProcAttr.Pdeathsig == 0 {
 		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	}
-	s := &Session{Cmd: cmd, Emulating: emu != nil, EmulationErr: emuErr, Engine: choice, loopDone: make(chan struct{}), reaped: make(chan struct{})}
+	uc.apply(cmd.SysProcAttr)
+	s := &Session{Cmd: cmd, Emulating: emu != nil, EmulationErr: emuErr, Engine: choice, Userns: uc, loopDone: make(chan struct{}), reaped: make(chan struct{})}
 	type started struct {
 		listener int
 		killable bool
@@ -156,6 +168,11 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 		// when this goroutine returns.
 		// The command starts in this thread's network namespace.
 		netns, netnsFD := startingNetnsOfThread()
+		if err := uc.prepareThread(); err != nil {
+			closeFD(netnsFD)
+			ch <- started{-1, false, nil, -1, err}
+			return
+		}
 		fd, killable, err := bpf.Install(prog)
 		if err != nil {
 			closeFD(netnsFD)

@@ -114,7 +114,7 @@ func TestEngineLine(t *testing.T) {
 	}
 	for _, mode := range []supervisor.EngineMode{supervisor.EngineAuto, supervisor.EngineNotifyOnly, supervisor.EnginePtraceOnly} {
 		var b strings.Builder
-		printVersion(&b, mode)
+		printVersion(&b, mode, supervisor.UsernsAuto)
 		want := engineLine(supervisor.ChooseEngine(mode))
 		if !strings.Contains(b.String(), "\n"+want+"\n") || !strings.Contains(b.String(), "confine here") {
 			t.Errorf("mode %v: version lacks %q:\n%s", mode, want, b.String())

@@ -23,6 +23,7 @@ func (cfg *config) InnerEnv(env []string, in run.Inner) []string {
 		envName("sealed"):      sealedEnv(cfg.sealed),
 		envName("emulate"):     cfg.raw.emulate,
 		envName("engine"):      cmp.Or(in.Engine, cfg.raw.engine),
+		envName("userns"):      cfg.raw.userns,
 		envName("inner"):       cmp.Or(in.RunDir, "1"),
 		envName("hub"):         in.Hub,
 	}

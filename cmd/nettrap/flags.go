@@ -24,6 +24,7 @@ type config struct {
 	sealed           bool // --sealed: untrusted code; see policy.Policy.Sealed
 	emulate          supervisor.EmulateMode
 	engine           supervisor.EngineMode
+	userns           supervisor.UsernsMode
 	errno            unix.Errno
 	auditLog         string
 	resolvConf       string
@@ -46,7 +47,7 @@ type config struct {
 
 // rawFlags are the flag values before checking.
 type rawFlags struct {
-	mode, errno, emulate, engine, cache string
+	mode, errno, emulate, engine, cache, userns string
 	allow, allowTests                   []string
 }
 
@@ -63,8 +64,9 @@ func parseConfig(args []string, getenv func(string) string) (*config, error) {
 		return cfg, nil
 	}
 	if cfg.version {
-		// The version names the engine a run would use: only
-		// --engine (or its variable) counts; the rest is not checked.
+		// The version names the engine and user namespace a run
+		// would use: only --engine and --userns (or their variables)
+		// count; the rest is not checked.
 		err := cfg.readEngine(fs, getenv)
 		return cfg, err
 	}
@@ -85,7 +87,7 @@ func (cfg *config) read(fs *pflag.FlagSet) {
 	str := func(name string) string { v, _ := fs.GetString(name); return v }
 	list := func(name string) []string { v, _ := fs.GetStringArray(name); return v }
 	flag := func(name string) bool { v, _ := fs.GetBool(name); return v }
-	cfg.raw = rawFlags{mode: str("mode"), errno: str("errno"), emulate: str("emulate"), engine: str("engine"), cache: str("cache"),
+	cfg.raw = rawFlags{mode: str("mode"), errno: str("errno"), emulate: str("emulate"), engine: str("engine"), cache: str("cache"), userns: str("userns"),
 		allow: list("allow"), allowTests: list("allow-test")}
 	cfg.allowUnspecified, cfg.sealed, cfg.generic = flag("allow-unspecified"), flag("sealed"), flag("generic")
 	cfg.auditLog, cfg.summary, cfg.runID = str("audit-log"), str("summary"), str("run-id")
@@ -120,6 +122,9 @@ func (cfg *config) check() error {
 	}
 	if err := cfg.parseEngine(); err != nil {
 		return err
+	}
+	if cfg.userns, err = supervisor.ParseUsernsMode(raw.userns); err != nil {
+		return fmt.Errorf("bad %s %w", cfg.Source("userns"), err)
 	}
 	switch strings.ToLower(raw.cache) {
 	case "on", "1", "true":
@@ -169,17 +174,29 @@ func (cfg *config) checkSealed() error {
 		return fmt.Errorf("%s with %s=off: sealed mode needs allowed calls made race-free; drop one", cfg.Source("sealed"), cfg.Source("emulate"))
 	}
 	cfg.emulate = supervisor.EmulateOn
+	if cfg.userns == supervisor.UsernsOff {
+		return fmt.Errorf("%s with %s=off: under --sealed root in a namespace the command makes must not act on the starting one; drop one", cfg.Source("sealed"), cfg.Source("userns"))
+	}
 	if len(cfg.raw.allowTests) > 0 {
 		return fmt.Errorf("%s with %s %q: under --sealed no test may use the network by name; drop one, or allow addresses with --allow CIDR[:PORT]", cfg.Source("sealed"), cfg.Source("allow-test"), cfg.raw.allowTests[0])
 	}
 	return nil
 }
 
-// readEngine reads --engine alone, from the flag or its variable.
+// readEngine reads --engine and --userns alone, from the flags or their
+// variables.
 func (cfg *config) readEngine(fs *pflag.FlagSet, getenv func(string) string) error {
 	cfg.raw.engine, _ = fs.GetString("engine")
 	if v := getenv(envName("engine")); !fs.Changed("engine") && v != "" {
 		cfg.raw.engine, cfg.fromEnv["engine"] = v, envName("engine")
+	}
+	cfg.raw.userns, _ = fs.GetString("userns")
+	if v := getenv(envName("userns")); !fs.Changed("userns") && v != "" {
+		cfg.raw.userns, cfg.fromEnv["userns"] = v, envName("userns")
+	}
+	var err error
+	if cfg.userns, err = supervisor.ParseUsernsMode(cfg.raw.userns); err != nil {
+		return fmt.Errorf("bad %s %w", cfg.Source("userns"), err)
 	}
 	return cfg.parseEngine()
 }

@@ -64,7 +64,7 @@ func cli(args []string, getenv func(string) string) error {
 		printUsage(os.Stdout)
 		return nil
 	case cfg.version:
-		printVersion(os.Stdout, cfg.engine)
+		printVersion(os.Stdout, cfg.engine, cfg.userns)
 		return nil
 	case len(cfg.args) == 0:
 		return cantRun("no command given: nettrap [flags] -- COMMAND [ARGS...] (see nettrap --help)")
@@ -86,7 +86,7 @@ func (cfg *config) options() run.Options {
 		Argv: cfg.args,
 		Policy: policy.Policy{Mode: cfg.mode, Rules: cfg.rules, Errno: cfg.errno,
 			Sealed: cfg.sealed, AllowUnspecified: cfg.allowUnspecified},
-		AllowTests: cfg.allowTests, Emulate: cfg.emulate, Engine: cfg.engine,
+		AllowTests: cfg.allowTests, Emulate: cfg.emulate, Engine: cfg.engine, Userns: cfg.userns,
 		AuditLog: cfg.auditLog, ResolvConf: cfg.resolvConf, ResolvConfGiven: cfg.resolvConfGiven,
 		RunID: cfg.runID, Summary: cfg.summary, Hub: cfg.hub, OuterRun: cfg.outerRun,
 		Cache: cfg.cache, Names: cfg,

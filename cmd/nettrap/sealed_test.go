@@ -71,7 +71,7 @@ func TestInnerEnvSealed(t *testing.T) {
 // nettrap version says whether allowed calls are emulated here.
 func TestVersionSaysEmulation(t *testing.T) {
 	var b strings.Builder
-	printVersion(&b, supervisor.EngineAuto)
+	printVersion(&b, supervisor.EngineAuto, supervisor.UsernsAuto)
 	out := b.String()
 	want := "emulation: on (pidfd_getfd)"
 	if supervisor.ProbeEmulation() != nil {

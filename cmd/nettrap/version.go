@@ -19,7 +19,7 @@ var version = ""
 
 // printVersion writes the version, the kernel features nettrap uses, and
 // the engine a run with mode (--engine) would use here.
-func printVersion(w io.Writer, mode supervisor.EngineMode) {
+func printVersion(w io.Writer, mode supervisor.EngineMode, userns supervisor.UsernsMode) {
 	v := version
 	if v == "" {
 		v = "(devel)"
@@ -42,6 +42,7 @@ func printVersion(w io.Writer, mode supervisor.EngineMode) {
 	fmt.Fprintf(w, "SECCOMP_ADDFD_FLAG_SEND (5.14+; netlink sockets handed over without capabilities): %s\n",
 		yesNo(atLeast(release, 5, 14)))
 	printEngine(w, f, mode)
+	fmt.Fprintln(w, supervisor.ChooseUserns(userns))
 }
 
 // printEngine writes whether allowed calls are emulated, and the engine a

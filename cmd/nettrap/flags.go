@@ -48,7 +48,7 @@ type config struct {
 // rawFlags are the flag values before checking.
 type rawFlags struct {
 	mode, errno, emulate, engine, cache, userns string
-	allow, allowTests                   []string
+	allow, allowTests                           []string
 }
 
 // parseConfig reads flags from args and NETTRAP_* variables from env.

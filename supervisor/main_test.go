@@ -37,6 +37,9 @@ const asideEnv = "NETTRAP_SUPERVISOR_TEST_ASIDE"
 // set in the test's own environment it applies to every test.
 const engineEnv = "NETTRAP_SUPERVISOR_TEST_ENGINE"
 
+// usernsEnv chooses the supervisor role's --userns (auto, off).
+const usernsEnv = "NETTRAP_SUPERVISOR_TEST_USERNS"
+
 // emulateEnv chooses the supervisor role's emulation mode (auto, on, off).
 const emulateEnv = "NETTRAP_SUPERVISOR_TEST_EMULATE"
 
@@ -175,6 +178,7 @@ type roleReport struct {
 	Errors        []string
 	Callers       []string
 	Engine        string
+	Userns        supervisor.NsMethod
 }
 
 // callers are what Task told of each denied call, for the report:
@@ -240,11 +244,16 @@ func supervisorRole(reportPath string, keep bool) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 125
 	}
+	userns, err := supervisor.ParseUsernsMode(os.Getenv(usernsEnv))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 125
+	}
 	var decider supervisor.Decider = quickTestDecider{}
 	if os.Getenv(asideEnv) != "" {
 		decider = supervisor.DeciderFunc(testDecider) // not a QuickDecider
 	}
-	s, err := supervisor.Start(cmd, supervisor.Options{Decider: decider, Emulate: mode, Engine: engine})
+	s, err := supervisor.Start(cmd, supervisor.Options{Decider: decider, Emulate: mode, Engine: engine, Userns: userns})
 	notices.Close()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start:", err)
@@ -266,6 +275,7 @@ func supervisorRole(reportPath string, keep bool) int {
 		Callers:       callers,
 		Capless:       s.Stats.CaplessNetlink.Load(),
 		Engine:        s.Engine.Engine.String(),
+		Userns:        s.Userns.Method,
 	}
 	for _, e := range s.Errors() {
 		r.Errors = append(r.Errors, e.Error())

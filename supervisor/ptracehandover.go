@@ -49,11 +49,29 @@ const (
 	stepCloexec
 )
 
-// mayAdminNet tells whether thread tid may hold CAP_NET_ADMIN (in its
-// permitted set: it could raise it later); yes when it cannot be told.
+// mayAdminNet tells whether thread tid may hold CAP_NET_ADMIN over the
+// starting namespace (in its permitted set: it could raise it later);
+// yes when it cannot be told. A thread in a user namespace other than
+// nettrap's (the command's own, userns.go) holds its capabilities only
+// there, never over the starting namespace; it could not take the socket
+// either (pidfd_getfd on nettrap needs ptrace rights over it).
 func mayAdminNet(tid int) bool {
+	if inOtherUserns(tid) {
+		return false
+	}
 	has, err := procfs.HasCapability(procfs.TaskPath(tid, "status"), "CapPrm", unix.CAP_NET_ADMIN)
 	return err != nil || has
+}
+
+// inOtherUserns tells whether thread tid is in another user namespace than
+// nettrap; no when it cannot be told.
+func inOtherUserns(tid int) bool {
+	theirs, err := procfs.Namespace(procfs.TaskPath(tid, "ns/user"))
+	if err != nil {
+		return false
+	}
+	ours, err := procfs.Namespace(procfs.SelfPath("ns/user"))
+	return err == nil && theirs != ours
 }
 
 // startHandOver begins the hand-over of a capability-free netlink socket

@@ -149,7 +149,7 @@ func IdentityMappings(text string) ([]syscall.SysProcIDMap, error) {
 			}
 			v[i] = n
 		}
-		if v[2] == 0 || v[0]+v[2] > 1<<32 {
+		if v[2] == 0 || v[0]+v[2] > 1<<32-1 { // (uid_t)-1 is never an id
 			return nil, fmt.Errorf("id map line %q: bad range", line)
 		}
 		// SysProcIDMap holds ints: a count of 4294967295 fits on 64 bits.

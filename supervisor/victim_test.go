@@ -32,6 +32,8 @@ func victimRole(op []string) int {
 	switch op[0] {
 	case "netlink-handover":
 		fmt.Println(netlinkHandover())
+	case "userns": // userns ADDR: its user namespace, uid map, setns back, a connect to ADDR
+		fmt.Println(usernsVictim(arg(1)))
 	case "netlink-storm": // netlink-storm N: N netlink sockets made while signals rain
 		n, _ := strconv.Atoi(arg(1))
 		fmt.Println(netlinkStorm(n))

@@ -42,6 +42,19 @@
 //	cgroup-connect MARKER       attach a connect4 BPF rewrite to a fresh
 //	                            cgroup of its own, then send MARKER to
 //	                            127.0.0.2:80
+//	veth-vxlan REMOTE MARKER    in a namespace of its own: a veth whose
+//	                            peer goes to the starting namespace, a
+//	                            VXLAN over the starting namespace (its id
+//	                            there) to REMOTE:4789, then MARKER sent
+//	                            to 127.0.0.9:9, routed into the VXLAN
+//	macvlan IFACE ADDR GW MARKER
+//	                            in a namespace of its own: a macvlan on
+//	                            the starting namespace's IFACE with ADDR,
+//	                            default route via GW, a DNAT 127.0.0.2:80
+//	                            -> 203.0.113.7:80, then MARKER sent there
+//	setns-dnat NSPATH MARKER    enter the network namespace at NSPATH,
+//	                            add the DNAT there, send MARKER to
+//	                            127.0.0.2:80
 //	socket FAMILY               create (and close) a socket of FAMILY
 //	                            (vsock, bluetooth, can, tipc, alg, …)
 //	write-fd FD MARKER          write MARKER to FD

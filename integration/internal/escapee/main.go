@@ -67,6 +67,12 @@ func main() {
 		err = readNetlink()
 	case op == "own-netns-route" && len(args) == 1:
 		err = ownNetnsRoute(args[0])
+	case op == "veth-vxlan" && len(args) == 2:
+		err = vethVxlan(args[0], args[1])
+	case op == "macvlan" && len(args) == 4:
+		err = macvlanOut(args[0], args[1], args[2], args[3])
+	case op == "setns-dnat" && len(args) == 2:
+		err = setnsDNAT(args[0], args[1])
 	case op == "open-fd" && len(args) == 2:
 		err = openProc("/proc/"+pid(args[0])+"/fd/"+args[1], unix.O_RDWR)
 	default:

@@ -158,8 +158,10 @@ func TestEscapeNetnsDNAT(t *testing.T) {
 // TestEscapeNetnsIptablesLegacy: the legacy iptables nat table, written
 // with setsockopt(IPT_SO_SET_REPLACE) on an ordinary UDP socket (no raw
 // socket needed), sends an allowed connect to 127.0.0.2:80 to
-// 203.0.113.7. Under nettrap the option is refused (EPERM, audited as
-// netns-change), the table stays empty and nothing arrives.
+// 203.0.113.7. Under nettrap with --userns=off the option is refused
+// (EPERM, audited as netns-change); by default (root in a user namespace
+// of its own) the kernel refuses already (EPERM, at IPT_SO_GET_INFO).
+// Either way the table stays empty and nothing arrives.
 func TestEscapeNetnsIptablesLegacy(t *testing.T) {
 	e, ln := redirectEnv(t)
 	marker := "iptables unguarded"
@@ -171,14 +173,22 @@ func TestEscapeNetnsIptablesLegacy(t *testing.T) {
 	waitRecord(t, ln, "the DNATed connect", containing(marker))
 	mustEscape(t, e.run(t, asSelf, e.bins.Escapee, "ipt-flush"))
 
-	mark := lastSeq(ln)
-	r = e.guarded(t, asSelf, nil, e.bins.Escapee, "ipt-dnat", lab.InsideLink, "iptables guarded")
-	mustBeDenied(t, r, "EPERM", "setsockopt IPT_SO_SET_REPLACE", "netns-change")
-	if o := parseEscapee(t, e.run(t, asSelf, e.bins.Escapee, "ipt-empty")); !o.OK {
-		t.Errorf("under nettrap the nat table changed: %s", o.Err)
-		e.run(t, asSelf, e.bins.Escapee, "ipt-flush")
+	for _, userns := range []string{"off", "auto"} {
+		t.Run("userns="+userns, func(t *testing.T) {
+			mark := lastSeq(ln)
+			r = e.guarded(t, asSelf, []string{"--userns=" + userns}, e.bins.Escapee, "ipt-dnat", lab.InsideLink, "iptables guarded "+userns)
+			if userns == "off" {
+				mustBeDenied(t, r, "EPERM", "setsockopt IPT_SO_SET_REPLACE", "netns-change")
+			} else {
+				mustFailWith(t, r, "EPERM")
+			}
+			if o := parseEscapee(t, e.run(t, asSelf, e.bins.Escapee, "ipt-empty")); !o.OK {
+				t.Errorf("under nettrap the nat table changed: %s", o.Err)
+				e.run(t, asSelf, e.bins.Escapee, "ipt-flush")
+			}
+			noConnectionAfter(t, e, ln, mark, "the guarded iptables DNAT (--userns="+userns+")")
+		})
 	}
-	noConnectionAfter(t, e, ln, mark, "the guarded iptables DNAT")
 }
 
 // routeTo198 is the route the route cases add: TEST-NET-2 via the
@@ -266,8 +276,11 @@ func TestEscapeNetnsRoute(t *testing.T) {
 
 // TestEscapeNetnsCgroupConnect: a cgroup connect4 BPF program, attached
 // to a fresh cgroup the escapee makes for itself alone, rewrites a
-// connect to 127.0.0.2:80 into one to 203.0.113.7:80. Under nettrap the
-// attach is refused (EPERM, audited as bpf-attach) and nothing arrives.
+// connect to 127.0.0.2:80 into one to 203.0.113.7:80. Under nettrap with
+// --userns=off the attach is refused (EPERM, audited as bpf-attach); by
+// default (root in a user namespace of its own) the kernel refuses to
+// load the program already (EPERM: loading it needs CAP_BPF and
+// CAP_NET_ADMIN in the initial user namespace). Nothing arrives.
 func TestEscapeNetnsCgroupConnect(t *testing.T) {
 	e, ln := redirectEnv(t)
 	marker := "cgroup connect unguarded"
@@ -278,10 +291,18 @@ func TestEscapeNetnsCgroupConnect(t *testing.T) {
 	mustEscape(t, r)
 	waitRecord(t, ln, "the rewritten connect", containing(marker))
 
-	mark := lastSeq(ln)
-	r = e.guarded(t, asSelf, nil, e.bins.Escapee, "cgroup-connect", "cgroup connect guarded")
-	mustBeDenied(t, r, "EPERM", "BPF_CGROUP_INET4_CONNECT", "bpf-attach")
-	noConnectionAfter(t, e, ln, mark, "the guarded cgroup connect")
+	for _, userns := range []string{"off", "auto"} {
+		t.Run("userns="+userns, func(t *testing.T) {
+			mark := lastSeq(ln)
+			r := e.guarded(t, asSelf, []string{"--userns=" + userns}, e.bins.Escapee, "cgroup-connect", "cgroup connect guarded "+userns)
+			if userns == "off" {
+				mustBeDenied(t, r, "EPERM", "BPF_CGROUP_INET4_CONNECT", "bpf-attach")
+			} else if o := parseEscapee(t, r); o.OK || o.Errno != "EPERM" || !strings.HasPrefix(o.Err, "load:") {
+				t.Errorf("under nettrap: ok=%v errno=%q err=%q, want EPERM at load\nstderr: %s", o.OK, o.Errno, o.Err, r.stderr)
+			}
+			noConnectionAfter(t, e, ln, mark, "the guarded cgroup connect (--userns="+userns+")")
+		})
+	}
 	if left, _ := filepath.Glob(filepath.Join(ownCgroup2(t), "nettrap-escapee-*")); len(left) > 0 {
 		t.Errorf("cgroups left behind: %v", left)
 	}

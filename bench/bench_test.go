@@ -18,9 +18,40 @@ import (
 // ops are the workload's operations, in the issue's order (a)–(f).
 var ops = []string{"getppid", "tcpconnect", "udpsendto", "udpsend", "setsockopt", "udpgso"}
 
+// moreOps are measured only when NETTRAP_BENCH_OPS names them (issue
+// 19's calls, which nettrap now makes itself: bench/compare.sh weighs
+// them against a nettrap built from an earlier commit).
+var moreOps = []string{"unixconnect", "unixsendto", "pinopt"}
+
+// opsEnv names the ops to run (comma-separated); empty: ops.
+const opsEnv = "NETTRAP_BENCH_OPS"
+
 // trapped are the ops whose calls go to the supervisor; added cost vs
 // the reference only means something for them.
-var trapped = map[string]bool{"tcpconnect": true, "udpsendto": true, "udpgso": true}
+var trapped = map[string]bool{"tcpconnect": true, "udpsendto": true, "udpgso": true,
+	"unixconnect": true, "unixsendto": true, "pinopt": true}
+
+// selectOps returns the ops spec names, in ops' then moreOps' order.
+func selectOps(spec string) ([]string, error) {
+	if spec == "" {
+		return ops, nil
+	}
+	want := map[string]bool{}
+	for _, n := range strings.Split(spec, ",") {
+		want[strings.TrimSpace(n)] = true
+	}
+	var sel []string
+	for _, op := range append(append([]string{}, ops...), moreOps...) {
+		if want[op] {
+			sel = append(sel, op)
+			delete(want, op)
+		}
+	}
+	if len(want) > 0 {
+		return nil, fmt.Errorf("%s: unknown ops %v", opsEnv, keys(want))
+	}
+	return sel, nil
+}
 
 const (
 	workloadPkg = "github.com/nettrap/nettrap/bench/internal/workload"
@@ -41,7 +72,11 @@ func BenchmarkOps(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, op := range ops {
+	sel, err := selectOps(os.Getenv(opsEnv))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, op := range sel {
 		b.Run(op, func(b *testing.B) {
 			last := map[string]result{}
 			for _, r := range rs {
@@ -97,6 +132,9 @@ func report(b *testing.B, op string, r runner, res result, last map[string]resul
 // what it measured.
 func runWorkload(b *testing.B, bins *builds, r runner, op string, n int) result {
 	b.Helper()
+	if r.base && bins.base == "" {
+		b.Fatalf("runner %s needs %s (a nettrap binary of the commit to weigh against; see bench/compare.sh)", r.name, baseBinEnv)
+	}
 	if r.cfloor && bins.cfloor == "" {
 		skipOrFail(b, bins.cfloorErr)
 	}
@@ -153,6 +191,7 @@ type builds struct {
 	// cfloor is the C floor, "" when it could not be built (cfloorErr
 	// says why: no C compiler).
 	cfloor, cfloorErr string
+	base              string // NETTRAP_BENCH_BASE_BIN, for nettrap-base
 }
 
 var (
@@ -182,6 +221,7 @@ func binaries(b *testing.B) *builds {
 			}
 		}
 		bs.cfloor, bs.cfloorErr, buildErr = buildCFloor(buildDir)
+		bs.base = os.Getenv(baseBinEnv)
 		built = bs
 	})
 	if buildErr != nil {

@@ -19,6 +19,7 @@ type runner struct {
 	// added-vs-ref); it must come earlier in the list.
 	ref    string
 	cfloor bool // needs the C floor
+	base   bool // needs NETTRAP_BENCH_BASE_BIN
 }
 
 // noSyncEnv withholds SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP from nettrap (a
@@ -55,7 +56,14 @@ var allRunners = []runner{
 	{name: "floor", ref: "cfloor", cmd: func(b *builds) []string { return []string{b.floor} }},
 	{name: "ptrace", ref: "nettrap", env: []string{ptraceEnv}, cmd: func(b *builds) []string { return []string{b.nettrap, "--"} }},
 	{name: "ptrace-parent", ref: "ptrace", cfloor: true, cmd: func(b *builds) []string { return []string{b.cfloor, "-w", b.nettrap, "--"} }},
+	// nettrap-base is a nettrap built from another commit
+	// (NETTRAP_BENCH_BASE_BIN; bench/compare.sh builds it), weighed
+	// against this one: x-ref is its time over this nettrap's.
+	{name: "nettrap-base", ref: "nettrap", base: true, cmd: func(b *builds) []string { return []string{b.base, "--"} }},
 }
+
+// baseBinEnv is the path of the nettrap-base runner's binary.
+const baseBinEnv = "NETTRAP_BENCH_BASE_BIN"
 
 // defaultRunners is what runs unless NETTRAP_BENCH_RUNNERS names others
 // (comma-separated, in allRunners' order).

@@ -80,6 +80,11 @@ type Call struct {
 	// data) and where each payload lies, for an emulated call: the kernel
 	// must not read the address a second time (emulate.go).
 	msgs []rawMsg
+	// opt is a trapped setsockopt's value as read (emuopt.go).
+	opt optValue
+	// pidfdTarget is the process a pidfd_getfd's pidfd named when it
+	// was decided (emupidfd.go).
+	pidfdTarget int
 
 	listener int
 	tracer   *tracer // the ptrace engine's, which made the call; nil under notify

@@ -63,6 +63,7 @@ func (c *Call) reachesDescendant() bool {
 		return procfs.SamePIDNamespace(c.TID) && procfs.IsDescendant(int(int32(c.Args[0])), caller.PID)
 	case bpf.PidfdGetfd:
 		target := procfs.PidfdTarget(c.TID, int(int32(c.Args[0])))
+		c.pidfdTarget = target
 		return target == caller.PID || procfs.IsDescendant(target, caller.PID)
 	}
 	return false

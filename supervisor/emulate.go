@@ -111,6 +111,8 @@ func emulable(c *Call) bool {
 	switch c.Syscall.Kind {
 	case bpf.Connect, bpf.SendTo, bpf.SendMsg, bpf.SendMMsg:
 		return true
+	case bpf.SetSockOpt:
+		return emulableOpt(c)
 	}
 	return false
 }
@@ -139,6 +141,9 @@ func (e *emulator) make(c *Call, mayBlock bool) (r result, done, wouldBlock bool
 		return r, done, false
 	}
 	defer s.close()
+	if c.Syscall.Kind == bpf.SetSockOpt {
+		return setOpt(s, c), true, false
+	}
 	connect := c.Syscall.Kind == bpf.Connect
 	typ, err := s.kind(c, connect)
 	switch {

@@ -3,10 +3,13 @@ package supervisor_test
 import (
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // confinedMode is confined with a chosen emulation mode.
@@ -140,5 +143,45 @@ func testRedirect(t *testing.T, how string) {
 	}
 	if len(rep.Redirects) != 1 || "ok "+got != rep.Redirects[0]+" query" {
 		t.Errorf("stand-in got %q, Done heard %v: want the same local address", got, rep.Redirects)
+	}
+}
+
+// The descriptor race on pidfd_getfd: a thread swapping a pidfd of an
+// unconfined process (this test's) onto the number of the caller's own
+// pidfd gets the unconfined process's descriptors when the kernel looks
+// the number up again; none when nettrap takes the descriptor itself
+// (notify), or runs the call as the dup it is (ptrace).
+func TestPidfdGetfdRace(t *testing.T) {
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// A number the victim has no descriptor at (close-on-exec here).
+	const theirs = 213
+	if err := unix.Dup3(int(f.Fd()), theirs, unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(theirs)
+	pid, fd := strconv.Itoa(os.Getpid()), strconv.Itoa(theirs)
+
+	out, _ := confinedMode(t, "off", "pidfd-getfd-race", pid, fd, "400000", "until-leak")
+	if len(out) != 1 || out[0] == "took:0" {
+		t.Fatalf("emulate=off: the race never showed (%v): this test could not see a leak", out)
+	}
+	out, rep := confinedMode(t, "on", "pidfd-getfd-race", pid, fd, "20000")
+	expect(t, out, "took:0")
+	if rep.Emulated == 0 {
+		t.Errorf("emulate=on: no pidfd_getfd was made by nettrap (%+v)", rep)
+	}
+	t.Logf("emulate=on: 20000 tries, %d emulated, %d denied", rep.Emulated, rep.Denied)
+}
+
+// An allowed pidfd_getfd on the caller's own pidfd works as the kernel's:
+// a working descriptor, close-on-exec.
+func TestPidfdGetfdSelf(t *testing.T) {
+	for _, mode := range []string{"on", "auto", "off"} {
+		out, _ := confinedMode(t, mode, "pidfd-getfd-self")
+		expect(t, out, "ok")
 	}
 }

@@ -251,7 +251,12 @@ func (l *loop) handle(n *notif) {
 // by the supervisor.
 func (l *loop) answerValue(c *Call, v int64) {
 	l.stats.Allowed.Add(1)
-	if err := sendResp(l.listener, &notifResp{ID: c.ID, Val: v}); err != nil {
+	l.send(&notifResp{ID: c.ID, Val: v})
+}
+
+// send sends one response; a target that left the call is counted.
+func (l *loop) send(resp *notifResp) {
+	if err := sendResp(l.listener, resp); err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			l.stats.Vanished.Add(1)
 			return
@@ -265,6 +270,15 @@ func (l *loop) answer(c *Call, a Answer) {
 	resp := notifResp{ID: c.ID}
 	switch {
 	case a.Allow:
+		if l.emu != nil && emulablePidfd(c) {
+			if l.pidfdGetfd(c) {
+				return
+			}
+			if r, done := l.emu.cannot(c, errNoHandOver); done {
+				l.answerErrno(c, r.errno)
+				return
+			}
+		}
 		l.stats.Allowed.Add(1)
 		if l.emu != nil && emulable(c) {
 			if r, done := l.emu.perform(c); done {
@@ -284,13 +298,7 @@ func (l *loop) answer(c *Call, a Answer) {
 			resp.Val, resp.Error = l.redirect(c, a)
 		}
 	}
-	if err := sendResp(l.listener, &resp); err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			l.stats.Vanished.Add(1)
-			return
-		}
-		l.report(os.NewSyscallError("ioctl(SECCOMP_IOCTL_NOTIF_SEND)", err))
-	}
+	l.send(&resp)
 }
 
 // redirect makes a denied call to the stand-in of a.Redirect where it

@@ -127,7 +127,8 @@ func testDecider(c *supervisor.Call) supervisor.Answer {
 	}
 	switch c.Syscall.Kind {
 	case bpf.Ptrace, bpf.ProcessVMWritev, bpf.PidfdGetfd:
-		return supervisor.Answer{Errno: unix.EPERM}
+		// As the guard: the caller's own descendant (or itself) only.
+		return supervisor.Answer{Allow: c.OwnDescendant, Errno: unix.EPERM}
 	}
 	if c.SourceRoute || c.Pin != "" {
 		return supervisor.Answer{Errno: unix.EPERM}

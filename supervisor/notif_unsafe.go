@@ -171,6 +171,14 @@ func rawSockoptInt(fd, opt int) (int, unix.Errno) {
 	return int(v), e
 }
 
+// rawSetsockopt sets an option with a value of ours (emuopt.go); optlen
+// is passed as the target gave it, up to len(val).
+func rawSetsockopt(fd, level, name int, val []byte, optlen int32) unix.Errno {
+	_, _, e := unix.RawSyscall6(unix.SYS_SETSOCKOPT, uintptr(fd), uintptr(level), uintptr(name),
+		uintptr(bytePtr(val)), uintptr(optlen), 0)
+	return e
+}
+
 // rawSendTimeout returns whether SO_SNDTIMEO is set on fd.
 func rawSendTimeout(fd int) (bool, unix.Errno) {
 	var tv unix.Timeval

@@ -91,6 +91,9 @@ type traceAnswer struct {
 	ret   *int64
 	early bool
 	call  *Call // the call decided, for a hand-over
+	// dupSelf: an allowed pidfd_getfd on the caller's own pidfd, run as
+	// the dup it is (emupidfd.go's tracer.dupSelf).
+	dupSelf bool
 }
 
 // seizeOptions are the tracer's ptrace options: follow every child and

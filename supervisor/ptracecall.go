@@ -177,6 +177,15 @@ func (tr *tracer) carryOut(c *Call, ans traceAnswer, mayBlock bool) (_ traceAnsw
 			return ans, false
 		}
 	}
+	if tr.emu != nil && ans.a.Allow && emulablePidfd(c) {
+		if c.pidfdTarget == c.Task.Caller().PID && c.Args[2] == 0 {
+			ans.dupSelf = true
+		} else if r, done := tr.emu.cannot(c, errNoHandOver); done {
+			// No ADDFD here: the kernel would look the pidfd up again.
+			ans.ret = retOf(r.val, r.errno)
+		}
+		return ans, false
+	}
 	if tr.emu == nil || !emulable(c) {
 		return ans, false
 	}
@@ -232,6 +241,9 @@ func (tr *tracer) apply(a traceAnswer) {
 		tr.skip(a.tid, *a.ret, a.atEntry)
 	case a.a.Allow:
 		if a.a.Capless && isNetlinkSocket(a.call) && tr.startHandOver(a.call, a.atEntry) {
+			return
+		}
+		if a.dupSelf && !tr.dupSelf(a.call) {
 			return
 		}
 		tr.stats.Allowed.Add(1)

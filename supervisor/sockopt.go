@@ -36,13 +36,20 @@ func readSockOpt(m *memReader, c *Call) unix.Errno {
 	}
 	c.Option = o.Label
 	optval, optlen := c.Args[3], int64(int32(c.Args[4]))
+	// Every option read below reads its value once, through c.opt, which
+	// keeps the bytes: an allowed option is then set by the supervisor
+	// with those very bytes (emuopt.go), never read again by the kernel.
+	c.opt = optValue{m: m, optlen: optlen}
+	defer func() { c.opt.m = nil }()
+	r := &c.opt
 	switch o.Effect {
 	case bpf.SourceRouteOpt:
 		c.SourceRoute = true
 		return 0
 	case bpf.PinOpt:
-		pin, errno := readPinOpt(m, o, optval, optlen)
+		pin, errno := readPinOpt(r, o, optval, optlen)
 		c.Pin = pin
+		c.opt.settable = errno == 0
 		return errno
 	case bpf.NetfilterOpt:
 		// A table or IPVS service of the socket's namespace: which one
@@ -50,7 +57,8 @@ func readSockOpt(m *memReader, c *Call) unix.Errno {
 		c.Netfilter = true
 		return 0
 	case bpf.JoinOpt:
-		j, errno := readJoinOpt(m, o, optval, optlen)
+		j, errno := readJoinOpt(r, o, optval, optlen)
+		c.opt.settable = errno == 0
 		if j.ifindex != loopbackIndex {
 			// A join on lo, named by its index, is announced on lo
 			// only: nothing to decide, like a pin to lo.
@@ -63,7 +71,7 @@ func readSockOpt(m *memReader, c *Call) unix.Errno {
 
 // readPinOpt returns the interface a pinning option names, or "" when it
 // names none or lo.
-func readPinOpt(m *memReader, o bpf.SockOpt, optval uint64, optlen int64) (string, unix.Errno) {
+func readPinOpt(m *optValue, o bpf.SockOpt, optval uint64, optlen int64) (string, unix.Errno) {
 	switch {
 	case o.Level == unix.SOL_SOCKET && o.Name == unix.SO_BINDTODEVICE:
 		// sock_setbindtodevice: at most IFNAMSIZ-1 bytes, NUL-padded.
@@ -123,7 +131,7 @@ func readPinOpt(m *memReader, o bpf.SockOpt, optval uint64, optlen int64) (strin
 // readInt reads the int option value the generic sk_setsockopt path
 // takes: optlen must hold an int, or the kernel fails with EINVAL (ok is
 // false and errno 0).
-func readInt(m *memReader, optval uint64, optlen int64) (uint32, bool, unix.Errno) {
+func readInt(m *optValue, optval uint64, optlen int64) (uint32, bool, unix.Errno) {
 	if optlen < 4 {
 		return 0, false, 0
 	}
@@ -134,14 +142,11 @@ func readInt(m *memReader, optval uint64, optlen int64) (uint32, bool, unix.Errn
 	return binary.NativeEndian.Uint32(b), true, 0
 }
 
-// readOptval reads the first n bytes of an option value; an unreadable
-// one is EFAULT, as the kernel's copy_from_sockptr says.
-func readOptval(m *memReader, optval uint64, n int64) ([]byte, unix.Errno) {
-	b := make([]byte, n)
-	if err := m.read(optval, b); err != nil {
-		return nil, unix.EFAULT
-	}
-	return b, 0
+// readOptval reads the first n bytes of an option value, as the kernel's
+// copy_from_sockptr will, and keeps them (optValue.read); an unreadable
+// one is EFAULT, as the kernel says.
+func readOptval(m *optValue, optval uint64, n int64) ([]byte, unix.Errno) {
+	return m.read(optval, n)
 }
 
 func ntohl(v uint32) uint32 {
@@ -160,7 +165,7 @@ type join struct {
 
 // readJoinOpt reads a join option. An invalid group means the kernel will
 // refuse the option (too short, wrong family).
-func readJoinOpt(m *memReader, o bpf.SockOpt, optval uint64, optlen int64) (join, unix.Errno) {
+func readJoinOpt(m *optValue, o bpf.SockOpt, optval uint64, optlen int64) (join, unix.Errno) {
 	var j join
 	read := func(n int64) ([]byte, unix.Errno) { return readOptval(m, optval, n) }
 	switch o.Name {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -97,6 +98,38 @@ func TestMulticastJoinDecoded(t *testing.T) {
 	}
 }
 
+// TestSockoptEmulated: an allowed pin or join is set by the supervisor on
+// the target's own socket (the value reads back there), with the bytes
+// and the length the target gave (a one-byte IP_UNICAST_IF, a negative
+// or too long one: the kernel's errno either way), under emulation;
+// continued in the kernel without it.
+func TestSockoptEmulated(t *testing.T) {
+	cases := []struct {
+		op   []string
+		want string
+	}{
+		{[]string{"unicast-if4-readback", "4"}, "ok=1"},
+		{[]string{"unicast-if4-readback", "8"}, "EINVAL"}, // the kernel's own answer
+		{[]string{"unicast-if4-readback", "1"}, "EINVAL"},
+		{[]string{"unicast-if4-readback", "-1"}, "EINVAL"},
+		{[]string{"bindtodevice", "lo"}, "ok"},
+		{[]string{"bindtodevice", ""}, "ok"},
+		{[]string{"join4", "239.1.2.3", "1"}, "ok"},
+		{[]string{"join4", "239.1.2.4", noSuchIndex}, "ENODEV"},
+	}
+	for _, mode := range []string{"on", "off"} {
+		for _, c := range cases {
+			out, rep := confinedMode(t, mode, c.op...)
+			if len(out) != 1 || out[0] != c.want {
+				t.Errorf("emulate=%s %v: victim printed %v, want %s", mode, c.op, out, c.want)
+			}
+			if want := map[string]uint64{"on": 1, "off": 0}[mode]; rep.Emulated != want {
+				t.Errorf("emulate=%s %v: %d calls made by nettrap, want %d", mode, c.op, rep.Emulated, want)
+			}
+		}
+	}
+}
+
 // TestSocketFamilyTrapped: a family outside the allowlist reaches the
 // supervisor; unix never does; netlink does, and is handed over.
 func TestSocketFamilyTrapped(t *testing.T) {
@@ -176,6 +209,19 @@ func sockoptVictim(op []string) (string, bool) {
 			return unix.SetsockoptIPv6Mreq(fd, unix.IPPROTO_IPV6, unix.IPV6_ADD_MEMBERSHIP,
 				&unix.IPv6Mreq{Multiaddr: netip.MustParseAddr(arg(1)).As16(), Interface: uint32(idx(2))})
 		})
+	case "unicast-if4-readback": // IP_UNICAST_IF 1 with optlen arg(1), then the value read back
+		var v int
+		err = withSocket(unix.AF_INET, func(fd int) error {
+			if err := rawSetsockopt(fd, unix.IPPROTO_IP, unix.IP_UNICAST_IF, htonl(1), idx(1)); err != nil {
+				return err
+			}
+			var gerr error
+			v, gerr = unix.GetsockoptInt(fd, unix.IPPROTO_IP, unix.IP_UNICAST_IF)
+			return gerr
+		})
+		if err == nil {
+			return "ok=" + strconv.Itoa(int(htonl(uint32(v)))), true
+		}
 	case "write-fds": // write "x" to each fd named; one result per fd
 		var res []string
 		for _, a := range op[1:] {
@@ -197,6 +243,22 @@ func sockoptVictim(op []string) (string, bool) {
 		return "", false
 	}
 	return result(err), true
+}
+
+// rawSetsockopt sets an int option with any optlen (a one-byte one, a
+// negative one), which x/sys/unix's typed wrappers cannot pass.
+func rawSetsockopt(fd, level, name int, v uint32, optlen int) error {
+	b := make([]byte, 8)
+	binary.NativeEndian.PutUint32(b, v)
+	if optlen == 1 {
+		b[0] = 0 // older kernels took one byte; 6.x wants an int (EINVAL)
+	}
+	_, _, e := unix.Syscall6(unix.SYS_SETSOCKOPT, uintptr(fd), uintptr(level), uintptr(name),
+		uintptr(unsafe.Pointer(&b[0])), uintptr(optlen), 0)
+	if e != 0 {
+		return e
+	}
+	return nil
 }
 
 func withSocket(fam int, f func(fd int) error) error {

@@ -114,6 +114,20 @@ func victimRole(op []string) int {
 			}
 		}
 		fmt.Println(result(err))
+	case "pidfd-getfd-self": // take our own stdout: a working, close-on-exec descriptor
+		pidfd, err := unix.PidfdOpen(os.Getpid(), 0)
+		if err == nil {
+			var fd, fl int
+			if fd, err = unix.PidfdGetfd(pidfd, 1, 0); err == nil {
+				if fl, err = unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && fl&unix.FD_CLOEXEC == 0 {
+					err = unix.EINVAL
+				}
+				unix.Close(fd)
+			}
+		}
+		fmt.Println(result(err))
+	case "pidfd-getfd-race": // PID FD TRIES [until-leak]: see pidfdGetfdRace
+		fmt.Println(pidfdGetfdRace(arg(1), arg(2), arg(3), arg(4) == "until-leak"))
 	case "setsockopt-lsrr": // an IPv4 loose source route via ADDR
 		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 		if err == nil {
@@ -430,4 +444,52 @@ func netlinkStorm(n int) string {
 		}
 	}
 	return fmt.Sprintf("ok:%d", n)
+}
+
+// pidfdGetfdRace makes pidfd_getfd(n, FD) TRIES times on a pidfd of its
+// own (allowed: the caller itself), while another thread keeps putting a
+// pidfd of the unconfined process PID on the same number n. The caller
+// has no descriptor FD, PID has: every success took PID's. It prints
+// "took:N", N the descriptors taken from PID; untilLeak stops at the first.
+func pidfdGetfdRace(pid, fdArg, triesArg string, untilLeak bool) string {
+	other, _ := strconv.Atoi(pid)
+	target, _ := strconv.Atoi(fdArg)
+	tries, _ := strconv.Atoi(triesArg)
+	self, err := unix.PidfdOpen(os.Getpid(), 0)
+	if err != nil {
+		return result(err)
+	}
+	theirs, err := unix.PidfdOpen(other, 0)
+	if err != nil {
+		return result(err)
+	}
+	n, err := unix.Dup(self)
+	if err != nil {
+		return result(err)
+	}
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; !stop.Load(); i++ {
+			src := self
+			if i&1 == 1 {
+				src = theirs
+			}
+			unix.Dup2(src, n)
+		}
+	}()
+	took := 0
+	for i := 0; i < tries; i++ {
+		if fd, err := unix.PidfdGetfd(n, target, 0); err == nil {
+			took++
+			unix.Close(fd)
+			if untilLeak {
+				break
+			}
+		}
+	}
+	stop.Store(true)
+	<-done
+	return fmt.Sprintf("took:%d", took)
 }

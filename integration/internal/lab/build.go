@@ -32,6 +32,8 @@ type Bins struct {
 	Holder   string // 64-bit static C program holding a socket for others to abuse
 	// ParentListen is a seccomp listener above nettrap (csrc/parentlisten.c).
 	ParentListen string
+	// OptFlip sets a socket option another thread flips (csrc/optflip.c).
+	OptFlip string
 
 	// no32 says why Escape32 could not be built (no gcc -m32); see Need32.
 	no32 error
@@ -114,6 +116,9 @@ func buildBins(nettrap, escapee, victim string) (*Bins, error) {
 		return nil, err
 	}
 	if b.ParentListen, err = gcc(dir, "parentlisten.c", "-static", "-pthread"); err != nil {
+		return nil, err
+	}
+	if b.OptFlip, err = gcc(dir, "optflip.c", "-static", "-pthread"); err != nil {
 		return nil, err
 	}
 	v, err := CurrentVariant()

@@ -1,0 +1,69 @@
+package supervisor
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/bpf"
+)
+
+// maxOptval bounds the option value an emulated setsockopt passes: every
+// option the supervisor sets reads a struct of at most 264 bytes
+// (struct group_source_req), and each one that checks optlen against a
+// size refuses a length above 512 just as it refuses the original one.
+const maxOptval = 512
+
+// optValue is the value of a trapped setsockopt as the decision read it:
+// the bytes the kernel would copy in, read once from the target
+// (readOptval) and kept, so that an allowed option is set with them.
+type optValue struct {
+	m      *memReader // while reading only
+	optlen int64
+	got    []byte
+	// settable: the value was read without a fault, so the option may be
+	// set by the supervisor (setOpt).
+	settable bool
+}
+
+// read reads n bytes at addr and keeps them. A trapped option reads its
+// value once; a second read replaces the first.
+func (o *optValue) read(addr uint64, n int64) ([]byte, unix.Errno) {
+	b := make([]byte, n)
+	if err := o.m.read(addr, b); err != nil {
+		return nil, unix.EFAULT
+	}
+	o.got = b
+	return b, 0
+}
+
+// emulableOpt tells whether c is a setsockopt the supervisor sets itself
+// when it is allowed: an interface pin (to lo or to none) or a multicast
+// join (on lo, or opened by a rule or the marker). Once allowed, the
+// kernel would read the value again, and a second thread could change
+// it in between (pin the socket to the real interface after nettrap saw
+// lo). Source routes are always denied. A netfilter table write is left
+// to the kernel: it acts only on a namespace the caller holds
+// CAP_NET_ADMIN over, which the kernel checks itself (README, "Threat
+// model").
+func emulableOpt(c *Call) bool {
+	if !c.opt.settable {
+		return false
+	}
+	o, ok := bpf.LookupSockOpt(uint32(c.Args[1]), uint32(c.Args[2]))
+	return ok && (o.Effect == bpf.PinOpt || o.Effect == bpf.JoinOpt)
+}
+
+// setOpt sets the option on the borrowed socket with the bytes read: the
+// same level, name and length (up to maxOptval), zeros past what the
+// kernel reads. The capability check of SO_BINDTODEVICE on a socket
+// already bound (CAP_NET_RAW) is then nettrap's: a target without it can
+// move its socket to lo or to no interface, nowhere else.
+func setOpt(s *borrowed, c *Call) result {
+	optlen := c.opt.optlen
+	if optlen > maxOptval {
+		optlen = maxOptval
+	}
+	var buf [maxOptval]byte
+	copy(buf[:], c.opt.got)
+	errno := rawSetsockopt(s.fd, int(int32(c.Args[1])), int(int32(c.Args[2])), buf[:], int32(optlen))
+	return result{errno: errno}
+}

@@ -175,8 +175,9 @@ func (c UsernsChoice) apply(attr *syscall.SysProcAttr) {
 // the command, then exits (it is never handed back to the scheduler):
 // under NsNoSysAdmin it drops CAP_SYS_ADMIN from the thread's bounding
 // set (per thread: on exec, root's permitted set is the file's ∩ the
-// bounding set) and from its inheritable and ambient sets (which exec
-// would also carry over).
+// bounding set) and from its inheritable set (which exec would also
+// carry over; the kernel takes from the ambient set what leaves the
+// inheritable one).
 func (c UsernsChoice) prepareThread() error {
 	if c.Method != NsNoSysAdmin {
 		return nil
@@ -193,8 +194,6 @@ func (c UsernsChoice) prepareThread() error {
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
 		return os.NewSyscallError("capset", err)
 	}
-	// Lowering the inheritable set clears the ambient one too; say it.
-	unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_LOWER, unix.CAP_SYS_ADMIN, 0, 0)
 	return nil
 }
 

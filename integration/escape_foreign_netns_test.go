@@ -61,7 +61,8 @@ func noDatagramAfter(t *testing.T, e labEnv, ln *lab.Listener, mark int, what st
 // namespace gives the program's own namespace an id for it; a VXLAN
 // device over that id, remote 203.0.113.7:4789, carries a UDP send "to
 // 127.0.0.9" out encapsulated. Under nettrap the veth peer and the VXLAN
-// are refused (EPERM) and nothing arrives at 4789.
+// are refused (EPERM) and nothing arrives at 4789; with --userns=off it
+// leaks again.
 func TestEscapeNetnsVethVxlan(t *testing.T) {
 	needNetAdmin(t)
 	e := newLabEnv(t)
@@ -77,6 +78,11 @@ func TestEscapeNetnsVethVxlan(t *testing.T) {
 			noDatagramAfter(t, e, ln, mark, "the guarded VXLAN ("+m.name+")")
 		})
 	}
+	// --userns=off is the user's own choice to reopen the hole (README,
+	// "Namespaces the test makes"): it leaks again.
+	r := e.guarded(t, asSelf, []string{"--userns=off"}, e.bins.Escapee, "veth-vxlan", lab.Outside4.String(), "vxlan userns=off")
+	mustEscape(t, r)
+	waitRecord(t, ln, "the encapsulated datagram under --userns=off", containing("vxlan userns=off"))
 }
 
 // TestEscapeNetnsMacvlan: a macvlan on the starting namespace's interface

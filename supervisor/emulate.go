@@ -84,6 +84,10 @@ type emulator struct {
 	watches  watcher     // calls that may block (emuwatch.go)
 	stop     int         // read end of the loop's wake pipe: readable once the loop stops
 	report   func(error) // the loop's own errors (loop.report)
+	// callers make unix calls as the caller (emucaller.go), made on
+	// first use.
+	callersOnce sync.Once
+	callers     *callerPool
 }
 
 // result is what an emulated call returns to the target.
@@ -140,23 +144,37 @@ func (e *emulator) make(c *Call, mayBlock bool) (r result, done, wouldBlock bool
 	}
 	defer s.close()
 	connect := c.Syscall.Kind == bpf.Connect
-	typ, err := s.kind(c, connect)
+	typ, family, err := s.kind(c, connect)
 	switch {
 	case errors.Is(err, unix.ENOTSOCK):
 		return result{errno: unix.ENOTSOCK}, true, false
 	case err != nil:
 		r, done = e.cannot(c, err)
 		return r, done, false
-	case typ < 0:
-		return result{}, false, false // not an inet socket
 	}
-	if typ == unix.SOCK_STREAM && !connect && sendFlags(c)&unix.MSG_FASTOPEN == 0 {
-		return result{}, false, false
+	s.family = family
+	switch family {
+	case unix.AF_INET, unix.AF_INET6:
+	case unix.AF_UNIX:
+		return e.makeUnix(s, c, typ, mayBlock)
+	case unix.AF_NETLINK:
+		return e.makeNetlink(s, c, typ, mayBlock)
+	default:
+		r, done = e.cannot(c, fmt.Errorf("%s on a socket of family %d", c.Syscall.Name, family))
+		return r, done, false
 	}
+	return s.makeNow(c, typ, mayBlock)
+}
+
+// makeNow makes the call on the borrowed socket, under a watch when it
+// may block (see make).
+func (s *borrowed) makeNow(c *Call, typ int, mayBlock bool) (r result, done, wouldBlock bool) {
+	connect := c.Syscall.Kind == bpf.Connect
 	if s.blocks(c, typ) {
 		if !mayBlock {
 			return result{}, false, true
 		}
+		e := s.e
 		defer e.watches.end(e.watches.begin(s, e.stop, connect))
 		if connect {
 			return s.resumedConnect(c.msgs[0].name, s.timedOut()), true, false
@@ -168,31 +186,27 @@ func (e *emulator) make(c *Call, mayBlock bool) (r result, done, wouldBlock bool
 	return s.send(c, typ), true, false
 }
 
-// kind returns the socket's type, or -1 when it is not an inet socket.
-// A connect's type is not asked (0): a connect is emulated on every inet
-// socket, and only a send's path depends on the type. That spares a
-// getsockopt per connect; a connect on a descriptor that is no socket
-// says ENOTSOCK itself.
-func (s *borrowed) kind(c *Call, connect bool) (int, error) {
-	var typ int
+// kind returns the socket's type and family. A connect's type is not
+// asked (0): only a send's path depends on it. Nor is the family of a
+// socket every message of the call names an inet address on (see
+// inetNamed). That spares a getsockopt or two per call; a connect on a
+// descriptor that is no socket says ENOTSOCK itself.
+func (s *borrowed) kind(c *Call, connect bool) (typ, family int, err error) {
 	if !connect {
-		t, err := rawSockoptInt(s.fd, unix.SO_TYPE)
-		if err != 0 {
-			return 0, sockoptErr(err)
+		t, errno := rawSockoptInt(s.fd, unix.SO_TYPE)
+		if errno != 0 {
+			return 0, 0, sockoptErr(errno)
 		}
 		typ = t
 	}
 	if inetNamed(c) != 0 {
-		return typ, nil
+		return typ, unix.AF_INET, nil
 	}
-	domain, err := rawSockoptInt(s.fd, unix.SO_DOMAIN)
-	if err != 0 {
-		return 0, sockoptErr(err)
+	domain, errno := rawSockoptInt(s.fd, unix.SO_DOMAIN)
+	if errno != 0 {
+		return 0, 0, sockoptErr(errno)
 	}
-	if domain != unix.AF_INET && domain != unix.AF_INET6 {
-		return -1, nil
-	}
-	return typ, nil
+	return typ, domain, nil
 }
 
 // sockoptErr wraps a failed getsockopt (ENOTSOCK is the caller's
@@ -236,7 +250,7 @@ func (e *emulator) cannot(c *Call, err error) (result, bool) {
 		return result{errno: unix.EPERM}, true
 	}
 	e.noted.Do(func() {
-		fmt.Fprintf(e.notices, "nettrap: emulation unavailable for some calls (%v): they continue in the kernel, where a racing thread could change their address\n", err)
+		fmt.Fprintf(e.notices, "nettrap: emulation unavailable for some calls (%v): they continue in the kernel, where a racing thread could change their address or descriptor\n", err)
 	})
 	return result{}, false
 }

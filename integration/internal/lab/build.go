@@ -32,6 +32,9 @@ type Bins struct {
 	Holder   string // 64-bit static C program holding a socket for others to abuse
 	// ParentListen is a seccomp listener above nettrap (csrc/parentlisten.c).
 	ParentListen string
+	// Swapper races an allowed call against a descriptor swap
+	// (csrc/swapper.c).
+	Swapper string
 
 	// no32 says why Escape32 could not be built (no gcc -m32); see Need32.
 	no32 error
@@ -114,6 +117,9 @@ func buildBins(nettrap, escapee, victim string) (*Bins, error) {
 		return nil, err
 	}
 	if b.ParentListen, err = gcc(dir, "parentlisten.c", "-static", "-pthread"); err != nil {
+		return nil, err
+	}
+	if b.Swapper, err = gcc(dir, "swapper.c", "-static", "-pthread"); err != nil {
 		return nil, err
 	}
 	v, err := CurrentVariant()

@@ -6,7 +6,7 @@
  * make again (CONTINUE) can be made by the kernel on B's socket, to B's
  * address.
  *
- *   swapper MODE TRIES OUTSIDE_IP OUTSIDE_PORT MARKER
+ *   swapper MODE TRIES OUTSIDE_IP OUTSIDE_PORT MARKER [DIR]
  *
  * MODE:
  *   dgram    A: sendto(F, MARKER, abstract unix address) on a unix
@@ -16,7 +16,7 @@
  *            our abstract listener, then write(F, MARKER);
  *            B: a fresh TCP socket, the address OUTSIDE_IP:OUTSIDE_PORT.
  *   path     as stream, to a listener at the relative path "swap.sock"
- *            in the working directory.
+ *            in the working directory (DIR, if given).
  *   tcpsend  A: sendto(F, MARKER, 127.0.0.1:port) on a TCP socket
  *            connected to our loopback listener (the address is
  *            ignored); B: a UDP socket, OUTSIDE_IP:OUTSIDE_PORT.
@@ -35,6 +35,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define F 100
@@ -81,6 +82,19 @@ static void *drain(void *arg)
 	}
 }
 
+/* hold keeps a state for a random 0-40 us: about the time nettrap takes
+ * between its check and its answer. */
+static void hold(void)
+{
+	struct timespec t0, t;
+	long ns = (random() % 40) * 1000;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec < ns);
+}
+
 static void *swapper(void *arg)
 {
 	int inet = strcmp(mode, "stream") && strcmp(mode, "path") ? SOCK_DGRAM : SOCK_STREAM;
@@ -93,22 +107,23 @@ static void *swapper(void *arg)
 		dup2(s, F);
 		close(s);
 		memcpy(addr.raw, bad, ADDRLEN);
-		for (int i = 0; i < 50; i++)
-			__asm__ volatile("" ::: "memory");
+		hold();
 		memcpy(addr.raw, good, ADDRLEN);
 		if (keep >= 0)
 			dup2(keep, F);
-		sched_yield();
+		hold();
 	}
 	return NULL;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc != 6) {
-		fprintf(stderr, "usage: swapper dgram|stream|path|tcpsend TRIES IP PORT MARKER\n");
+	if (argc != 6 && argc != 7) {
+		fprintf(stderr, "usage: swapper dgram|stream|path|tcpsend TRIES IP PORT MARKER [DIR]\n");
 		return 2;
 	}
+	if (argc == 7 && chdir(argv[6]))
+		die("chdir");
 	mode = argv[1];
 	long tries = atol(argv[2]);
 	const char *marker = argv[5];
@@ -173,8 +188,10 @@ int main(int argc, char **argv)
 		dup2(s, F);
 		close(s);
 		if (connect(F, &addr.sa, glen) == 0) {
-			if (send(F, marker, mlen, MSG_NOSIGNAL) == (ssize_t)mlen)
-				ok++;
+			ok++;
+			/* A leaked connection carries the marker (a unix one
+			 * too, unless B swapped F again meanwhile). */
+			send(F, marker, mlen, MSG_NOSIGNAL | MSG_DONTWAIT);
 		}
 	}
 	atomic_store(&stop, 1);

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -43,6 +44,9 @@ func unixVictim(op []string) (string, bool) {
 		return unixCalls(op[1]), true
 	case "unix-scm-credentials":
 		return result(unixSCMCredentials()), true
+	case "netlink-ownns": // netlink-ownns PORT
+		port, _ := strconv.ParseUint(op[1], 10, 32)
+		return netlinkOwnNamespace(uint32(port)), true
 	}
 	return "", false
 }
@@ -124,4 +128,51 @@ func unixSCMCredentials() error {
 	}
 	cred := unix.UnixCredentials(&unix.Ucred{Pid: int32(os.Getpid()), Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid())})
 	return unix.Sendmsg(fds[0], []byte("c"), cred, nil, 0)
+}
+
+// A netlink send to the kernel in a namespace the target made is made by
+// the supervisor without the address (the kernel then checks the
+// socket's opener as well as the sender); one to another port is not
+// emulated. The results are the kernel's either way.
+func TestEmulatedNetlinkOwnNamespace(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("not root: cannot make a network namespace")
+	}
+	for _, mode := range []string{"on", "off"} {
+		out, rep := confinedMode(t, mode, "netlink-ownns", "0")
+		expect(t, out, "ok", "RTM_NEWLINK")
+		if want := map[string]uint64{"on": 1, "off": 0}[mode]; rep.Emulated != want {
+			t.Errorf("emulate=%s, to the kernel: %d calls emulated, want %d", mode, rep.Emulated, want)
+		}
+	}
+	out, rep := confinedMode(t, "auto", "netlink-ownns", "4242")
+	expect(t, out, "ECONNREFUSED", "EAGAIN")
+	if rep.Emulated != 0 {
+		t.Errorf("to port 4242: %d calls emulated, want 0", rep.Emulated)
+	}
+}
+
+// netlinkOwnNamespace makes a network namespace of its own, and sends a
+// link dump there to port (0: the kernel) with sendto; it prints the
+// send's result and what came back.
+func netlinkOwnNamespace(port uint32) string {
+	runtime.LockOSThread() // the namespace is the thread's
+	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+		return "unshare:" + result(err)
+	}
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE)
+	if err != nil {
+		return "socket:" + result(err)
+	}
+	req := make([]byte, unix.NLMSG_HDRLEN+unix.SizeofIfInfomsg)
+	hdr := (*unix.NlMsghdr)(unsafe.Pointer(&req[0]))
+	*hdr = unix.NlMsghdr{Len: uint32(len(req)), Type: unix.RTM_GETLINK, Flags: unix.NLM_F_REQUEST | unix.NLM_F_DUMP, Seq: 1}
+	sendErr := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Pid: port})
+	buf := make([]byte, 1<<16)
+	n, _, err := unix.Recvfrom(fd, buf, unix.MSG_DONTWAIT)
+	got := result(err)
+	if err == nil && n >= unix.NLMSG_HDRLEN && (*unix.NlMsghdr)(unsafe.Pointer(&buf[0])).Type == unix.RTM_NEWLINK {
+		got = "RTM_NEWLINK"
+	}
+	return result(sendErr) + " " + got
 }

@@ -63,19 +63,19 @@ func ProbeEmulation() error {
 	return nil
 }
 
-// emulator makes allowed connects and sends on inet sockets itself, on
-// the target's own socket (borrowed with pidfd_getfd), with the bytes the
-// decision was made on. An allowed call answered with CONTINUE is read a
-// second time by the kernel, and another thread of the target can change
-// the address in between (seccomp_unotify(2), "the TOCTOU problem"); an
-// emulated one is read once.
+// emulator makes allowed connects and sends itself, on the target's own
+// socket (borrowed with pidfd_getfd), with the bytes the decision was
+// made on. An allowed call answered with CONTINUE is read a second time by
+// the kernel, and another thread of the target can change the address, or
+// dup2() another socket onto the descriptor, in between
+// (seccomp_unotify(2), "the TOCTOU problem"); an emulated one is read
+// once.
 //
-// Only what a racing thread could redirect is emulated: connect on inet
-// sockets, and sends on inet datagram sockets and TCP Fast Open sends
-// (MSG_FASTOPEN). A send on a connected stream socket ignores any
-// address, and unix and netlink sockets cannot change family, so a racing
-// thread can only pick another allowed destination there: those continue
-// in the kernel.
+// Every socket family a confined process can hold is emulated: inet
+// (connects, datagram and stream sends), unix (made as the caller would:
+// emucaller.go, emuunix.go) and netlink (sends to the kernel, without
+// their address: emuunix.go). What cannot be made faithfully (unix
+// SCM_CREDENTIALS, netlink to another port or group) goes to cannot.
 type emulator struct {
 	required bool // EmulateOn: a call that cannot be emulated is denied
 	notices  io.Writer
@@ -120,8 +120,8 @@ func emulable(c *Call) bool {
 }
 
 // perform makes an allowed call in the supervisor. done is false when the
-// call should continue in the kernel after all (not an inet socket, a
-// stream send, or emulation unavailable in auto mode).
+// call should continue in the kernel after all (a call that cannot be
+// emulated, in auto mode: see cannot).
 func (e *emulator) perform(c *Call) (r result, done bool) {
 	r, done, _ = e.make(c, true)
 	return r, done
@@ -129,8 +129,8 @@ func (e *emulator) perform(c *Call) (r result, done bool) {
 
 // make is perform with a choice: a caller that must not wait long (the
 // ptrace engine's tracer, which serves every stop) passes mayBlock false,
-// and a call that may block (a connect or stream send on a blocking
-// socket) is then not made: wouldBlock says so.
+// and a call that may block (a connect, a stream send, or a unix or
+// netlink send on a blocking socket) is then not made: wouldBlock says so.
 func (e *emulator) make(c *Call, mayBlock bool) (r result, done, wouldBlock bool) {
 	s, err := borrow(c, e)
 	switch {

@@ -43,6 +43,7 @@ type callerPool struct {
 	own       procfs.Creds // nettrap's
 	ownRoot   unix.Stat_t
 	ownMnt    procfs.NsID
+	ownUser   procfs.NsID
 	canSwitch bool  // nettrap is root with CAP_SETUID and CAP_SETGID
 	canChroot bool  // CAP_SYS_CHROOT
 	err       error // the pool cannot work at all
@@ -88,6 +89,10 @@ func newCallerPool() *callerPool {
 		p.err = err
 		return p
 	}
+	if p.ownUser, err = procfs.Namespace(procfs.SelfPath("ns/user")); err != nil {
+		p.err = err
+		return p
+	}
 	has := func(c int) bool { return p.own.CapEff&(1<<c) != 0 }
 	p.canSwitch = p.own.UID == [4]int{} && has(unix.CAP_SETUID) && has(unix.CAP_SETGID)
 	p.canChroot = has(unix.CAP_SYS_CHROOT)
@@ -111,6 +116,12 @@ func (p *callerPool) context(c *Call, paths, relative bool) (*callerCtx, error) 
 	creds, err := procfs.ReadCreds(procfs.TaskPath(c.TID, "status"))
 	if err != nil {
 		return nil, errGone
+	}
+	if userns, err := procfs.Namespace(procfs.TaskPath(c.TID, "ns/user")); err != nil || userns != p.ownUser {
+		// Its capabilities hold in a user namespace of its own, not in
+		// nettrap's, where the call is made: it gets none (its ids,
+		// which status shows in nettrap's namespace, still count).
+		creds.CapEff = 0
 	}
 	if !creds.Same(p.own) {
 		if !p.canSwitch {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -48,6 +49,8 @@ type callerPool struct {
 	canChroot bool  // CAP_SYS_CHROOT
 	err       error // the pool cannot work at all
 
+	noPidfdInfo atomic.Bool // the kernel has no PIDFD_GET_INFO (before 6.13)
+
 	mu   sync.Mutex
 	idle []*callerThread
 }
@@ -59,9 +62,14 @@ type callerCtx struct {
 	cwd, root int // O_PATH descriptors; -1: not needed
 	creds     *procfs.Creds
 	pool      *callerPool
+	// viaProc: the relative names were rewritten to start at
+	// /proc/self/fd/CWD (see viaProcCwd): the cwd is not changed to.
+	viaProc bool
 }
 
-func (x *callerCtx) inline() bool { return x.cwd < 0 && x.root < 0 && x.creds == nil }
+func (x *callerCtx) inline() bool {
+	return (x.cwd < 0 || x.viaProc) && x.root < 0 && x.creds == nil
+}
 
 func (x *callerCtx) close() {
 	if x.cwd >= 0 {
@@ -104,28 +112,57 @@ func newCallerPool() *callerPool {
 // CAP_SYS_CHROOT).
 var errCallerState = errors.New("cannot act as the caller")
 
-// context learns how c must be made. paths: some message names a path
-// (relative: needs the working directory). The caller must still be in
-// the call afterwards (c.pending), or what was read may be another
-// task's.
-func (p *callerPool) context(c *Call, paths, relative bool) (*callerCtx, error) {
+// context learns how c must be made. pidfd names the caller (see
+// borrow). paths: some message names a path (relative: needs the working
+// directory). The caller must still be in the call afterwards
+// (c.pending), or what was read may be another task's.
+//
+// Reading /proc/TID/status costs some 50 µs, so the ids come from the
+// pidfd (PIDFD_GET_INFO, Linux 6.13+) and the capabilities from capget,
+// and the status file is read only for a caller whose ids differ from
+// nettrap's (its groups are needed then). A caller with nettrap's ids
+// has its groups too, short of a setgroups of its own (CAP_SETGID): see
+// README, SO_PEERGROUPS. Capabilities matter to a path's permission
+// checks only.
+func (p *callerPool) context(c *Call, pidfd int, paths, relative bool) (*callerCtx, error) {
 	x := &callerCtx{cwd: -1, root: -1, pool: p}
 	if p.err != nil {
 		return nil, p.err
 	}
-	creds, err := procfs.ReadCreds(procfs.TaskPath(c.TID, "status"))
+	creds, err := p.ids(c.TID, pidfd)
 	if err != nil {
 		return nil, errGone
 	}
-	if userns, err := procfs.Namespace(procfs.TaskPath(c.TID, "ns/user")); err != nil || userns != p.ownUser {
-		// Its capabilities hold in a user namespace of its own, not in
-		// nettrap's, where the call is made: it gets none (its ids,
-		// which status shows in nettrap's namespace, still count).
-		creds.CapEff = 0
+	if paths {
+		if creds.CapEff, err = capEffective(c.TID); err != nil {
+			return nil, errGone
+		}
+		if creds.CapEff != 0 {
+			userns, err := procfs.Namespace(procfs.TaskPath(c.TID, "ns/user"))
+			if err != nil || userns != p.ownUser {
+				// Its capabilities hold in a user namespace of its
+				// own, not in nettrap's, where the call is made: it
+				// gets none (its ids, shown in nettrap's namespace,
+				// still count).
+				creds.CapEff = 0
+			}
+		}
+	} else {
+		creds.CapEff = p.own.CapEff // not asked: they do not matter
 	}
-	if !creds.Same(p.own) {
+	if creds.UID != p.own.UID || creds.GID != p.own.GID || creds.CapEff != p.own.CapEff {
 		if !p.canSwitch {
 			return nil, fmt.Errorf("%w: its credentials differ from nettrap's, which cannot change its own", errCallerState)
+		}
+		if creds.Groups == nil {
+			full, err := procfs.ReadCreds(procfs.TaskPath(c.TID, "status"))
+			if err != nil {
+				return nil, errGone
+			}
+			creds.Groups = full.Groups
+		}
+		if !paths {
+			creds.CapEff = 0
 		}
 		x.creds = &creds
 	}
@@ -145,6 +182,38 @@ func (p *callerPool) context(c *Call, paths, relative bool) (*callerCtx, error) 
 		x.cwd = fd
 	}
 	return x, nil
+}
+
+// ids returns the caller's uids and gids (Groups nil: not read), from its
+// pidfd where the kernel tells them (6.13+), else from its status file
+// (Groups read too).
+func (p *callerPool) ids(tid, pidfd int) (procfs.Creds, error) {
+	if !p.noPidfdInfo.Load() {
+		info := unix.PidfdInfo{Mask: unix.PIDFD_INFO_CREDS}
+		err := unix.IoctlPidfdInfo(pidfd, &info)
+		if err == nil && info.Mask&unix.PIDFD_INFO_CREDS != 0 {
+			return procfs.Creds{
+				UID: [4]int{int(info.Ruid), int(info.Euid), int(info.Suid), int(info.Fsuid)},
+				GID: [4]int{int(info.Rgid), int(info.Egid), int(info.Sgid), int(info.Fsgid)},
+			}, nil
+		}
+		if err == unix.ESRCH {
+			return procfs.Creds{}, err
+		}
+		p.noPidfdInfo.Store(true) // before 6.13: ENOTTY
+	}
+	return procfs.ReadCreds(procfs.TaskPath(tid, "status"))
+}
+
+// capEffective returns thread tid's effective capabilities (capget acts
+// on any task named by its tid).
+func capEffective(tid int) (uint64, error) {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3, Pid: int32(tid)}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return 0, os.NewSyscallError("capget", err)
+	}
+	return uint64(data[0].Effective) | uint64(data[1].Effective)<<32, nil
 }
 
 // openRoot keeps the caller's root when it is not nettrap's own (another

@@ -1,10 +1,12 @@
 package supervisor
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 
@@ -47,7 +49,7 @@ func (e *emulator) makeUnix(s *borrowed, c *Call, typ int, mayBlock bool) (r res
 		return result{}, false, true
 	}
 	paths, relative := unixPaths(c)
-	x, err := e.callerPool().context(c, paths, relative)
+	x, err := e.callerPool().context(c, s.pidfd, paths, relative)
 	switch {
 	case errors.Is(err, errGone):
 		return result{errno: unix.EPERM}, true, false
@@ -56,6 +58,9 @@ func (e *emulator) makeUnix(s *borrowed, c *Call, typ int, mayBlock bool) (r res
 		return r, done, false
 	}
 	defer x.close()
+	if x.cwd >= 0 && x.root < 0 && x.creds == nil {
+		x.viaProc = viaProcCwd(c, x.cwd)
+	}
 	rights, errno, err := s.translateRights(c)
 	defer func() {
 		for _, fd := range rights {
@@ -93,6 +98,44 @@ func unixPaths(c *Call) (paths, relative bool) {
 	}
 	return paths, relative
 }
+
+// viaProcCwd rewrites every relative unix path of c to start at
+// /proc/self/fd/CWD/, cwd being nettrap's copy of the caller's working
+// directory, when they all fit in sun_path: the call can then be made on
+// any thread (no hop to a caller thread). Only where the caller's root is
+// nettrap's: the walk from there is the caller's own (the magic link
+// lands on its working directory, ".." and absolute symlinks meet the
+// same root), and no name is visible to a peer (a stream peer sees the
+// listener's bound name, a datagram's receiver the sender's).
+func viaProcCwd(c *Call, cwd int) bool {
+	prefix := "/proc/self/fd/" + strconv.Itoa(cwd) + "/"
+	names := make([][]byte, len(c.msgs))
+	for i, m := range c.msgs {
+		if len(m.name) <= 2 || binary.NativeEndian.Uint16(m.name) != unix.AF_UNIX || m.name[2] == 0 || m.name[2] == '/' {
+			continue
+		}
+		rel := m.name[2:]
+		if n := bytes.IndexByte(rel, 0); n >= 0 {
+			rel = rel[:n]
+		}
+		if len(prefix)+len(rel) >= sizeofSunPath {
+			return false
+		}
+		name := make([]byte, 2, 2+len(prefix)+len(rel)+1)
+		binary.NativeEndian.PutUint16(name, unix.AF_UNIX)
+		name = append(append(append(name, prefix...), rel...), 0)
+		names[i] = name
+	}
+	for i, n := range names {
+		if n != nil {
+			c.msgs[i].name = n
+		}
+	}
+	return true
+}
+
+// sizeofSunPath is the size of sockaddr_un's sun_path.
+const sizeofSunPath = 108
 
 // errCredentials: SCM_CREDENTIALS are checked against the sender.
 var errCredentials = errors.New("SCM_CREDENTIALS would be checked against nettrap, not the caller")

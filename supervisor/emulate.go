@@ -172,7 +172,7 @@ func (s *borrowed) makeNow(c *Call, typ int, mayBlock bool) (r result, done, wou
 	connect := c.Syscall.Kind == bpf.Connect
 	if s.blocks(c, typ) {
 		if !mayBlock {
-			return result{}, false, true
+			return s.tryNow(c, typ)
 		}
 		e := s.e
 		defer e.watches.end(e.watches.begin(s, e.stop, connect))
@@ -184,6 +184,28 @@ func (s *borrowed) makeNow(c *Call, typ int, mayBlock bool) (r result, done, wou
 		return s.connect(c.msgs[0].name), true, false
 	}
 	return s.send(c, typ), true, false
+}
+
+// tryNow is makeNow for a caller that must not wait, on a call that may
+// block: a unix or netlink datagram send (sendto, sendmsg) is tried with
+// MSG_DONTWAIT, which sends it whole or not at all; when it would block
+// (EAGAIN, the receiver's queue full), or for any other call, wouldBlock
+// says the caller must make it where it may wait. (Under the ptrace
+// engine most unix sockets are blocking, and a call made aside costs two
+// thread hand-offs and a stop.)
+func (s *borrowed) tryNow(c *Call, typ int) (r result, done, wouldBlock bool) {
+	local := s.family == unix.AF_UNIX || s.family == unix.AF_NETLINK
+	if !local || typ == unix.SOCK_STREAM || (c.Syscall.Kind != bpf.SendTo && c.Syscall.Kind != bpf.SendMsg) {
+		return result{}, false, true
+	}
+	s.dontWait = true
+	r = s.send(c, typ)
+	s.dontWait = false
+	if r.errno == unix.EAGAIN {
+		c.msgs[0].payload = nil // back in the pool: read it again
+		return result{}, false, true
+	}
+	return r, true, false
 }
 
 // kind returns the socket's type and family. A connect's type is not

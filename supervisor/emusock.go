@@ -43,6 +43,8 @@ type borrowed struct {
 	// via makes the call's own syscalls as the caller (unix sockets:
 	// emucaller.go); nil: directly.
 	via *callerCtx
+	// dontWait: a first try that must not block (tryNow).
+	dontWait bool
 }
 
 // borrow takes the call's socket from the calling thread, through a
@@ -126,6 +128,9 @@ func (s *borrowed) blocks(c *Call, typ int) bool {
 	if c.Syscall.Kind != bpf.Connect && typ != unix.SOCK_STREAM && !local {
 		return false
 	}
+	if c.Syscall.Kind == bpf.Connect && s.family == unix.AF_UNIX && typ == unix.SOCK_DGRAM {
+		return false // it only names the peer
+	}
 	fl, err := rawFileFlags(s.fd)
 	if err != 0 || fl&unix.O_NONBLOCK != 0 {
 		return false
@@ -162,6 +167,9 @@ func (s *borrowed) resumedConnect(name []byte, timedOut unix.Errno) result {
 // data and the payload read from the target now.
 func (s *borrowed) send(c *Call, typ int) result {
 	flags := sendFlags(c)
+	if s.dontWait {
+		flags |= unix.MSG_DONTWAIT
+	}
 	if typ == unix.SOCK_STREAM && c.Syscall.Kind != bpf.SendMMsg {
 		return s.sendStream(c, flags)
 	}

@@ -45,8 +45,14 @@ import (
 
 // makeUnix makes a call on a unix socket.
 func (e *emulator) makeUnix(s *borrowed, c *Call, typ int, mayBlock bool) (r result, done, wouldBlock bool) {
-	if !mayBlock && s.blocks(c, typ) {
-		return result{}, false, true
+	if c.Syscall.Kind == bpf.Connect {
+		// A datagram connect never waits (see blocks): worth a
+		// getsockopt under the ptrace engine, which makes a call that
+		// may wait aside.
+		typ, _ = rawSockoptInt(s.fd, unix.SO_TYPE)
+	}
+	if !mayBlock && c.Syscall.Kind == bpf.Connect && s.blocks(c, typ) {
+		return result{}, false, true // made aside: spare the work twice
 	}
 	paths, relative := unixPaths(c)
 	x, err := e.callerPool().context(c, s.pidfd, paths, relative)

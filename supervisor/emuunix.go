@@ -45,6 +45,7 @@ import (
 
 // makeUnix makes a call on a unix socket.
 func (e *emulator) makeUnix(s *borrowed, c *Call, typ int, mayBlock bool) (r result, done, wouldBlock bool) {
+	defer keepMsgs(c)()
 	if c.Syscall.Kind == bpf.Connect {
 		// A datagram connect never waits (see blocks): worth a
 		// getsockopt under the ptrace engine, which makes a call that
@@ -88,6 +89,26 @@ func (e *emulator) makeUnix(s *borrowed, c *Call, typ int, mayBlock bool) (r res
 	}
 	s.via = x
 	return s.makeNow(c, typ, mayBlock)
+}
+
+// keepMsgs saves the names and control data of c's messages, which the
+// unix and netlink paths rewrite for their own call (descriptor numbers,
+// paths, a stripped address) and may cut short (translateRights); the
+// function it returns puts them back, so that a call made again (aside,
+// by the ptrace engine, when the first try would have blocked) starts
+// from what was checked.
+func keepMsgs(c *Call) func() {
+	all := c.msgs
+	saved := make([][2][]byte, len(all))
+	for i, m := range all {
+		saved[i] = [2][]byte{m.name, m.control}
+	}
+	return func() {
+		c.msgs = all
+		for i := range all {
+			all[i].name, all[i].control = saved[i][0], saved[i][1]
+		}
+	}
 }
 
 // callerPool returns the emulator's caller threads (made on first use).
@@ -217,6 +238,7 @@ func (s *borrowed) rights(ctl []byte) (out []byte, fds []int, errno unix.Errno, 
 
 // makeNetlink makes a call on a netlink socket.
 func (e *emulator) makeNetlink(s *borrowed, c *Call, typ int, mayBlock bool) (r result, done, wouldBlock bool) {
+	defer keepMsgs(c)()
 	connect := c.Syscall.Kind == bpf.Connect
 	stripped := false
 	for i := range c.msgs {

@@ -9,6 +9,7 @@
 #include <grp.h>
 #include <linux/rtnetlink.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,11 +121,54 @@ static long send_rights(int s, const char *path, int fd)
 	return sendmsg(s, &m, 0);
 }
 
-static long sendto_path(int s, const char *path, const char *msg)
+static long sendto_path_flags(int s, const char *path, const char *msg, int flags)
 {
 	struct sockaddr_un a;
 	socklen_t n = unaddr(&a, path, 0);
-	return sendto(s, msg, strlen(msg), 0, (void *)&a, n);
+	return sendto(s, msg, strlen(msg), flags, (void *)&a, n);
+}
+
+static long sendto_path(int s, const char *path, const char *msg)
+{
+	return sendto_path_flags(s, path, msg, 0);
+}
+
+struct drain {
+	int fd, n;
+};
+
+static void *drain_later(void *arg)
+{
+	struct drain *d = arg;
+	char b[16];
+	msleep(200);
+	for (int i = 0; i < d->n; i++)
+		recv(d->fd, b, sizeof b, 0);
+	return NULL;
+}
+
+/* full_queue_rights: a blocking sendmsg with SCM_RIGHTS to a receiver
+ * whose queue is full waits until it reads (under the ptrace engine
+ * nettrap's first, non-blocking try fails and it makes the call again). */
+static void full_queue_rights(int s)
+{
+	int q = unix_bound(SOCK_DGRAM, "q.sock", 0), p[2];
+	struct drain d = {q, 0};
+	while (sendto_path_flags(s, "q.sock", "fill", MSG_DONTWAIT) > 0)
+		d.n++;
+	if (pipe(p) < 0) {
+		perror("netsem: pipe");
+		exit(2);
+	}
+	pthread_t t;
+	pthread_create(&t, NULL, drain_later, &d);
+	out("unix_full_queue_rights", "%s", rc(send_rights(s, "q.sock", p[1])));
+	pthread_join(t, NULL);
+	out("unix_full_queue_rights_got", "%s", dgram_recv(q));
+	char x;
+	out("unix_full_queue_pipe", "%s", rc(read(p[0], &x, 1)));
+	close(p[0]), close(p[1]), close(q);
+	unlink("q.sock");
 }
 
 /* as_nobody runs the credential cases in a child that became uid and gid
@@ -224,6 +268,7 @@ static void unix_scenarios_in(const char *dir)
 	out("unix_rights_pipe", "%s", rc(read(p[0], &x, 1)));
 	out("unix_sendmsg_badfd", "%s", rc(send_rights(s, "d.sock", 999)));
 	out("unix_sendto_missing", "%s", rc(sendto_path(s, "missing.sock", "x")));
+	full_queue_rights(s);
 	close(p[0]), close(p[1]), close(s), close(d), close(l), close(la);
 	unlink("s.sock"), unlink("d.sock"), unlink("dead.sock"), unlink("nolisten.sock");
 

@@ -28,8 +28,8 @@
 //     receiver past a millisecond or two passes the receiving to a new
 //     receiver (the watchdog in receiver.go): other threads' calls never
 //     wait behind a slow one.
-//  6. An allowed connect or send on an inet socket is made by the
-//     supervisor itself (emulate.go): it borrows the target's socket with
+//  6. An allowed connect or send is made by the supervisor itself
+//     (emulate.go): it borrows the target's socket with
 //     pidfd_getfd, makes the call with the bytes it checked, and answers
 //     with the result. Anything else allowed is answered CONTINUE (the
 //     kernel runs the call). ENOENT from SEND means the target is gone:
@@ -53,9 +53,10 @@
 //
 // Why emulate: a call answered CONTINUE is read again by the kernel, and
 // another thread of the target can change the address in between (the
-// CONTINUE race, see seccomp_unotify(2)). Unix and netlink sockets keep
-// CONTINUE: their family cannot change, so a racing thread can only pick
-// another address of an allowed class. Where pidfd_getfd is refused
+// CONTINUE race, see seccomp_unotify(2)), and so is the descriptor: a
+// racing thread can dup2() an inet socket onto the number that was
+// checked. So unix and netlink calls are made by the supervisor too
+// (emuunix.go). Where pidfd_getfd is refused
 // (kernel < 5.6, a container profile without CAP_SYS_PTRACE) every
 // allowed call continues, unless Options.Emulate requires emulation.
 package supervisor

@@ -63,19 +63,19 @@ func ProbeEmulation() error {
 	return nil
 }
 
-// emulator makes allowed connects and sends on inet sockets itself, on
-// the target's own socket (borrowed with pidfd_getfd), with the bytes the
-// decision was made on. An allowed call answered with CONTINUE is read a
-// second time by the kernel, and another thread of the target can change
-// the address in between (seccomp_unotify(2), "the TOCTOU problem"); an
-// emulated one is read once.
+// emulator makes allowed connects and sends itself, on the target's own
+// socket (borrowed with pidfd_getfd), with the bytes the decision was
+// made on. An allowed call answered with CONTINUE is read a second time by
+// the kernel, and another thread of the target can change the address, or
+// dup2() another socket onto the descriptor, in between
+// (seccomp_unotify(2), "the TOCTOU problem"); an emulated one is read
+// once.
 //
-// Only what a racing thread could redirect is emulated: connect on inet
-// sockets, and sends on inet datagram sockets and TCP Fast Open sends
-// (MSG_FASTOPEN). A send on a connected stream socket ignores any
-// address, and unix and netlink sockets cannot change family, so a racing
-// thread can only pick another allowed destination there: those continue
-// in the kernel.
+// Every socket family a confined process can hold is emulated: inet
+// (connects, datagram and stream sends), unix (made as the caller would:
+// emucaller.go, emuunix.go) and netlink (sends to the kernel, without
+// their address: emuunix.go). What cannot be made faithfully (unix
+// SCM_CREDENTIALS, netlink to another port or group) goes to cannot.
 type emulator struct {
 	required bool // EmulateOn: a call that cannot be emulated is denied
 	notices  io.Writer
@@ -84,6 +84,10 @@ type emulator struct {
 	watches  watcher     // calls that may block (emuwatch.go)
 	stop     int         // read end of the loop's wake pipe: readable once the loop stops
 	report   func(error) // the loop's own errors (loop.report)
+	// callers make unix calls as the caller (emucaller.go), made on
+	// first use.
+	callersOnce sync.Once
+	callers     *callerPool
 }
 
 // result is what an emulated call returns to the target.
@@ -118,8 +122,8 @@ func emulable(c *Call) bool {
 }
 
 // perform makes an allowed call in the supervisor. done is false when the
-// call should continue in the kernel after all (not an inet socket, a
-// stream send, or emulation unavailable in auto mode).
+// call should continue in the kernel after all (a call that cannot be
+// emulated, in auto mode: see cannot).
 func (e *emulator) perform(c *Call) (r result, done bool) {
 	r, done, _ = e.make(c, true)
 	return r, done
@@ -127,8 +131,8 @@ func (e *emulator) perform(c *Call) (r result, done bool) {
 
 // make is perform with a choice: a caller that must not wait long (the
 // ptrace engine's tracer, which serves every stop) passes mayBlock false,
-// and a call that may block (a connect or stream send on a blocking
-// socket) is then not made: wouldBlock says so.
+// and a call that may block (a connect, a stream send, or a unix or
+// netlink send on a blocking socket) is then not made: wouldBlock says so.
 func (e *emulator) make(c *Call, mayBlock bool) (r result, done, wouldBlock bool) {
 	s, err := borrow(c, e)
 	switch {
@@ -145,23 +149,37 @@ func (e *emulator) make(c *Call, mayBlock bool) (r result, done, wouldBlock bool
 		return setOpt(s, c), true, false
 	}
 	connect := c.Syscall.Kind == bpf.Connect
-	typ, err := s.kind(c, connect)
+	typ, family, err := s.kind(c, connect)
 	switch {
 	case errors.Is(err, unix.ENOTSOCK):
 		return result{errno: unix.ENOTSOCK}, true, false
 	case err != nil:
 		r, done = e.cannot(c, err)
 		return r, done, false
-	case typ < 0:
-		return result{}, false, false // not an inet socket
 	}
-	if typ == unix.SOCK_STREAM && !connect && sendFlags(c)&unix.MSG_FASTOPEN == 0 {
-		return result{}, false, false
+	s.family = family
+	switch family {
+	case unix.AF_INET, unix.AF_INET6:
+	case unix.AF_UNIX:
+		return e.makeUnix(s, c, typ, mayBlock)
+	case unix.AF_NETLINK:
+		return e.makeNetlink(s, c, typ, mayBlock)
+	default:
+		r, done = e.cannot(c, fmt.Errorf("%s on a socket of family %d", c.Syscall.Name, family))
+		return r, done, false
 	}
+	return s.makeNow(c, typ, mayBlock)
+}
+
+// makeNow makes the call on the borrowed socket, under a watch when it
+// may block (see make).
+func (s *borrowed) makeNow(c *Call, typ int, mayBlock bool) (r result, done, wouldBlock bool) {
+	connect := c.Syscall.Kind == bpf.Connect
 	if s.blocks(c, typ) {
 		if !mayBlock {
-			return result{}, false, true
+			return s.tryNow(c, typ)
 		}
+		e := s.e
 		defer e.watches.end(e.watches.begin(s, e.stop, connect))
 		if connect {
 			return s.resumedConnect(c.msgs[0].name, s.timedOut()), true, false
@@ -173,31 +191,49 @@ func (e *emulator) make(c *Call, mayBlock bool) (r result, done, wouldBlock bool
 	return s.send(c, typ), true, false
 }
 
-// kind returns the socket's type, or -1 when it is not an inet socket.
-// A connect's type is not asked (0): a connect is emulated on every inet
-// socket, and only a send's path depends on the type. That spares a
-// getsockopt per connect; a connect on a descriptor that is no socket
-// says ENOTSOCK itself.
-func (s *borrowed) kind(c *Call, connect bool) (int, error) {
-	var typ int
+// tryNow is makeNow for a caller that must not wait, on a call that may
+// block: a unix or netlink datagram send (sendto, sendmsg) is tried with
+// MSG_DONTWAIT, which sends it whole or not at all; when it would block
+// (EAGAIN, the receiver's queue full), or for any other call, wouldBlock
+// says the caller must make it where it may wait. (Under the ptrace
+// engine most unix sockets are blocking, and a call made aside costs two
+// thread hand-offs and a stop.)
+func (s *borrowed) tryNow(c *Call, typ int) (r result, done, wouldBlock bool) {
+	local := s.family == unix.AF_UNIX || s.family == unix.AF_NETLINK
+	if !local || typ == unix.SOCK_STREAM || (c.Syscall.Kind != bpf.SendTo && c.Syscall.Kind != bpf.SendMsg) {
+		return result{}, false, true
+	}
+	s.dontWait = true
+	r = s.send(c, typ)
+	s.dontWait = false
+	if r.errno == unix.EAGAIN {
+		c.msgs[0].payload = nil // back in the pool: read it again
+		return result{}, false, true
+	}
+	return r, true, false
+}
+
+// kind returns the socket's type and family. A connect's type is not
+// asked (0): only a send's path depends on it. Nor is the family of a
+// socket every message of the call names an inet address on (see
+// inetNamed). That spares a getsockopt or two per call; a connect on a
+// descriptor that is no socket says ENOTSOCK itself.
+func (s *borrowed) kind(c *Call, connect bool) (typ, family int, err error) {
 	if !connect {
-		t, err := rawSockoptInt(s.fd, unix.SO_TYPE)
-		if err != 0 {
-			return 0, sockoptErr(err)
+		t, errno := rawSockoptInt(s.fd, unix.SO_TYPE)
+		if errno != 0 {
+			return 0, 0, sockoptErr(errno)
 		}
 		typ = t
 	}
 	if inetNamed(c) != 0 {
-		return typ, nil
+		return typ, unix.AF_INET, nil
 	}
-	domain, err := rawSockoptInt(s.fd, unix.SO_DOMAIN)
-	if err != 0 {
-		return 0, sockoptErr(err)
+	domain, errno := rawSockoptInt(s.fd, unix.SO_DOMAIN)
+	if errno != 0 {
+		return 0, 0, sockoptErr(errno)
 	}
-	if domain != unix.AF_INET && domain != unix.AF_INET6 {
-		return -1, nil
-	}
-	return typ, nil
+	return typ, domain, nil
 }
 
 // sockoptErr wraps a failed getsockopt (ENOTSOCK is the caller's
@@ -241,7 +277,7 @@ func (e *emulator) cannot(c *Call, err error) (result, bool) {
 		return result{errno: unix.EPERM}, true
 	}
 	e.noted.Do(func() {
-		fmt.Fprintf(e.notices, "nettrap: emulation unavailable for some calls (%v): they continue in the kernel, where a racing thread could change their address\n", err)
+		fmt.Fprintf(e.notices, "nettrap: emulation unavailable for some calls (%v): they continue in the kernel, where a racing thread could change their address or descriptor\n", err)
 	})
 	return result{}, false
 }

@@ -19,9 +19,12 @@ var errGone = errors.New("target left the call")
 // (udp_sendmsg and ping_v4_sendmsg refuse more with EMSGSIZE), and
 // maxStreamSend bounds one emulated TCP Fast Open send: a longer one
 // sends a prefix and returns its length, as a stream send may.
+// maxLocalDatagram bounds a unix or netlink datagram, which the kernel
+// bounds by the socket's send buffer (SO_SNDBUF less 32 bytes).
 const (
-	maxDatagram   = 0xffff
-	maxStreamSend = 1 << 20
+	maxDatagram      = 0xffff
+	maxStreamSend    = 1 << 20
+	maxLocalDatagram = 8 << 20
 )
 
 // borrowed is the supervisor's copy of a target's socket, taken with
@@ -36,6 +39,12 @@ type borrowed struct {
 	tgid      int       // the caller's process, once left
 	w         watch     // while the call may block (emuwatch.go)
 	small     smallIovs // a send's vectors (payload.go)
+	family    int       // the socket's (AF_INET for any inet one)
+	// via makes the call's own syscalls as the caller (unix sockets:
+	// emucaller.go); nil: directly.
+	via *callerCtx
+	// dontWait: a first try that must not block (tryNow).
+	dontWait bool
 }
 
 // borrow takes the call's socket from the calling thread, through a
@@ -111,11 +120,16 @@ func (s *borrowed) close() {
 }
 
 // blocks tells whether the call may block for long: a connect or a
-// stream send on a blocking socket, without MSG_DONTWAIT. (A datagram
-// send blocks only while the send buffer drains.)
+// stream send on a blocking socket, without MSG_DONTWAIT. (An inet
+// datagram send blocks only while the send buffer drains; a unix or
+// netlink one waits for its receiver to read.)
 func (s *borrowed) blocks(c *Call, typ int) bool {
-	if c.Syscall.Kind != bpf.Connect && typ != unix.SOCK_STREAM {
+	local := s.family == unix.AF_UNIX || s.family == unix.AF_NETLINK
+	if c.Syscall.Kind != bpf.Connect && typ != unix.SOCK_STREAM && !local {
 		return false
+	}
+	if c.Syscall.Kind == bpf.Connect && s.family == unix.AF_UNIX && typ == unix.SOCK_DGRAM {
+		return false // it only names the peer
 	}
 	fl, err := rawFileFlags(s.fd)
 	if err != 0 || fl&unix.O_NONBLOCK != 0 {
@@ -137,9 +151,9 @@ func (s *borrowed) connect(name []byte) result {
 // connecting when it came), and the answer is timedOut, what the first
 // call would have said (EINPROGRESS if it started the connect).
 func (s *borrowed) resumedConnect(name []byte, timedOut unix.Errno) result {
-	errno := sysConnect(s.fd, name)
+	errno := s.sysConnect(name)
 	for errno == unix.EINTR {
-		switch errno = sysConnect(s.fd, name); errno {
+		switch errno = s.sysConnect(name); errno {
 		case unix.EISCONN:
 			errno = 0
 		case unix.EALREADY:
@@ -153,6 +167,9 @@ func (s *borrowed) resumedConnect(name []byte, timedOut unix.Errno) result {
 // data and the payload read from the target now.
 func (s *borrowed) send(c *Call, typ int) result {
 	flags := sendFlags(c)
+	if s.dontWait {
+		flags |= unix.MSG_DONTWAIT
+	}
 	if typ == unix.SOCK_STREAM && c.Syscall.Kind != bpf.SendMMsg {
 		return s.sendStream(c, flags)
 	}
@@ -192,20 +209,22 @@ func (s *borrowed) send(c *Call, typ int) result {
 	if c.Syscall.Kind == bpf.SendMMsg {
 		r = s.sendmmsg(msgs, flags)
 	} else {
-		n, errno := sysSendmsg(s.fd, &msgs[0], flags|unix.MSG_NOSIGNAL)
+		n, errno := s.sysSendmsg(&msgs[0], flags|unix.MSG_NOSIGNAL)
 		r = result{val: int64(n), errno: errno}
 	}
 	s.sigpipe(r.errno, flags)
 	return r
 }
 
-// sendStream makes a TCP Fast Open send (the only stream send emulated:
-// see perform). The payload is read and sent in windows of at most
+// sendStream makes a stream send (TCP, with or without Fast Open; unix
+// stream). The payload is read and sent in windows of at most
 // maxStreamSend bytes, so that a long blocking send sends it all, as in
 // the kernel, without holding it all in memory; a short send (a
 // non-blocking socket whose buffer filled) ends it with the count so far.
-// Only the first window carries the address and MSG_FASTOPEN: it
-// connects, the rest go over the connection.
+// Only the first window carries the address, the control data and
+// MSG_FASTOPEN: it connects, the rest go over the connection. (Without
+// MSG_FASTOPEN a connected TCP socket ignores the address, and an
+// unconnected one fails as in the kernel.)
 func (s *borrowed) sendStream(c *Call, flags int) result {
 	var bufs []remoteBuf
 	if c.Syscall.Kind == bpf.SendTo {
@@ -226,7 +245,7 @@ func (s *borrowed) sendStream(c *Call, flags int) result {
 		var n int
 		if errno == 0 {
 			m.payload = p
-			n, errno = sysSendmsg(s.fd, &m, flags|unix.MSG_NOSIGNAL)
+			n, errno = s.sysSendmsg(&m, flags|unix.MSG_NOSIGNAL)
 			putPayloadBuf(p)
 		}
 		if errno != 0 {
@@ -260,7 +279,7 @@ func (s *borrowed) sendmmsg(msgs []outMsg, flags int) result {
 	if len(msgs) == 0 {
 		return result{}
 	}
-	n, lens, errno := sysSendmmsg(s.fd, msgs, flags|unix.MSG_NOSIGNAL)
+	n, lens, errno := s.sysSendmmsg(msgs, flags|unix.MSG_NOSIGNAL)
 	if n > 0 {
 		writeLens(s.call.TID, s.call.Args[1], lens[:n])
 		return result{val: int64(n)}

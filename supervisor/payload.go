@@ -115,10 +115,13 @@ func (s *borrowed) payload(typ int, bufs []remoteBuf) ([]byte, unix.Errno) {
 	}
 	limit := uint64(maxStreamSend)
 	if typ != unix.SOCK_STREAM {
-		if total > maxDatagram {
+		limit = maxDatagram
+		if s.family == unix.AF_UNIX || s.family == unix.AF_NETLINK {
+			limit = maxLocalDatagram // the kernel's own limit is the send buffer
+		}
+		if total > limit {
 			return nil, unix.EMSGSIZE
 		}
-		limit = maxDatagram
 	}
 	total = min(total, limit)
 	out := getPayloadBuf(int(total), s.call.Syscall.Kind != bpf.SendMMsg)

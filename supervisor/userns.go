@@ -185,6 +185,11 @@ func (c UsernsChoice) prepareThread() error {
 	if err := unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_SYS_ADMIN, 0, 0, 0); err != nil {
 		return os.NewSyscallError("prctl(PR_CAPBSET_DROP)", err)
 	}
+	// CAP_BPF too: an allowed bpf attach is run by the kernel, which reads
+	// its attach type again; without CAP_BPF or CAP_SYS_ADMIN no program
+	// that rewrites addresses loads. (Kernels before 5.8 have no CAP_BPF:
+	// EINVAL, and nothing to drop.)
+	unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_BPF, 0, 0, 0)
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {

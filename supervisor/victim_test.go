@@ -29,6 +29,10 @@ func victimRole(op []string) int {
 		fmt.Println(out)
 		return 0
 	}
+	if out, ok := unixVictim(op); ok {
+		fmt.Println(out)
+		return 0
+	}
 	switch op[0] {
 	case "netlink-handover":
 		fmt.Println(netlinkHandover())

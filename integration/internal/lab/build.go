@@ -34,6 +34,9 @@ type Bins struct {
 	ParentListen string
 	// OptFlip sets a socket option another thread flips (csrc/optflip.c).
 	OptFlip string
+	// Swapper races an allowed call against a descriptor swap
+	// (csrc/swapper.c).
+	Swapper string
 
 	// no32 says why Escape32 could not be built (no gcc -m32); see Need32.
 	no32 error
@@ -119,6 +122,9 @@ func buildBins(nettrap, escapee, victim string) (*Bins, error) {
 		return nil, err
 	}
 	if b.OptFlip, err = gcc(dir, "optflip.c", "-static", "-pthread"); err != nil {
+		return nil, err
+	}
+	if b.Swapper, err = gcc(dir, "swapper.c", "-static", "-pthread"); err != nil {
 		return nil, err
 	}
 	v, err := CurrentVariant()

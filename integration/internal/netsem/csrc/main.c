@@ -211,6 +211,7 @@ int main(int argc, char **argv)
 		{"stream", stream_send_scenarios},
 		{"udp", udp_scenarios},
 		{"thread", thread_scenarios},
+		{"unix", unix_scenarios},
 	};
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	tfo_sysctl();

@@ -41,3 +41,4 @@ void signal_scenarios(void);
 void stream_send_scenarios(void);
 void udp_scenarios(void);
 void thread_scenarios(void);
+void unix_scenarios(void);

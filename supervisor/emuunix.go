@@ -1,0 +1,329 @@
+package supervisor
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/bpf"
+)
+
+// Unix and netlink calls made by nettrap.
+//
+// A call answered CONTINUE is looked up again by the kernel, descriptor
+// included: another thread can dup2() an inet socket onto the number
+// that was checked, and rewrite the address, in between. So an allowed
+// connect or send on a unix or netlink socket is made by nettrap too, on
+// the socket it borrowed, with the bytes it checked (emulate.go).
+//
+// Unix: a path name is resolved as the caller would resolve it, with its
+// credentials (a caller thread, emucaller.go); an abstract or unnamed
+// address belongs to the socket's own network namespace, and is made on
+// a caller thread only when the caller's credentials differ from
+// nettrap's (a stream connect records them as the peer's, a send
+// attaches them for SO_PASSCRED). SCM_RIGHTS names descriptors of the
+// caller's table: each is borrowed in turn and the message rebuilt with
+// nettrap's numbers. SCM_CREDENTIALS cannot be made faithfully (the
+// kernel checks them against the sender, nettrap): not emulated.
+//
+// Netlink: the kernel checks a request that names no destination against
+// both the socket's opener and the sender (__netlink_ns_capable: the
+// socket file's credentials, and the sender's capabilities, when
+// NETLINK_SKB_DST is unset), and one with a destination against the
+// sender alone. Made by nettrap, a send that names the kernel is
+// therefore made without its address, on a socket whose peer is the
+// kernel (its default): the kernel then checks the caller's own
+// capabilities (the opener's) as well as nettrap's, never nettrap's
+// alone. A send or connect that names another destination (a port, a
+// group), which the kernel checks against the sender alone, is not
+// emulated; nor is control data.
+
+// makeUnix makes a call on a unix socket.
+func (e *emulator) makeUnix(s *borrowed, c *Call, typ int, mayBlock bool) (r result, done, wouldBlock bool) {
+	defer keepMsgs(c)()
+	if c.Syscall.Kind == bpf.Connect {
+		// A datagram connect never waits (see blocks): worth a
+		// getsockopt under the ptrace engine, which makes a call that
+		// may wait aside.
+		typ, _ = rawSockoptInt(s.fd, unix.SO_TYPE)
+	}
+	if !mayBlock && c.Syscall.Kind == bpf.Connect && s.blocks(c, typ) {
+		return result{}, false, true // made aside: spare the work twice
+	}
+	paths, relative := unixPaths(c)
+	x, err := e.callerPool().context(c, s.pidfd, paths, relative)
+	switch {
+	case errors.Is(err, errGone):
+		return result{errno: unix.EPERM}, true, false
+	case err != nil:
+		r, done = e.cannot(c, err)
+		return r, done, false
+	}
+	defer x.close()
+	if x.cwd >= 0 && x.root < 0 && x.creds == nil {
+		x.viaProc = viaProcCwd(c, x.cwd)
+	}
+	rights, errno, err := s.translateRights(c)
+	defer func() {
+		for _, fd := range rights {
+			unix.Close(fd)
+		}
+	}()
+	switch {
+	case err != nil:
+		r, done = e.cannot(c, err)
+		return r, done, false
+	case errno != 0:
+		return result{errno: errno}, true, false
+	}
+	// What was read of /proc/TID may be another task's if the caller left
+	// the call. (A tracee cannot: its tid stays until its tracer reaps
+	// it, and the tracer waits for this answer.)
+	if c.tracer == nil && !c.pending() {
+		return result{errno: unix.EPERM}, true, false
+	}
+	s.via = x
+	return s.makeNow(c, typ, mayBlock)
+}
+
+// keepMsgs saves the names and control data of c's messages, which the
+// unix and netlink paths rewrite for their own call (descriptor numbers,
+// paths, a stripped address) and may cut short (translateRights); the
+// function it returns puts them back, so that a call made again (aside,
+// by the ptrace engine, when the first try would have blocked) starts
+// from what was checked.
+func keepMsgs(c *Call) func() {
+	all := c.msgs
+	saved := make([][2][]byte, len(all))
+	for i, m := range all {
+		saved[i] = [2][]byte{m.name, m.control}
+	}
+	return func() {
+		c.msgs = all
+		for i := range all {
+			all[i].name, all[i].control = saved[i][0], saved[i][1]
+		}
+	}
+}
+
+// callerPool returns the emulator's caller threads (made on first use).
+func (e *emulator) callerPool() *callerPool {
+	e.callersOnce.Do(func() { e.callers = newCallerPool() })
+	return e.callers
+}
+
+// unixPaths tells whether some message names a unix path, and whether
+// some such path is relative.
+func unixPaths(c *Call) (paths, relative bool) {
+	for _, m := range c.msgs {
+		if len(m.name) > 2 && binary.NativeEndian.Uint16(m.name) == unix.AF_UNIX && m.name[2] != 0 {
+			paths = true
+			relative = relative || m.name[2] != '/'
+		}
+	}
+	return paths, relative
+}
+
+// viaProcCwd rewrites every relative unix path of c to start at
+// /proc/self/fd/CWD/, cwd being nettrap's copy of the caller's working
+// directory, when they all fit in sun_path: the call can then be made on
+// any thread (no hop to a caller thread). Only where the caller's root is
+// nettrap's: the walk from there is the caller's own (the magic link
+// lands on its working directory, ".." and absolute symlinks meet the
+// same root), and no name is visible to a peer (a stream peer sees the
+// listener's bound name, a datagram's receiver the sender's).
+func viaProcCwd(c *Call, cwd int) bool {
+	prefix := "/proc/self/fd/" + strconv.Itoa(cwd) + "/"
+	names := make([][]byte, len(c.msgs))
+	for i, m := range c.msgs {
+		if len(m.name) <= 2 || binary.NativeEndian.Uint16(m.name) != unix.AF_UNIX || m.name[2] == 0 || m.name[2] == '/' {
+			continue
+		}
+		rel := m.name[2:]
+		if n := bytes.IndexByte(rel, 0); n >= 0 {
+			rel = rel[:n]
+		}
+		if len(prefix)+len(rel) >= sizeofSunPath {
+			return false
+		}
+		name := make([]byte, 2, 2+len(prefix)+len(rel)+1)
+		binary.NativeEndian.PutUint16(name, unix.AF_UNIX)
+		name = append(append(append(name, prefix...), rel...), 0)
+		names[i] = name
+	}
+	for i, n := range names {
+		if n != nil {
+			c.msgs[i].name = n
+		}
+	}
+	return true
+}
+
+// sizeofSunPath is the size of sockaddr_un's sun_path.
+const sizeofSunPath = 108
+
+// errCredentials: SCM_CREDENTIALS are checked against the sender.
+var errCredentials = errors.New("SCM_CREDENTIALS would be checked against nettrap, not the caller")
+
+// translateRights replaces the caller's descriptor numbers in every
+// SCM_RIGHTS message of the call by copies in nettrap's table (the
+// message's control data is rebuilt; the caller's bytes are not
+// touched), and returns the copies, which the caller closes after the
+// call. A bad descriptor in message 0 is the call's errno (EBADF, as in
+// the kernel); in a later message of a sendmmsg it ends the vector there,
+// as the kernel's sendmmsg stops there.
+func (s *borrowed) translateRights(c *Call) (fds []int, errno unix.Errno, err error) {
+	for i := range c.msgs {
+		ctl, add, errno, err := s.rights(c.msgs[i].control)
+		fds = append(fds, add...)
+		if err != nil {
+			return fds, 0, err
+		}
+		if errno != 0 {
+			if i == 0 {
+				return fds, errno, nil
+			}
+			c.msgs = c.msgs[:i]
+			return fds, 0, nil
+		}
+		c.msgs[i].control = ctl
+	}
+	return fds, 0, nil
+}
+
+// rights translates one message's control data (see translateRights).
+// A malformed message ends the walk, as in the kernel, which then fails
+// the call itself.
+func (s *borrowed) rights(ctl []byte) (out []byte, fds []int, errno unix.Errno, err error) {
+	out = ctl
+	ne := binary.NativeEndian
+	for off := 0; off+sizeofCmsghdr <= len(ctl); {
+		n := ne.Uint64(ctl[off:])
+		level := int32(ne.Uint32(ctl[off+8:]))
+		typ := int32(ne.Uint32(ctl[off+12:]))
+		if n < sizeofCmsghdr || n > uint64(len(ctl)-off) {
+			break
+		}
+		if level == unix.SOL_SOCKET && typ == unix.SCM_CREDENTIALS {
+			return out, fds, 0, errCredentials
+		}
+		if level == unix.SOL_SOCKET && typ == unix.SCM_RIGHTS {
+			if &out[0] == &ctl[0] {
+				out = append([]byte(nil), ctl...)
+			}
+			for p := off + sizeofCmsghdr; p+4 <= off+int(n); p += 4 {
+				fd, e := rawPidfdGetfd(s.pidfd, int(int32(ne.Uint32(ctl[p:]))))
+				switch e {
+				case 0:
+				case unix.EBADF:
+					return out, fds, unix.EBADF, nil
+				case unix.ESRCH:
+					return out, fds, unix.EPERM, nil // the caller is gone
+				default:
+					return out, fds, 0, fmt.Errorf("SCM_RIGHTS: %w", os.NewSyscallError("pidfd_getfd", e))
+				}
+				fds = append(fds, fd)
+				ne.PutUint32(out[p:], uint32(fd))
+			}
+		}
+		off += int((n + 7) &^ 7)
+	}
+	return out, fds, 0, nil
+}
+
+// makeNetlink makes a call on a netlink socket.
+func (e *emulator) makeNetlink(s *borrowed, c *Call, typ int, mayBlock bool) (r result, done, wouldBlock bool) {
+	defer keepMsgs(c)()
+	connect := c.Syscall.Kind == bpf.Connect
+	stripped := false
+	for i := range c.msgs {
+		m := &c.msgs[i]
+		if len(m.control) > 0 {
+			r, done = e.cannot(c, errors.New("netlink control data"))
+			return r, done, false
+		}
+		switch netlinkDest(m.name) {
+		case nlKernel:
+			if !connect {
+				m.name, stripped = nil, true
+			}
+		case nlOther:
+			r, done = e.cannot(c, errors.New("a netlink destination other than the kernel"))
+			return r, done, false
+		}
+	}
+	if stripped {
+		sa, err := unix.Getpeername(s.fd)
+		nl, ok := sa.(*unix.SockaddrNetlink)
+		if err != nil || !ok || nl.Pid != 0 || nl.Groups != 0 {
+			r, done = e.cannot(c, errors.New("a netlink socket connected to another peer than the kernel"))
+			return r, done, false
+		}
+	}
+	return s.makeNow(c, typ, mayBlock)
+}
+
+// netlink destinations, as a message's address names them.
+const (
+	nlNone    = iota // no address: the socket's peer
+	nlInvalid        // refused by the kernel (EINVAL) before anything is checked
+	nlKernel         // nl_pid 0, nl_groups 0
+	nlOther          // a port or a group: checked against the sender alone
+)
+
+func netlinkDest(name []byte) int {
+	switch {
+	case len(name) == 0:
+		return nlNone
+	case len(name) < sizeofSockaddrNetlink || binary.NativeEndian.Uint16(name) != unix.AF_NETLINK:
+		return nlInvalid
+	}
+	if binary.NativeEndian.Uint32(name[4:]) == 0 && binary.NativeEndian.Uint32(name[8:]) == 0 {
+		return nlKernel
+	}
+	return nlOther
+}
+
+// sysConnect, sysSendmsg and sysSendmmsg make the borrowed socket's
+// syscalls as the caller (s.via), or directly.
+func (s *borrowed) sysConnect(name []byte) (errno unix.Errno) {
+	if s.via == nil {
+		return sysConnect(s.fd, name)
+	}
+	if err := s.via.run(func() { errno = sysConnect(s.fd, name) }); err != nil {
+		return s.viaFailed(err)
+	}
+	return errno
+}
+
+func (s *borrowed) sysSendmsg(m *outMsg, flags int) (n int, errno unix.Errno) {
+	if s.via == nil {
+		return sysSendmsg(s.fd, m, flags)
+	}
+	if err := s.via.run(func() { n, errno = sysSendmsg(s.fd, m, flags) }); err != nil {
+		return 0, s.viaFailed(err)
+	}
+	return n, errno
+}
+
+func (s *borrowed) sysSendmmsg(msgs []outMsg, flags int) (n int, lens []uint32, errno unix.Errno) {
+	if s.via == nil {
+		return sysSendmmsg(s.fd, msgs, flags)
+	}
+	if err := s.via.run(func() { n, lens, errno = sysSendmmsg(s.fd, msgs, flags) }); err != nil {
+		return 0, nil, s.viaFailed(err)
+	}
+	return n, lens, errno
+}
+
+// viaFailed: a caller thread could not take the caller's state. The call
+// was not made; it fails closed, and the supervisor says why.
+func (s *borrowed) viaFailed(err error) unix.Errno {
+	s.e.report(fmt.Errorf("allowed %s by pid %d failed: %w", s.call.Syscall.Name, s.call.TID, err))
+	return unix.EPERM
+}

@@ -10,6 +10,8 @@ import (
 	"net"
 	"os"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/nettrap/nettrap/procfs"
 )
 
@@ -40,16 +42,25 @@ func (s *Server) identify(nc net.Conn) (peer, *credConn, error) {
 	if err != nil {
 		return peer{}, nil, fmt.Errorf("the peer's pid is unknown: %w", err)
 	}
+	uc, ok := nc.(*net.UnixConn)
+	if !ok {
+		return peer{}, nil, errors.New("not a unix socket")
+	}
+	if pid == os.Getpid() {
+		// This nettrap made the connect itself, for a confined process
+		// (a unix connect is made by the supervisor: issue 19), so the
+		// kernel names it. The process that connected is then the one
+		// that writes first: the kernel names that writer.
+		if pid, err = firstWriter(uc); err != nil {
+			return peer{}, nil, err
+		}
+	}
 	if pid <= 0 {
 		return peer{}, nil, errors.New("the peer is in a pid namespace this nettrap cannot see")
 	}
 	start, err := procfs.StartTime(pid)
 	if err != nil {
 		return peer{}, nil, fmt.Errorf("pid %d: %w", pid, err)
-	}
-	uc, ok := nc.(*net.UnixConn)
-	if !ok {
-		return peer{}, nil, errors.New("not a unix socket")
 	}
 	cc, err := newCredConn(uc, pid)
 	if err != nil {
@@ -157,4 +168,38 @@ func runs(pid int, exe string) bool {
 	}
 	got, err := os.Stat(procfs.TaskPath(pid, "exe"))
 	return err == nil && os.SameFile(want, got)
+}
+
+// firstWriter peeks at the first bytes on uc and returns the pid the
+// kernel names as their writer.
+func firstWriter(uc *net.UnixConn) (int, error) {
+	if err := passCred(uc); err != nil {
+		return 0, err
+	}
+	b, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(unix.SizeofUcred))
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var on int
+	var rerr error
+	if err := raw.Read(func(fd uintptr) bool {
+		_, on, _, _, rerr = unix.Recvmsg(int(fd), b, oob, unix.MSG_PEEK)
+		return rerr != unix.EAGAIN
+	}); err != nil {
+		return 0, err
+	}
+	if rerr != nil {
+		return 0, os.NewSyscallError("recvmsg", rerr)
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:on])
+	if err != nil {
+		return 0, fmt.Errorf("%w: control data: %v", errProtocol, err)
+	}
+	for i := range msgs {
+		if cr, err := unix.ParseUnixCredentials(&msgs[i]); err == nil {
+			return int(cr.Pid), nil
+		}
+	}
+	return 0, fmt.Errorf("%w: the kernel did not name the writer", errProtocol)
 }

@@ -39,22 +39,7 @@ func mustFailWith(t *testing.T, r labRun, errno string) {
 // and before a sentinel datagram the test sends now.
 func noDatagramAfter(t *testing.T, e labEnv, ln *lab.Listener, mark int, what string) {
 	t.Helper()
-	c, err := e.Dial("udp", ln.Addr)
-	if err != nil {
-		t.Fatalf("sentinel: %v", err)
-	}
-	sentinel := "sentinel after " + what
-	_, err = c.Write([]byte(sentinel))
-	c.Close()
-	if err != nil {
-		t.Fatalf("sentinel: %v", err)
-	}
-	s := waitRecord(t, ln, "the sentinel", containing(sentinel))
-	for _, r := range ln.Records() {
-		if r.Seq > mark && r.Seq < s.Seq {
-			t.Errorf("LEAK under nettrap (%s): %s", what, r)
-		}
-	}
+	noRecordAfter(t, e, ln, "udp", mark, what)
 }
 
 // TestEscapeNetnsVethVxlan: a veth pair whose peer is put in the starting

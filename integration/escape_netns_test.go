@@ -59,22 +59,7 @@ func redirectEnv(t *testing.T) (labEnv, *lab.Listener) {
 // mark and before a sentinel connection the test makes now.
 func noConnectionAfter(t *testing.T, e labEnv, ln *lab.Listener, mark int, what string) {
 	t.Helper()
-	c, err := e.Dial("tcp", ln.Addr)
-	if err != nil {
-		t.Fatalf("sentinel: %v", err)
-	}
-	sentinel := "sentinel after " + what
-	_, err = c.Write([]byte(sentinel))
-	c.Close()
-	if err != nil {
-		t.Fatalf("sentinel: %v", err)
-	}
-	s := waitRecord(t, ln, "the sentinel", containing(sentinel))
-	for _, r := range ln.Records() {
-		if r.Seq > mark && r.Seq < s.Seq {
-			t.Errorf("LEAK under nettrap (%s): %s", what, r)
-		}
-	}
+	noRecordAfter(t, e, ln, "tcp", mark, what)
 }
 
 // lastSeq is the mark: the sequence number of the listener's last record.

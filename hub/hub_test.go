@@ -339,6 +339,40 @@ func TestGarbageClosesConnection(t *testing.T) {
 	}
 }
 
+// TestSilentConnections: a connection closed before a word (an inner's
+// ServedByAncestor probe) is no refusal, and one that stays silent does
+// not hold up the next inner's registration.
+func TestSilentConnections(t *testing.T) {
+	s, err := Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	msgs := &syncBuf{}
+	s.Messages = msgs
+	silent, err := net.Dial("unix", s.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	probe, err := net.Dial("unix", s.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe.Close()
+	cl, err := Dial(s.Path, "example.com/p", "p.test", 5*time.Second)
+	if err != nil {
+		t.Fatalf("an inner after a silent connection: %v", err)
+	}
+	defer cl.Close()
+	if s.Registered() != 1 {
+		t.Errorf("registered %d, want 1", s.Registered())
+	}
+	if strings.Contains(msgs.String(), "refused") {
+		t.Errorf("the hub refused a connection: %s", msgs)
+	}
+}
+
 func TestRegisterRefusedAfterClose(t *testing.T) {
 	s, err := Listen()
 	if err != nil {

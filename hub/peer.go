@@ -181,16 +181,21 @@ func firstWriter(uc *net.UnixConn) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var on int
+	var n, on int
 	var rerr error
 	if err := raw.Read(func(fd uintptr) bool {
-		_, on, _, _, rerr = unix.Recvmsg(int(fd), b, oob, unix.MSG_PEEK)
+		n, on, _, _, rerr = unix.Recvmsg(int(fd), b, oob, unix.MSG_PEEK)
 		return rerr != unix.EAGAIN
 	}); err != nil {
 		return 0, err
 	}
 	if rerr != nil {
 		return 0, os.NewSyscallError("recvmsg", rerr)
+	}
+	if n == 0 {
+		// Closed before a word (the kernel still fills in credentials,
+		// with pid 0: nobody wrote).
+		return 0, io.EOF
 	}
 	msgs, err := unix.ParseSocketControlMessage(oob[:on])
 	if err != nil {

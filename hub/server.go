@@ -127,17 +127,28 @@ func (s *Server) accept() {
 		if err != nil {
 			return
 		}
-		p, cc, err := s.identify(nc)
-		if err != nil {
-			s.notef("refused a connection to the hub: %v", err)
-			nc.Close()
-			continue
-		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.serve(newConn(cc), p)
+			s.handle(nc)
 		}()
+	}
+}
+
+// handle identifies who connected nc and serves it. Identifying may wait
+// for the first bytes (firstWriter), so it runs here, off the accept
+// loop, under the hub's timeout.
+func (s *Server) handle(nc net.Conn) {
+	setDeadline(nc, time.Now().Add(s.timeout()))
+	p, cc, err := s.identify(nc)
+	switch {
+	case errors.Is(err, io.EOF):
+		nc.Close() // closed before a word: ServedByAncestor's probe
+	case err != nil:
+		s.notef("refused a connection to the hub: %v", err)
+		nc.Close()
+	default:
+		s.serve(newConn(cc), p)
 	}
 }
 

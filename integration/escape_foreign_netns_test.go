@@ -196,3 +196,25 @@ func dropOutsideNAT(t *testing.T, e labEnv) bool {
 	}
 	return found
 }
+
+// TestNetnsVethPeerOwnNamespace: a veth between two namespaces of the
+// program's own, the peer's named by descriptor (IFLA_NET_NS_FD, as CNI
+// plugins and vishvananda/netlink make it), works under nettrap, which
+// sends the request itself with its own copy of that descriptor: the
+// peer is where the program put it, in every mode.
+func TestNetnsVethPeerOwnNamespace(t *testing.T) {
+	needNetAdmin(t)
+	e := newLabEnv(t)
+	mustEscape(t, e.run(t, asSelf, e.bins.Escapee, "veth-own"))
+	for _, m := range sealedModes {
+		t.Run(m.name, func(t *testing.T) {
+			r := e.guarded(t, asSelf, m.flags, e.bins.Escapee, "veth-own")
+			if o := parseEscapee(t, r); !o.OK {
+				t.Errorf("veth between its own namespaces under nettrap failed (errno %s): %s\nstderr: %s", o.Errno, o.Err, r.stderr)
+			}
+			if lines := blockedLines(r.stderr); len(lines) > 0 {
+				t.Errorf("blocked between its own namespaces: %q", lines)
+			}
+		})
+	}
+}

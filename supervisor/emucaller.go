@@ -81,30 +81,34 @@ func (x *callerCtx) close() {
 }
 
 // newCallerPool learns nettrap's own credentials, root and mount
-// namespace.
+// namespace, as its plain threads have them (see plainThread).
 func newCallerPool() *callerPool {
 	p := &callerPool{}
+	plainThread(func() { p.learn() })
+	return p
+}
+
+func (p *callerPool) learn() {
 	var err error
-	if p.own, err = procfs.ReadCreds(procfs.SelfPath("status")); err != nil {
+	if p.own, err = procfs.ReadCreds(procfs.ThreadSelfPath("status")); err != nil {
 		p.err = err
-		return p
+		return
 	}
 	if err = unix.Stat("/", &p.ownRoot); err != nil {
 		p.err = os.NewSyscallError("stat", err)
-		return p
+		return
 	}
-	if p.ownMnt, err = procfs.Namespace(procfs.SelfPath("ns/mnt")); err != nil {
+	if p.ownMnt, err = procfs.Namespace(procfs.ThreadSelfPath("ns/mnt")); err != nil {
 		p.err = err
-		return p
+		return
 	}
-	if p.ownUser, err = procfs.Namespace(procfs.SelfPath("ns/user")); err != nil {
+	if p.ownUser, err = procfs.Namespace(procfs.ThreadSelfPath("ns/user")); err != nil {
 		p.err = err
-		return p
+		return
 	}
 	has := func(c int) bool { return p.own.CapEff&(1<<c) != 0 }
 	p.canSwitch = p.own.UID == [4]int{} && has(unix.CAP_SETUID) && has(unix.CAP_SETGID)
 	p.canChroot = has(unix.CAP_SYS_CHROOT)
-	return p
 }
 
 // errCallerState: the caller's state cannot be taken on (another

@@ -205,6 +205,13 @@ func (s *borrowed) send(c *Call, typ int) result {
 	if !checked && !c.pending() {
 		return result{errno: unix.EPERM} // what was read may be another task's
 	}
+	if s.family == unix.AF_NETLINK {
+		fds, errno := s.netlinkFds(msgs)
+		defer closeFds(fds)
+		if errno != 0 {
+			return result{errno: errno}
+		}
+	}
 	var r result
 	if c.Syscall.Kind == bpf.SendMMsg {
 		r = s.sendmmsg(msgs, flags)

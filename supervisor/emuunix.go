@@ -69,11 +69,7 @@ func (e *emulator) makeUnix(s *borrowed, c *Call, typ int, mayBlock bool) (r res
 		x.viaProc = viaProcCwd(c, x.cwd)
 	}
 	rights, errno, err := s.translateRights(c)
-	defer func() {
-		for _, fd := range rights {
-			unix.Close(fd)
-		}
-	}()
+	defer closeFds(rights)
 	switch {
 	case err != nil:
 		r, done = e.cannot(c, err)

@@ -159,6 +159,8 @@ func ProbePtrace() error {
 // hasCapability tells whether this process holds capability c
 // (effective); no when it cannot be told.
 func hasCapability(c int) bool {
-	has, err := procfs.HasCapability(procfs.SelfPath("status"), "CapEff", c)
+	var has bool
+	var err error
+	plainThread(func() { has, err = procfs.HasCapability(procfs.ThreadSelfPath("status"), "CapEff", c) })
 	return err == nil && has
 }

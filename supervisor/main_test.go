@@ -51,6 +51,8 @@ func TestMain(m *testing.M) {
 		os.Exit(supervisorRole(os.Args[len(os.Args)-1], true))
 	case "victim":
 		os.Exit(victimRole(strings.Fields(os.Getenv("NETTRAP_VICTIM_OP"))))
+	case leaderRole:
+		os.Exit(leaderCaplessRole())
 	}
 	// Under -race every re-exec'd copy would sleep a second at exit
 	// (ThreadSanitizer's atexit_sleep_ms); races are still reported.

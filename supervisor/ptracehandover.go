@@ -70,7 +70,8 @@ func inOtherUserns(tid int) bool {
 	if err != nil {
 		return false
 	}
-	ours, err := procfs.Namespace(procfs.SelfPath("ns/user"))
+	var ours procfs.NsID
+	plainThread(func() { ours, err = procfs.Namespace(procfs.ThreadSelfPath("ns/user")) })
 	return err == nil && theirs != ours
 }
 

@@ -154,7 +154,9 @@ func sockaddrAddrPort(sa unix.Sockaddr) netip.AddrPort {
 // then its traffic only reaches that namespace's own loopback).
 func ownNetns(fd, tid int) bool {
 	var ns, self unix.Stat_t
-	if unix.Stat(procfs.SelfPath("ns/net"), &self) != nil {
+	var err error
+	plainThread(func() { err = unix.Stat(procfs.ThreadSelfPath("ns/net"), &self) })
+	if err != nil {
 		return false
 	}
 	if nsfd, err := unix.IoctlRetInt(fd, unix.SIOCGSKNS); err == nil {

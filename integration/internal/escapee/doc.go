@@ -47,6 +47,10 @@
 //	                            VXLAN over the starting namespace (its id
 //	                            there) to REMOTE:4789, then MARKER sent
 //	                            to 127.0.0.9:9, routed into the VXLAN
+//	veth-own                    a veth between two namespaces of its
+//	                            own, the peer's named by descriptor
+//	                            (what CNI plugins do); fail unless the
+//	                            peer is there
 //	macvlan IFACE ADDR GW MARKER
 //	                            in a namespace of its own: a macvlan on
 //	                            the starting namespace's IFACE with ADDR,

@@ -106,6 +106,33 @@ func vethVxlan(remote, marker string) error {
 	})
 }
 
+// vethOwn: from a namespace of its own (a), a second one (b), and there a
+// veth whose peer goes to a, named by descriptor; then, back in a, the
+// peer must be there. Honest: both namespaces are the escapee's own.
+func vethOwn() error {
+	return inNewNetns(func(int) error {
+		a, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return sysErr("open namespace a", err)
+		}
+		defer unix.Close(a)
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			return sysErr("unshare b", err)
+		}
+		veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "own-b"}, PeerName: "own-a", PeerNamespace: netlink.NsFd(a)}
+		if err := netlink.LinkAdd(veth); err != nil {
+			return fmt.Errorf("veth peer into namespace a: %w", err)
+		}
+		if err := unix.Setns(a, unix.CLONE_NEWNET); err != nil {
+			return sysErr("setns a", err)
+		}
+		if _, err := netlink.LinkByName("own-a"); err != nil {
+			return fmt.Errorf("the peer in namespace a: %w", err)
+		}
+		return nil
+	})
+}
+
 // macvlanOut: in a namespace of its own, a macvlan on the starting
 // namespace's interface iface (IFLA_LINK + IFLA_LINK_NETNSID) with an
 // address on its segment and the default route out of it; then the

@@ -69,6 +69,8 @@ func main() {
 		err = ownNetnsRoute(args[0])
 	case op == "veth-vxlan" && len(args) == 2:
 		err = vethVxlan(args[0], args[1])
+	case op == "veth-own" && len(args) == 0:
+		err = vethOwn()
 	case op == "macvlan" && len(args) == 4:
 		err = macvlanOut(args[0], args[1], args[2], args[3])
 	case op == "setns-dnat" && len(args) == 2:

@@ -2,12 +2,14 @@ package lab
 
 import (
 	"embed"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/victimbuild"
@@ -40,12 +42,19 @@ type Bins struct {
 
 	// no32 says why Escape32 could not be built (no gcc -m32); see Need32.
 	no32 error
+	// noExec32 says why the kernel cannot run it (IA32 emulation off).
+	noExec32 error
 }
 
 // Need32 skips t (fails it when CI=true) when the 32-bit program could not
 // be built: gcc needs Debian's gcc-multilib for -m32.
 func (b Bins) Need32(t testing.TB) {
 	t.Helper()
+	if b.noExec32 != nil {
+		// A property of the kernel, not of the machine's setup: nothing
+		// i386 runs there, so there is nothing to guard, even under CI.
+		t.Skipf("lab: the kernel cannot run 32-bit programs: %v", b.noExec32)
+	}
 	if b.no32 == nil {
 		return
 	}
@@ -113,6 +122,9 @@ func buildBins(nettrap, escapee, victim string) (*Bins, error) {
 		}
 	}
 	b.Escape32, b.no32 = gcc(dir, "escape32.c", "-m32", "-static")
+	if b.no32 == nil {
+		b.noExec32 = canExec(b.Escape32)
+	}
 	// Static and not position-independent: its buffer sits below 4 GiB,
 	// where a 32-bit process_vm_writev can name it.
 	if b.Holder, err = gcc(dir, "holder.c", "-static", "-no-pie"); err != nil {
@@ -150,4 +162,14 @@ func gcc(dir, src string, flags ...string) (string, error) {
 		return "", fmt.Errorf("gcc %s: %w\n%s", strings.Join(args, " "), err, b)
 	}
 	return out, os.Chmod(out, 0o755)
+}
+
+// canExec tells whether the kernel runs bin at all: ENOEXEC where the
+// kernel has no IA32 emulation (or has it off: ia32_emulation=0).
+func canExec(bin string) error {
+	err := exec.Command(bin).Run()
+	if errors.Is(err, syscall.ENOEXEC) {
+		return err
+	}
+	return nil
 }

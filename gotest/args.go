@@ -1,20 +1,17 @@
 package gotest
 
 import (
-	"debug/buildinfo"
+	"os"
 	"os/exec"
-	"strings"
 
 	"github.com/nettrap/nettrap/teststream"
 )
 
 // TestPackage tells whether argv runs a Go test binary and names the
-// package it tests. Only test binaries get -test.v=test2json and
-// attribution; any other program, even one named *.test or given -test.*
-// arguments, runs as it is. A binary built by the go command carries its
-// build info, whose main path is "<import path>.test" for a test binary
-// (`go test -c`, or the binary `go test -exec` hands over): the package is
-// named by it, whatever directory the binary runs in.
+// package it tests (see ReadBinary). Only test binaries get
+// -test.v=test2json and attribution; any other program, even one named
+// *.test or given -test.* arguments, runs as it is, whatever directory
+// the binary runs in.
 func TestPackage(argv []string) (pkg string, ok bool) {
 	if len(argv) == 0 {
 		return "", false
@@ -23,11 +20,12 @@ func TestPackage(argv []string) (pkg string, ok bool) {
 	if err != nil {
 		return "", false
 	}
-	bi, err := buildinfo.ReadFile(path)
-	if err != nil || !strings.HasSuffix(bi.Path, ".test") {
+	f, err := os.Open(path)
+	if err != nil {
 		return "", false
 	}
-	return strings.TrimSuffix(bi.Path, ".test"), true
+	defer f.Close()
+	return ReadBinary(f)
 }
 
 // Plan is how nettrap runs a test binary and reads its output.

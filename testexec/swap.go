@@ -1,7 +1,6 @@
 package testexec
 
 import (
-	"debug/buildinfo"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/gotest"
 )
 
 // RealSuffix names the real test binary next to the symlink that stands
@@ -55,7 +56,7 @@ func openDir(path string) (fd int, name string, err error) {
 }
 
 // isTestBinary tells whether name in dir is a regular file that is a Go
-// test binary (its main package path ends in ".test"); a symlink is not.
+// test binary (gotest.ReadBinary); a symlink is not.
 func isTestBinary(dir int, name string) (bool, error) {
 	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -66,8 +67,8 @@ func isTestBinary(dir int, name string) (bool, error) {
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
 		return false, err
 	}
-	bi, err := buildinfo.Read(f)
-	return err == nil && strings.HasSuffix(bi.Path, ".test"), nil
+	_, ok := gotest.ReadBinary(f)
+	return ok, nil
 }
 
 // IsTestBinary tells whether path (not followed if a symlink) is a Go

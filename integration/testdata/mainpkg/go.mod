@@ -1,0 +1,3 @@
+module example.com/mainpkg
+
+go 1.26

@@ -23,6 +23,10 @@ const (
 	External
 	OtherFamily
 	NoDestination
+	// OwnNetns is not an address's class: the call acts in a network
+	// namespace the confined tree made, where nothing leads out
+	// (supervisor's Task.TreeNetns says so; Classify never returns it).
+	OwnNetns
 )
 
 var classNames = [...]string{
@@ -37,11 +41,12 @@ var classNames = [...]string{
 	External:      "external",
 	OtherFamily:   "other-family",
 	NoDestination: "no-destination",
+	OwnNetns:      "own-netns",
 }
 
 // String is the class name used in messages and the audit trail.
 func (c Class) String() string {
-	if c >= Loopback && c <= NoDestination {
+	if c >= Loopback && c <= OwnNetns {
 		return classNames[c]
 	}
 	return "class(" + strconv.Itoa(int(c)) + ")"

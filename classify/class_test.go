@@ -244,6 +244,7 @@ func TestClassStrings(t *testing.T) {
 		External:      {"external", false},
 		OtherFamily:   {"other-family", false},
 		NoDestination: {"no-destination", true},
+		OwnNetns:      {"own-netns", false},
 		Class(0):      {"class(0)", false},
 		Class(42):     {"class(42)", false},
 	}

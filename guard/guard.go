@@ -125,7 +125,11 @@ func (g *Guard) attempts(c *supervisor.Call) []attempt {
 	}
 	switch c.Syscall.Kind {
 	case bpf.Socket:
-		return []attempt{{Attempt: socketAttempt(c.Socket)}}
+		a := socketAttempt(c.Socket)
+		if a.Kind == policy.RawSocket && c.Task.TreeNetns() {
+			a.Class = classify.OwnNetns // its frames stay in the tree's namespaces
+		}
+		return []attempt{{Attempt: a}}
 	case bpf.IOUringSetup:
 		return []attempt{{Attempt: policy.Attempt{Kind: policy.IOURing}}}
 	case bpf.Ptrace, bpf.ProcessVMWritev, bpf.PidfdGetfd:
@@ -168,9 +172,18 @@ func (g *Guard) attempts(c *supervisor.Call) []attempt {
 			// too (os/user with cgo), which must not fail a test.
 			cls = classify.Unix
 		}
+		if !cls.AllowedByDefault() && netnsBound(d.Family) && c.Task.TreeNetns() {
+			cls = classify.OwnNetns
+		}
 		atts = append(atts, attempt{Attempt: policy.Attempt{Kind: policy.Destination, Dest: d, Class: cls}})
 	}
 	return atts
+}
+
+// netnsBound tells whether a destination of family fam is reached through
+// the socket's network namespace: inet, and packet sockets' interfaces.
+func netnsBound(fam uint16) bool {
+	return fam == unix.AF_INET || fam == unix.AF_INET6 || fam == unix.AF_PACKET
 }
 
 // socketAttempt tells why the filter sent a socket(2) up: a packet or raw
@@ -334,6 +347,10 @@ func (g *Guard) newRecord(c *supervisor.Call, who Who, caller supervisor.Caller,
 		rec.Class = a.Class.String()
 	case policy.FamilySocket:
 		rec.Class = a.Class.String()
+	case policy.RawSocket:
+		if a.Class == classify.OwnNetns {
+			rec.Class = a.Class.String()
+		}
 	case policy.InterfacePin:
 		rec.Class = audit.ClassInterfacePin
 	case policy.NetnsChange:

@@ -95,6 +95,7 @@ type askedTask struct {
 func (t *askedTask) Caller() supervisor.Caller { t.asked++; return t.FixedTask.Caller() }
 func (t *askedTask) SockType() string          { t.asked++; return t.FixedTask.SockType() }
 func (t *askedTask) PathExists(p string) bool  { t.asked++; return t.FixedTask.PathExists(p) }
+func (t *askedTask) TreeNetns() bool           { t.asked++; return t.FixedTask.TreeNetns() }
 
 func TestPlainAllowedClassesAreCountedNotRecorded(t *testing.T) {
 	f := newFixture(t, policy.Policy{})
@@ -203,6 +204,51 @@ func TestRawSocketAndForeignABI(t *testing.T) {
 	recs := f.records(t)
 	if len(recs) != 2 || recs[0].Family != "packet" || recs[1].ABI != "i386" {
 		t.Errorf("records %+v", recs)
+	}
+}
+
+// TestTreeNetns: in a network namespace the tree made, connects and sends
+// to any address and packet sockets are allowed, in both modes, and
+// audited as own-netns; loopback stays on the fast path, unasked.
+func TestTreeNetns(t *testing.T) {
+	for _, sealed := range []bool{false, true} {
+		f := newFixture(t, policy.Policy{Sealed: sealed})
+		tree := task("tcp")
+		tree.Tree = true
+		for _, d := range []classify.Dest{inet("192.0.2.1:80"), inet("10.0.0.1:53"), inet("[2001:db8::1]:443")} {
+			c := call(bpf.Connect, d)
+			c.Task = tree
+			if a := f.g.Decide(c); !a.Allow {
+				t.Errorf("sealed=%v: %v in the tree's namespace denied", sealed, d)
+			}
+		}
+		sock := call(bpf.Socket)
+		sock.Socket = supervisor.SocketArgs{Domain: unix.AF_PACKET, Type: unix.SOCK_RAW}
+		sock.Task = tree
+		if a := f.g.Decide(sock); !a.Allow {
+			t.Errorf("sealed=%v: packet socket in the tree's namespace denied", sealed)
+		}
+		loop := call(bpf.Connect, inet("127.0.0.1:80"))
+		asked := &askedTask{FixedTask: tree}
+		loop.Task = asked
+		if a := f.g.Decide(loop); !a.Allow || asked.asked != 0 {
+			t.Errorf("sealed=%v: loopback %+v, asked %d", sealed, a, asked.asked)
+		}
+		recs := f.records(t)
+		if len(recs) != 4 {
+			t.Fatalf("sealed=%v: records %+v, want 4", sealed, recs)
+		}
+		for _, r := range recs {
+			if r.Class != "own-netns" || r.Decision != audit.Allowed || r.Reason != policy.ReasonOwnNetns {
+				t.Errorf("sealed=%v: record %+v, want allowed own-netns", sealed, r)
+			}
+		}
+		// The same outside the tree's namespaces: denied.
+		out := call(bpf.Connect, inet("192.0.2.1:80"))
+		out.Task = task("tcp")
+		if a := f.g.Decide(out); a.Allow {
+			t.Errorf("sealed=%v: 192.0.2.1 outside the tree's namespaces allowed", sealed)
+		}
 	}
 }
 

@@ -218,3 +218,52 @@ func TestNetnsVethPeerOwnNamespace(t *testing.T) {
 		})
 	}
 }
+
+// TestNetnsOwnTopology: two namespaces the program makes, joined by a
+// veth with documentation and private addresses on it, talk with TCP,
+// UDP and a packet socket under nettrap, in both modes, and every such
+// call is audited as allowed, class own-netns: nothing there leads out
+// (the kernel refuses a link to the starting namespace:
+// TestEscapeNetnsVethVxlan). With --userns=off the namespaces belong to
+// nettrap's own user namespace, they do not qualify, and the same calls
+// are treated as in the starting one: denied.
+func TestNetnsOwnTopology(t *testing.T) {
+	needNetAdmin(t)
+	e := newLabEnv(t)
+	mustEscape(t, e.run(t, asSelf, e.bins.Escapee, "own-topology"))
+	for _, m := range sealedModes {
+		t.Run(m.name, func(t *testing.T) {
+			r := e.guarded(t, asSelf, m.flags, e.bins.Escapee, "own-topology")
+			if o := parseEscapee(t, r); !o.OK {
+				t.Fatalf("own topology under nettrap failed (errno %s): %s\nstderr: %s", o.Errno, o.Err, r.stderr)
+			}
+			if lines := blockedLines(r.stderr); len(lines) > 0 {
+				t.Errorf("blocked in its own namespaces: %q", lines)
+			}
+			seen := map[string]bool{}
+			for _, rec := range r.audit {
+				if rec.Class != "own-netns" || rec.Decision != "allowed" {
+					t.Errorf("record %+v, want allowed own-netns", rec)
+				}
+				seen[rec.Syscall+" "+rec.Family+" "+rec.Dest] = true
+			}
+			for _, want := range []string{"connect inet 192.0.2.1:80", "connect inet 10.77.0.1:5353", "socket packet ", "sendto packet AF_PACKET"} {
+				if !seen[want] {
+					t.Errorf("no own-netns record %q in %v", want, seen)
+				}
+			}
+		})
+	}
+	t.Run("userns-off", func(t *testing.T) {
+		r := e.guarded(t, asSelf, []string{"--userns=off"}, e.bins.Escapee, "own-topology")
+		mustFailWith(t, r, "EPERM")
+		if len(blockedLines(r.stderr)) == 0 {
+			t.Errorf("no blocked line under --userns=off:\n%s", r.stderr)
+		}
+		for _, rec := range r.audit {
+			if rec.Class == "own-netns" {
+				t.Errorf("own-netns record under --userns=off: %+v", rec)
+			}
+		}
+	})
+}

@@ -89,9 +89,15 @@ type Call struct {
 	listener int
 	tracer   *tracer // the ptrace engine's, which made the call; nil under notify
 	netns    *startingNetns
-	netlink  *netlinkSend // the messages of a send addressed to AF_NETLINK
-	task     task         // Task, without an allocation of its own
-	sock     borrowed     // the socket an emulated call borrows (emusock.go)
+	// emulating: allowed calls are made by nettrap (an emulator runs).
+	emulating bool
+	// inTree: the decision allowed the call as one in a namespace of the
+	// tree's (Task.TreeNetns said yes): nettrap must make it itself, on
+	// a socket it checks again.
+	inTree  bool
+	netlink *netlinkSend // the messages of a send addressed to AF_NETLINK
+	task    task         // Task, without an allocation of its own
+	sock    borrowed     // the socket an emulated call borrows (emusock.go)
 	// dest1 and msg1 hold the one destination and message of a connect
 	// or a sendto, without allocations of their own.
 	dest1 [1]classify.Dest
@@ -122,6 +128,12 @@ type Task interface {
 	// waits in it. A decider that waits for something (a test's output
 	// to drain) can poll it to give up on a target that died.
 	Pending() bool
+	// TreeNetns tells whether the call acts in a network namespace the
+	// confined tree made (README, "Namespaces the test makes"): a
+	// connect's or send's socket is of one (and nettrap makes the call
+	// itself), or a socket(2) caller is in one. No when it cannot be
+	// told.
+	TreeNetns() bool
 }
 
 // Caller says who made a call.
@@ -141,6 +153,8 @@ type FixedTask struct {
 	Sock    string
 	// Missing are the paths that do not exist for the caller.
 	Missing []string
+	// Tree: the call acts in a network namespace the tree made.
+	Tree bool
 }
 
 // Caller returns t.Process.
@@ -161,6 +175,9 @@ func (t FixedTask) PathExists(path string) bool {
 
 // Pending is true until the process is gone.
 func (t FixedTask) Pending() bool { return !t.Process.Gone }
+
+// TreeNetns returns t.Tree.
+func (t FixedTask) TreeNetns() bool { return t.Tree }
 
 // pending tells whether the caller still waits in the call. A traced
 // caller stays in its stop until the tracer resumes it: it waits while

@@ -18,6 +18,8 @@ type startingNetns struct {
 	// kernel has none: then a socket's namespace cannot be told, and the
 	// calling thread's stands in for it.
 	cookie uint64
+	// tree is the command's own user namespace (treens.go), once known.
+	tree treeUserns
 }
 
 // readStartingNetns reads the namespace of the calling thread, which must

@@ -133,13 +133,14 @@ func (tr *tracer) aside(f func() traceAnswer) {
 // newCall is the call a stop reports, with the supervisor's Task.
 func (tr *tracer) newCall(pid int, info *syscallInfo) *Call {
 	c := &Call{
-		ID:       tr.ids.Add(1),
-		TID:      pid,
-		Syscall:  bpf.Lookup(info.Arch, int32(info.Nr)),
-		Args:     info.Args,
-		listener: -1,
-		tracer:   tr,
-		netns:    tr.netns,
+		ID:        tr.ids.Add(1),
+		TID:       pid,
+		Syscall:   bpf.Lookup(info.Arch, int32(info.Nr)),
+		Args:      info.Args,
+		listener:  -1,
+		tracer:    tr,
+		netns:     tr.netns,
+		emulating: tr.emu != nil,
 	}
 	c.task.c = c
 	c.Task = &c.task

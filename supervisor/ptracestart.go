@@ -104,6 +104,9 @@ func (s *Session) forkStub(started chan<- error) {
 	if err == nil {
 		err = s.Cmd.Start()
 	}
+	if err == nil && s.Userns.Method == NsUserns && netns != nil {
+		netns.setTree(s.Cmd.Process.Pid)
+	}
 	started <- err
 	if err != nil {
 		return

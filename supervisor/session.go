@@ -205,6 +205,9 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	if st.err != nil {
 		return nil, st.err
 	}
+	if uc.Method == NsUserns && st.netns != nil {
+		st.netns.setTree(cmd.Process.Pid)
+	}
 	s.listener, s.KillableRecv = st.listener, st.killable
 	if os.Getenv(noSyncWakeUpEnv) == "" {
 		s.SyncWakeUp = setSyncWakeUp(s.listener)

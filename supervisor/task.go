@@ -15,17 +15,20 @@ type task struct {
 	caller     Caller
 	sockOnce   sync.Once
 	sock       string
+	treeOnce   sync.Once
+	tree       bool
 }
 
 // newCall is the call of notification n, with the supervisor's Task.
 func (l *loop) newCall(n *notif) *Call {
 	c := &Call{
-		ID:       n.ID,
-		TID:      int(n.PID),
-		Syscall:  bpf.Lookup(n.Data.Arch, n.Data.Nr),
-		Args:     n.Data.Args,
-		listener: l.listener,
-		netns:    l.netns,
+		ID:        n.ID,
+		TID:       int(n.PID),
+		Syscall:   bpf.Lookup(n.Data.Arch, n.Data.Nr),
+		Args:      n.Data.Args,
+		listener:  l.listener,
+		netns:     l.netns,
+		emulating: l.emu != nil,
 	}
 	c.task.c = c
 	c.Task = &c.task
@@ -75,4 +78,14 @@ func (t *task) SockType() string {
 // PathExists implements Task.
 func (t *task) PathExists(path string) bool {
 	return procfs.PathExists(t.c.TID, path)
+}
+
+// TreeNetns implements Task. A yes binds the call: it is allowed only as
+// a call nettrap makes itself on a socket of the tree's (emulate.go).
+func (t *task) TreeNetns() bool {
+	t.treeOnce.Do(func() {
+		t.tree = t.c.treeNetns() && t.c.pending()
+		t.c.inTree = t.tree
+	})
+	return t.tree
 }

@@ -47,6 +47,10 @@
 //	                            VXLAN over the starting namespace (its id
 //	                            there) to REMOTE:4789, then MARKER sent
 //	                            to 127.0.0.9:9, routed into the VXLAN
+//	own-topology                two namespaces of its own joined by a
+//	                            veth, 192.0.2.0/24 and 10.77.0.0/24 on
+//	                            it: TCP, UDP and a packet socket's frame
+//	                            from one to servers in the other
 //	veth-own                    a veth between two namespaces of its
 //	                            own, the peer's named by descriptor
 //	                            (what CNI plugins do); fail unless the

@@ -69,6 +69,8 @@ func main() {
 		err = ownNetnsRoute(args[0])
 	case op == "veth-vxlan" && len(args) == 2:
 		err = vethVxlan(args[0], args[1])
+	case op == "own-topology" && len(args) == 0:
+		err = ownTopology()
 	case op == "veth-own" && len(args) == 0:
 		err = vethOwn()
 	case op == "macvlan" && len(args) == 4:

@@ -20,6 +20,10 @@
  *   tcpsend  A: sendto(F, MARKER, 127.0.0.1:port) on a TCP socket
  *            connected to our loopback listener (the address is
  *            ignored); B: a UDP socket, OUTSIDE_IP:OUTSIDE_PORT.
+ *   treens   A: sendto(F, MARKER, OUTSIDE_IP:OUTSIDE_PORT) on a UDP
+ *            socket of a network namespace of its own, where that
+ *            address is on lo (issue 24: allowed there);
+ *            B: a UDP socket made before, in the starting namespace.
  *
  * It prints "tries:N ok:M": M of A's calls succeeded.
  */
@@ -33,6 +37,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -49,7 +56,8 @@ static union {
 static unsigned char good[ADDRLEN], bad[ADDRLEN];
 static atomic_int stop;
 static const char *mode;
-static int keep = -1;	/* A's own socket, kept at another number (dgram, tcpsend) */
+static int keep = -1;	/* A's own socket, kept at another number (dgram, tcpsend, treens) */
+static int outer = -1;	/* B's socket of the starting namespace (treens) */
 
 static void die(const char *what)
 {
@@ -101,6 +109,13 @@ static void *swapper(void *arg)
 
 	(void)arg;
 	while (!atomic_load(&stop)) {
+		if (outer >= 0) {
+			dup2(outer, F);
+			hold();
+			dup2(keep, F);
+			hold();
+			continue;
+		}
 		int s = socket(AF_INET, inet, 0);
 		if (s < 0)
 			die("socket");
@@ -116,10 +131,63 @@ static void *swapper(void *arg)
 	return NULL;
 }
 
+/* nlreq sends one rtnetlink request and reads its acknowledgement. */
+static void nlreq(int fd, struct nlmsghdr *n)
+{
+	char buf[512];
+
+	n->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
+	if (send(fd, n, n->nlmsg_len, 0) < 0)
+		die("netlink send");
+	ssize_t got = recv(fd, buf, sizeof buf, 0);
+	struct nlmsghdr *h = (struct nlmsghdr *)buf;
+	if (got < (ssize_t)NLMSG_LENGTH(sizeof(struct nlmsgerr)) || h->nlmsg_type != NLMSG_ERROR)
+		die("netlink ack");
+	int err = ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+	if (err) {
+		errno = -err;
+		die("netlink request");
+	}
+}
+
+/* ownNamespace moves this (single-threaded) process to a network
+ * namespace of its own, with lo up and ip on it (over rtnetlink: under
+ * --sealed the interface ioctls are denied even there). */
+static void ownNamespace(struct in_addr ip)
+{
+	if (unshare(CLONE_NEWNET))
+		die("unshare");
+	int fd = socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
+	int lo = if_nametoindex("lo");
+	if (fd < 0 || !lo)
+		die("netlink socket");
+	struct {
+		struct nlmsghdr n;
+		struct ifinfomsg i;
+	} up = {
+		.n = {.nlmsg_len = sizeof up, .nlmsg_type = RTM_NEWLINK},
+		.i = {.ifi_family = AF_UNSPEC, .ifi_index = lo, .ifi_flags = IFF_UP, .ifi_change = IFF_UP},
+	};
+	nlreq(fd, &up.n);
+	struct {
+		struct nlmsghdr n;
+		struct ifaddrmsg a;
+		struct rtattr r;
+		struct in_addr ip;
+	} addr = {
+		.n = {.nlmsg_len = sizeof addr, .nlmsg_type = RTM_NEWADDR, .nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL},
+		.a = {.ifa_family = AF_INET, .ifa_prefixlen = 32, .ifa_index = lo},
+		.r = {.rta_len = RTA_LENGTH(sizeof(struct in_addr)), .rta_type = IFA_LOCAL},
+		.ip = ip,
+	};
+	nlreq(fd, &addr.n);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 6 && argc != 7) {
-		fprintf(stderr, "usage: swapper dgram|stream|path|tcpsend TRIES IP PORT MARKER [DIR]\n");
+		fprintf(stderr, "usage: swapper dgram|stream|path|tcpsend|treens TRIES IP PORT MARKER [DIR]\n");
 		return 2;
 	}
 	if (argc == 7 && chdir(argv[6]))
@@ -134,9 +202,18 @@ int main(int argc, char **argv)
 		die("inet_pton");
 	memcpy(bad, &out, ADDRLEN);
 
-	int lfd;
+	int lfd = -1;
 	socklen_t glen = ADDRLEN;
-	if (!strcmp(mode, "tcpsend")) {
+	if (!strcmp(mode, "treens")) {
+		outer = socket(AF_INET, SOCK_DGRAM, 0);
+		if (outer < 0)
+			die("socket");
+		ownNamespace(out.sin_addr);
+		keep = socket(AF_INET, SOCK_DGRAM, 0);
+		if (keep < 0)
+			die("socket");
+		memcpy(good, &out, ADDRLEN);
+	} else if (!strcmp(mode, "tcpsend")) {
 		struct sockaddr_in lo = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 		socklen_t n = sizeof lo;
 		lfd = socket(AF_INET, SOCK_STREAM, 0);
@@ -172,12 +249,12 @@ int main(int argc, char **argv)
 		dup2(keep, F);
 
 	pthread_t d, b;
-	if (pthread_create(&d, NULL, drain, (void *)(long)lfd) || pthread_create(&b, NULL, swapper, NULL))
+	if ((lfd >= 0 && pthread_create(&d, NULL, drain, (void *)(long)lfd)) || pthread_create(&b, NULL, swapper, NULL))
 		die("pthread_create");
 
 	long ok = 0;
 	for (long i = 0; i < tries; i++) {
-		if (!strcmp(mode, "dgram") || !strcmp(mode, "tcpsend")) {
+		if (!strcmp(mode, "dgram") || !strcmp(mode, "tcpsend") || !strcmp(mode, "treens")) {
 			if (sendto(F, marker, mlen, MSG_DONTWAIT | MSG_NOSIGNAL, &addr.sa, glen) == (ssize_t)mlen)
 				ok++;
 			continue;

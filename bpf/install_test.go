@@ -96,6 +96,11 @@ func TestInstallSmoke(t *testing.T) {
 	if errors.As(err, &ee) && ee.ExitCode() == exitSkip {
 		skipOrFatal(t, "child could not install the filter: "+strings.TrimSpace(string(out)))
 	}
+	if err != nil && strings.Contains(string(out), unix.EBUSY.Error()) {
+		// Only one listener per filter chain: under nettrap (its own
+		// suite run under nettrap) or WSL2's init, a skip even in CI.
+		t.Skipf("a seccomp listener is installed above this test, and a chain has only one: %s", strings.TrimSpace(string(out)))
+	}
 	if err != nil {
 		t.Fatalf("child: %v\n%s", err, out)
 	}

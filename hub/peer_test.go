@@ -85,6 +85,7 @@ type waitBuf struct {
 	mu   sync.Mutex
 	cond *sync.Cond
 	b    strings.Builder
+	late bool // wait gave up
 }
 
 func newWaitBuf() *waitBuf {
@@ -101,11 +102,19 @@ func (w *waitBuf) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// wait returns the messages once they hold s.
+// wait returns the messages once they hold s, or after a minute (the
+// caller's check then fails), never hanging the test.
 func (w *waitBuf) wait(s string) string {
+	timer := time.AfterFunc(time.Minute, func() {
+		w.mu.Lock()
+		w.late = true
+		w.mu.Unlock()
+		w.cond.Broadcast()
+	})
+	defer timer.Stop()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for !strings.Contains(w.b.String(), s) {
+	for !strings.Contains(w.b.String(), s) && !w.late {
 		w.cond.Wait()
 	}
 	return w.b.String()
@@ -130,6 +139,14 @@ func listenAs(t *testing.T, exe string, timeout time.Duration) (*Server, *waitBu
 // (the script's `read` waits for stdin to close).
 func startHelper(t *testing.T, s *Server, mode, script, childScript string) *exec.Cmd {
 	t.Helper()
+	if os.Getenv("NETTRAP_HUB") != "" && Confined() {
+		// Then the helper's connect is made by that nettrap (its unix
+		// connects are: README, "Allowed calls without the race"), and
+		// the hub knows the helper by its first write, not by its
+		// connect, which these tests are about. The integration test
+		// TestForgedInnerRefused covers the first writer.
+		t.Skip("under nettrap: the nettrap confining this test makes the helper's connect, so the kernel names that nettrap as the peer")
+	}
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "HUB_HELPER="+mode, "HUB_PATH="+s.Path, "HUB_SCRIPT="+script, "HUB_CHILD_SCRIPT="+childScript)
 	cmd.Stderr = os.Stderr
@@ -163,7 +180,11 @@ func registered(s *Server, pid int) bool {
 // no inner was registered, and returns the messages.
 func wantRefused(t *testing.T, s *Server, msgs *waitBuf, pid int) string {
 	t.Helper()
-	out := msgs.wait(fmt.Sprintf("refused the registration of pid %d", pid))
+	want := fmt.Sprintf("refused the registration of pid %d", pid)
+	out := msgs.wait(want)
+	if !strings.Contains(out, want) {
+		t.Fatalf("no %q within a minute; messages:\n%s", want, out)
+	}
 	if s.Registered() != 0 {
 		t.Errorf("registered %d, want 0", s.Registered())
 	}

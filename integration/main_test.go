@@ -10,5 +10,5 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	sandbox.Main(m, victimbuild.Cleanup, lab.Cleanup, netsem.Cleanup)
+	sandbox.Main(m, victimbuild.Cleanup, lab.Cleanup, netsem.Cleanup, gocacheCleanup)
 }

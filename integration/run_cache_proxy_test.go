@@ -133,7 +133,7 @@ func TestRunGoTestCacheToolchain(t *testing.T) {
 	proxy := startFakeProxy(t)
 	env := func(t *testing.T) []string {
 		return runModEnv("GOPROXY=http://"+proxyAddr, "GOSUMDB=off", "GOFLAGS=-mod=mod",
-			"GOCACHE="+t.TempDir(), "GOMODCACHE="+t.TempDir())
+			"GOCACHE="+freshGocache(t), "GOMODCACHE="+t.TempDir())
 	}
 	// Bare, the test's request reaches the proxy.
 	bare := runIn(t, proxyFixture(t), env(t), "go", "test", "./leaks/")

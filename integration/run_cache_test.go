@@ -15,9 +15,10 @@ import (
 // parallel, and collection-time (TestMain) leaks.
 var cachePkgs = []string{"./clean/", "./leaky/", "./parallel/", "./mainleak/"}
 
-// cacheEnv is runModEnv with a test cache of the test's own.
+// cacheEnv is runModEnv with a test cache of the test's own (seeded with
+// built packages, no test result: gocache_test.go).
 func cacheEnv(t *testing.T, extra ...string) []string {
-	return runModEnv(append([]string{"GOCACHE=" + t.TempDir()}, extra...)...)
+	return runModEnv(append([]string{"GOCACHE=" + freshGocache(t)}, extra...)...)
 }
 
 // pkgLine is the go command's line for package pkg (fixMod+pkg) in out:

@@ -157,6 +157,25 @@ func TestCleanIsOneLine(t *testing.T) {
 	}
 }
 
+// TestOwnNetnsCounted: calls allowed in the tests' own namespaces are
+// counted apart from markers and rules in the headline.
+func TestOwnNetnsCounted(t *testing.T) {
+	recs := []audit.Record{
+		{Schema: 1, RunID: "r9", Package: "p", Test: "TestTopology", Syscall: "connect", Dest: "192.0.2.1:80",
+			Class: "own-netns", Decision: audit.Allowed, Reason: "allowed: in a network namespace the tests made, where nothing leads out"},
+		{Schema: 1, RunID: "r9", Package: "p", Test: "TestLive", Marked: true,
+			Syscall: "connect", Dest: "192.0.2.1:80", Class: "external", Decision: audit.Allowed, Reason: "allowed: marked test"},
+	}
+	s := Build(recs, "r9")
+	if s.Totals.Allowed != 2 || s.Totals.OwnNetns != 1 {
+		t.Errorf("totals %+v, want 2 allowed, 1 in own namespaces", s.Totals)
+	}
+	want := "(1 allowed by marker or --allow, 1 allowed in network namespaces the tests made)"
+	if h := s.Headline(); !strings.Contains(h, want) {
+		t.Errorf("headline %q lacks %q", h, want)
+	}
+}
+
 func TestReadRejectsTornLine(t *testing.T) {
 	good, _ := json.Marshal(audit.Record{Schema: 1, Time: time.Unix(0, 0).UTC(), Syscall: "connect", Decision: audit.Denied})
 	in := string(good) + "\n" + `{"schema":1,"syscall":"conn` + "\n"

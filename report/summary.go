@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/classify"
 )
 
 // Row is one line of a summary table: the records with the same package,
@@ -48,10 +49,11 @@ func (r Row) Who() string {
 
 // Totals count attempts (not rows).
 type Totals struct {
-	Blocked    int `json:"blocked"`     // denied in a test (or a process)
-	Collection int `json:"collection"`  // denied at collection time
-	WouldBlock int `json:"would_block"` // --mode=audit: what enforce would deny
-	Allowed    int `json:"allowed"`     // by a marker or an --allow rule
+	Blocked    int `json:"blocked"`                     // denied in a test (or a process)
+	Collection int `json:"collection"`                  // denied at collection time
+	WouldBlock int `json:"would_block"`                 // --mode=audit: what enforce would deny
+	Allowed    int `json:"allowed"`                     // by a marker, an --allow rule, or in the tests' own namespaces
+	OwnNetns   int `json:"allowed_own_netns,omitempty"` // of Allowed: in network namespaces the tests made
 	Stale      int `json:"stale_markers"`
 	BadMarkers int `json:"bad_markers"`
 	Errors     int `json:"nettrap_errors"`
@@ -155,6 +157,9 @@ func (s *Summary) add(r Row, pkgs map[string]bool) {
 	rows, total := s.section(r)
 	*rows = append(*rows, r)
 	*total += r.Count
+	if r.Decision == audit.Allowed && r.Class == classify.OwnNetns.String() {
+		s.Totals.OwnNetns += r.Count
+	}
 	if r.Decision != audit.Allowed { // every other row is a finding
 		pkgs[r.Package+"\x00"+r.Process] = true
 	}

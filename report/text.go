@@ -22,8 +22,15 @@ func (s *Summary) Headline() string {
 		b.WriteString("no outbound network attempt blocked, but see below")
 	default:
 		b.WriteString("no outbound network attempt blocked")
-		if t.Allowed > 0 {
-			fmt.Fprintf(&b, " (%d allowed by marker or --allow)", t.Allowed)
+		var allowed []string
+		if n := t.Allowed - t.OwnNetns; n > 0 {
+			allowed = append(allowed, fmt.Sprintf("%d allowed by marker or --allow", n))
+		}
+		if t.OwnNetns > 0 {
+			allowed = append(allowed, fmt.Sprintf("%d allowed in network namespaces the tests made", t.OwnNetns))
+		}
+		if len(allowed) > 0 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(allowed, ", "))
 		}
 	}
 	if src := s.source(); src != "" {

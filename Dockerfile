@@ -30,6 +30,6 @@ COPY --from=build /out/nettrap /usr/local/bin/nettrap
 ENV GOCACHE=/tmp/go-build
 WORKDIR /src
 # nettrap runs the go command unconfined (it may build and fetch modules)
-# and every test binary under its seccomp supervisor; see README.md.
+# and every test binary under its seccomp supervisor; see docs/running.md.
 ENTRYPOINT ["nettrap", "--"]
 CMD ["go", "test", "./..."]

@@ -8,7 +8,7 @@
 # whole set is repeated RUNS times (default 5) with -count=1 each, so that
 # each ratio pairs measurements taken seconds apart and a drifting machine
 # load spreads over all runners alike. Prints benchstat's summary and
-# Markdown tables of the ratios for the README. Needs seccomp user
+# Markdown tables of the ratios for docs/performance.md. Needs seccomp user
 # notification (Linux 5.0+) and a C compiler (the C floor); run as a user
 # allowed to read the memory of its own children (the default). Set
 # NETTRAP_BENCH_RUNNERS=all for the variants without SYNC_WAKE_UP.

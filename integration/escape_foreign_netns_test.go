@@ -63,7 +63,7 @@ func TestEscapeNetnsVethVxlan(t *testing.T) {
 			noDatagramAfter(t, e, ln, mark, "the guarded VXLAN ("+m.name+")")
 		})
 	}
-	// --userns=off is the user's own choice to reopen the hole (README,
+	// --userns=off is the user's own choice to reopen the hole (docs/threat-model.md,
 	// "Namespaces the test makes"): it leaks again.
 	r := e.guarded(t, asSelf, []string{"--userns=off"}, e.bins.Escapee, "veth-vxlan", lab.Outside4.String(), "vxlan userns=off")
 	mustEscape(t, r)

@@ -126,7 +126,7 @@ var errCallerState = errors.New("cannot act as the caller")
 // and the status file is read only for a caller whose ids differ from
 // nettrap's (its groups are needed then). A caller with nettrap's ids
 // has its groups too, short of a setgroups of its own (CAP_SETGID): see
-// README, SO_PEERGROUPS. Capabilities matter to a path's permission
+// docs/checks.md, SO_PEERGROUPS. Capabilities matter to a path's permission
 // checks only.
 func (p *callerPool) context(c *Call, pidfd int, paths, relative bool) (*callerCtx, error) {
 	x := &callerCtx{cwd: -1, root: -1, pool: p}

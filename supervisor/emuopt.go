@@ -42,8 +42,8 @@ func (o *optValue) read(addr uint64, n int64) ([]byte, unix.Errno) {
 // it in between (pin the socket to the real interface after nettrap saw
 // lo). Source routes are always denied. A netfilter table write is left
 // to the kernel: it acts only on a namespace the caller holds
-// CAP_NET_ADMIN over, which the kernel checks itself (README, "Threat
-// model").
+// CAP_NET_ADMIN over, which the kernel checks itself (docs/threat-model.md,
+// "Nothing nettrap checked is read again").
 func emulableOpt(c *Call) bool {
 	if !c.opt.settable {
 		return false

@@ -75,7 +75,7 @@ func TestSettingNames(t *testing.T) {
 		}
 		seen[s.env] = true
 		if s.env != "" && s.def != nil && s.env != "NETTRAP_"+strings.ToUpper(strings.ReplaceAll(s.name, "-", "_")) {
-			t.Errorf("--%s is set by %s: the README promises NETTRAP_ and the flag's name", s.name, s.env)
+			t.Errorf("--%s is set by %s: docs/flags.md promises NETTRAP_ and the flag's name", s.name, s.env)
 		}
 	}
 	if envName("help") != "" || envName("version") != "" {

@@ -1,6 +1,6 @@
 // Command nettrap runs a command, or a Go test binary, with outbound
 // network cut off by a seccomp filter: seccomp user notification, or
-// ptrace where a listener is refused (see README.md, "Engines").
+// ptrace where a listener is refused (see docs/engines.md).
 package main
 
 import (

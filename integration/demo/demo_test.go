@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -52,10 +53,53 @@ func TestDemo(t *testing.T) {
 	if len(got) != 1 || !strings.HasPrefix(got[0], "GET /v1/forecast?city=Oslo ") {
 		t.Errorf("the fake API received %q, want exactly the live test's GET /v1/forecast?city=Oslo", got)
 	}
+	// The README's quick start shows this run: its failure and its summary
+	// must be what the demo prints.
+	for _, block := range readmeBlocks(t, "### Reading a failure", "### The summary and `nettrap report`") {
+		for line := range strings.SplitSeq(block, "\n") {
+			if strings.HasPrefix(line, "  hint: ") {
+				continue // only when the attempt came within 100 ms of the previous test's end
+			}
+			if !strings.Contains(normalize(out), normalize(line)) {
+				t.Errorf("the README shows %q, which the demo does not print", line)
+			}
+		}
+	}
 	if t.Failed() {
 		t.Logf("demo output:\n%s", out)
 	}
 }
+
+// readmeBlocks returns the first fenced code block under each of the
+// README's headings.
+func readmeBlocks(t *testing.T, headings ...string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	var blocks []string
+	for _, h := range headings {
+		_, after, ok := strings.Cut(readme, "\n"+h+"\n")
+		if !ok {
+			t.Fatalf("README.md has no heading %q", h)
+		}
+		_, after, ok = strings.Cut(after, "\n```\n")
+		block, _, ok2 := strings.Cut(after, "\n```\n")
+		if !ok || !ok2 {
+			t.Fatalf("README.md has no code block under %q", h)
+		}
+		blocks = append(blocks, block)
+	}
+	return blocks
+}
+
+// variable is what differs from one demo run to the next: durations, the
+// run id and the audit log's path.
+var variable = regexp.MustCompile(`\(\d+\.\d+s\)|\t\d+\.\d+s|run [0-9a-f]{16}|audit log [^)\n]*`)
+
+func normalize(s string) string { return variable.ReplaceAllString(s, "X") }
 
 func runDemo(t *testing.T, nettrap string) (string, int) {
 	t.Helper()

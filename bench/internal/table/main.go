@@ -1,5 +1,5 @@
 // Command table reads `go test -bench` output of package bench on stdin
-// and prints Markdown tables of the ratios for the README: per comparison
+// and prints Markdown tables of the ratios for docs/performance.md: per comparison
 // (nettrap or a variant against its C floor, or an engine against another) and operation the median
 // ns/op of each runner, the median of the paired ratios (each measured
 // against the runs just before it) with their range, and the peak RSS of

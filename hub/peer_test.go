@@ -141,7 +141,7 @@ func startHelper(t *testing.T, s *Server, mode, script, childScript string) *exe
 	t.Helper()
 	if os.Getenv("NETTRAP_HUB") != "" && Confined() {
 		// Then the helper's connect is made by that nettrap (its unix
-		// connects are: README, "Allowed calls without the race"), and
+		// connects are: docs/checks.md, "Allowed calls without the race"), and
 		// the hub knows the helper by its first write, not by its
 		// connect, which these tests are about. The integration test
 		// TestForgedInnerRefused covers the first writer.

@@ -162,7 +162,7 @@ const ReasonOwnNetns = "allowed: in a network namespace the tests made, where no
 func (p *Policy) Decide(a Attempt) Decision {
 	if a.Class == classify.OwnNetns {
 		// In both modes: the kernel keeps such a namespace from leading
-		// anywhere but the tree's own namespaces (README, "Namespaces
+		// anywhere but the tree's own namespaces (docs/threat-model.md, "Namespaces
 		// the test makes").
 		return Decision{Verdict: audit.Allowed, Reason: ReasonOwnNetns, Audit: true}
 	}

@@ -129,7 +129,7 @@ type Task interface {
 	// to drain) can poll it to give up on a target that died.
 	Pending() bool
 	// TreeNetns tells whether the call acts in a network namespace the
-	// confined tree made (README, "Namespaces the test makes"): a
+	// confined tree made (docs/threat-model.md, "Namespaces the test makes"): a
 	// connect's or send's socket is of one (and nettrap makes the call
 	// itself), or a socket(2) caller is in one. No when it cannot be
 	// told.

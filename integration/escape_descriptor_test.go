@@ -86,7 +86,7 @@ func testDescriptorSwap(t *testing.T, mode, proto string) {
 				name = u.String() + "/sealed"
 			}
 			t.Run(name, func(t *testing.T) {
-				mark := lastSeq(ln)
+				mark := lastSeq(t, e, ln)
 				marker := "swap-guarded-" + mode + "-" + strings.ReplaceAll(name, "/", "-")
 				r := swap(u, flags, swapTries, marker, true)
 				okCalls, done := swapCounts(t, r)

@@ -57,7 +57,7 @@ func TestEscapeNetnsVethVxlan(t *testing.T) {
 	waitRecord(t, ln, "the encapsulated datagram", containing(marker))
 	for _, m := range sealedModes {
 		t.Run(m.name, func(t *testing.T) {
-			mark := lastSeq(ln)
+			mark := lastSeq(t, e, ln)
 			r := e.guarded(t, asSelf, m.flags, e.bins.Escapee, "veth-vxlan", lab.Outside4.String(), "vxlan "+m.name)
 			mustFailWith(t, r, "EPERM")
 			noDatagramAfter(t, e, ln, mark, "the guarded VXLAN ("+m.name+")")
@@ -83,7 +83,7 @@ func TestEscapeNetnsMacvlan(t *testing.T) {
 	waitRecord(t, ln, "the connect through the macvlan", containing(marker))
 	for _, m := range sealedModes {
 		t.Run(m.name, func(t *testing.T) {
-			mark := lastSeq(ln)
+			mark := lastSeq(t, e, ln)
 			r := e.guarded(t, asSelf, m.flags, append(args, "macvlan "+m.name)...)
 			mustFailWith(t, r, "EPERM")
 			noConnectionAfter(t, e, ln, mark, "the guarded macvlan ("+m.name+")")
@@ -118,7 +118,7 @@ func TestEscapeNetnsSetns(t *testing.T) {
 			dropOutsideNAT(t, e)
 			for _, m := range sealedModes {
 				t.Run(m.name, func(t *testing.T) {
-					mark := lastSeq(ln)
+					mark := lastSeq(t, e, ln)
 					r := e.runWithFile(t, nsFile, true, m.flags, e.bins.Escapee, "setns-dnat", c.path, "setns "+m.name)
 					mustFailWith(t, r, c.errno)
 					if dropOutsideNAT(t, e) {

@@ -1,12 +1,14 @@
 package integration
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/nftables"
 	"github.com/vishvananda/netlink"
@@ -62,13 +64,33 @@ func noConnectionAfter(t *testing.T, e labEnv, ln *lab.Listener, mark int, what 
 	noRecordAfter(t, e, ln, "tcp", mark, what)
 }
 
-// lastSeq is the mark: the sequence number of the listener's last record.
-func lastSeq(ln *lab.Listener) int {
-	recs := ln.Records()
-	if len(recs) == 0 {
-		return -1
+// lastSeq is the mark before a guarded run: the sequence number of a
+// sentinel sent from inside now and recorded. Whatever an earlier run left
+// queued at ln (datagrams in its receive buffer, connections in its accept
+// queue) is recorded before the sentinel, so it cannot pass for a leak of
+// the next run. A datagram sentinel is sent again until one arrives: a
+// receive buffer still full from an earlier flood drops it.
+func lastSeq(t *testing.T, e labEnv, ln *lab.Listener) int {
+	t.Helper()
+	sentinel := fmt.Sprintf("mark %d", time.Now().UnixNano())
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		c, err := e.Dial(ln.Network, ln.Addr)
+		if err != nil {
+			t.Fatalf("mark: %v", err)
+		}
+		_, err = c.Write([]byte(sentinel))
+		c.Close()
+		if err != nil {
+			t.Fatalf("mark: %v", err)
+		}
+		if r, ok := ln.WaitFor(containing(sentinel), 500*time.Millisecond); ok {
+			return r.Seq
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the mark never arrived at %s:\n%s", ln.Addr, ln.Dump())
+		}
 	}
-	return recs[len(recs)-1].Seq
 }
 
 // natTables lists the ip-family nftables tables inside, as the test
@@ -131,7 +153,7 @@ func TestEscapeNetnsDNAT(t *testing.T) {
 	}
 	dropNATTable(t, e)
 
-	mark := lastSeq(ln)
+	mark := lastSeq(t, e, ln)
 	r := e.guarded(t, asSelf, nil, e.bins.Escapee, "dnat", "dnat guarded")
 	mustBeDenied(t, r, "EPERM", "netlink nfnetlink", "netns-change")
 	if got := natTables(t, e); contains(got, escapeeNATTable) {
@@ -160,7 +182,7 @@ func TestEscapeNetnsIptablesLegacy(t *testing.T) {
 
 	for _, userns := range []string{"off", "auto"} {
 		t.Run("userns="+userns, func(t *testing.T) {
-			mark := lastSeq(ln)
+			mark := lastSeq(t, e, ln)
 			r = e.guarded(t, asSelf, []string{"--userns=" + userns}, e.bins.Escapee, "ipt-dnat", lab.InsideLink, "iptables guarded "+userns)
 			if userns == "off" {
 				mustBeDenied(t, r, "EPERM", "setsockopt IPT_SO_SET_REPLACE", "netns-change")
@@ -278,7 +300,7 @@ func TestEscapeNetnsCgroupConnect(t *testing.T) {
 
 	for _, userns := range []string{"off", "auto"} {
 		t.Run("userns="+userns, func(t *testing.T) {
-			mark := lastSeq(ln)
+			mark := lastSeq(t, e, ln)
 			r := e.guarded(t, asSelf, []string{"--userns=" + userns}, e.bins.Escapee, "cgroup-connect", "cgroup connect guarded "+userns)
 			if userns == "off" {
 				mustBeDenied(t, r, "EPERM", "BPF_CGROUP_INET4_CONNECT", "bpf-attach")

@@ -13,7 +13,8 @@ import (
 
 // Listener records what arrives at one outside address and port.
 type Listener struct {
-	Addr netip.AddrPort
+	Addr    netip.AddrPort
+	Network string // "tcp" or "udp"
 	*log
 }
 
@@ -27,7 +28,7 @@ func (l *Lab) ListenTCP(t testing.TB, addr netip.AddrPort) *Listener {
 		t.Fatalf("lab: listen tcp %s: %v", addr, err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	r := &Listener{Addr: netip.MustParseAddrPort(ln.Addr().String()), log: newLog()}
+	r := &Listener{Addr: netip.MustParseAddrPort(ln.Addr().String()), Network: "tcp", log: newLog()}
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -61,7 +62,7 @@ func (l *Lab) ListenUDP(t testing.TB, addr netip.AddrPort) *Listener {
 		t.Fatalf("lab: listen udp %s: %v", addr, err)
 	}
 	t.Cleanup(func() { pc.Close() })
-	r := &Listener{Addr: netip.MustParseAddrPort(pc.LocalAddr().String()), log: newLog()}
+	r := &Listener{Addr: netip.MustParseAddrPort(pc.LocalAddr().String()), Network: "udp", log: newLog()}
 	go func() {
 		buf := make([]byte, 65536)
 		for {

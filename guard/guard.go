@@ -29,6 +29,10 @@ type Guard struct {
 	Attribution Attribution
 	// Sink, when set, takes denied lookups (dns.go); nil: they fail.
 	Sink DNSSink
+	// GoTest says the test binaries were started by go test (nettrap --
+	// go test, go test -exec nettrap, a go test inside a command run):
+	// advice then names go test's flags, not the binary's.
+	GoTest bool
 
 	mu        sync.Mutex
 	counts    Counts
@@ -290,6 +294,15 @@ func (g *Guard) attribution() Attribution {
 	return Generic{g.Messages}
 }
 
+// parallelFlag is the flag that pins a test, in the words of whoever
+// started the test binaries.
+func (g *Guard) parallelFlag() string {
+	if g.GoTest {
+		return ParallelGoTest
+	}
+	return ParallelBinary
+}
+
 // record writes the audit records and the message lines of a call.
 func (g *Guard) record(c *supervisor.Call, att Attempt, atts []attempt) {
 	who := att.Who()
@@ -308,7 +321,7 @@ func (g *Guard) record(c *supervisor.Call, att Attempt, atts []attempt) {
 		g.count(d)
 		line := ""
 		if d.Verdict != audit.Allowed {
-			line = "nettrap: " + Line(rec, who.Test == "")
+			line = "nettrap: " + Line(rec, who.Test == "", g.parallelFlag())
 		}
 		att.Report(rec, line)
 		if line != "" && d.Verdict != audit.Denied {

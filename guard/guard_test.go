@@ -404,8 +404,33 @@ func TestLine(t *testing.T) {
 	for _, tt := range tests {
 		r := base
 		tt.mod(&r)
-		if got := Line(r, r.Test == ""); got != tt.want {
+		if got := Line(r, r.Test == "", ParallelBinary); got != tt.want {
 			t.Errorf("Line(%+v)\n got %q\nwant %q", r, got, tt.want)
+		}
+	}
+}
+
+// The ambiguity hint names the flag as the user types it: -parallel=1 to
+// go test (nettrap -- go test, go test -exec nettrap), -test.parallel=1
+// to a test binary run by hand.
+func TestAmbiguousLineSaysTheUsersFlag(t *testing.T) {
+	for _, tc := range []struct {
+		goTest     bool
+		want, not string
+	}{
+		{true, "rerun with -parallel=1 to pin it", "-test.parallel"},
+		{false, "rerun with -test.parallel=1 to pin it", " -parallel=1"},
+	} {
+		f := newFixture(t, policy.Policy{})
+		f.g.GoTest = tc.goTest
+		attr := &fakeAttribution{who: Who{Package: "example.com/p", Candidates: []string{"TestA", "TestB"}}}
+		f.g.Attribution = attr
+		f.g.Decide(call(bpf.Connect, inet("203.0.113.7:80")))
+		if len(attr.reports) != 1 {
+			t.Fatalf("GoTest %v: reports %q, want one", tc.goTest, attr.reports)
+		}
+		if r := attr.reports[0]; !strings.Contains(r, tc.want) || strings.Contains(r, tc.not) {
+			t.Errorf("GoTest %v: line %q, want %q and no %q", tc.goTest, r, tc.want, tc.not)
 		}
 	}
 }

@@ -15,8 +15,9 @@ import (
 // byProcess names the process (generic mode); otherwise the test, as what
 // nettrap knows: the call was made while that test was running ("during
 // TestX"), not necessarily by its code (a goroutine a previous test left
-// running is indistinguishable).
-func Line(r audit.Record, byProcess bool) string {
+// running is indistinguishable). parallel is the flag an ambiguous line
+// advises, ParallelGoTest or ParallelBinary.
+func Line(r audit.Record, byProcess bool, parallel string) string {
 	byProcess = byProcess && len(r.Candidates) == 0
 	op := r.Syscall
 	if r.ABI != "" && r.ABI != "x86_64" && r.ABI != "aarch64" {
@@ -25,7 +26,7 @@ func Line(r audit.Record, byProcess bool) string {
 	if r.SockType != "" {
 		op += " " + r.SockType
 	}
-	line := Blocked(r.Decision, r.Lookup, op, r.Dest, r.Class) + whoPart(r, byProcess)
+	line := Blocked(r.Decision, r.Lookup, op, r.Dest, r.Class) + whoPart(r, byProcess, parallel)
 	// The reason is shown unless it only repeats the class: an attempt
 	// with no destination, advice (unspecified, dns), a join, a marker
 	// ignored under --sealed all say more than the class. A lookup's
@@ -59,11 +60,19 @@ func Blocked(d audit.Decision, lookup, operation, dest, class string) string {
 // AtCollection says when an attempt at collection time was made.
 const AtCollection = " at collection time (package init, TestMain, or between tests)"
 
+// The flag that runs tests one at a time, as the user types it: advice
+// in the test binary's words is wrong for a go test user, whose go
+// command rejects -test.parallel.
+const (
+	ParallelGoTest = "-parallel=1"      // the tests were started by go test
+	ParallelBinary = "-test.parallel=1" // a test binary run by hand
+)
+
 // whoPart says who made the attempt: " during TestX", " by pid N prog", …
-func whoPart(r audit.Record, byProcess bool) string {
+func whoPart(r audit.Record, byProcess bool, parallel string) string {
 	switch {
 	case len(r.Candidates) > 1:
-		return fmt.Sprintf(" during one of %s (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)", candidateList(r.Candidates))
+		return fmt.Sprintf(" during one of %s (ambiguous: parallel tests were running; rerun with %s to pin it)", candidateList(r.Candidates), parallel)
 	case r.Test == audit.Collection:
 		return AtCollection
 	case byProcess || r.Test == "":

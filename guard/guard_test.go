@@ -415,7 +415,7 @@ func TestLine(t *testing.T) {
 // to a test binary run by hand.
 func TestAmbiguousLineSaysTheUsersFlag(t *testing.T) {
 	for _, tc := range []struct {
-		goTest     bool
+		goTest    bool
 		want, not string
 	}{
 		{true, "rerun with -parallel=1 to pin it", "-test.parallel"},

@@ -392,11 +392,11 @@ func TestLine(t *testing.T) {
 		// A lookup nettrap's sinkhole read is named.
 		{func(r *audit.Record) {
 			r.SockType, r.Dest, r.Class, r.Lookup, r.Test = "udp", "192.0.2.53:53", "dns", "TXT _grpc_config.localhost", "TestDial"
-		}, "DNS lookup blocked: TXT _grpc_config.localhost via 192.0.2.53:53 during TestDial"},
+		}, "DNS lookup blocked: TXT _grpc_config.localhost via 192.0.2.53:53 during TestDial: " + RemedyLookupTest},
 		{func(r *audit.Record) {
 			r.SockType, r.Dest, r.Class, r.Lookup = "tcp", "[2001:db8::53]:53", "dns", "A example.com"
 		},
-			"DNS lookup blocked: A example.com via [2001:db8::53]:53 by pid 42 curl"},
+			"DNS lookup blocked: A example.com via [2001:db8::53]:53 by pid 42 curl: " + RemedyLookupProcess},
 		// A marked record denied for another reason (at collection time) keeps the short line.
 		{func(r *audit.Record) { r.Test, r.Marked, r.Reason = "collection", true, "external destination" },
 			"Outbound network blocked: connect tcp 203.0.113.7:443 (external) at collection time (package init, TestMain, or between tests)"},
@@ -407,6 +407,56 @@ func TestLine(t *testing.T) {
 		if got := Line(r, r.Test == "", ParallelBinary); got != tt.want {
 			t.Errorf("Line(%+v)\n got %q\nwant %q", r, got, tt.want)
 		}
+	}
+}
+
+// A blocked lookup's line says what to do, fitting who looked up: the
+// test (mock, or mark it), collection time (no marker helps), a marked
+// test under --sealed (the marker counts for nothing), a process. The
+// start stays "DNS lookup blocked: NAME via NS who", which users and
+// tests match.
+func TestLookupLineRemedy(t *testing.T) {
+	base := audit.Record{Syscall: "sendto", SockType: "udp", Dest: "192.0.2.53:53", Class: "dns", Decision: audit.Denied,
+		Lookup: "A httpbin.org", Reason: audit.ReasonDNSRefused, PID: 42, Argv0: "curl"}
+	for _, tc := range []struct {
+		name  string
+		mod   func(*audit.Record)
+		start string
+		want  []string
+	}{
+		{"test", func(r *audit.Record) { r.Test = "TestTraceInfo" },
+			"DNS lookup blocked: A httpbin.org via 192.0.2.53:53 during TestTraceInfo: ",
+			[]string{"mock the resolver or the client", "mark the test", "docs/tests.md#the-marker"}},
+		{"ambiguous", func(r *audit.Record) { r.Candidates = []string{"TestA", "TestB"} },
+			"DNS lookup blocked: A httpbin.org via 192.0.2.53:53 during one of TestA, TestB (ambiguous",
+			[]string{"to pin it): mock the resolver or the client", "mark the test"}},
+		{"collection", func(r *audit.Record) { r.Test, r.Marked = audit.Collection, true },
+			"DNS lookup blocked: A httpbin.org via 192.0.2.53:53" + AtCollection + ": ",
+			[]string{"mock the resolver or the client", "docs/tests.md#collection-time"}},
+		{"sealed", func(r *audit.Record) { r.Test, r.Marked = "TestLive", true },
+			"DNS lookup blocked: A httpbin.org via 192.0.2.53:53 during TestLive: ",
+			[]string{audit.ReasonMarkerIgnored, "mock the resolver or the client"}},
+		{"process", func(*audit.Record) {},
+			"DNS lookup blocked: A httpbin.org via 192.0.2.53:53 by pid 42 curl: ",
+			[]string{"--allow", "docs/flags.md"}},
+	} {
+		r := base
+		tc.mod(&r)
+		got := Line(r, r.Test == "" && len(r.Candidates) == 0, ParallelBinary)
+		if !strings.HasPrefix(got, tc.start) {
+			t.Errorf("%s: line %q, want it to start %q", tc.name, got, tc.start)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: line %q lacks %q", tc.name, got, w)
+			}
+		}
+	}
+	// Where no marker can help, the line must not advise one.
+	r := base
+	r.Test = audit.Collection
+	if got := Line(r, false, ParallelBinary); strings.Contains(got, "mark the test") {
+		t.Errorf("collection time: line %q advises a marker", got)
 	}
 }
 

@@ -27,14 +27,35 @@ func Line(r audit.Record, byProcess bool, parallel string) string {
 		op += " " + r.SockType
 	}
 	line := Blocked(r.Decision, r.Lookup, op, r.Dest, r.Class) + whoPart(r, byProcess, parallel)
+	if r.Lookup != "" {
+		// A lookup's reason is always the same; the line ends with
+		// what to do instead, after the part users match.
+		return line + ": " + lookupRemedy(r, byProcess)
+	}
 	// The reason is shown unless it only repeats the class: an attempt
 	// with no destination, advice (unspecified, dns), a join, a marker
-	// ignored under --sealed all say more than the class. A lookup's
-	// reason is always the same.
-	if r.Lookup == "" && r.Reason != "" && r.Reason != audit.ClassReason(r.Class) {
+	// ignored under --sealed all say more than the class.
+	if r.Reason != "" && r.Reason != audit.ClassReason(r.Class) {
 		line += ": " + r.Reason
 	}
 	return line
+}
+
+// lookupRemedy is what to do about a blocked lookup, by who made it: a
+// marker does not help at collection time, nor under --sealed (the only
+// way a marked test's lookup is blocked), nor a process outside tests.
+func lookupRemedy(r audit.Record, byProcess bool) string {
+	switch {
+	case r.Test == audit.Collection:
+		return RemedyLookupCollection
+	case len(r.Candidates) > 1:
+		return RemedyLookupTest
+	case byProcess || r.Test == "":
+		return RemedyLookupProcess
+	case r.Marked:
+		return RemedyLookupSealed
+	}
+	return RemedyLookupTest
 }
 
 // Blocked is how every message about a blocked attempt starts, here and
@@ -56,6 +77,16 @@ func Blocked(d audit.Decision, lookup, operation, dest, class string) string {
 	}
 	return head + operation
 }
+
+// The remedies of a blocked lookup's line, by who looked up: the other
+// denials give advice in their reasons, but a lookup's reason is always
+// the same (audit.ReasonDNSRefused) and says what, not what to do.
+const (
+	RemedyLookupTest       = "mock the resolver or the client, or mark the test (docs/tests.md#the-marker)"
+	RemedyLookupCollection = "mock the resolver or the client; no marker covers collection time (docs/tests.md#collection-time)"
+	RemedyLookupSealed     = audit.ReasonMarkerIgnored + "; mock the resolver or the client"
+	RemedyLookupProcess    = "use addresses or /etc/hosts, or allow the nameserver with --allow CIDR:53 (docs/flags.md)"
+)
 
 // AtCollection says when an attempt at collection time was made.
 const AtCollection = " at collection time (package init, TestMain, or between tests)"

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -152,6 +153,63 @@ func waitGone(ctx context.Context, t *testing.T, pids ...int) {
 			t.Errorf("pid %d (%q) outlived the SIGKILLed nettrap", p, b)
 		}
 	}
+}
+
+// sleepingRun starts `nettrap -- sh` that sleeps, with env, and returns
+// once the shell runs (the run's directory is made before).
+func sleepingRun(t *testing.T, env []string) *exec.Cmd {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, nettrapBin(t), "--", "/bin/sh", "-c", `echo ready; exec sleep 300`)
+	cmd.Env = env
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "ready\n" {
+		t.Fatalf("the confined shell said %q (%v)", line, err)
+	}
+	return cmd
+}
+
+// A SIGKILLed run cannot remove its directory: the next run does, and
+// leaves the directory of a run still going alone.
+func TestCLIKilledRunDirRemovedLater(t *testing.T) {
+	sandbox.Require(t)
+	tmp := t.TempDir()
+	env := append(goEnv(), "TMPDIR="+tmp)
+	killed := sleepingRun(t, env)
+	dirs := tmpRuns(t, tmp)
+	if len(dirs) != 1 {
+		t.Fatalf("run directories %q, want the running one", dirs)
+	}
+	killedDir := dirs[0]
+	live := sleepingRun(t, env)
+	if _, err := os.Stat(killedDir); err != nil {
+		t.Fatalf("a new run removed the directory of a run still going: %v", err)
+	}
+	killed.Process.Signal(syscall.SIGKILL)
+	killed.Wait()
+	if _, err := os.Stat(killedDir); err != nil {
+		t.Fatalf("the killed run's directory is gone already (%v): nothing to test", err)
+	}
+	liveDirs := slices.DeleteFunc(tmpRuns(t, tmp), func(d string) bool { return d == killedDir })
+	if run := runModIn(t, env, nettrapBin(t), "--", "/bin/true"); run.code != 0 {
+		t.Fatalf("next run: exit %d\n%s", run.code, run.stderr)
+	}
+	if _, err := os.Stat(killedDir); !os.IsNotExist(err) {
+		t.Errorf("the killed run's directory %s is still there after the next run (%v)", killedDir, err)
+	}
+	if left := tmpRuns(t, tmp); !slices.Equal(left, liveDirs) || len(left) != 1 {
+		t.Errorf("run directories after the next run %q, want the live run's %q", left, liveDirs)
+	}
+	live.Process.Signal(syscall.SIGTERM)
+	live.Wait()
 }
 
 // tmpRuns lists the nettrap-run-* directories in dir.

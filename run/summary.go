@@ -62,9 +62,13 @@ type runLog struct {
 // run in their package directories), creating it to check it can be
 // written: in a new temporary directory unless the user named one.
 func prepareAuditLog(userLog string) (runLog, error) {
-	dir, err := os.MkdirTemp("", "nettrap-run-")
+	removeStaleRunDirs(os.TempDir())
+	dir, err := os.MkdirTemp("", runDirPattern)
 	if err != nil && userLog == "" {
 		return runLog{}, fmt.Errorf("audit log directory: %w", err)
+	}
+	if err == nil {
+		writeOwner(dir)
 	}
 	l := runLog{path: userLog, dir: dir}
 	if l.path == "" {
@@ -111,6 +115,14 @@ func touchAuditLog(path string) error {
 	return w.Close()
 }
 
+// release gives up the run's directory, which stays with the log the
+// summary names: with no owner, no later run takes it for a killed run's.
+func (l runLog) release() {
+	if l.dir != "" {
+		os.Remove(filepath.Join(l.dir, ownerFile))
+	}
+}
+
 // remove deletes the run's directory, with the default log if it is
 // there; a log the user named stays.
 func (l runLog) remove() {
@@ -142,6 +154,7 @@ func finishRun(o Options, log runLog, out *summaryOut, status int) int {
 	if ours && log.temp {
 		// Something to look at: keep the default log, and say where.
 		os.Remove(filepath.Join(log.dir, ranMark))
+		log.release()
 	} else {
 		log.remove()
 	}

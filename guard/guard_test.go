@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -503,5 +504,61 @@ func TestRecordNamesTheTestThatEnded(t *testing.T) {
 	}
 	if !strings.HasSuffix(attr.reports[0], "(external) during TestB") {
 		t.Errorf("line %q", attr.reports[0])
+	}
+}
+
+// exitingTask is a caller that exits while its call waits for the
+// attribution (a leftover goroutine's connect as the test binary ends):
+// from then on /proc and its descriptors tell nothing.
+type exitingTask struct {
+	supervisor.FixedTask
+	exited *atomic.Bool
+}
+
+func (t exitingTask) Caller() supervisor.Caller {
+	if t.exited.Load() {
+		return supervisor.Caller{PID: t.Process.PID, TID: t.Process.TID, Gone: true}
+	}
+	return t.Process
+}
+
+func (t exitingTask) SockType() string {
+	if t.exited.Load() {
+		return ""
+	}
+	return t.Sock
+}
+
+func (t exitingTask) Pending() bool { return !t.exited.Load() }
+
+// exitOnBegin is an attribution during whose wait the caller exits.
+type exitOnBegin struct {
+	fakeAttribution
+	exited *atomic.Bool
+}
+
+func (a *exitOnBegin) Begin(c *supervisor.Call) Attempt {
+	a.exited.Store(true)
+	return a.fakeAttribution.Begin(c)
+}
+
+// TestSockTypeReadBeforeAttribution: the socket type (and the caller) are
+// read while the call surely waits, before the attribution may wait for
+// the test's output; a caller that exits meanwhile still gets "connect
+// udp" in its line and record, as every other row of the summary.
+func TestSockTypeReadBeforeAttribution(t *testing.T) {
+	f := newFixture(t, policy.Policy{})
+	exited := &atomic.Bool{}
+	attr := &exitOnBegin{fakeAttribution: fakeAttribution{who: Who{Package: "example.com/p", Test: audit.Collection}}, exited: exited}
+	f.g.Attribution = attr
+	c := call(bpf.Connect, inet("[2001:db8::1]:53"))
+	c.Task = exitingTask{FixedTask: task("udp"), exited: exited}
+	f.g.Decide(c)
+	if len(attr.reports) != 1 || !strings.Contains(attr.reports[0], "Outbound network blocked: connect udp [2001:db8::1]:53 (external) at collection time") {
+		t.Errorf("reports %q, want the line with the socket type", attr.reports)
+	}
+	recs := f.records(t)
+	if len(recs) != 1 || recs[0].SockType != "udp" || recs[0].Exe != "/usr/bin/curl" {
+		t.Errorf("records %+v, want one with sock_type udp and the caller's exe", recs)
 	}
 }

@@ -39,7 +39,7 @@ func selfOwner() (owner, error) {
 	if err != nil {
 		return owner{}, fmt.Errorf("own start time: %w", err)
 	}
-	ns, err := os.Readlink(procfs.SelfPath("ns/pid"))
+	ns, err := procfs.OwnPIDNamespace()
 	if err != nil {
 		return owner{}, fmt.Errorf("own pid namespace: %w", err)
 	}

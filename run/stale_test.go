@@ -36,7 +36,7 @@ func ownerLine(t *testing.T, pid int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns, err := os.Readlink(procfs.SelfPath("ns/pid"))
+	ns, err := procfs.OwnPIDNamespace()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -32,12 +31,11 @@ func socketType(pid, tid, fd int) string {
 // pidfd_getfd, and unlike the /proc/PID/net tables it knows sockets that
 // are not bound yet, as a fresh UDP socket at its connect.
 func socketTypeByXattr(tid, fd int) string {
-	buf := make([]byte, 32)
-	n, err := unix.Getxattr(procfs.TaskPath(tid, "fd/"+strconv.Itoa(fd)), "system.sockprotoname", buf)
-	if err != nil || n <= 0 {
+	name, ok := procfs.SocketProtoName(tid, fd)
+	if !ok {
 		return ""
 	}
-	return protoNameType(strings.TrimRight(string(buf[:n]), "\x00"))
+	return protoNameType(name)
 }
 
 // protoNameType names a kernel protocol name ("TCPv6", "UDP",

@@ -177,39 +177,56 @@ func sleepingRun(t *testing.T, env []string) *exec.Cmd {
 	return cmd
 }
 
-// A SIGKILLed run cannot remove its directory: the next run does, and
-// leaves the directory of a run still going alone.
+// A SIGKILLed run cannot remove its directories (the run's, the hub's):
+// the next run does, and leaves those of a run still going alone.
 func TestCLIKilledRunDirRemovedLater(t *testing.T) {
 	sandbox.Require(t)
 	tmp := t.TempDir()
 	env := append(goEnv(), "TMPDIR="+tmp)
 	killed := sleepingRun(t, env)
-	dirs := tmpRuns(t, tmp)
-	if len(dirs) != 1 {
-		t.Fatalf("run directories %q, want the running one", dirs)
+	killedDirs := tmpDirs(t, tmp)
+	if len(killedDirs) != 2 {
+		t.Fatalf("directories %q, want the running run's and its hub's", killedDirs)
 	}
-	killedDir := dirs[0]
 	live := sleepingRun(t, env)
-	if _, err := os.Stat(killedDir); err != nil {
-		t.Fatalf("a new run removed the directory of a run still going: %v", err)
+	for _, d := range killedDirs {
+		if _, err := os.Stat(d); err != nil {
+			t.Fatalf("a new run removed a directory of a run still going: %v", err)
+		}
 	}
 	killed.Process.Signal(syscall.SIGKILL)
 	killed.Wait()
-	if _, err := os.Stat(killedDir); err != nil {
-		t.Fatalf("the killed run's directory is gone already (%v): nothing to test", err)
+	for _, d := range killedDirs {
+		if _, err := os.Stat(d); err != nil {
+			t.Fatalf("the killed run's %s is gone already (%v): nothing to test", d, err)
+		}
 	}
-	liveDirs := slices.DeleteFunc(tmpRuns(t, tmp), func(d string) bool { return d == killedDir })
+	liveDirs := slices.DeleteFunc(tmpDirs(t, tmp), func(d string) bool { return slices.Contains(killedDirs, d) })
 	if run := runModIn(t, env, nettrapBin(t), "--", "/bin/true"); run.code != 0 {
 		t.Fatalf("next run: exit %d\n%s", run.code, run.stderr)
 	}
-	if _, err := os.Stat(killedDir); !os.IsNotExist(err) {
-		t.Errorf("the killed run's directory %s is still there after the next run (%v)", killedDir, err)
+	for _, d := range killedDirs {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("the killed run's %s is still there after the next run (%v)", d, err)
+		}
 	}
-	if left := tmpRuns(t, tmp); !slices.Equal(left, liveDirs) || len(left) != 1 {
-		t.Errorf("run directories after the next run %q, want the live run's %q", left, liveDirs)
+	if left := tmpDirs(t, tmp); !slices.Equal(left, liveDirs) || len(left) != 2 {
+		t.Errorf("directories after the next run %q, want the live run's %q", left, liveDirs)
 	}
 	live.Process.Signal(syscall.SIGTERM)
 	live.Wait()
+}
+
+// tmpDirs lists the nettrap-run-* and nettrap-hub-* directories in dir.
+func tmpDirs(t *testing.T, dir string) []string {
+	t.Helper()
+	hubs, err := filepath.Glob(filepath.Join(dir, "nettrap-hub-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := append(tmpRuns(t, dir), hubs...)
+	slices.Sort(all)
+	return all
 }
 
 // tmpRuns lists the nettrap-run-* directories in dir.

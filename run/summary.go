@@ -10,6 +10,7 @@ import (
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/ghactions"
 	"github.com/nettrap/nettrap/report"
+	"github.com/nettrap/nettrap/tmpdir"
 )
 
 // The run summary goes to stderr by default; --summary=off drops it and
@@ -62,13 +63,11 @@ type runLog struct {
 // run in their package directories), creating it to check it can be
 // written: in a new temporary directory unless the user named one.
 func prepareAuditLog(userLog string) (runLog, error) {
-	removeStaleRunDirs(os.TempDir())
-	dir, err := os.MkdirTemp("", runDirPattern)
+	// Made by tmpdir, so that a run killed by a signal leaves nothing
+	// for good: the next run removes it.
+	dir, err := tmpdir.Make("nettrap-run-")
 	if err != nil && userLog == "" {
 		return runLog{}, fmt.Errorf("audit log directory: %w", err)
-	}
-	if err == nil {
-		writeOwner(dir)
 	}
 	l := runLog{path: userLog, dir: dir}
 	if l.path == "" {
@@ -119,7 +118,9 @@ func touchAuditLog(path string) error {
 // summary names: with no owner, no later run takes it for a killed run's.
 func (l runLog) release() {
 	if l.dir != "" {
-		os.Remove(filepath.Join(l.dir, ownerFile))
+		if err := tmpdir.Release(l.dir); err != nil {
+			fmt.Fprintf(os.Stderr, "nettrap: %v; a later run may remove the log\n", err)
+		}
 	}
 }
 

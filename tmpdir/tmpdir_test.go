@@ -1,4 +1,4 @@
-package run
+package tmpdir
 
 import (
 	"fmt"
@@ -22,7 +22,7 @@ func fakeRunDir(t *testing.T, tmp, name, owner string) string {
 		t.Fatal(err)
 	}
 	if owner != "" {
-		if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(owner), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, OwnerFile), []byte(owner), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -94,7 +94,7 @@ func TestRemoveStaleRunDirs(t *testing.T) {
 		}
 		kept = append(kept, d)
 	}
-	removed := removeStaleRunDirs(tmp)
+	removed := RemoveStale(tmp, "nettrap-run-")
 	for _, d := range gone {
 		if _, err := os.Lstat(d); !os.IsNotExist(err) {
 			t.Errorf("%s: still there (%v), want it removed", filepath.Base(d), err)
@@ -110,44 +110,31 @@ func TestRemoveStaleRunDirs(t *testing.T) {
 	}
 }
 
-// TestRunDirOwner: a run's directory names its owner while the run lasts,
-// so a later run leaves it alone; release (the run ends and keeps its log
-// for the summary) drops the name, so the kept log is never taken for a
-// killed run's.
-func TestRunDirOwner(t *testing.T) {
+// TestMakeAndRelease: a directory names its owner while it lasts, so
+// another nettrap leaves it alone; Release drops the name, so a kept log
+// is never taken for a killed nettrap's.
+func TestMakeAndRelease(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	l, err := prepareAuditLog("")
+	stale := fakeRunDir(t, tmp, "nettrap-x-killed", deadOwner(t))
+	dir, err := Make("nettrap-x-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(l.dir, ownerFile))
+	if _, err := os.Lstat(stale); !os.IsNotExist(err) {
+		t.Errorf("Make left the killed nettrap's directory (%v)", err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, OwnerFile))
 	if err != nil || string(b) != ownerLine(t, os.Getpid()) {
 		t.Fatalf("owner file %q (%v), want %q", b, err, ownerLine(t, os.Getpid()))
 	}
-	if removed := removeStaleRunDirs(tmp); len(removed) != 0 {
-		t.Errorf("a live run's directory was removed: %q", removed)
+	if removed := RemoveStale(tmp, "nettrap-x-"); len(removed) != 0 {
+		t.Errorf("a live directory was removed: %q", removed)
 	}
-	l.release()
-	if _, err := os.Stat(filepath.Join(l.dir, ownerFile)); !os.IsNotExist(err) {
-		t.Errorf("owner file after release: %v", err)
-	}
-	if _, err := os.Stat(l.path); err != nil {
-		t.Errorf("the log after release: %v", err)
-	}
-}
-
-// TestPrepareRemovesStale: a run's start clears what killed runs left.
-func TestPrepareRemovesStale(t *testing.T) {
-	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
-	stale := fakeRunDir(t, tmp, "nettrap-run-killed", deadOwner(t))
-	l, err := prepareAuditLog("")
-	if err != nil {
+	if err := Release(dir); err != nil {
 		t.Fatal(err)
 	}
-	defer l.remove()
-	if _, err := os.Lstat(stale); !os.IsNotExist(err) {
-		t.Errorf("the killed run's directory is still there (%v)", err)
+	if _, err := os.Stat(filepath.Join(dir, OwnerFile)); !os.IsNotExist(err) {
+		t.Errorf("owner file after Release: %v", err)
 	}
 }

@@ -1,4 +1,10 @@
-package run
+// Package tmpdir makes nettrap's private temporary directories (a run's
+// audit log, the hub's socket) so that those of a nettrap killed by a
+// signal, which cannot remove them, are removed by the next one: each
+// directory names its owner while it lasts, and Make removes those of
+// its kind whose owner is gone. It never removes a directory of another
+// user, one without an owner file, or one whose owner may still run.
+package tmpdir
 
 import (
 	"errors"
@@ -12,19 +18,33 @@ import (
 	"github.com/nettrap/nettrap/procfs"
 )
 
-// A run killed by a signal cannot remove its directory. Each run's
-// directory therefore names its owner while the run lasts, and the next
-// run removes the directories whose owner is gone. A run that ends and
-// keeps its log (the summary names it) drops the owner file first, so a
-// kept log is never taken for a killed run's.
+// OwnerFile, in a directory Make made, names the nettrap that owns it:
+// "PID STARTTIME PIDNS", the start time telling a reused pid apart and
+// the pid namespace telling whose pids these are.
+const OwnerFile = "owner"
 
-// runDirPattern names the run directories in the temporary directory.
-const runDirPattern = "nettrap-run-"
+// Make removes the directories of killed nettraps named prefix* in the
+// temporary directory, then makes a new one (mode 0700) owned by this
+// process. A directory to keep after the process ends (a log the summary
+// names) must be given up with Release.
+func Make(prefix string) (string, error) {
+	RemoveStale(os.TempDir(), prefix)
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", err
+	}
+	writeOwner(dir)
+	return dir, nil
+}
 
-// ownerFile, in a run's directory, names the nettrap that owns it: "PID
-// STARTTIME PIDNS", the start time telling a reused pid apart and the pid
-// namespace telling whose pids these are.
-const ownerFile = "owner"
+// Release gives up dir, which then stays for good: with no owner, no
+// later nettrap takes it for a killed one's.
+func Release(dir string) error {
+	if err := os.Remove(filepath.Join(dir, OwnerFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("release %s: %w", dir, err)
+	}
+	return nil
+}
 
 // owner is what an owner file says.
 type owner struct {
@@ -57,10 +77,11 @@ func parseOwner(s string) (owner, error) {
 }
 
 // writeOwner names this process as the owner of dir. Without it the
-// directory is only never removed by another run: not worth failing for.
+// directory is only never removed by another nettrap: not worth failing
+// for.
 func writeOwner(dir string) {
 	if o, err := selfOwner(); err == nil {
-		os.WriteFile(filepath.Join(dir, ownerFile), []byte(o.String()), 0o600)
+		os.WriteFile(filepath.Join(dir, OwnerFile), []byte(o.String()), 0o600)
 	}
 }
 
@@ -79,10 +100,10 @@ func (o owner) gone(selfNS string) bool {
 	return err == nil && (start != o.start || procfs.Exited(o.pid))
 }
 
-// removeStaleRunDirs removes the run directories in tmp left by runs
+// RemoveStale removes the directories prefix* in tmp left by nettraps
 // that were killed: this user's, whose owner file names a process that
 // is gone. It returns the directories removed.
-func removeStaleRunDirs(tmp string) []string {
+func RemoveStale(tmp, prefix string) []string {
 	self, err := selfOwner()
 	if err != nil {
 		return nil
@@ -94,16 +115,16 @@ func removeStaleRunDirs(tmp string) []string {
 	var removed []string
 	for _, e := range entries {
 		dir := filepath.Join(tmp, e.Name())
-		if strings.HasPrefix(e.Name(), runDirPattern) && staleRunDir(dir, self.pidNS) && os.RemoveAll(dir) == nil {
+		if strings.HasPrefix(e.Name(), prefix) && stale(dir, self.pidNS) && os.RemoveAll(dir) == nil {
 			removed = append(removed, dir)
 		}
 	}
 	return removed
 }
 
-// staleRunDir: dir is a directory of this user (not a link) with an owner
-// file whose process is gone.
-func staleRunDir(dir, selfNS string) bool {
+// stale: dir is a directory of this user (not a link) with an owner file
+// whose process is gone.
+func stale(dir, selfNS string) bool {
 	fi, err := os.Lstat(dir)
 	if err != nil || !fi.IsDir() {
 		return false
@@ -111,9 +132,9 @@ func staleRunDir(dir, selfNS string) bool {
 	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Getuid() {
 		return false
 	}
-	b, err := os.ReadFile(filepath.Join(dir, ownerFile))
+	b, err := os.ReadFile(filepath.Join(dir, OwnerFile))
 	if err != nil {
-		return false // a finished run's kept log, or not ours
+		return false // released (a finished run's kept log), or not ours
 	}
 	o, err := parseOwner(string(b))
 	return err == nil && o.gone(selfNS)

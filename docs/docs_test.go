@@ -265,3 +265,67 @@ func TestPagesSayWhatTheyAreFor(t *testing.T) {
 		}
 	}
 }
+
+// docRef is a docs page named in a message nettrap prints, with its
+// anchor: "docs/tests.md#the-marker".
+var docRef = regexp.MustCompile(`docs/([a-z0-9-]+\.md)(#[a-z0-9_-]+)?`)
+
+// TestMessagesNameExistingPages checks the docs pages (and anchors) that
+// nettrap's messages send users to, in every string literal of the Go
+// sources outside tests: a renamed heading must not leave advice
+// pointing nowhere.
+func TestMessagesNameExistingPages(t *testing.T) {
+	refs := 0
+	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != ".." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		for _, lit := range stringLiterals(read(t, path)) {
+			for _, m := range docRef.FindAllStringSubmatch(lit, -1) {
+				refs++
+				checkDocRef(t, path, m[1], strings.TrimPrefix(m[2], "#"))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refs == 0 {
+		t.Fatal("no message names a docs page: the scan is broken")
+	}
+}
+
+// stringLiteral is a Go string literal, interpreted or raw.
+var stringLiteral = regexp.MustCompile("\"(?:[^\"\\\\\\n]|\\\\.)*\"|`[^`]*`")
+
+// stringLiterals returns the string literals of Go source outside line
+// comments (comments may name pages loosely: "docs/x.md, section").
+func stringLiterals(src string) []string {
+	var out []string
+	for line := range strings.Lines(src) {
+		if strings.HasPrefix(strings.TrimSpace(line), "//") {
+			continue
+		}
+		out = append(out, stringLiteral.FindAllString(line, -1)...)
+	}
+	return out
+}
+
+func checkDocRef(t *testing.T, where, page, anchor string) {
+	t.Helper()
+	text, err := os.ReadFile(page)
+	if err != nil {
+		t.Errorf("%s names docs/%s: %v", where, page, err)
+		return
+	}
+	if anchor != "" && !anchors(string(text))[anchor] {
+		t.Errorf("%s names docs/%s#%s: no heading with that anchor", where, page, anchor)
+	}
+}

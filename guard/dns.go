@@ -39,7 +39,7 @@ const (
 // query the sink reads (named), or as a plain denial if none comes. The
 // attribution is released at the first of those, so that the test's end
 // is not rendered before its denial.
-func (g *Guard) dnsRedirect(c *supervisor.Call, att Attempt, atts []attempt) *supervisor.Redirect {
+func (g *Guard) dnsRedirect(c *supervisor.Call, o origin, att Attempt, atts []attempt) *supervisor.Redirect {
 	if g.Sink == nil || len(atts) != 1 {
 		return nil
 	}
@@ -48,19 +48,19 @@ func (g *Guard) dnsRedirect(c *supervisor.Call, att Attempt, atts []attempt) *su
 	if a.Kind != policy.Destination || a.Class != classify.DNS || !inet || a.decision.Verdict != audit.Denied {
 		return nil
 	}
-	network := c.Task.SockType()
+	network := o.sock
 	if network != "tcp" && network != "udp" {
 		return nil
 	}
 	rd := &supervisor.Redirect{To4: g.Sink.Addr(network, false), To6: g.Sink.Addr(network, true)}
 	rd.Done = func(local netip.AddrPort, ok bool) {
 		if !ok {
-			g.record(c, att, atts)
+			g.record(c, o, att, atts)
 			att.End()
 			return
 		}
 		a.redirected = true
-		w := &dnsWatch{g: g, c: c, att: att, attempt: a, network: network, local: local, settled: make(chan struct{})}
+		w := &dnsWatch{g: g, c: c, origin: o, att: att, attempt: a, network: network, local: local, settled: make(chan struct{})}
 		g.mu.Lock()
 		if g.watches == nil {
 			g.watches = map[*dnsWatch]bool{}
@@ -77,6 +77,7 @@ func (g *Guard) dnsRedirect(c *supervisor.Call, att Attempt, atts []attempt) *su
 type dnsWatch struct {
 	g       *Guard
 	c       *supervisor.Call
+	origin  origin  // read when the call came: the socket outlives it, the caller may not
 	att     Attempt // the call's transaction, ended at the first record
 	attempt attempt
 	network string
@@ -100,7 +101,7 @@ func (w *dnsWatch) query(q dnssink.Query) {
 	w.mu.Unlock()
 	a := w.attempt
 	a.lookup = lookupOf(q)
-	w.g.record(w.c, w.att, []attempt{a})
+	w.g.record(w.c, w.origin, w.att, []attempt{a})
 	if first {
 		w.att.End()
 		close(w.settled)
@@ -119,7 +120,7 @@ func (w *dnsWatch) firstWaitOver() {
 	w.mu.Unlock()
 	w.g.Sink.Forget(w.network, w.local)
 	w.g.forget(w)
-	w.g.record(w.c, w.att, []attempt{w.attempt})
+	w.g.record(w.c, w.origin, w.att, []attempt{w.attempt})
 	w.att.End()
 	close(w.settled)
 }

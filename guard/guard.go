@@ -29,6 +29,10 @@ type Guard struct {
 	Attribution Attribution
 	// Sink, when set, takes denied lookups (dns.go); nil: they fail.
 	Sink DNSSink
+	// GoTest says the test binaries were started by go test (nettrap --
+	// go test, go test -exec nettrap, a go test inside a command run):
+	// advice then names go test's flags, not the binary's.
+	GoTest bool
 
 	mu        sync.Mutex
 	counts    Counts
@@ -67,6 +71,11 @@ func (g *Guard) Decide(c *supervisor.Call) supervisor.Answer {
 		g.countPlain(atts)
 		return supervisor.Answer{Allow: true, Capless: g.netlinkCapless(c)}
 	}
+	// Read the caller and its socket now, while the call surely waits:
+	// the attribution may wait for the test's output, and a caller that
+	// exits meanwhile (a leftover goroutine's call as the binary ends)
+	// tells nothing more.
+	o := originOf(c)
 	att := g.attribution().Begin(c)
 	handedOver := false
 	defer func() {
@@ -84,14 +93,25 @@ func (g *Guard) Decide(c *supervisor.Call) supervisor.Answer {
 			answer = supervisor.Answer{Errno: a.decision.Errno}
 		}
 	}
-	if rd := g.dnsRedirect(c, att, atts); rd != nil {
+	if rd := g.dnsRedirect(c, o, att, atts); rd != nil {
 		// Recorded, and ended, by the redirect's Done.
 		handedOver = true
 		answer.Redirect = rd
 		return answer
 	}
-	g.record(c, att, atts)
+	g.record(c, o, att, atts)
 	return answer
+}
+
+// origin is what a record says of the caller and the socket, read once
+// per call.
+type origin struct {
+	caller supervisor.Caller
+	sock   string
+}
+
+func originOf(c *supervisor.Call) origin {
+	return origin{caller: c.Task.Caller(), sock: c.Task.SockType()}
 }
 
 // Quick implements supervisor.QuickDecider: the calls decided without
@@ -290,11 +310,19 @@ func (g *Guard) attribution() Attribution {
 	return Generic{g.Messages}
 }
 
+// parallelFlag is the flag that pins a test, in the words of whoever
+// started the test binaries.
+func (g *Guard) parallelFlag() string {
+	if g.GoTest {
+		return ParallelGoTest
+	}
+	return ParallelBinary
+}
+
 // record writes the audit records and the message lines of a call.
-func (g *Guard) record(c *supervisor.Call, att Attempt, atts []attempt) {
+func (g *Guard) record(c *supervisor.Call, o origin, att Attempt, atts []attempt) {
 	who := att.Who()
-	caller := c.Task.Caller()
-	sock := c.Task.SockType()
+	caller, sock := o.caller, o.sock
 	now := time.Now().UTC()
 	for _, a := range atts {
 		d := a.decision
@@ -308,7 +336,7 @@ func (g *Guard) record(c *supervisor.Call, att Attempt, atts []attempt) {
 		g.count(d)
 		line := ""
 		if d.Verdict != audit.Allowed {
-			line = "nettrap: " + Line(rec, who.Test == "")
+			line = "nettrap: " + Line(rec, who.Test == "", g.parallelFlag())
 		}
 		att.Report(rec, line)
 		if line != "" && d.Verdict != audit.Denied {

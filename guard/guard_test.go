@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -392,11 +393,11 @@ func TestLine(t *testing.T) {
 		// A lookup nettrap's sinkhole read is named.
 		{func(r *audit.Record) {
 			r.SockType, r.Dest, r.Class, r.Lookup, r.Test = "udp", "192.0.2.53:53", "dns", "TXT _grpc_config.localhost", "TestDial"
-		}, "DNS lookup blocked: TXT _grpc_config.localhost via 192.0.2.53:53 during TestDial"},
+		}, "DNS lookup blocked: TXT _grpc_config.localhost via 192.0.2.53:53 during TestDial: " + RemedyLookupTest},
 		{func(r *audit.Record) {
 			r.SockType, r.Dest, r.Class, r.Lookup = "tcp", "[2001:db8::53]:53", "dns", "A example.com"
 		},
-			"DNS lookup blocked: A example.com via [2001:db8::53]:53 by pid 42 curl"},
+			"DNS lookup blocked: A example.com via [2001:db8::53]:53 by pid 42 curl: " + RemedyLookupProcess},
 		// A marked record denied for another reason (at collection time) keeps the short line.
 		{func(r *audit.Record) { r.Test, r.Marked, r.Reason = "collection", true, "external destination" },
 			"Outbound network blocked: connect tcp 203.0.113.7:443 (external) at collection time (package init, TestMain, or between tests)"},
@@ -404,8 +405,83 @@ func TestLine(t *testing.T) {
 	for _, tt := range tests {
 		r := base
 		tt.mod(&r)
-		if got := Line(r, r.Test == ""); got != tt.want {
+		if got := Line(r, r.Test == "", ParallelBinary); got != tt.want {
 			t.Errorf("Line(%+v)\n got %q\nwant %q", r, got, tt.want)
+		}
+	}
+}
+
+// A blocked lookup's line says what to do, fitting who looked up: the
+// test (mock, or mark it), collection time (no marker helps), a marked
+// test under --sealed (the marker counts for nothing), a process. The
+// start stays "DNS lookup blocked: NAME via NS who", which users and
+// tests match.
+func TestLookupLineRemedy(t *testing.T) {
+	base := audit.Record{Syscall: "sendto", SockType: "udp", Dest: "192.0.2.53:53", Class: "dns", Decision: audit.Denied,
+		Lookup: "A httpbin.org", Reason: audit.ReasonDNSRefused, PID: 42, Argv0: "curl"}
+	for _, tc := range []struct {
+		name  string
+		mod   func(*audit.Record)
+		start string
+		want  []string
+	}{
+		{"test", func(r *audit.Record) { r.Test = "TestTraceInfo" },
+			"DNS lookup blocked: A httpbin.org via 192.0.2.53:53 during TestTraceInfo: ",
+			[]string{"mock the resolver or the client", "mark the test", "docs/tests.md#the-marker"}},
+		{"ambiguous", func(r *audit.Record) { r.Candidates = []string{"TestA", "TestB"} },
+			"DNS lookup blocked: A httpbin.org via 192.0.2.53:53 during one of TestA, TestB (ambiguous",
+			[]string{"to pin it): mock the resolver or the client", "mark the test"}},
+		{"collection", func(r *audit.Record) { r.Test, r.Marked = audit.Collection, true },
+			"DNS lookup blocked: A httpbin.org via 192.0.2.53:53" + AtCollection + ": ",
+			[]string{"mock the resolver or the client", "docs/tests.md#collection-time"}},
+		{"sealed", func(r *audit.Record) { r.Test, r.Marked = "TestLive", true },
+			"DNS lookup blocked: A httpbin.org via 192.0.2.53:53 during TestLive: ",
+			[]string{audit.ReasonMarkerIgnored, "mock the resolver or the client"}},
+		{"process", func(*audit.Record) {},
+			"DNS lookup blocked: A httpbin.org via 192.0.2.53:53 by pid 42 curl: ",
+			[]string{"--allow", "docs/flags.md"}},
+	} {
+		r := base
+		tc.mod(&r)
+		got := Line(r, r.Test == "" && len(r.Candidates) == 0, ParallelBinary)
+		if !strings.HasPrefix(got, tc.start) {
+			t.Errorf("%s: line %q, want it to start %q", tc.name, got, tc.start)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: line %q lacks %q", tc.name, got, w)
+			}
+		}
+	}
+	// Where no marker can help, the line must not advise one.
+	r := base
+	r.Test = audit.Collection
+	if got := Line(r, false, ParallelBinary); strings.Contains(got, "mark the test") {
+		t.Errorf("collection time: line %q advises a marker", got)
+	}
+}
+
+// The ambiguity hint names the flag as the user types it: -parallel=1 to
+// go test (nettrap -- go test, go test -exec nettrap), -test.parallel=1
+// to a test binary run by hand.
+func TestAmbiguousLineSaysTheUsersFlag(t *testing.T) {
+	for _, tc := range []struct {
+		goTest    bool
+		want, not string
+	}{
+		{true, "rerun with -parallel=1 to pin it", "-test.parallel"},
+		{false, "rerun with -test.parallel=1 to pin it", " -parallel=1"},
+	} {
+		f := newFixture(t, policy.Policy{})
+		f.g.GoTest = tc.goTest
+		attr := &fakeAttribution{who: Who{Package: "example.com/p", Candidates: []string{"TestA", "TestB"}}}
+		f.g.Attribution = attr
+		f.g.Decide(call(bpf.Connect, inet("203.0.113.7:80")))
+		if len(attr.reports) != 1 {
+			t.Fatalf("GoTest %v: reports %q, want one", tc.goTest, attr.reports)
+		}
+		if r := attr.reports[0]; !strings.Contains(r, tc.want) || strings.Contains(r, tc.not) {
+			t.Errorf("GoTest %v: line %q, want %q and no %q", tc.goTest, r, tc.want, tc.not)
 		}
 	}
 }
@@ -428,5 +504,61 @@ func TestRecordNamesTheTestThatEnded(t *testing.T) {
 	}
 	if !strings.HasSuffix(attr.reports[0], "(external) during TestB") {
 		t.Errorf("line %q", attr.reports[0])
+	}
+}
+
+// exitingTask is a caller that exits while its call waits for the
+// attribution (a leftover goroutine's connect as the test binary ends):
+// from then on /proc and its descriptors tell nothing.
+type exitingTask struct {
+	supervisor.FixedTask
+	exited *atomic.Bool
+}
+
+func (t exitingTask) Caller() supervisor.Caller {
+	if t.exited.Load() {
+		return supervisor.Caller{PID: t.Process.PID, TID: t.Process.TID, Gone: true}
+	}
+	return t.Process
+}
+
+func (t exitingTask) SockType() string {
+	if t.exited.Load() {
+		return ""
+	}
+	return t.Sock
+}
+
+func (t exitingTask) Pending() bool { return !t.exited.Load() }
+
+// exitOnBegin is an attribution during whose wait the caller exits.
+type exitOnBegin struct {
+	fakeAttribution
+	exited *atomic.Bool
+}
+
+func (a *exitOnBegin) Begin(c *supervisor.Call) Attempt {
+	a.exited.Store(true)
+	return a.fakeAttribution.Begin(c)
+}
+
+// TestSockTypeReadBeforeAttribution: the socket type (and the caller) are
+// read while the call surely waits, before the attribution may wait for
+// the test's output; a caller that exits meanwhile still gets "connect
+// udp" in its line and record, as every other row of the summary.
+func TestSockTypeReadBeforeAttribution(t *testing.T) {
+	f := newFixture(t, policy.Policy{})
+	exited := &atomic.Bool{}
+	attr := &exitOnBegin{fakeAttribution: fakeAttribution{who: Who{Package: "example.com/p", Test: audit.Collection}}, exited: exited}
+	f.g.Attribution = attr
+	c := call(bpf.Connect, inet("[2001:db8::1]:53"))
+	c.Task = exitingTask{FixedTask: task("udp"), exited: exited}
+	f.g.Decide(c)
+	if len(attr.reports) != 1 || !strings.Contains(attr.reports[0], "Outbound network blocked: connect udp [2001:db8::1]:53 (external) at collection time") {
+		t.Errorf("reports %q, want the line with the socket type", attr.reports)
+	}
+	recs := f.records(t)
+	if len(recs) != 1 || recs[0].SockType != "udp" || recs[0].Exe != "/usr/bin/curl" {
+		t.Errorf("records %+v, want one with sock_type udp and the caller's exe", recs)
 	}
 }

@@ -15,8 +15,9 @@ import (
 // byProcess names the process (generic mode); otherwise the test, as what
 // nettrap knows: the call was made while that test was running ("during
 // TestX"), not necessarily by its code (a goroutine a previous test left
-// running is indistinguishable).
-func Line(r audit.Record, byProcess bool) string {
+// running is indistinguishable). parallel is the flag an ambiguous line
+// advises, ParallelGoTest or ParallelBinary.
+func Line(r audit.Record, byProcess bool, parallel string) string {
 	byProcess = byProcess && len(r.Candidates) == 0
 	op := r.Syscall
 	if r.ABI != "" && r.ABI != "x86_64" && r.ABI != "aarch64" {
@@ -25,15 +26,36 @@ func Line(r audit.Record, byProcess bool) string {
 	if r.SockType != "" {
 		op += " " + r.SockType
 	}
-	line := Blocked(r.Decision, r.Lookup, op, r.Dest, r.Class) + whoPart(r, byProcess)
+	line := Blocked(r.Decision, r.Lookup, op, r.Dest, r.Class) + whoPart(r, byProcess, parallel)
+	if r.Lookup != "" {
+		// A lookup's reason is always the same; the line ends with
+		// what to do instead, after the part users match.
+		return line + ": " + lookupRemedy(r, byProcess)
+	}
 	// The reason is shown unless it only repeats the class: an attempt
 	// with no destination, advice (unspecified, dns), a join, a marker
-	// ignored under --sealed all say more than the class. A lookup's
-	// reason is always the same.
-	if r.Lookup == "" && r.Reason != "" && r.Reason != audit.ClassReason(r.Class) {
+	// ignored under --sealed all say more than the class.
+	if r.Reason != "" && r.Reason != audit.ClassReason(r.Class) {
 		line += ": " + r.Reason
 	}
 	return line
+}
+
+// lookupRemedy is what to do about a blocked lookup, by who made it: a
+// marker does not help at collection time, nor under --sealed (the only
+// way a marked test's lookup is blocked), nor a process outside tests.
+func lookupRemedy(r audit.Record, byProcess bool) string {
+	switch {
+	case r.Test == audit.Collection:
+		return RemedyLookupCollection
+	case len(r.Candidates) > 1:
+		return RemedyLookupTest
+	case byProcess || r.Test == "":
+		return RemedyLookupProcess
+	case r.Marked:
+		return RemedyLookupSealed
+	}
+	return RemedyLookupTest
 }
 
 // Blocked is how every message about a blocked attempt starts, here and
@@ -56,14 +78,32 @@ func Blocked(d audit.Decision, lookup, operation, dest, class string) string {
 	return head + operation
 }
 
+// The remedies of a blocked lookup's line, by who looked up: the other
+// denials give advice in their reasons, but a lookup's reason is always
+// the same (audit.ReasonDNSRefused) and says what, not what to do.
+const (
+	RemedyLookupTest       = "mock the resolver or the client, or mark the test (docs/tests.md#the-marker)"
+	RemedyLookupCollection = "mock the resolver or the client; no marker covers collection time (docs/tests.md#collection-time)"
+	RemedyLookupSealed     = audit.ReasonMarkerIgnored + "; mock the resolver or the client"
+	RemedyLookupProcess    = "use addresses or /etc/hosts, or allow the nameserver with --allow CIDR:53 (docs/flags.md)"
+)
+
 // AtCollection says when an attempt at collection time was made.
 const AtCollection = " at collection time (package init, TestMain, or between tests)"
 
+// The flag that runs tests one at a time, as the user types it: advice
+// in the test binary's words is wrong for a go test user, whose go
+// command rejects -test.parallel.
+const (
+	ParallelGoTest = "-parallel=1"      // the tests were started by go test
+	ParallelBinary = "-test.parallel=1" // a test binary run by hand
+)
+
 // whoPart says who made the attempt: " during TestX", " by pid N prog", …
-func whoPart(r audit.Record, byProcess bool) string {
+func whoPart(r audit.Record, byProcess bool, parallel string) string {
 	switch {
 	case len(r.Candidates) > 1:
-		return fmt.Sprintf(" during one of %s (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)", candidateList(r.Candidates))
+		return fmt.Sprintf(" during one of %s (ambiguous: parallel tests were running; rerun with %s to pin it)", candidateList(r.Candidates), parallel)
 	case r.Test == audit.Collection:
 		return AtCollection
 	case byProcess || r.Test == "":

@@ -14,6 +14,7 @@ import (
 	"github.com/nettrap/nettrap/guard"
 	"github.com/nettrap/nettrap/procfs"
 	"github.com/nettrap/nettrap/supervisor"
+	"github.com/nettrap/nettrap/tmpdir"
 )
 
 // DefaultTimeout bounds every wait for an inner nettrap: a confined thread
@@ -88,7 +89,9 @@ func Listen() (*Server, error) { return listen(nil) }
 
 // listen is Listen, with configure (tests) run before the first accept.
 func listen(configure func(*Server)) (*Server, error) {
-	dir, err := os.MkdirTemp("", "nettrap-hub-") // mode 0700
+	// Made by tmpdir (mode 0700), so that the directory of a nettrap
+	// killed by a signal is removed by the next one.
+	dir, err := tmpdir.Make("nettrap-hub-")
 	if err != nil {
 		return nil, fmt.Errorf("hub directory: %w", err)
 	}

@@ -131,8 +131,11 @@ func seqExpect(allowTest bool) expectation {
 // seqAllowTests is the --allow-test of seqExpect(true).
 const seqAllowTests = `^(TestAllowFlag|TestSubtests|TestClean)$`
 
-func parallelAmbiguousExpect() expectation {
-	amb := ext("connect tcp", 1101, "one of TestParA, TestParB (ambiguous: parallel tests were running; rerun with -test.parallel=1")
+// parallelAmbiguousExpect: rerun is the flag the hint advises, as the
+// user would type it where the binary was started (-parallel=1 to go
+// test, -test.parallel=1 to a test binary run by hand).
+func parallelAmbiguousExpect(rerun string) expectation {
+	amb := ext("connect tcp", 1101, "one of TestParA, TestParB (ambiguous: parallel tests were running; rerun with "+rerun+" to pin it)")
 	return expectation{
 		results: res("TestParA", "FAIL", "TestParB", "FAIL"),
 		lines:   map[string][]*regexp.Regexp{"TestParA": {amb}, "TestParB": {amb}},

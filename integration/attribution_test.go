@@ -48,7 +48,7 @@ type attributionScenario struct {
 var attributionScenarios = []attributionScenario{
 	{name: "sequential", pkg: "seq", want: seqExpect(false)},
 	{name: "allow-test", pkg: "seq", flags: []string{"--allow-test", seqAllowTests}, want: seqExpect(true)},
-	{name: "parallel-ambiguous", pkg: "parallel", args: []string{"-test.parallel=2"}, want: parallelAmbiguousExpect()},
+	{name: "parallel-ambiguous", pkg: "parallel", args: []string{"-test.parallel=2"}, want: parallelAmbiguousExpect("-test.parallel=1")},
 	{name: "parallel-pinned", pkg: "pinned", args: []string{"-test.parallel=1"}, want: parallelPinnedExpect()},
 	{name: "testmain", pkg: "testmain", want: testmainExpect()},
 	{name: "init", pkg: "initleak", want: initExpect()},
@@ -128,7 +128,7 @@ func TestAttributionGoTestJSON(t *testing.T) {
 			name: "packages",
 			args: []string{"-parallel=2", "./seq", "./parallel", "./testmain", "./initleak", "./panicleak", "./exitleak"},
 			want: map[string]expectation{
-				"seq": seqExpect(false), "parallel": parallelAmbiguousExpect(), "testmain": testmainExpect(),
+				"seq": seqExpect(false), "parallel": parallelAmbiguousExpect("-parallel=1"), "testmain": testmainExpect(),
 				"initleak": initExpect(), "panicleak": withExit(panicExpect()), "exitleak": withExit(exitExpect(true)),
 			},
 		},

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -152,6 +153,80 @@ func waitGone(ctx context.Context, t *testing.T, pids ...int) {
 			t.Errorf("pid %d (%q) outlived the SIGKILLed nettrap", p, b)
 		}
 	}
+}
+
+// sleepingRun starts `nettrap -- sh` that sleeps, with env, and returns
+// once the shell runs (the run's directory is made before).
+func sleepingRun(t *testing.T, env []string) *exec.Cmd {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, nettrapBin(t), "--", "/bin/sh", "-c", `echo ready; exec sleep 300`)
+	cmd.Env = env
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "ready\n" {
+		t.Fatalf("the confined shell said %q (%v)", line, err)
+	}
+	return cmd
+}
+
+// A SIGKILLed run cannot remove its directories (the run's, the hub's):
+// the next run does, and leaves those of a run still going alone.
+func TestCLIKilledRunDirRemovedLater(t *testing.T) {
+	sandbox.Require(t)
+	tmp := t.TempDir()
+	env := append(goEnv(), "TMPDIR="+tmp)
+	killed := sleepingRun(t, env)
+	killedDirs := tmpDirs(t, tmp)
+	if len(killedDirs) != 2 {
+		t.Fatalf("directories %q, want the running run's and its hub's", killedDirs)
+	}
+	live := sleepingRun(t, env)
+	for _, d := range killedDirs {
+		if _, err := os.Stat(d); err != nil {
+			t.Fatalf("a new run removed a directory of a run still going: %v", err)
+		}
+	}
+	killed.Process.Signal(syscall.SIGKILL)
+	killed.Wait()
+	for _, d := range killedDirs {
+		if _, err := os.Stat(d); err != nil {
+			t.Fatalf("the killed run's %s is gone already (%v): nothing to test", d, err)
+		}
+	}
+	liveDirs := slices.DeleteFunc(tmpDirs(t, tmp), func(d string) bool { return slices.Contains(killedDirs, d) })
+	if run := runModIn(t, env, nettrapBin(t), "--", "/bin/true"); run.code != 0 {
+		t.Fatalf("next run: exit %d\n%s", run.code, run.stderr)
+	}
+	for _, d := range killedDirs {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("the killed run's %s is still there after the next run (%v)", d, err)
+		}
+	}
+	if left := tmpDirs(t, tmp); !slices.Equal(left, liveDirs) || len(left) != 2 {
+		t.Errorf("directories after the next run %q, want the live run's %q", left, liveDirs)
+	}
+	live.Process.Signal(syscall.SIGTERM)
+	live.Wait()
+}
+
+// tmpDirs lists the nettrap-run-* and nettrap-hub-* directories in dir.
+func tmpDirs(t *testing.T, dir string) []string {
+	t.Helper()
+	hubs, err := filepath.Glob(filepath.Join(dir, "nettrap-hub-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := append(tmpRuns(t, dir), hubs...)
+	slices.Sort(all)
+	return all
 }
 
 // tmpRuns lists the nettrap-run-* directories in dir.

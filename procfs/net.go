@@ -50,6 +50,20 @@ var socketTables = []struct {
 	{"icmp", "icmp", 9}, {"icmp6", "icmp", 9}, {"udplite", "udp", 9}, {"udplite6", "udp", 9},
 }
 
+// SocketProtoName is the kernel's name of the protocol of the socket at
+// descriptor fd of task tid ("TCPv6", "UDP", "UNIX-STREAM"), read from
+// the sockfs attribute system.sockprotoname through /proc/TID/fd; false
+// when fd is not an open socket there. Unlike the /proc/TID/net tables it
+// knows sockets that are not bound yet, and needs no pidfd_getfd.
+func SocketProtoName(tid, fd int) (string, bool) {
+	buf := make([]byte, 32)
+	n, err := unix.Getxattr(TaskPath(tid, "fd/"+strconv.Itoa(fd)), "system.sockprotoname", buf)
+	if err != nil || n <= 0 || n > len(buf) {
+		return "", false
+	}
+	return strings.TrimRight(string(buf[:n]), "\x00"), true
+}
+
 // SocketKind names the socket at descriptor fd of task tid by the table
 // of /proc/TID/net that lists it ("tcp", "udp", "raw", "unix", "packet",
 // "icmp"), or "" when none does. The tables list the task's own network

@@ -54,6 +54,13 @@ func IsDescendant(p, ancestor int) bool {
 	return false
 }
 
+// OwnPIDNamespace names this process's pid namespace ("pid:[4026531836]"):
+// pids written down by one process mean something to another only when
+// they name the same one.
+func OwnPIDNamespace() (string, error) {
+	return os.Readlink(SelfPath("ns/pid"))
+}
+
 // SamePIDNamespace reports whether task tid sees the same pid numbers as
 // this process. Pids a task passes in its syscalls are numbers of its own
 // pid namespace; they can only be looked up here if it is ours.

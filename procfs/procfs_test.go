@@ -243,3 +243,31 @@ func TestHasCapability(t *testing.T) {
 		}
 	}
 }
+
+// A socket's protocol name is read through /proc even before it is bound;
+// a descriptor that is no socket has none.
+func TestSocketProtoName(t *testing.T) {
+	fd, err := unix.Socket(unix.AF_INET6, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Skipf("no inet6 socket: %v", err)
+	}
+	defer unix.Close(fd)
+	if name, ok := SocketProtoName(os.Getpid(), fd); !ok || name != "UDPv6" {
+		t.Errorf("SocketProtoName(unbound udp6) = %q, %v; want UDPv6", name, ok)
+	}
+	f, err := os.Open(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if name, ok := SocketProtoName(os.Getpid(), int(f.Fd())); ok {
+		t.Errorf("SocketProtoName(a file) = %q, want none", name)
+	}
+}
+
+func TestOwnPIDNamespace(t *testing.T) {
+	ns, err := OwnPIDNamespace()
+	if err != nil || !SamePIDNamespace(os.Getpid()) || len(ns) < len("pid:[1]") || ns[:5] != "pid:[" {
+		t.Errorf("OwnPIDNamespace() = %q, %v", ns, err)
+	}
+}

@@ -115,7 +115,7 @@ func TestGolden(t *testing.T) {
 
 func TestBuildCounts(t *testing.T) {
 	s := Build(readFixture(t), "r1")
-	want := Totals{Blocked: 9, Collection: 1, Allowed: 1, Stale: 1, BadMarkers: 1, Packages: 5}
+	want := Totals{Blocked: 9, Collection: 1, Allowed: 1, Stale: 1, BadMarkers: 1, Packages: 5, BlockedPackages: 5}
 	if s.Totals != want {
 		t.Errorf("totals %+v, want %+v", s.Totals, want)
 	}
@@ -216,5 +216,33 @@ func TestMarkdownEscapesCells(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "`TestX/a\\|b'c`") {
 		t.Errorf("cell not escaped:\n%s", b.String())
+	}
+}
+
+// TestHeadlineCountsBlockedPackages: the headline's package count is of
+// packages with blocked attempts, as its sentence says; a package with
+// only marker findings or nettrap errors is counted among the findings
+// but not there.
+func TestHeadlineCountsBlockedPackages(t *testing.T) {
+	recs := []audit.Record{
+		{Schema: 1, RunID: "r9", Package: "p/leaky", Test: "TestFetch", Syscall: "connect", SockType: "tcp",
+			Dest: "192.0.2.1:80", Class: "external", Decision: audit.Denied},
+		{Schema: 1, RunID: "r9", Package: "p/odd", Test: "TestOdd", Decision: audit.BadMarker, MarkerValue: "yes"},
+		{Schema: 1, RunID: "r9", Package: "p/old", Test: "TestOld", Marked: true, Decision: audit.StaleMarker},
+		{Schema: 1, RunID: "r9", Package: "p/init", Test: audit.Collection, Syscall: "connect", SockType: "tcp",
+			Dest: "192.0.2.2:80", Class: "external", Decision: audit.Denied},
+	}
+	s := Build(recs, "r9")
+	if s.Totals.BlockedPackages != 2 || s.Totals.Packages != 4 {
+		t.Errorf("totals %+v, want 2 packages with blocked attempts of 4 with findings", s.Totals)
+	}
+	want := "nettrap: 2 outbound network attempts blocked in 2 packages"
+	if h := s.Headline(); !strings.HasPrefix(h, want) {
+		t.Errorf("headline %q, want it to start %q", h, want)
+	}
+	s = Build(recs[:2], "r9")
+	want = "nettrap: 1 outbound network attempt blocked in 1 package"
+	if h := s.Headline(); !strings.HasPrefix(h, want) {
+		t.Errorf("headline %q, want it to start %q", h, want)
 	}
 }

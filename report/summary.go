@@ -58,6 +58,10 @@ type Totals struct {
 	BadMarkers int `json:"bad_markers"`
 	Errors     int `json:"nettrap_errors"`
 	Packages   int `json:"packages_with_findings"`
+	// BlockedPackages counts the packages with blocked attempts (in tests
+	// or at collection time): the headline's "blocked in N packages" must
+	// not count a package whose only findings are markers or errors.
+	BlockedPackages int `json:"packages_blocked"`
 }
 
 // Summary is what a run (or several merged logs) found.
@@ -90,6 +94,7 @@ func Build(recs []audit.Record, runID string) *Summary {
 	var order []*Row
 	runs := map[string]bool{}
 	pkgs := map[string]bool{}
+	blockedPkgs := map[string]bool{}
 	var kept []audit.Record
 	for _, rec := range recs {
 		if runID != "" && rec.RunID != runID {
@@ -116,9 +121,10 @@ func Build(recs []audit.Record, runID string) *Summary {
 		if h, ok := hints[testKey{r.Package, r.Test}]; ok && r.Decision != audit.StaleMarker && r.Decision != audit.BadMarker {
 			r.AfterTest, r.AfterMS = h.test, h.ms
 		}
-		s.add(*r, pkgs)
+		s.add(*r, pkgs, blockedPkgs)
 	}
 	s.Totals.Packages = len(pkgs)
+	s.Totals.BlockedPackages = len(blockedPkgs)
 	for _, rows := range []*[]Row{&s.Blocked, &s.Collection, &s.WouldBlock, &s.Allowed, &s.Stale, &s.BadMarkers, &s.Errors} {
 		slices.SortStableFunc(*rows, compareRows)
 	}
@@ -153,15 +159,21 @@ func rowOf(rec audit.Record) Row {
 	return r
 }
 
-func (s *Summary) add(r Row, pkgs map[string]bool) {
+// add puts a row in its section and counts it; pkgs gathers the packages
+// with findings, blockedPkgs those with blocked attempts.
+func (s *Summary) add(r Row, pkgs, blockedPkgs map[string]bool) {
 	rows, total := s.section(r)
 	*rows = append(*rows, r)
 	*total += r.Count
 	if r.Decision == audit.Allowed && r.Class == classify.OwnNetns.String() {
 		s.Totals.OwnNetns += r.Count
 	}
+	key := r.Package + "\x00" + r.Process
 	if r.Decision != audit.Allowed { // every other row is a finding
-		pkgs[r.Package+"\x00"+r.Process] = true
+		pkgs[key] = true
+	}
+	if rows == &s.Blocked || rows == &s.Collection {
+		blockedPkgs[key] = true
 	}
 }
 

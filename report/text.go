@@ -15,7 +15,7 @@ func (s *Summary) Headline() string {
 	b.WriteString("nettrap: ")
 	switch {
 	case t.Blocked+t.Collection > 0:
-		fmt.Fprintf(&b, "%s blocked in %s", plural(t.Blocked+t.Collection, "outbound network attempt"), plural(t.Packages, "package"))
+		fmt.Fprintf(&b, "%s blocked in %s", plural(t.Blocked+t.Collection, "outbound network attempt"), plural(t.BlockedPackages, "package"))
 	case t.WouldBlock > 0:
 		fmt.Fprintf(&b, "audit mode: %s would have been blocked", plural(t.WouldBlock, "outbound network attempt"))
 	case t.Stale+t.BadMarkers+t.Errors > 0:

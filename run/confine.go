@@ -188,6 +188,20 @@ func genericStatus(status, denied int) int {
 	return status
 }
 
+// testsByGoTest says whether go test started the test binaries a run of
+// kind sees (parentIsGo: nettrap's parent is the go command, as under go
+// test -exec), so that advice uses the flags the user typed. A command
+// run names tests only of the go test runs inside it.
+func testsByGoTest(kind Kind, parentIsGo bool) bool {
+	switch kind {
+	case GoTest, Command, InnerGoTest:
+		return true
+	case TestBinary, InnerTestBinary:
+		return parentIsGo
+	}
+	return false
+}
+
 // newGuard is the guard of the run, writing to the audit log at logPath
 // ("" for none); closeAudit closes the log and the DNS sinkhole.
 func newGuard(o Options, logPath string) (g *guard.Guard, closeAudit func() error, err error) {
@@ -201,6 +215,7 @@ func newGuard(o Options, logPath string) (g *guard.Guard, closeAudit func() erro
 		Resolvers: &classify.Resolvers{Nameservers: ns, UnixSockets: classify.DefaultResolverSockets()},
 		Messages:  os.Stderr,
 		RunID:     o.RunID,
+		GoTest:    testsByGoTest(o.Kind, gotest.ParentIsGo()),
 	}
 	var log *audit.Writer
 	if logPath != "" {

@@ -10,6 +10,7 @@ import (
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/ghactions"
 	"github.com/nettrap/nettrap/report"
+	"github.com/nettrap/nettrap/tmpdir"
 )
 
 // The run summary goes to stderr by default; --summary=off drops it and
@@ -62,7 +63,9 @@ type runLog struct {
 // run in their package directories), creating it to check it can be
 // written: in a new temporary directory unless the user named one.
 func prepareAuditLog(userLog string) (runLog, error) {
-	dir, err := os.MkdirTemp("", "nettrap-run-")
+	// Made by tmpdir, so that a run killed by a signal leaves nothing
+	// for good: the next run removes it.
+	dir, err := tmpdir.Make("nettrap-run-")
 	if err != nil && userLog == "" {
 		return runLog{}, fmt.Errorf("audit log directory: %w", err)
 	}
@@ -111,6 +114,16 @@ func touchAuditLog(path string) error {
 	return w.Close()
 }
 
+// release gives up the run's directory, which stays with the log the
+// summary names: with no owner, no later run takes it for a killed run's.
+func (l runLog) release() {
+	if l.dir != "" {
+		if err := tmpdir.Release(l.dir); err != nil {
+			fmt.Fprintf(os.Stderr, "nettrap: %v; a later run may remove the log\n", err)
+		}
+	}
+}
+
 // remove deletes the run's directory, with the default log if it is
 // there; a log the user named stays.
 func (l runLog) remove() {
@@ -142,6 +155,7 @@ func finishRun(o Options, log runLog, out *summaryOut, status int) int {
 	if ours && log.temp {
 		// Something to look at: keep the default log, and say where.
 		os.Remove(filepath.Join(log.dir, ranMark))
+		log.release()
 	} else {
 		log.remove()
 	}

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"fmt"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -12,13 +13,56 @@ import (
 // socketType tells what kind of socket fd is in process pid. It first
 // borrows the descriptor with pidfd_getfd and asks the socket itself;
 // where that is refused (Docker's default profile denies pidfd_getfd
-// without CAP_SYS_PTRACE) it looks the socket's inode up in the target's
+// without CAP_SYS_PTRACE) it asks the socket's protocol name through
+// /proc, and last looks the socket's inode up in the target's
 // /proc/PID/net tables.
 func socketType(pid, tid, fd int) string {
 	if s := socketTypeByPidfd(pid, fd); s != "" {
 		return s
 	}
+	if s := socketTypeByXattr(tid, fd); s != "" {
+		return s
+	}
 	return procfs.SocketKind(tid, fd)
+}
+
+// socketTypeByXattr asks the socket's protocol name through the caller's
+// /proc fd link (the sockfs attribute system.sockprotoname): it needs no
+// pidfd_getfd, and unlike the /proc/PID/net tables it knows sockets that
+// are not bound yet, as a fresh UDP socket at its connect.
+func socketTypeByXattr(tid, fd int) string {
+	name, ok := procfs.SocketProtoName(tid, fd)
+	if !ok {
+		return ""
+	}
+	return protoNameType(name)
+}
+
+// protoNameType names a kernel protocol name ("TCPv6", "UDP",
+// "UNIX-STREAM") as socketTypeName does; "" for one it does not know.
+func protoNameType(name string) string {
+	base := strings.TrimSuffix(name, "v6")
+	switch base {
+	case "TCP", "MPTCP":
+		return "tcp"
+	case "UDP", "UDPLITE", "UDP-Lite":
+		return "udp"
+	case "PING":
+		return "icmp"
+	case "RAW":
+		return "raw"
+	case "SCTP":
+		return "sctp"
+	case "PACKET":
+		return "packet"
+	case "NETLINK":
+		return "netlink"
+	case "UNIX-STREAM":
+		return "unix-stream"
+	case "UNIX":
+		return "unix" // datagram or seqpacket: one protocol serves both
+	}
+	return ""
 }
 
 func socketTypeByPidfd(pid, fd int) string {

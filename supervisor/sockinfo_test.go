@@ -65,3 +65,37 @@ func fdOf(t *testing.T, c interface{ File() (*os.File, error) }) int {
 	t.Cleanup(func() { f.Close() })
 	return int(f.Fd())
 }
+
+// The socket's own protocol name (system.sockprotoname) tells its type
+// where pidfd_getfd is refused, also for a socket not yet bound, which
+// the /proc/PID/net tables do not list: a fresh UDP socket's connect.
+func TestSocketTypeByXattr(t *testing.T) {
+	for _, tc := range []struct {
+		domain, typ, proto int
+		want               string
+	}{
+		{unix.AF_INET6, unix.SOCK_DGRAM, 0, "udp"},
+		{unix.AF_INET, unix.SOCK_DGRAM, 0, "udp"},
+		{unix.AF_INET, unix.SOCK_STREAM, 0, "tcp"},
+		{unix.AF_INET6, unix.SOCK_STREAM, 0, "tcp"},
+		{unix.AF_UNIX, unix.SOCK_STREAM, 0, "unix-stream"},
+		{unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE, "netlink"},
+	} {
+		fd, err := unix.Socket(tc.domain, tc.typ|unix.SOCK_CLOEXEC, tc.proto)
+		if err != nil {
+			t.Logf("socket(%d, %d, %d): %v", tc.domain, tc.typ, tc.proto, err)
+			continue
+		}
+		got := socketTypeByXattr(os.Getpid(), fd)
+		unix.Close(fd)
+		if got != tc.want {
+			t.Errorf("socket(%d, %d, %d) by its protocol name: %q, want %q", tc.domain, tc.typ, tc.proto, got, tc.want)
+		}
+	}
+	for name, want := range map[string]string{"TCPv6": "tcp", "MPTCP": "tcp", "UDPLITEv6": "udp", "PINGv6": "icmp",
+		"RAW": "raw", "UNIX-STREAM": "unix-stream", "UNIX": "unix", "SCTPv6": "sctp", "PACKET": "packet", "AF_VSOCK": ""} {
+		if got := protoNameType(name); got != want {
+			t.Errorf("protoNameType(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

@@ -99,13 +99,13 @@ func TestHelpText(t *testing.T) {
 		"--allow CIDR[:PORT]", "--allow-test REGEX", "--errno NAME", "--audit-log FILE", "--resolv-conf FILE",
 		"--summary WHERE", "--allow-unspecified ", "--version", "-h, --help", "--engine ENGINE", "NETTRAP_ENGINE",
 		`t.Attr("nettrap", "network")`, "125", "126", "127", "README", "NETTRAP_ALLOW_UNSPECIFIED",
-		"# blocked: dns", "--summary=off",
+		"# blocked: dns", "--summary=off", "--cache MODE", "MODE on or off",
 	} {
 		if !strings.Contains(help, want) {
 			t.Errorf("help lacks %q", want)
 		}
 	}
-	for _, bad := range []string{"stringArray", "string ", "[=true|false]", "curl https://example.com        # blocked: external"} {
+	for _, bad := range []string{"stringArray", "string ", "[=true|false]", "--cache on ", "curl https://example.com        # blocked: external"} {
 		if strings.Contains(help, bad) {
 			t.Errorf("help has %q", bad)
 		}

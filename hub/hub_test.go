@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -260,10 +261,11 @@ func TestRecordsReachOuter(t *testing.T) {
 	cl.Close()
 }
 
-// Under --sealed the records of inners are dropped: a stale marker means
-// nothing when markers open nothing. The record sent after it, through a
-// server that takes records, shows the first one was read and dropped.
-func TestSealedDropsInnerRecords(t *testing.T) {
+// Under --sealed a stale marker of an inner is dropped (markers open
+// nothing), and a bad marker is kept, under the package the inner
+// registered whatever the record says. A begin-end round trip after them
+// shows both were read.
+func TestSealedKeepsOnlyBadMarkers(t *testing.T) {
 	got := make(chan audit.Record, 2)
 	s, err := listen(func(s *Server) {
 		s.Sealed = true
@@ -278,14 +280,28 @@ func TestSealedDropsInnerRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	if err := cl.Record(audit.Record{Test: "TestStale", Decision: "stale-marker"}); err != nil {
+	if err := cl.Record(audit.Record{Test: "TestStale", Decision: audit.StaleMarker}); err != nil {
 		t.Fatal(err)
 	}
-	// A begin-end round trip: the record before it has been handled.
+	bad := audit.Record{Package: "example.com/other", Test: "TestOdd", Decision: audit.BadMarker,
+		MarkerValue: "yes", Reason: "unknown value", PID: 1, Marked: true}
+	if err := cl.Record(bad); err != nil {
+		t.Fatal(err)
+	}
 	fa := newFakeAttr(guard.Who{Test: "TestX"})
 	cl.Serve(fa)
 	s.parent = func(int) int { return os.Getpid() }
 	s.begin(child).End()
+	want := audit.Record{Package: "example.com/p", Test: "TestOdd", Decision: audit.BadMarker,
+		MarkerValue: "yes", Reason: "unknown value"}
+	select {
+	case r := <-got:
+		if !reflect.DeepEqual(r, want) {
+			t.Errorf("a sealed outer kept %+v, want %+v", r, want)
+		}
+	default:
+		t.Fatal("a sealed outer dropped the inner's bad marker")
+	}
 	select {
 	case r := <-got:
 		t.Errorf("a sealed outer wrote the inner's record %+v", r)

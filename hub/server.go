@@ -40,9 +40,9 @@ type Server struct {
 	// Path is the socket; it lies in a directory only we can enter.
 	Path string
 	// Sealed (--sealed): inners name tests and nothing more. Their
-	// "marked" reaches a sealed policy, which denies; the records they
-	// send (stale markers, meaningless when markers open nothing) are
-	// dropped. Set before the confined command starts.
+	// "marked" reaches a sealed policy, which denies; of the records they
+	// send only bad markers are kept (see innerRecord). Set before the
+	// confined command starts.
 	Sealed bool
 	// Toolchain (`nettrap -- go test` with the test cache, where the go
 	// command itself is confined): IsGo tells whether a pid is the go
@@ -187,8 +187,8 @@ func (s *Server) serve(c *conn, p peer) {
 		}
 		switch m.Op {
 		case opRecord:
-			if m.Record != nil && s.Records != nil && !s.Sealed {
-				s.Records(*m.Record)
+			if rec, ok := s.innerRecord(in.pkg, m.Record); ok {
+				s.Records(rec)
 			}
 		case opBegin, opEnded:
 			in.deliver(m)
@@ -440,4 +440,24 @@ func (in *inner) deliver(m message) {
 		default:
 		}
 	}
+}
+
+// innerRecord is what the hub keeps of a record an inner sent: its
+// findings about the tests of its package (stale and bad markers). Under
+// Sealed the inner runs untrusted tests, whose output it read: a stale
+// marker means nothing when markers open nothing, and is dropped; a bad
+// marker only ever fails a test, so it is kept, with the package the inner
+// registered (the test named cannot widen anything).
+func (s *Server) innerRecord(pkg string, rec *audit.Record) (audit.Record, bool) {
+	if rec == nil || s.Records == nil {
+		return audit.Record{}, false
+	}
+	if !s.Sealed {
+		return *rec, true
+	}
+	if rec.Decision != audit.BadMarker {
+		return audit.Record{}, false
+	}
+	return audit.Record{Package: pkg, Test: rec.Test, Decision: audit.BadMarker,
+		MarkerValue: rec.MarkerValue, Reason: rec.Reason}, true
 }

@@ -72,6 +72,8 @@ type runAuditRecord struct {
 	Test       string   `json:"test"`
 	Candidates []string `json:"candidates"`
 	Marked     bool     `json:"marked"`
+	// MarkerValue: a bad marker's value.
+	MarkerValue string `json:"marker_value"`
 }
 
 // nettrapLines are the lines of stderr that nettrap's summary wrote.

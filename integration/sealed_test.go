@@ -106,20 +106,29 @@ func TestSealedGoTest(t *testing.T) {
 }
 
 // checkSealedAudit: the audit log has TestMarked's attempt as a denial of
-// a marked test, no allowed marked attempt and no stale marker.
+// a marked test, TestBogusAttr's bad marker as in the default mode, no
+// allowed marked attempt and no stale marker.
 func checkSealedAudit(t *testing.T, log string) {
 	t.Helper()
-	var denied bool
+	var denied, bad bool
 	for _, r := range readRunAudit(t, log) {
 		switch {
 		case r.Decision == "allowed" || r.Decision == "stale-marker":
 			t.Errorf("under --sealed: %+v", r)
 		case r.Decision == "denied" && r.Test == "TestMarked":
 			denied = r.Marked && strings.Contains(r.Reason, audit.ReasonMarkerIgnored)
+		case r.Decision == "bad-marker":
+			bad = r.Test == "TestBogusAttr" && r.Package == fixtureModule+"/seq" && r.MarkerValue == "bogus"
+			if !bad {
+				t.Errorf("under --sealed, bad marker record %+v, want TestBogusAttr of %s/seq, value bogus", r, fixtureModule)
+			}
 		}
 	}
 	if !denied {
 		t.Errorf("no marked denial of TestMarked in the audit log %s", log)
+	}
+	if !bad {
+		t.Errorf("no bad marker of TestBogusAttr in the audit log %s", log)
 	}
 }
 

@@ -7,6 +7,7 @@
 #   with --network=none (nothing can leave the container):
 #     - a suite with one leaky test fails with nettrap's report;
 #     - a clean suite passes;
+#   the audit log named on the workspace outlives the --rm container;
 #   and an image built FROM the nettrap image, with a suite baked in, works
 #   as a base image;
 #   under Docker's default seccomp profile (moby/profiles, printed by the
@@ -170,6 +171,21 @@ run_cases() {
 	done
 }
 
+# audit_kept runs the leaky suite on a writable workspace with the audit
+# log named there (NETTRAP_AUDIT_LOG, as docs/running.md shows): the log
+# outlives the --rm container and holds the denial.
+audit_kept() {
+	local ws=$work/workspace
+	cp -r "$fixtures/leaky" "$ws"
+	chmod -R a+rwX "$ws"
+	run_case "leaky with the audit log on the workspace" 1 --user 65534 -v "$cache:/tmp/go-build" -v "$ws:/src" -w /src \
+		-e NETTRAP_AUDIT_LOG=/src/nettrap-audit.jsonl "$tag"
+	check_leaky "leaky with the audit log on the workspace"
+	grep '192\.0\.2\.1' "$ws/nettrap-audit.jsonl" | grep -q '"decision":"denied"' ||
+		die "the audit log on the workspace holds no denial: $(cat "$ws/nettrap-audit.jsonl" 2>&1)"
+	log "ok   audit log kept on the workspace ($(wc -l <"$ws/nettrap-audit.jsonl") records)"
+}
+
 # as_base builds an image FROM the nettrap image with the leaky suite baked
 # in, the way a CI image would, and runs it without a volume.
 as_base() {
@@ -244,6 +260,7 @@ main() {
 	build_image
 	check_seccomp
 	run_cases
+	audit_kept
 	as_base
 	moby_profile
 	log "PASS"

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -50,4 +51,49 @@ func missing() string {
 		}
 	}
 	return ""
+}
+
+// TestDockerfileBaseQualified: the Dockerfile's default base image is named
+// in full (registry/repository:tag). Podman refuses a short name where no
+// unqualified-search registry is configured, and the container test above
+// builds from a local base, so it would not see a short default.
+func TestDockerfileBaseQualified(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var base string
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "ARG BASE="); ok {
+			base = v
+		}
+	}
+	if base == "" {
+		t.Fatal("the Dockerfile has no ARG BASE=... default")
+	}
+	if !qualifiedImage(base) {
+		t.Errorf("ARG BASE=%s is a short name: name the registry (docker.io/library/...)", base)
+	}
+}
+
+// qualifiedImage says whether ref names its registry: a first path
+// component with a dot or a port, or localhost, as containers/image reads it.
+func qualifiedImage(ref string) bool {
+	host, rest, ok := strings.Cut(ref, "/")
+	return ok && rest != "" && (strings.ContainsAny(host, ".:") || host == "localhost")
+}
+
+func TestQualifiedImage(t *testing.T) {
+	for ref, want := range map[string]bool{
+		"docker.io/library/golang:1.26": true,
+		"localhost/nettrap-go-base:go1": true,
+		"registry:5000/golang":          true,
+		"golang:1.26":                   false,
+		"library/golang:1.26":           false,
+		"docker.io":                     false,
+	} {
+		if got := qualifiedImage(ref); got != want {
+			t.Errorf("qualifiedImage(%q) = %v, want %v", ref, got, want)
+		}
+	}
 }

@@ -25,10 +25,13 @@ type Record struct {
 	// (gotest.LeftoverWindow) before it; AfterMS is how long before, in
 	// milliseconds (at least 0.001). A goroutine that test left running
 	// may have made the attempt.
-	AfterTest string   `json:"after_test,omitempty"`
-	AfterMS   float64  `json:"after_ms,omitempty"`
-	PID       int      `json:"pid,omitempty"`
-	TID       int      `json:"tid,omitempty"`
+	AfterTest string  `json:"after_test,omitempty"`
+	AfterMS   float64 `json:"after_ms,omitempty"`
+	PID       int     `json:"pid,omitempty"`
+	TID       int     `json:"tid,omitempty"`
+	// AllowTest lists the --allow-test rules that named the test of an
+	// attempt (as written), or the one rule an UnusedRule finding is about.
+	AllowTest []string `json:"allow_test,omitempty"`
 	Exe       string   `json:"exe,omitempty"`
 	Argv0     string   `json:"argv0,omitempty"`
 	Syscall   string   `json:"syscall,omitempty"`

@@ -22,6 +22,9 @@ const (
 	// BadMarker: a test set the nettrap attribute to an unknown value
 	// (MarkerValue); the test fails.
 	BadMarker Decision = "bad-marker"
+	// UnusedRule: an --allow-test rule (AllowTest) named no test that
+	// made a network attempt in the whole run.
+	UnusedRule Decision = "unused-rule"
 	// NettrapError: an inner nettrap (the -exec of a run) could not do
 	// its job, so that the run ends with status 125.
 	NettrapError Decision = "nettrap-error"
@@ -45,6 +48,8 @@ const (
 	ReasonMarkerIgnored = "the test's network marker is ignored under --sealed (only --allow rules open anything)"
 	// ReasonStaleMarker is the reason of a StaleMarker finding.
 	ReasonStaleMarker = "marked test made no network attempt"
+	// ReasonUnusedRule is the reason of an UnusedRule finding.
+	ReasonUnusedRule = "the --allow-test rule named no test that made a network attempt"
 	// ReasonDNSRefused: a query nettrap's sinkhole read and refused.
 	ReasonDNSRefused = "DNS query to a nameserver, answered REFUSED by nettrap: tests must not resolve names over the network (localhost comes from /etc/hosts)"
 )

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"sync"
 	"time"
 
@@ -36,7 +35,7 @@ type Binary struct {
 // NewBinary readies the test binary argv of package pkg: its output,
 // rendered as the user asked, goes to out; nettrap's own messages go to
 // msgs. The tracker starts reading at once.
-func NewBinary(argv []string, pkg string, out, msgs io.Writer, allow []*regexp.Regexp, sealed bool) (*Binary, error) {
+func NewBinary(argv []string, pkg string, out, msgs io.Writer, allow []TestRule, sealed bool) (*Binary, error) {
 	plan := Rewrite(argv)
 	r, w, err := os.Pipe()
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -31,7 +31,7 @@ const (
 // implements guard.Attribution.
 type Tracker struct {
 	Package    string
-	AllowTests []*regexp.Regexp
+	AllowTests []TestRule
 	// Sealed (--sealed): the test's word counts for nothing. --allow-test
 	// is not applied, the marker is still seen (so that a denial can say
 	// it was ignored), and there are no stale markers: under --sealed a
@@ -75,7 +75,7 @@ type badAttr struct{ test, value string }
 
 // NewTracker renders to w in plan.Mode what it reads from pipe (the read
 // end of the binary's stdout and stderr), a stream in plan.Framing.
-func NewTracker(pipe *os.File, w io.Writer, plan Plan, pkg string, allow []*regexp.Regexp) (*Tracker, error) {
+func NewTracker(pipe *os.File, w io.Writer, plan Plan, pkg string, allow []TestRule) (*Tracker, error) {
 	// os.File.Fd puts the descriptor in blocking mode: take it once,
 	// then make it non-blocking for good.
 	fd := int(pipe.Fd())
@@ -242,13 +242,19 @@ func (t *Tracker) who() guard.Who {
 		w.Test, w.Collection = audit.Collection, true
 	case len(snap.Running) == 1:
 		w.Test = snap.Running[0]
-		w.Marked = t.marked(w.Test)
+		w.Marked, w.AllowTest = t.marked(w.Test)
 		w.AfterTest, w.AfterGap = t.leftover(w.Test)
 	default:
 		w.Candidates = snap.Running
 		w.Marked = true
 		for _, name := range snap.Running {
-			w.Marked = w.Marked && t.marked(name)
+			marked, rules := t.marked(name)
+			w.Marked = w.Marked && marked
+			for _, r := range rules {
+				if !slices.Contains(w.AllowTest, r) {
+					w.AllowTest = append(w.AllowTest, r)
+				}
+			}
 		}
 	}
 	return w
@@ -269,23 +275,23 @@ func (t *Tracker) leftover(test string) (string, time.Duration) {
 	return end.name, gap
 }
 
-// marked: the test or an ancestor carries the marker or matches
-// --allow-test.
-func (t *Tracker) marked(test string) bool {
-	if t.parser.Marked(test, MarkerKey, MarkerValue) {
-		return true
-	}
+// marked: the test or an ancestor carries the marker or is named by an
+// --allow-test rule; rules lists those rules (as written), whether or not
+// a marker marked it too, so that a rule that names an attempt's test
+// counts as used.
+func (t *Tracker) marked(test string) (marked bool, rules []string) {
 	if t.Sealed {
-		return false
+		return t.parser.Marked(test, MarkerKey, MarkerValue), nil
 	}
-	for name := test; name != ""; name = parentName(name) {
-		for _, re := range t.AllowTests {
-			if re.MatchString(name) {
-				return true
+	for _, r := range t.AllowTests {
+		for name := test; name != ""; name = parentName(name) {
+			if r.Match(t.Package, name) {
+				rules = append(rules, r.Raw)
+				break
 			}
 		}
 	}
-	return false
+	return len(rules) > 0 || t.parser.Marked(test, MarkerKey, MarkerValue), rules
 }
 
 // report is an attempt's Report: a denial fails the test that made it
@@ -389,15 +395,11 @@ func (t *Tracker) stale() []string {
 			continue // a test -failfast stopped as it started had no time to try
 		}
 		seen[name] = true
+		// A test named by an --allow-test rule is no stale marker: a rule
+		// that names no test with an attempt is reported as an unused
+		// rule, by the nettrap that sees the whole run.
 		if v, ok := t.parser.Attr(name, MarkerKey); ok && v == MarkerValue {
 			out = append(out, name)
-			continue
-		}
-		for _, re := range t.AllowTests {
-			if re.MatchString(name) && (parentName(name) == "" || !re.MatchString(parentName(name))) {
-				out = append(out, name)
-				break
-			}
 		}
 	}
 	sort.Strings(out)

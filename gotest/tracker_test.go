@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"net/netip"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -33,9 +32,9 @@ func newTrackerFixture(t *testing.T, allow ...string) *trackerFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res []*regexp.Regexp
+	var res []TestRule
 	for _, a := range allow {
-		res = append(res, regexp.MustCompile(a))
+		res = append(res, MustParseTestRule(a))
 	}
 	out := &bytes.Buffer{}
 	tr, err := NewTracker(r, out, Plan{Mode: teststream.ModeVerbose}, "example.com/p", res)
@@ -162,10 +161,27 @@ func TestAttributionParallel(t *testing.T) {
 }
 
 func TestAllowTestRegexp(t *testing.T) {
-	f := newTrackerFixture(t, "^TestLive")
+	f := newTrackerFixture(t, "^TestLive", "p.^TestLiveAPI$", "q.^TestLiveAPI$")
 	f.emit(mark+"=== RUN   TestLiveAPI", mark+"=== RUN   TestLiveAPI/x")
-	if w := f.who(); !w.Marked {
-		t.Errorf("--allow-test ^TestLive: %+v, want marked", w)
+	w := f.who()
+	if !w.Marked || !slices.Equal(w.AllowTest, []string{"^TestLive", "p.^TestLiveAPI$"}) {
+		t.Errorf("--allow-test ^TestLive, p.^TestLiveAPI$ (package example.com/p): %+v, want marked by both", w)
+	}
+}
+
+// A test only a rule names, which makes no attempt, is no stale marker
+// (the run as a whole reports unused rules); a test of another package
+// than the rule names is not marked.
+func TestAllowTestRuleNotStale(t *testing.T) {
+	f := newTrackerFixture(t, "^TestSetup$", "q.^TestOther$")
+	f.emit(mark+"=== RUN   TestSetup", mark+"--- PASS: TestSetup (0.00s)", mark+"=== RUN   TestOther")
+	if w := f.who(); w.Marked || len(w.AllowTest) != 0 {
+		t.Errorf("TestOther of example.com/p under q.^TestOther$: %+v, want unmarked", w)
+	}
+	f.emit(mark+"--- PASS: TestOther (0.00s)", mark+"PASS")
+	out, stale := f.finish()
+	if len(stale) != 0 || strings.Contains(out, "stale marker") {
+		t.Errorf("a rule's test reported stale: %q\n%s", stale, out)
 	}
 }
 

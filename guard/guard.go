@@ -355,7 +355,7 @@ func (g *Guard) record(c *supervisor.Call, o origin, att Attempt, atts []attempt
 func (g *Guard) newRecord(c *supervisor.Call, who Who, caller supervisor.Caller, sock string, a attempt, now time.Time) audit.Record {
 	rec := audit.Record{
 		Schema: audit.SchemaVersion, Time: now, RunID: g.RunID,
-		Package: who.Package, Test: who.Test, Candidates: who.Candidates, Marked: who.Marked,
+		Package: who.Package, Test: who.Test, Candidates: who.Candidates, Marked: who.Marked, AllowTest: who.AllowTest,
 		AfterTest: who.AfterTest, AfterMS: gapMS(who),
 		PID: caller.PID, TID: c.TID, Exe: caller.Exe, Argv0: filepath.Base(caller.Argv0),
 		Syscall: c.Syscall.Name, ABI: c.Syscall.ABI, SockType: sock,

@@ -72,6 +72,7 @@ type runAuditRecord struct {
 	Test       string   `json:"test"`
 	Candidates []string `json:"candidates"`
 	Marked     bool     `json:"marked"`
+	AllowTest  []string `json:"allow_test"`
 	// MarkerValue: a bad marker's value.
 	MarkerValue string `json:"marker_value"`
 }

@@ -154,3 +154,51 @@ func checkHubLeaky(t *testing.T, h *fakehost.Host, mark fakehost.Cursor, run net
 		t.Errorf("audit log: TestLeak denied %v, TestMarked allowed %v, TestStaleMarker stale %v; want all", leak, marked, stale)
 	}
 }
+
+// TestRunAllowTestRules: an --allow-test rule may name a package
+// (`leaky.^TestLeak$` allows leaky's TestLeak only), and a rule that named
+// no test with an attempt in the whole run is reported as an unused rule,
+// in the summary and the audit log, never as a stale marker of the tests
+// it happens to match (leaky's TestFine).
+func TestRunAllowTestRules(t *testing.T) {
+	h := fakehost.Start(t, leakEndpoint, markedEndpoint)
+	log := auditPath(t)
+	mark := h.Mark()
+	run := runModIn(t, runModEnv(), nettrapBin(t), "--audit-log", log,
+		"--allow-test", "leaky.^TestLeak$", "--allow-test", "^TestFine$", "--allow-test", "clean.^TestLeak$",
+		"--", "go", "test", "-count=1", "./leaky", "./clean")
+	if run.code != 0 {
+		t.Fatalf("exit %d, want 0 (TestLeak allowed by its rule)\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
+	}
+	if _, ok := h.WaitFor(mark, fakehost.To(leakEndpoint.Proto, leakEndpoint.Addr), runTimeout); !ok {
+		t.Errorf("TestLeak's connect, allowed by leaky.^TestLeak$, never reached %s:\n%s", leakEndpoint, h.Dump())
+	}
+	unused := map[string]bool{}
+	var allowedBy []string
+	for _, r := range readRunAudit(t, log) {
+		switch {
+		case r.Decision == "unused-rule":
+			for _, a := range r.AllowTest {
+				unused[a] = true
+			}
+		case r.Decision == "allowed" && r.Test == "TestLeak":
+			allowedBy = r.AllowTest
+		case r.Decision == "stale-marker" && r.Test != "TestStaleMarker":
+			t.Errorf("a test matched by a rule reported as a stale marker: %+v", r)
+		}
+	}
+	if !slices.Equal(allowedBy, []string{"leaky.^TestLeak$"}) {
+		t.Errorf("TestLeak's allowed record lists rules %q, want [leaky.^TestLeak$]", allowedBy)
+	}
+	if len(unused) != 2 || !unused["^TestFine$"] || !unused["clean.^TestLeak$"] {
+		t.Errorf("unused rules in the audit log %v, want ^TestFine$ and clean.^TestLeak$", unused)
+	}
+	for _, want := range []string{"Unused --allow-test rules", "^TestFine$", "clean.^TestLeak$", "2 unused --allow-test rules"} {
+		if !strings.Contains(run.stderr, want) {
+			t.Errorf("summary lacks %q:\n%s", want, run.stderr)
+		}
+	}
+	if strings.Contains(run.stderr, "stale marker: TestFine") {
+		t.Errorf("TestFine reported as a stale marker:\n%s", run.stderr)
+	}
+}

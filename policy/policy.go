@@ -110,6 +110,10 @@ type Context struct {
 	// Marked: the attempt comes from a test that carries the network
 	// marker (or matches --allow-test).
 	Marked bool
+	// AllowTest lists the --allow-test rules that name the test (or
+	// every candidate of a parallel attempt), as written; empty when only
+	// markers, or nothing, marked it.
+	AllowTest []string `json:",omitempty"`
 	// Collection: no test was running (init, TestMain, between tests).
 	Collection bool
 	// Toolchain: the go command's own call under `nettrap -- go test`

@@ -115,7 +115,7 @@ func TestGolden(t *testing.T) {
 
 func TestBuildCounts(t *testing.T) {
 	s := Build(readFixture(t), "r1")
-	want := Totals{Blocked: 9, Collection: 1, Allowed: 1, Stale: 1, BadMarkers: 1, Packages: 5, BlockedPackages: 5}
+	want := Totals{Blocked: 9, Collection: 1, Allowed: 1, Stale: 1, BadMarkers: 1, UnusedRules: 1, Packages: 5, BlockedPackages: 5}
 	if s.Totals != want {
 		t.Errorf("totals %+v, want %+v", s.Totals, want)
 	}

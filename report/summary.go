@@ -22,6 +22,7 @@ type Row struct {
 	Decision   audit.Decision `json:"decision"`
 	Reason     string         `json:"reason,omitempty"`
 	Marker     string         `json:"marker_value,omitempty"` // a bad marker's value
+	Rule       string         `json:"allow_test,omitempty"`   // an unused --allow-test rule
 	Count      int            `json:"count"`
 	// AfterTest is set when every attempt of the row's test in its run
 	// came within gotest.LeftoverWindow after AfterTest ended (AfterMS
@@ -56,8 +57,11 @@ type Totals struct {
 	OwnNetns   int `json:"allowed_own_netns,omitempty"` // of Allowed: in network namespaces the tests made
 	Stale      int `json:"stale_markers"`
 	BadMarkers int `json:"bad_markers"`
-	Errors     int `json:"nettrap_errors"`
-	Packages   int `json:"packages_with_findings"`
+	// UnusedRules counts the --allow-test rules that named no test with
+	// a network attempt in the run.
+	UnusedRules int `json:"unused_rules"`
+	Errors      int `json:"nettrap_errors"`
+	Packages    int `json:"packages_with_findings"`
 	// BlockedPackages counts the packages with blocked attempts (in tests
 	// or at collection time): the headline's "blocked in N packages" must
 	// not count a package whose only findings are markers or errors.
@@ -66,30 +70,31 @@ type Totals struct {
 
 // Summary is what a run (or several merged logs) found.
 type Summary struct {
-	RunIDs     []string `json:"run_ids"`
-	Logs       []string `json:"audit_logs,omitempty"`
-	Blocked    []Row    `json:"blocked"`
-	Collection []Row    `json:"collection"`
-	WouldBlock []Row    `json:"would_block"`
-	Allowed    []Row    `json:"allowed"`
-	Stale      []Row    `json:"stale_markers"`
-	BadMarkers []Row    `json:"bad_markers"`
-	Errors     []Row    `json:"nettrap_errors"`
-	Totals     Totals   `json:"totals"`
+	RunIDs      []string `json:"run_ids"`
+	Logs        []string `json:"audit_logs,omitempty"`
+	Blocked     []Row    `json:"blocked"`
+	Collection  []Row    `json:"collection"`
+	WouldBlock  []Row    `json:"would_block"`
+	Allowed     []Row    `json:"allowed"`
+	Stale       []Row    `json:"stale_markers"`
+	BadMarkers  []Row    `json:"bad_markers"`
+	UnusedRules []Row    `json:"unused_rules"`
+	Errors      []Row    `json:"nettrap_errors"`
+	Totals      Totals   `json:"totals"`
 }
 
 // Clean reports whether nothing was blocked or would have been, no marker
 // is stale and nettrap had no trouble: the one-line case.
 func (s *Summary) Clean() bool {
 	t := s.Totals
-	return t.Blocked+t.Collection+t.WouldBlock+t.Stale+t.BadMarkers+t.Errors == 0
+	return t.Blocked+t.Collection+t.WouldBlock+t.Stale+t.BadMarkers+t.UnusedRules+t.Errors == 0
 }
 
 // Build groups records into a summary. runID, when not empty, keeps only
 // that run's records (a log given with --audit-log may hold older runs).
 func Build(recs []audit.Record, runID string) *Summary {
 	s := &Summary{RunIDs: []string{}, Blocked: []Row{}, Collection: []Row{}, WouldBlock: []Row{},
-		Allowed: []Row{}, Stale: []Row{}, BadMarkers: []Row{}, Errors: []Row{}}
+		Allowed: []Row{}, Stale: []Row{}, BadMarkers: []Row{}, UnusedRules: []Row{}, Errors: []Row{}}
 	groups := map[string]*Row{}
 	var order []*Row
 	runs := map[string]bool{}
@@ -107,7 +112,7 @@ func Build(recs []audit.Record, runID string) *Summary {
 		}
 		row := rowOf(rec)
 		key := strings.Join([]string{row.Package, row.Test, strings.Join(row.Candidates, "\x00"), row.Process,
-			row.Operation, row.Dest, row.Class, string(row.Decision), row.Reason, row.Marker}, "\x01")
+			row.Operation, row.Dest, row.Class, string(row.Decision), row.Reason, row.Marker, row.Rule}, "\x01")
 		if g := groups[key]; g != nil {
 			g.Count++
 			continue
@@ -118,14 +123,14 @@ func Build(recs []audit.Record, runID string) *Summary {
 	}
 	hints := leftovers(kept)
 	for _, r := range order {
-		if h, ok := hints[testKey{r.Package, r.Test}]; ok && r.Decision != audit.StaleMarker && r.Decision != audit.BadMarker {
+		if h, ok := hints[testKey{r.Package, r.Test}]; ok && !finding(r.Decision) {
 			r.AfterTest, r.AfterMS = h.test, h.ms
 		}
 		s.add(*r, pkgs, blockedPkgs)
 	}
 	s.Totals.Packages = len(pkgs)
 	s.Totals.BlockedPackages = len(blockedPkgs)
-	for _, rows := range []*[]Row{&s.Blocked, &s.Collection, &s.WouldBlock, &s.Allowed, &s.Stale, &s.BadMarkers, &s.Errors} {
+	for _, rows := range []*[]Row{&s.Blocked, &s.Collection, &s.WouldBlock, &s.Allowed, &s.Stale, &s.BadMarkers, &s.UnusedRules, &s.Errors} {
 		slices.SortStableFunc(*rows, compareRows)
 	}
 	slices.Sort(s.RunIDs)
@@ -146,7 +151,10 @@ func rowOf(rec audit.Record) Row {
 	}
 	r := Row{Package: rec.Package, Test: rec.Test, Candidates: rec.Candidates, Operation: op,
 		Dest: rec.Dest, Class: rec.Class, Decision: rec.Decision, Reason: rec.Reason, Marker: rec.MarkerValue}
-	if r.Package == "" && r.Test == "" {
+	if r.Decision == audit.UnusedRule && len(rec.AllowTest) > 0 {
+		r.Rule = rec.AllowTest[0]
+	}
+	if r.Package == "" && r.Test == "" && r.Rule == "" {
 		r.Process = rec.Argv0
 	}
 	if r.Decision == audit.Denied || r.Decision == audit.WouldDeny {
@@ -169,7 +177,7 @@ func (s *Summary) add(r Row, pkgs, blockedPkgs map[string]bool) {
 		s.Totals.OwnNetns += r.Count
 	}
 	key := r.Package + "\x00" + r.Process
-	if r.Decision != audit.Allowed { // every other row is a finding
+	if r.Decision != audit.Allowed && r.Decision != audit.UnusedRule { // a finding in a package
 		pkgs[key] = true
 	}
 	if rows == &s.Blocked || rows == &s.Collection {
@@ -184,6 +192,8 @@ func (s *Summary) section(r Row) (*[]Row, *int) {
 		return &s.Stale, &s.Totals.Stale
 	case r.Decision == audit.BadMarker:
 		return &s.BadMarkers, &s.Totals.BadMarkers
+	case r.Decision == audit.UnusedRule:
+		return &s.UnusedRules, &s.Totals.UnusedRules
 	case r.Decision == audit.NettrapError:
 		return &s.Errors, &s.Totals.Errors
 	case r.Decision == audit.Allowed:
@@ -229,7 +239,7 @@ func leftovers(recs []audit.Record) map[testKey]leftover {
 		runs[rec.RunID] = true
 		k := testKey{rec.Package, rec.Test}
 		if rec.Test == "" || rec.Test == audit.Collection || len(rec.Candidates) > 0 ||
-			rec.Decision == audit.StaleMarker || rec.Decision == audit.BadMarker || rec.Decision == audit.NettrapError || spoiled[k] {
+			finding(rec.Decision) || spoiled[k] {
 			continue
 		}
 		prev, seen := out[k]
@@ -245,4 +255,13 @@ func leftovers(recs []audit.Record) map[testKey]leftover {
 		return nil
 	}
 	return out
+}
+
+// finding: the decision is a record about tests or rules, not an attempt.
+func finding(d audit.Decision) bool {
+	switch d {
+	case audit.StaleMarker, audit.BadMarker, audit.UnusedRule, audit.NettrapError:
+		return true
+	}
+	return false
 }

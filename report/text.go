@@ -18,7 +18,7 @@ func (s *Summary) Headline() string {
 		fmt.Fprintf(&b, "%s blocked in %s", plural(t.Blocked+t.Collection, "outbound network attempt"), plural(t.BlockedPackages, "package"))
 	case t.WouldBlock > 0:
 		fmt.Fprintf(&b, "audit mode: %s would have been blocked", plural(t.WouldBlock, "outbound network attempt"))
-	case t.Stale+t.BadMarkers+t.Errors > 0:
+	case t.Stale+t.BadMarkers+t.UnusedRules+t.Errors > 0:
 		b.WriteString("no outbound network attempt blocked, but see below")
 	default:
 		b.WriteString("no outbound network attempt blocked")
@@ -65,6 +65,9 @@ func (s *Summary) TotalsLine() string {
 	parts = append(parts, fmt.Sprintf("%d allowed", t.Allowed), plural(t.Stale, "stale marker"))
 	if t.BadMarkers > 0 {
 		parts = append(parts, plural(t.BadMarkers, "bad marker"))
+	}
+	if t.UnusedRules > 0 {
+		parts = append(parts, plural(t.UnusedRules, "unused --allow-test rule"))
 	}
 	if t.Errors > 0 {
 		parts = append(parts, plural(t.Errors, "nettrap error"))
@@ -126,6 +129,8 @@ func (s *Summary) sections() []section {
 			[]string{"PACKAGE", "TEST"}, func(r Row) []string { return []string{pkgOf(r), r.Who()} }, false},
 		{`Bad markers (unknown value of the nettrap attribute: fails the test; the marker is t.Attr("nettrap", "network"))`, s.BadMarkers,
 			[]string{"PACKAGE", "TEST", "VALUE"}, func(r Row) []string { return []string{pkgOf(r), r.Who(), fmt.Sprintf("%q", r.Marker)} }, false},
+		{"Unused --allow-test rules (named no test that made a network attempt: remove the rule if those tests are mocked)", s.UnusedRules,
+			[]string{"RULE"}, func(r Row) []string { return []string{r.Rule} }, false},
 		{"nettrap errors", s.Errors, []string{"PACKAGE", "REASON"},
 			func(r Row) []string { return []string{pkgOf(r), dash(r.Reason)} }, false},
 	}

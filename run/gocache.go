@@ -102,8 +102,8 @@ func cacheConfig(o Options) (string, error) {
 	for _, r := range p.Rules {
 		fmt.Fprintf(h, "allow %s\n", r.String())
 	}
-	for _, re := range o.AllowTests {
-		fmt.Fprintf(h, "allow-test %q\n", re.String())
+	for _, r := range o.AllowTests {
+		fmt.Fprintf(h, "allow-test %q\n", r.Raw)
 	}
 	resolv, err := os.ReadFile(o.ResolvConf)
 	fmt.Fprintf(h, "resolv-conf %q %x %v\n", o.ResolvConf, sha256.Sum256(resolv), err != nil)

@@ -1,7 +1,7 @@
 package run
 
 import (
-	"regexp"
+	"github.com/nettrap/nettrap/gotest"
 	"testing"
 
 	"github.com/nettrap/nettrap/policy"
@@ -40,7 +40,7 @@ func TestCacheConfig(t *testing.T) {
 		"errno":       func(o *Options) { o.Policy.Errno = 13 },
 		"sealed":      func(o *Options) { o.Policy.Sealed = true },
 		"unspecified": func(o *Options) { o.Policy.AllowUnspecified = true },
-		"allow-test":  func(o *Options) { o.AllowTests = []*regexp.Regexp{regexp.MustCompile("^TestX$")} },
+		"allow-test":  func(o *Options) { o.AllowTests = []gotest.TestRule{gotest.MustParseTestRule("^TestX$")} },
 		"emulate":     func(o *Options) { o.Emulate = supervisor.EmulateOn },
 		"resolv-conf": func(o *Options) { o.ResolvConf = "/etc/hostname" },
 	}

@@ -3,7 +3,7 @@ package run
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"regexp"
+	"github.com/nettrap/nettrap/gotest"
 
 	"github.com/nettrap/nettrap/policy"
 	"github.com/nettrap/nettrap/supervisor"
@@ -44,7 +44,7 @@ type Options struct {
 	Package string
 
 	Policy     policy.Policy
-	AllowTests []*regexp.Regexp // --allow-test
+	AllowTests []gotest.TestRule // --allow-test
 	Emulate    supervisor.EmulateMode
 	Engine     supervisor.EngineMode // --engine
 	Userns     supervisor.UsernsMode // --userns

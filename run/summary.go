@@ -151,6 +151,11 @@ func finishRun(o Options, log runLog, out *summaryOut, status int) int {
 		log.remove()
 		return status
 	}
+	if recs, err = addUnusedRules(o, log.path, recs); err != nil {
+		fmt.Fprintf(os.Stderr, "nettrap: audit log: %v\n", err)
+		return ExitCantRun
+	}
+	ours = slices.ContainsFunc(recs, func(r audit.Record) bool { return r.RunID == o.RunID })
 	s := report.Build(recs, o.RunID)
 	if ours && log.temp {
 		// Something to look at: keep the default log, and say where.

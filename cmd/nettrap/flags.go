@@ -2,8 +2,8 @@ package main
 
 import (
 	"fmt"
+	"github.com/nettrap/nettrap/gotest"
 	"os"
-	"regexp"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -17,7 +17,7 @@ import (
 type config struct {
 	mode             policy.Mode
 	rules            []policy.Rule
-	allowTests       []*regexp.Regexp
+	allowTests       []gotest.TestRule
 	allowUnspecified bool
 	generic          bool
 	cache            bool // --cache: go test keeps its test cache
@@ -137,11 +137,11 @@ func (cfg *config) check() error {
 		return err
 	}
 	for _, a := range raw.allowTests {
-		re, err := regexp.Compile(a)
+		r, err := gotest.ParseTestRule(a)
 		if err != nil {
-			return fmt.Errorf("bad %s %q: %w", cfg.Source("allow-test"), a, err)
+			return fmt.Errorf("bad %s %w", cfg.Source("allow-test"), err)
 		}
-		cfg.allowTests = append(cfg.allowTests, re)
+		cfg.allowTests = append(cfg.allowTests, r)
 	}
 	for _, a := range raw.allow {
 		r, err := policy.ParseRule(a)

@@ -96,7 +96,7 @@ func TestHelpText(t *testing.T) {
 	printUsage(&b)
 	help := b.String()
 	for _, want := range []string{
-		"--allow CIDR[:PORT]", "--allow-test REGEX", "--errno NAME", "--audit-log FILE", "--resolv-conf FILE",
+		"--allow CIDR[:PORT]", "--allow-test RULE", "--errno NAME", "--audit-log FILE", "--resolv-conf FILE",
 		"--summary WHERE", "--allow-unspecified ", "--version", "-h, --help", "--engine ENGINE", "NETTRAP_ENGINE",
 		`t.Attr("nettrap", "network")`, "125", "126", "127", "README", "NETTRAP_ALLOW_UNSPECIFIED",
 		"# blocked: dns", "--summary=off", "--cache MODE", "MODE on or off",

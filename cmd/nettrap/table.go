@@ -35,7 +35,7 @@ var settings = []setting{
 	{name: "mode", env: "NETTRAP_MODE", def: "enforce", usage: "`MODE` is enforce (deny) or audit (allow everything, record what enforce would deny)"},
 	{name: "allow", env: "NETTRAP_ALLOW", def: []string(nil), split: ", ", usage: "allow destinations in `CIDR[:PORT]` (repeatable; addresses only, never names)"},
 	{name: "allow-unspecified", env: "NETTRAP_ALLOW_UNSPECIFIED", def: false, usage: "allow 0.0.0.0 and :: (Linux routes them to loopback): dialing a listener's ln.Addr()"},
-	{name: "allow-test", env: "NETTRAP_ALLOW_TEST", def: []string(nil), split: "\n", usage: "let tests whose full name matches `REGEX` use the network, as if marked (repeatable)"},
+	{name: "allow-test", env: "NETTRAP_ALLOW_TEST", def: []string(nil), split: "\n", usage: "let the tests `RULE` names use the network, as if marked: a regexp on the full test name, or PKG.REGEX for one package (repeatable)"},
 	{name: "errno", env: "NETTRAP_ERRNO", def: "EPERM", usage: "errno `NAME` for denied calls (EPERM, EACCES, ECONNREFUSED, ENETUNREACH, …)"},
 	{name: "audit-log", env: "NETTRAP_AUDIT_LOG", def: "", usage: "append one JSON record per audited attempt to `FILE` (kept; without it a run's log is temporary)"},
 	{name: "summary", env: "NETTRAP_SUMMARY", def: "stderr", usage: "where the run summary goes (`WHERE`: stderr, off, or a file)"},

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nettrap/nettrap/integration/internal/lab"
 )
 
 // gotestsum finds gotestsum on PATH (.ci/run installs it from the Go
@@ -73,5 +75,32 @@ func TestGotestsumRawCommandClean(t *testing.T) {
 	out = run.stdout + run.stderr
 	if run.code != 0 || !strings.Contains(out, "DONE 2 tests in") || strings.Contains(out, "error") {
 		t.Errorf("NETTRAP_SUMMARY=off: gotestsum exit %d:\n%s", run.code, out)
+	}
+}
+
+// TestGotestsumUnderParentListener: under a seccomp listener above
+// nettrap (WSL2's init), where auto falls back to the ptrace engine, a
+// clean run through gotestsum --raw-command counts no error: the one-line
+// fallback notice goes where the summary goes (--summary=off: nowhere;
+// --summary=FILE: that file), not to stderr.
+func TestGotestsumUnderParentListener(t *testing.T) {
+	gts := gotestsum(t)
+	b := lab.Programs(t)
+	summary := filepath.Join(t.TempDir(), "summary.txt")
+	for name, flag := range map[string]string{"off": "--summary=off", "file": "--summary=" + summary} {
+		t.Run(name, func(t *testing.T) {
+			argv := underParent(b, "bind,listen", "", b.Plain, flag, "--", "go", "test", "-json", "-count=1", "./clean/")
+			run := runModIn(t, runModEnv(), gts, append([]string{"--format=standard-verbose", "--raw-command", "--"}, argv...)...)
+			out := run.stdout + run.stderr
+			if run.code != 0 || !strings.Contains(out, "--- PASS: TestPure") {
+				t.Errorf("gotestsum exit %d, want 0 and the clean package passing\n%s", run.code, out)
+			}
+			if strings.Contains(out, "=== Errors") || strings.Contains(out, " error") || strings.Contains(out, lab.ParentNotice) {
+				t.Errorf("gotestsum counted errors (or showed the notice):\n%s", out)
+			}
+		})
+	}
+	if b, err := os.ReadFile(summary); err != nil || !strings.Contains(string(b), lab.ParentNotice) {
+		t.Errorf("--summary=FILE lacks the fallback notice: %v\n%s", err, b)
 	}
 }

@@ -133,6 +133,13 @@ func (c *confined) supervise(cmd *exec.Cmd, fw *forwarder, rp *reaper) (int, err
 		}
 	}
 	so.Emulate, so.Engine, so.Userns = c.o.Emulate, c.o.Engine, c.o.Userns
+	if c.hub != nil {
+		// The start notices (engine fallback, emulation, user
+		// namespace) go where the summary goes: a consumer that takes
+		// every stderr line for an error (gotestsum --raw-command) gets
+		// none with --summary=FILE or off.
+		so.Notices = c.hub.out.w
+	}
 	sess, err := supervisor.Start(cmd, so)
 	if c.bin != nil {
 		c.bin.Output.Close() // the child has its copy; EOF comes when it is done

@@ -3,7 +3,7 @@ package run
 import (
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"strings"
 
 	"github.com/nettrap/nettrap/bpf"
@@ -57,9 +57,10 @@ func emulationNeededBy(o Options) string {
 // chooseEngine is the engine of a run that starts no supervisor itself
 // but whose nettraps each do (go test -exec): it fails, as Start would,
 // when none can confine. Where auto falls back to ptrace it says so once,
-// and returns "ptrace" for the inner nettraps (which then do not each say
-// it again); else "", for --engine as given.
-func chooseEngine(o Options) (inner string, err error) {
+// on notices (where the summary goes), and returns "ptrace" for the inner
+// nettraps (which then do not each say it again); else "", for --engine
+// as given.
+func chooseEngine(o Options, notices io.Writer) (inner string, err error) {
 	c, err := supervisor.ChooseEngine(o.Engine)
 	if err != nil {
 		return "", confineError(o, err)
@@ -68,6 +69,6 @@ func chooseEngine(o Options) (inner string, err error) {
 		return "", nil
 	}
 	// supervisor.Start's notice, which the inners would each print.
-	fmt.Fprintln(os.Stderr, c.FallbackNotice())
+	fmt.Fprintln(notices, c.FallbackNotice())
 	return c.Engine.String(), nil
 }

@@ -12,10 +12,6 @@ import (
 // nettrap (go test -exec), then prints the run's summary from the shared
 // audit log. The status is the go command's own.
 func runGoTest(o Options) error {
-	engine, err := chooseEngine(o)
-	if err != nil {
-		return err
-	}
 	i := gotest.TestIndex(o.Argv)
 	if u := gotest.UserExec(o.Argv[i+1:], os.Getenv("GOFLAGS")); u != "" {
 		return cantRun("%s: nettrap runs the test binaries itself through go test -exec; drop your -exec, or use `go test -exec nettrap` on its own", u)
@@ -35,6 +31,11 @@ func runGoTest(o Options) error {
 	out, err := openSummary(o)
 	if err != nil {
 		return cantRun("%v", err)
+	}
+	engine, err := chooseEngine(o, out.w)
+	if err != nil {
+		out.close()
+		return err
 	}
 	log, err := prepareAuditLog(o.AuditLog)
 	if err != nil {

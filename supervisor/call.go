@@ -67,8 +67,7 @@ type Call struct {
 	NetlinkChange string
 	// OwnDescendant, for ptrace, process_vm_writev and pidfd_getfd: the
 	// process the call reaches into is a descendant of the caller (or, for
-	// pidfd_getfd, the caller itself or a confined ancestor below
-	// nettrap), in the caller's pid namespace.
+	// pidfd_getfd, the caller itself), in the caller's pid namespace.
 	OwnDescendant bool
 	// Err is set when the arguments could not be read or are malformed:
 	// the call must then fail with this errno, as the kernel would.

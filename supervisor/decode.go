@@ -1,8 +1,6 @@
 package supervisor
 
 import (
-	"os"
-
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
@@ -50,11 +48,9 @@ func (c *Call) decode() {
 // strace -f, a debugger that started its tracee, a test harness that
 // inspects its child. The caller itself counts for pidfd_getfd: a
 // nettrap inside another one probes it on its own descriptors
-// (ProbeEmulation). So does, for pidfd_getfd, a confined ancestor
-// (confinedAncestor): a nettrap inside this one, under its ptrace
-// engine, hands its netlink sockets over that way. Pids in ptrace and
-// process_vm_writev are numbers of the caller's pid namespace: in
-// another one they cannot be looked up here, and the answer is no.
+// (ProbeEmulation). Pids in ptrace and process_vm_writev are numbers of
+// the caller's pid namespace: in another one they cannot be looked up
+// here, and the answer is no.
 func (c *Call) reachesDescendant() bool {
 	caller := c.Task.Caller()
 	if caller.Gone {
@@ -68,22 +64,7 @@ func (c *Call) reachesDescendant() bool {
 	case bpf.PidfdGetfd:
 		target := procfs.PidfdTarget(c.TID, int(int32(c.Args[0])))
 		c.pidfdTarget = target
-		return target == caller.PID || procfs.IsDescendant(target, caller.PID) || confinedAncestor(target, caller.PID)
+		return target == caller.PID || procfs.IsDescendant(target, caller.PID)
 	}
 	return false
-}
-
-// confinedAncestor tells whether process target is an ancestor of
-// process caller and lies strictly below this nettrap: then it is
-// confined too, and taking a descriptor from it gives the caller nothing
-// a unix socket between the two could not. Every process below nettrap
-// descends from the command, which was confined before it ran (the
-// probe child of userns.go, also below, never forks nor runs anything);
-// a process that left the tree (reparented to init or a subreaper above)
-// no longer counts. nettrap itself never qualifies: it is unconfined.
-// The pid cannot name another process meanwhile: this nettrap lives, and
-// pidfd_getfd takes from the process the pidfd pins, checked again by
-// the emulation (pidfdGetfd).
-func confinedAncestor(target, caller int) bool {
-	return procfs.IsDescendant(caller, target) && procfs.IsDescendant(target, os.Getpid())
 }

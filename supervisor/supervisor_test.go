@@ -250,15 +250,6 @@ func TestCrossProcessAccessDenied(t *testing.T) {
 	}
 }
 
-// A confined process may take a descriptor from a confined ancestor,
-// below the supervisor (a nettrap inside nettrap hands its netlink
-// sockets over so under its ptrace engine): the victim's child takes the
-// victim's stdin. From the supervisor itself it may not (above).
-func TestPidfdGetfdOfConfinedAncestor(t *testing.T) {
-	out, _ := confined(t, "exec", "pidfd-getfd-parent")
-	expect(t, out, "ok")
-}
-
 // A source route would send the packet to the hop, not to the loopback
 // destination that was checked.
 func TestSourceRouteDenied(t *testing.T) {

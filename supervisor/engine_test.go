@@ -3,6 +3,7 @@ package supervisor_test
 import (
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -138,13 +139,40 @@ func TestPtraceHandOverUnderSignals(t *testing.T) {
 			skipParentListenerUnderNettrap(t, parent)
 			// The hand-over's pidfd_getfd takes from the supervisor, an
 			// ancestor of the victim: the nettrap above denies that, as
-			// for any ancestor (TestCrossProcessAccessDenied).
-			skipUnderNettrap(t, "the enclosing nettrap denies the pidfd_getfd by which the ptrace engine hands sockets over (the supervisor it takes from is the victim's ancestor)")
+			// for any ancestor (TestCrossProcessAccessDenied); in the
+			// user namespace it runs this binary in (--userns=auto), no
+			// hand-over is needed (TestPtraceNoHandOverUnderForeignOwner).
+			skipUnderNettrap(t, "no hand-over can show: in the enclosing nettrap's user namespace none is needed, and with --userns=off it denies the hand-over's pidfd_getfd (the supervisor is the victim's ancestor)")
 			out, rep := confinedWith(t, []string{parentListenerEnv + "=" + parent, engineEnv + "=ptrace", usernsEnv + "=off"}, "netlink-storm", "200")
 			expect(t, out, "ok:200")
 			if os.Geteuid() == 0 && rep.Capless < 200 {
 				t.Errorf("%d sockets handed over without capabilities, want 200", rep.Capless)
 			}
 		})
+	}
+}
+
+// A supervisor whose network namespace belongs to a user namespace above
+// its own (as under a nettrap that runs its command in a user namespace
+// of its own) hands no netlink socket over under the ptrace engine: no
+// confined thread can hold a capability over that namespace, and the
+// nettrap above would refuse the hand-over's pidfd_getfd (it takes from
+// an ancestor).
+func TestPtraceNoHandOverUnderForeignOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("not root: the role runs as root in a user namespace of its own, mapped to root")
+	}
+	cmd, report := supervisorCmd(t, "netlink-storm", "50")
+	cmd.Env = append(cmd.Env, engineEnv+"=ptrace", usernsEnv+"=off")
+	root := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER, UidMappings: root, GidMappings: root}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("supervisor role: %v\n%s", err, out)
+	}
+	expect(t, strings.Fields(string(out)), "ok:50")
+	rep := readReport(t, report)
+	if rep.Capless != 0 || len(rep.Errors) > 0 {
+		t.Errorf("%d sockets handed over, errors %v; want none of either", rep.Capless, rep.Errors)
 	}
 }

@@ -63,6 +63,25 @@ func mayAdminNet(tid int) bool {
 	return err != nil || has
 }
 
+// ownerAbove tells whether the network namespace nsfd names belongs to a
+// user namespace above nettrap's (NS_GET_USERNS says EPERM for an owner
+// outside the caller's): as under a nettrap that runs its command in a
+// user namespace of its own. No confined thread can then hold a
+// capability over it (none can enter a user namespace above), so none
+// needs a socket handed over; and the nettrap above would refuse the
+// hand-over's pidfd_getfd, which takes from an ancestor. Other errors
+// (old kernels) say no: hand over.
+func ownerAbove(nsfd int) bool {
+	if nsfd < 0 {
+		return false
+	}
+	u, err := unix.IoctlRetInt(nsfd, unix.NS_GET_USERNS)
+	if err == nil {
+		unix.Close(u)
+	}
+	return errors.Is(err, unix.EPERM)
+}
+
 // inOtherUserns tells whether thread tid is in another user namespace than
 // nettrap; no when it cannot be told.
 func inOtherUserns(tid int) bool {

@@ -99,6 +99,7 @@ func (s *Session) forkStub(started chan<- error) {
 			s.errs.add(fmt.Errorf("netlink sends keep the target's capabilities: %w", err))
 		}
 	}
+	s.tracer.noHandOver = ownerAbove(netnsFD)
 	closeFD(netnsFD)
 	err := s.Userns.prepareThread()
 	if err == nil {

@@ -1,0 +1,168 @@
+package supervisor
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
+)
+
+// Socket diagnostics (NETLINK_SOCK_DIAG) for the peer checks of
+// --sealed (peer.go): which socket a unix datagram socket is connected
+// to, the name a unix socket was bound with, and which sockets listen on
+// (or are bound to) a loopback port. Asked from nettrap's own thread,
+// so in the network namespace nettrap started in: the kernel answers
+// about the namespace of the asking netlink socket.
+
+// unixDiagShowName and unixDiagShowPeer are UDIAG_SHOW_NAME and
+// UDIAG_SHOW_PEER of linux/unix_diag.h (not in x/sys/unix): each asks
+// for the attribute of the same number (netlink.UNIX_DIAG_*).
+const (
+	unixDiagShowName = 1 << netlink.UNIX_DIAG_NAME
+	unixDiagShowPeer = 1 << netlink.UNIX_DIAG_PEER
+)
+
+// sizeofUnixDiagReq and sizeofUnixDiagMsg are the sizes of struct
+// unix_diag_req and struct unix_diag_msg.
+const (
+	sizeofUnixDiagReq = 24
+	sizeofUnixDiagMsg = 16
+)
+
+// unixDiagReq is one unix_diag_req asking about the socket of inode ino
+// (no dump: the kernel looks it up by inode).
+type unixDiagReq struct {
+	ino  uint32
+	show uint32
+}
+
+func (r *unixDiagReq) Len() int { return sizeofUnixDiagReq }
+
+func (r *unixDiagReq) Serialize() []byte {
+	b := make([]byte, sizeofUnixDiagReq)
+	b[0] = unix.AF_UNIX
+	ne := binary.NativeEndian
+	ne.PutUint32(b[4:], ^uint32(0)) // every state
+	ne.PutUint32(b[8:], r.ino)
+	ne.PutUint32(b[12:], r.show)
+	// INET_DIAG_NOCOOKIE: the kernel does not check the cookie.
+	ne.PutUint32(b[16:], ^uint32(0))
+	ne.PutUint32(b[20:], ^uint32(0))
+	return b
+}
+
+// unixDiag is what the kernel said about one unix socket.
+type unixDiag struct {
+	ino, peer uint32 // peer 0: none (not connected)
+	name      string // "" unnamed; "@…" abstract
+	named     bool
+}
+
+// askUnixDiag asks about the unix socket of inode ino.
+func askUnixDiag(ino uint32, show uint32) (unixDiag, error) {
+	req := nl.NewNetlinkRequest(unix.SOCK_DIAG_BY_FAMILY, 0)
+	req.AddData(&unixDiagReq{ino: ino, show: show})
+	msgs, err := req.Execute(unix.NETLINK_SOCK_DIAG, unix.SOCK_DIAG_BY_FAMILY)
+	if err != nil {
+		return unixDiag{}, fmt.Errorf("unix_diag of inode %d: %w", ino, err)
+	}
+	if len(msgs) != 1 {
+		return unixDiag{}, fmt.Errorf("unix_diag of inode %d: %d answers", ino, len(msgs))
+	}
+	return parseUnixDiag(msgs[0])
+}
+
+// errShortDiag: an answer shorter than its header says.
+var errShortDiag = errors.New("unix_diag answer cut short")
+
+// parseUnixDiag reads a unix_diag_msg and its attributes.
+func parseUnixDiag(b []byte) (unixDiag, error) {
+	if len(b) < sizeofUnixDiagMsg || b[0] != unix.AF_UNIX {
+		return unixDiag{}, errShortDiag
+	}
+	ne := binary.NativeEndian
+	d := unixDiag{ino: ne.Uint32(b[4:])}
+	for rest := b[sizeofUnixDiagMsg:]; len(rest) >= 4; {
+		n, typ := int(ne.Uint16(rest)), ne.Uint16(rest[2:])
+		if n < 4 || n > len(rest) {
+			return unixDiag{}, errShortDiag
+		}
+		val := rest[4:n]
+		switch typ {
+		case netlink.UNIX_DIAG_PEER:
+			if len(val) < 4 {
+				return unixDiag{}, errShortDiag
+			}
+			d.peer = ne.Uint32(val)
+		case netlink.UNIX_DIAG_NAME:
+			d.name, d.named = unixName(val), true
+		}
+		rest = rest[min((n+3)&^3, len(rest)):]
+	}
+	return d, nil
+}
+
+// unixName words a bound name as ss(8) does: an abstract one with @.
+func unixName(val []byte) string {
+	if len(val) > 0 && val[0] == 0 {
+		return "@" + string(val[1:])
+	}
+	for i, c := range val {
+		if c == 0 {
+			return string(val[:i])
+		}
+	}
+	return string(val)
+}
+
+// inetReceivers lists the inodes of the sockets, TCP (stream) or UDP,
+// that would take a connection or a datagram to dest: every socket bound
+// to its port on its address, on the unspecified address of either
+// family (a dual-stack [::] socket takes IPv4 too), or on the v4-mapped
+// form. For TCP only listening sockets count. All of them, not the first:
+// with SO_REUSEPORT a listener of the tree can sit beside an outside one.
+func inetReceivers(dest netip.AddrPort, stream bool) ([]uint32, error) {
+	var all []*netlink.Socket
+	for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
+		var socks []*netlink.Socket
+		var err error
+		if stream {
+			socks, err = netlink.SocketDiagTCP(fam)
+		} else {
+			socks, err = netlink.SocketDiagUDP(fam)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("inet_diag: %w", err)
+		}
+		all = append(all, socks...)
+	}
+	return takers(all, dest, stream), nil
+}
+
+// tcpListen is TCP_LISTEN.
+const tcpListen = 10
+
+// takers picks from socks those that take what goes to dest (see
+// inetReceivers).
+func takers(socks []*netlink.Socket, dest netip.AddrPort, stream bool) []uint32 {
+	want := dest.Addr().Unmap()
+	var out []uint32
+	for _, s := range socks {
+		if s.ID.SourcePort != dest.Port() || (stream && s.State != tcpListen) {
+			continue
+		}
+		local, ok := netip.AddrFromSlice(s.ID.Source)
+		if !ok {
+			continue
+		}
+		local = local.Unmap()
+		if local == want || local.IsUnspecified() {
+			out = append(out, s.INode)
+		}
+	}
+	return out
+}

@@ -1,0 +1,129 @@
+package supervisor
+
+import (
+	"encoding/binary"
+	"net"
+	"net/netip"
+	"slices"
+	"testing"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// diagMsg builds a unix_diag_msg for inode ino with attributes.
+func diagMsg(ino uint32, attrs ...[]byte) []byte {
+	b := make([]byte, sizeofUnixDiagMsg)
+	b[0] = unix.AF_UNIX
+	binary.NativeEndian.PutUint32(b[4:], ino)
+	for _, a := range attrs {
+		b = append(b, a...)
+	}
+	return b
+}
+
+func diagAttr(typ uint16, val []byte) []byte {
+	n := 4 + len(val)
+	b := make([]byte, (n+3)&^3)
+	binary.NativeEndian.PutUint16(b, uint16(n))
+	binary.NativeEndian.PutUint16(b[2:], typ)
+	copy(b[4:], val)
+	return b
+}
+
+func le32(v uint32) []byte { return binary.NativeEndian.AppendUint32(nil, v) }
+
+func TestParseUnixDiag(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		msg  []byte
+		want unixDiag
+		bad  bool
+	}{
+		{"peer", diagMsg(7, diagAttr(netlink.UNIX_DIAG_PEER, le32(42))), unixDiag{ino: 7, peer: 42}, false},
+		{"path", diagMsg(7, diagAttr(netlink.UNIX_DIAG_NAME, []byte("/run/x.sock"))), unixDiag{ino: 7, name: "/run/x.sock", named: true}, false},
+		{"abstract", diagMsg(7, diagAttr(netlink.UNIX_DIAG_NAME, []byte("\x00agent"))), unixDiag{ino: 7, name: "@agent", named: true}, false},
+		{"both", diagMsg(9, diagAttr(netlink.UNIX_DIAG_NAME, []byte("/a")), diagAttr(netlink.UNIX_DIAG_PEER, le32(3))),
+			unixDiag{ino: 9, peer: 3, name: "/a", named: true}, false},
+		{"unknown attribute", diagMsg(9, diagAttr(99, []byte{1, 2, 3, 4, 5})), unixDiag{ino: 9}, false},
+		{"none", diagMsg(5), unixDiag{ino: 5}, false},
+		{"short header", []byte{unix.AF_UNIX, 0, 0}, unixDiag{}, true},
+		{"not unix", append([]byte{unix.AF_INET}, make([]byte, 15)...), unixDiag{}, true},
+		{"attribute past the end", append(diagMsg(5), 40, 0, 2, 0), unixDiag{}, true},
+		{"short peer", diagMsg(5, diagAttr(netlink.UNIX_DIAG_PEER, []byte{1, 2})), unixDiag{}, true},
+	} {
+		got, err := parseUnixDiag(tc.msg)
+		if (err != nil) != tc.bad || got != tc.want {
+			t.Errorf("%s: got %+v, %v; want %+v (error %t)", tc.name, got, err, tc.want, tc.bad)
+		}
+	}
+}
+
+func TestTakers(t *testing.T) {
+	sock := func(ip string, port uint16, state uint8, ino uint32) *netlink.Socket {
+		s := &netlink.Socket{State: state, INode: ino}
+		s.ID.Source, s.ID.SourcePort = net.ParseIP(ip), port
+		return s
+	}
+	socks := []*netlink.Socket{
+		sock("127.0.0.1", 80, tcpListen, 1),
+		sock("0.0.0.0", 80, tcpListen, 2),
+		sock("::", 80, tcpListen, 3),
+		sock("127.0.0.2", 80, tcpListen, 4),        // another address
+		sock("127.0.0.1", 81, tcpListen, 5),        // another port
+		sock("127.0.0.1", 80, 1, 6),                // established, not a listener
+		sock("::ffff:127.0.0.1", 80, tcpListen, 7), // v4-mapped
+		sock("::1", 80, tcpListen, 8),
+	}
+	for _, tc := range []struct {
+		dest   string
+		stream bool
+		want   []uint32
+	}{
+		{"127.0.0.1:80", true, []uint32{1, 2, 3, 7}},
+		{"[::1]:80", true, []uint32{2, 3, 8}},
+		{"[::ffff:127.0.0.1]:80", true, []uint32{1, 2, 3, 7}},
+		{"127.0.0.1:80", false, []uint32{1, 2, 3, 6, 7}},
+		{"127.0.0.9:80", true, []uint32{2, 3}},
+	} {
+		got := takers(socks, netip.MustParseAddrPort(tc.dest), tc.stream)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("takers(%s, stream %t) = %v, want %v", tc.dest, tc.stream, got, tc.want)
+		}
+	}
+}
+
+// The kernel answers about a socket of this process: a datagram socket
+// connected to another names it as its peer, and the other's bound name.
+func TestAskUnixDiag(t *testing.T) {
+	srv, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(srv)
+	if err := unix.Bind(srv, &unix.SockaddrUnix{Name: "@nettrap-sockdiag-test"}); err != nil {
+		t.Fatal(err)
+	}
+	cli, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(cli)
+	if err := unix.Connect(cli, &unix.SockaddrUnix{Name: "@nettrap-sockdiag-test"}); err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	unix.Fstat(cli, &st)
+	d, err := askUnixDiag(uint32(st.Ino), unixDiagShowPeer)
+	if err != nil {
+		t.Skipf("no unix_diag here: %v", err)
+	}
+	unix.Fstat(srv, &st)
+	if d.peer != uint32(st.Ino) {
+		t.Fatalf("peer %d, want %d", d.peer, st.Ino)
+	}
+	s, err := askUnixDiag(d.peer, unixDiagShowName)
+	if err != nil || s.name != "@nettrap-sockdiag-test" {
+		t.Errorf("name %q, %v", s.name, err)
+	}
+}

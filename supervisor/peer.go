@@ -1,0 +1,197 @@
+package supervisor
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/classify"
+	"github.com/nettrap/nettrap/procfs"
+)
+
+// Peers of the confined tree, under --sealed.
+//
+// A unix or loopback destination is a socket on this machine, and the
+// process behind it may reach the network for the caller (a Docker
+// socket, an HTTP proxy on 127.0.0.1). An allowed call that carries a
+// PeerCheck reaches only a socket held by the confined tree (the command
+// and its descendants) or by nettrap itself (its hub, its DNS sinkhole);
+// for any other, the decider's Outside says whether a rule of nettrap's
+// own command line names it, and records the denial if not. nettrap
+// learns the receiving socket before the call is made, so nothing is
+// sent to, and no connection made from the target's socket to, a peer
+// that is refused:
+//
+//   - unix path names are pinned first: opened with O_PATH as the
+//     caller would resolve them, and the call (the probe's and the
+//     real one) names /proc/self/fd/N instead. A socket file's inode
+//     belongs to one bound socket for its life, so a rename or symlink
+//     swapped in after the check changes nothing.
+//   - unix stream and seqpacket: a probe socket of nettrap's own
+//     connects to the same name; SO_PEERCRED names the listener's
+//     process. After the real connect its SO_PEERCRED must name the
+//     same process (an abstract name cannot be pinned; a mismatch is
+//     shut down and refused).
+//   - unix datagram: a probe socket connects to the same name, and
+//     sock_diag names the receiving socket's inode, which a process of
+//     the tree must hold.
+//   - loopback (and the unspecified address, which Linux routes there):
+//     sock_diag lists every socket that would take the connection or
+//     datagram (all of them: SO_REUSEPORT), and the tree must hold each.
+//     Between that look and the call another process could start
+//     listening on the port: docs/threat-model.md says so.
+
+// PeerCheck, set by the decider on an allowed connect or send (under
+// --sealed), asks that the call reach only a socket of the confined
+// tree. The call is then made by nettrap or denied, never continued.
+type PeerCheck struct {
+	// Outside is asked about a destination whose receiving socket is
+	// held outside the tree: it returns 0 to let the call go on (a rule
+	// names it; audit mode), or the errno to fail the call with, having
+	// recorded it.
+	Outside func(d classify.Dest, p Peer) unix.Errno
+}
+
+// Peer is a receiving socket outside the confined tree, as found.
+type Peer struct {
+	Name string // the unix socket's bound name ("@…" abstract); "" none
+	PID  int    // the process holding it; 0 unknown
+	Comm string
+	Role string // "listener" or "receiver"
+	Why  string // replaces "outside the tree" when set
+}
+
+// tree is the confined tree, for the peer checks: its first process.
+type tree struct{ root atomic.Int64 }
+
+// setRoot is called once the command runs.
+func (t *tree) setRoot(pid int) { t.root.Store(int64(pid)) }
+
+// has tells whether pid is nettrap, the command or a descendant of it.
+// (A daemon the tree double-forked is reparented away: it counts as
+// outside, which fails closed.)
+func (t *tree) has(pid int) bool {
+	root := int(t.root.Load())
+	return pid > 0 && (pid == os.Getpid() || pid == root || procfs.IsDescendant(pid, root))
+}
+
+// sockets returns the inodes of the sockets the tree and nettrap hold.
+func (t *tree) sockets() map[uint64]int {
+	root := int(t.root.Load())
+	held := map[uint64]int{}
+	pids := append([]int{os.Getpid(), root}, procfs.Descendants(root)...)
+	procfs.SocketInodes(pids, held)
+	return held
+}
+
+// errPeerUnchecked: a call with a PeerCheck that nettrap cannot make.
+var errPeerUnchecked = errors.New("its peer must be checked, which needs nettrap to make the call")
+
+// peerNetns tells where the borrowed socket lives: in a namespace the
+// tree made (whatever it reaches there is the tree's), in the one
+// nettrap started in (which its sock_diag sees), or elsewhere.
+func (s *borrowed) peerNetns(c *Call) (treeOwned, starting bool) {
+	if c.netns.ownsSocket(s.fd) {
+		return true, false
+	}
+	if c.netns == nil {
+		return false, true
+	}
+	if c.netns.cookie != 0 {
+		cookie, err := netnsCookie(s.fd)
+		return false, err == nil && cookie == c.netns.cookie
+	}
+	nsfd, err := unix.IoctlRetInt(s.fd, unix.SIOCGSKNS)
+	if err != nil {
+		return false, false
+	}
+	defer unix.Close(nsfd)
+	var st unix.Stat_t
+	if unix.Fstat(nsfd, &st) != nil {
+		return false, false
+	}
+	return false, procfs.NsID{Dev: st.Dev, Ino: st.Ino} == c.netns.id
+}
+
+// outside asks the decider about message i's destination; stop says the
+// call ends with r.
+func (s *borrowed) outside(c *Call, orig []byte, p Peer) (r result, stop bool) {
+	op := classify.OpSend
+	if c.Syscall.Kind == bpf.Connect {
+		op = classify.OpConnect
+	}
+	d, err := classify.Parse(orig, op)
+	if err != nil {
+		return result{errno: unix.EINVAL}, true
+	}
+	if errno := c.peer.Outside(d, p); errno != 0 {
+		return result{errno: errno}, true
+	}
+	return result{}, false
+}
+
+// checkInetPeers checks every loopback (or unspecified) destination of
+// an inet call (see the top of this file).
+func (s *borrowed) checkInetPeers(c *Call) (r result, stop bool) {
+	proto, errno := rawSockoptInt(s.fd, unix.SO_PROTOCOL)
+	if errno != 0 {
+		return result{errno: unix.EPERM}, true
+	}
+	stream := proto == unix.IPPROTO_TCP
+	if !stream && proto != unix.IPPROTO_UDP && proto != unix.IPPROTO_UDPLITE {
+		return result{}, false // nothing listens for it (ping sockets)
+	}
+	var held map[uint64]int
+	for _, m := range c.msgs {
+		d, err := classify.Parse(m.name, classify.OpSend)
+		if err != nil || (d.Family != unix.AF_INET && d.Family != unix.AF_INET6) {
+			continue
+		}
+		a := d.Addr.Addr().Unmap()
+		if !a.IsLoopback() && !a.IsUnspecified() {
+			continue
+		}
+		treeOwned, starting := s.peerNetns(c)
+		if treeOwned {
+			return result{}, false
+		}
+		if !starting {
+			if r, stop := s.outside(c, m.name, Peer{Why: "in a network namespace nettrap cannot inspect"}); stop {
+				return r, true
+			}
+			continue
+		}
+		inos, err := inetReceivers(d.Addr, stream)
+		if err != nil {
+			s.e.report(fmt.Errorf("allowed %s by pid %d denied: its peer cannot be checked: %w", c.Syscall.Name, c.TID, err))
+			return result{errno: unix.EPERM}, true
+		}
+		if len(inos) > 0 && held == nil {
+			held = s.e.tree.sockets()
+		}
+		for _, ino := range inos {
+			if _, ok := held[uint64(ino)]; ok {
+				continue
+			}
+			pid := procfs.SocketHolder(uint64(ino))
+			if r, stop := s.outside(c, m.name, Peer{PID: pid, Comm: procfs.Comm(pid), Role: "listener"}); stop {
+				return r, true
+			}
+			break // a rule names it: the others do not matter
+		}
+	}
+	return result{}, false
+}
+
+// procSelfFd is the name of nettrap's descriptor fd as a unix address.
+func procSelfFd(fd int) []byte {
+	name := make([]byte, 2, 32)
+	binary.NativeEndian.PutUint16(name, unix.AF_UNIX)
+	return append(append(name, "/proc/self/fd/"+strconv.Itoa(fd)...), 0)
+}

@@ -14,15 +14,13 @@ import (
 
 // The unix peer checks of --sealed (see peer.go).
 
-// probeTimeout bounds a probe's connect when the listener's backlog is
-// full: the target's own connect would wait too, and gets EAGAIN.
-const probeTimeout = 2
-
 // unixCheck is what checkUnixPeers leaves for after the call: the pins to
 // close, and the listener's process a stream connect must reach.
 type unixCheck struct {
-	pins     []int
-	listener int // 0: not a checked stream connect
+	pins []int
+	// verify: a stream connect to an abstract name, whose listener
+	// could change between the look and the connect.
+	verify bool
 }
 
 func (u *unixCheck) close() { closeFds(u.pins) }
@@ -32,7 +30,7 @@ func (u *unixCheck) close() { closeFds(u.pins) }
 // address; a seqpacket send goes to the peer its connect checked). It
 // pins path names (c.msgs is rewritten; makeUnix's keepMsgs puts them
 // back).
-func (s *borrowed) checkUnixPeers(c *Call, typ int, mayBlock bool) (u unixCheck, r result, stop bool) {
+func (s *borrowed) checkUnixPeers(c *Call, typ int) (u unixCheck, r result, stop bool) {
 	connect := c.Syscall.Kind == bpf.Connect
 	if !connect && typ != unix.SOCK_DGRAM {
 		return u, r, false
@@ -46,6 +44,7 @@ func (s *borrowed) checkUnixPeers(c *Call, typ int, mayBlock bool) (u unixCheck,
 		if len(name) <= 2 || binary.NativeEndian.Uint16(name) != unix.AF_UNIX {
 			continue // unnamed: the kernel refuses it, nothing is reached
 		}
+		pinned := -1
 		if name[2] == 0 {
 			treeOwned, starting := s.peerNetns(c)
 			if treeOwned {
@@ -68,8 +67,17 @@ func (s *borrowed) checkUnixPeers(c *Call, typ int, mayBlock bool) (u unixCheck,
 			}
 			u.pins = append(u.pins, fd)
 			c.msgs[i].name = procSelfFd(fd)
+			pinned = fd
 		}
-		p, pid, errno, err := s.probe(c.msgs[i].name, typ, mayBlock)
+		var p *Peer
+		var errno unix.Errno
+		var err error
+		if typ == unix.SOCK_DGRAM {
+			p, errno, err = s.probe(c.msgs[i].name)
+		} else {
+			p, err = s.streamPeer(c.msgs[i].name, pinned)
+			u.verify = u.verify || pinned < 0
+		}
 		switch {
 		case err != nil:
 			s.e.report(fmt.Errorf("allowed %s by pid %d denied: its peer cannot be checked: %w", c.Syscall.Name, c.TID, err))
@@ -80,9 +88,6 @@ func (s *borrowed) checkUnixPeers(c *Call, typ int, mayBlock bool) (u unixCheck,
 			if r, stop := s.outside(c, orig[i], *p); stop {
 				return u, r, true
 			}
-		}
-		if connect && typ != unix.SOCK_DGRAM {
-			u.listener = pid
 		}
 	}
 	return u, r, false
@@ -115,46 +120,87 @@ func (s *borrowed) pin(name []byte) (fd int, errno unix.Errno, err error) {
 	return fd, errno, nil
 }
 
-// probe connects a socket of nettrap's own, of the target's type, to
-// name as the caller would, and tells the receiving socket's process: p
-// is nil when it is the tree's (or nettrap's). errno is the probe's
-// connect's failure, which the target's call would meet too.
-func (s *borrowed) probe(name []byte, typ int, mayBlock bool) (p *Peer, pid int, errno unix.Errno, err error) {
-	flags := unix.SOCK_CLOEXEC
-	if !mayBlock {
-		flags |= unix.SOCK_NONBLOCK
-	}
-	fd, err := unix.Socket(unix.AF_UNIX, typ|flags, 0)
+// probe connects a datagram socket of nettrap's own to name as the
+// caller would (a datagram connect sends nothing) and tells the
+// receiving socket's process: p is nil when it is the tree's (or
+// nettrap's). errno is the probe's connect's failure, which the target's
+// call would meet too.
+func (s *borrowed) probe(name []byte) (p *Peer, errno unix.Errno, err error) {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, 0, 0, os.NewSyscallError("socket", err)
+		return nil, 0, os.NewSyscallError("socket", err)
 	}
 	defer unix.Close(fd)
-	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &unix.Timeval{Sec: probeTimeout})
 	if err := s.via.run(func() { errno = sysConnect(fd, name) }); err != nil {
-		return nil, 0, 0, err
+		return nil, 0, err
 	}
 	if errno != 0 {
-		return nil, 0, errno, nil
+		return nil, errno, nil
 	}
-	if typ == unix.SOCK_DGRAM {
-		p, err := s.e.tree.datagramPeer(fd)
-		return p, 0, 0, err
-	}
-	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	p, err = s.e.tree.datagramPeer(fd)
+	return p, 0, err
+}
+
+// streamPeer finds the listener a stream or seqpacket connect to name
+// would reach, without connecting to it (a daemon may act on a bare
+// connection): among the listening sockets sock_diag lists, the one
+// bound to the pinned socket file, or to the abstract name. p is nil
+// when it is the tree's (or nettrap's), or when nothing listens there
+// (the connect then fails by itself).
+func (s *borrowed) streamPeer(name []byte, pinned int) (p *Peer, err error) {
+	ls, err := unixListeners()
 	if err != nil {
-		return nil, 0, 0, os.NewSyscallError("getsockopt(SO_PEERCRED)", err)
+		return nil, err
 	}
-	pid = int(cred.Pid)
-	if s.e.tree.has(pid) {
-		return nil, pid, 0, nil
-	}
-	peer := &Peer{PID: pid, Comm: procfs.Comm(pid), Role: "listener"}
-	if sa, err := unix.Getpeername(fd); err == nil {
-		if su, ok := sa.(*unix.SockaddrUnix); ok {
-			peer.Name = su.Name
+	var l *unixDiag
+	if pinned >= 0 {
+		var st unix.Stat_t
+		if err := unix.Fstat(pinned, &st); err != nil {
+			return nil, os.NewSyscallError("fstat", err)
 		}
+		if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+			return nil, nil // ECONNREFUSED, from the kernel
+		}
+		if l = listenerOf(ls, &st, ""); l == nil {
+			return s.unseenListener(name)
+		}
+	} else if l = listenerOf(ls, nil, unixName(name[2:])); l == nil {
+		// No listener of that name in the socket's namespace:
+		// ECONNREFUSED, from the kernel (see verifyListener for one
+		// that comes in between).
+		return nil, nil
 	}
-	return peer, pid, 0, nil
+	if _, ok := s.e.tree.sockets()[uint64(l.ino)]; ok {
+		return nil, nil
+	}
+	pid := procfs.SocketHolder(uint64(l.ino))
+	return &Peer{Name: l.name, PID: pid, Comm: procfs.Comm(pid), Role: "listener"}, nil
+}
+
+// unseenListener: a socket file no listener of nettrap's namespace is
+// bound to. Either nothing listens there (the connect fails by itself),
+// or the listener is of another network namespace (a daemon's socket
+// bind-mounted from a container), which nettrap cannot ask about. Only
+// then a connect of nettrap's own, which that listener sees, tells them
+// apart: such a listener counts as outside the tree.
+func (s *borrowed) unseenListener(name []byte) (*Peer, error) {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, os.NewSyscallError("socket", err)
+	}
+	defer unix.Close(fd)
+	var errno unix.Errno
+	if err := s.via.run(func() { errno = sysConnect(fd, name) }); err != nil {
+		return nil, err
+	}
+	if errno == unix.ECONNREFUSED || errno == unix.ENOENT || errno == unix.EPROTOTYPE {
+		return nil, nil
+	}
+	p := &Peer{Role: "listener", Why: "in a network namespace nettrap cannot inspect"}
+	if cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil && cred.Pid > 0 {
+		p.PID, p.Comm = int(cred.Pid), procfs.Comm(int(cred.Pid))
+	}
+	return p, nil
 }
 
 // datagramPeer finds the socket a connected datagram socket of nettrap's
@@ -182,16 +228,17 @@ func (t *tree) datagramPeer(fd int) (*Peer, error) {
 	return peer, nil
 }
 
-// verifyListener: after a checked stream connect, the socket must be
-// connected to the process the probe found (an abstract name cannot be
-// pinned, and a listener could change hands in between). Otherwise it is
-// shut down, so that the target can never write on it, and refused.
-func (s *borrowed) verifyListener(c *Call, want int, r result) result {
-	if r.errno != 0 || want == 0 {
+// verifyListener: after a checked stream connect to an abstract name
+// (which cannot be pinned: another listener could take the name between
+// the look and the connect), the listener's process (SO_PEERCRED, the
+// process that called listen) must be of the tree. Otherwise the socket
+// is shut down, so that the target can never write on it, and refused.
+func (s *borrowed) verifyListener(c *Call, verify bool, r result) result {
+	if r.errno != 0 || !verify {
 		return r
 	}
 	cred, err := unix.GetsockoptUcred(s.fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
-	if err == nil && int(cred.Pid) == want {
+	if err == nil && s.e.tree.has(int(cred.Pid)) {
 		return r
 	}
 	unix.Shutdown(s.fd, unix.SHUT_RDWR)

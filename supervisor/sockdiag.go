@@ -23,6 +23,7 @@ import (
 // for the attribute of the same number (netlink.UNIX_DIAG_*).
 const (
 	unixDiagShowName = 1 << netlink.UNIX_DIAG_NAME
+	unixDiagShowVFS  = 1 << netlink.UNIX_DIAG_VFS
 	unixDiagShowPeer = 1 << netlink.UNIX_DIAG_PEER
 )
 
@@ -36,8 +37,9 @@ const (
 // unixDiagReq is one unix_diag_req asking about the socket of inode ino
 // (no dump: the kernel looks it up by inode).
 type unixDiagReq struct {
-	ino  uint32
-	show uint32
+	ino    uint32
+	show   uint32
+	states uint32 // for a dump; 0: every state
 }
 
 func (r *unixDiagReq) Len() int { return sizeofUnixDiagReq }
@@ -46,7 +48,11 @@ func (r *unixDiagReq) Serialize() []byte {
 	b := make([]byte, sizeofUnixDiagReq)
 	b[0] = unix.AF_UNIX
 	ne := binary.NativeEndian
-	ne.PutUint32(b[4:], ^uint32(0)) // every state
+	states := r.states
+	if states == 0 {
+		states = ^uint32(0)
+	}
+	ne.PutUint32(b[4:], states)
 	ne.PutUint32(b[8:], r.ino)
 	ne.PutUint32(b[12:], r.show)
 	// INET_DIAG_NOCOOKIE: the kernel does not check the cookie.
@@ -60,6 +66,11 @@ type unixDiag struct {
 	ino, peer uint32 // peer 0: none (not connected)
 	name      string // "" unnamed; "@…" abstract
 	named     bool
+	// vfsIno and vfsDev name the socket file of a path name
+	// (UNIX_DIAG_VFS; vfsDev as the kernel encodes a dev_t, as stat's
+	// st_dev).
+	vfsIno, vfsDev uint32
+	vfs            bool
 }
 
 // askUnixDiag asks about the unix socket of inode ino.
@@ -74,6 +85,63 @@ func askUnixDiag(ino uint32, show uint32) (unixDiag, error) {
 		return unixDiag{}, fmt.Errorf("unix_diag of inode %d: %d answers", ino, len(msgs))
 	}
 	return parseUnixDiag(msgs[0])
+}
+
+// unixListeners lists the listening unix sockets (stream and seqpacket)
+// of nettrap's network namespace, with their names and socket files.
+func unixListeners() (out []unixDiag, err error) {
+	for try := 0; try < 3; try++ {
+		if out, err = dumpUnixListeners(); !errors.Is(err, netlink.ErrDumpInterrupted) {
+			break
+		}
+	}
+	return out, err
+}
+
+// dumpUnixListeners is one try of unixListeners: a dump the kernel says
+// was interrupted (the table changed meanwhile) may miss a socket.
+func dumpUnixListeners() ([]unixDiag, error) {
+	req := nl.NewNetlinkRequest(unix.SOCK_DIAG_BY_FAMILY, unix.NLM_F_DUMP)
+	req.AddData(&unixDiagReq{show: unixDiagShowName | unixDiagShowVFS, states: 1 << tcpListen})
+	var out []unixDiag
+	var perr error
+	err := req.ExecuteIter(unix.NETLINK_SOCK_DIAG, unix.SOCK_DIAG_BY_FAMILY, func(msg []byte) bool {
+		d, err := parseUnixDiag(msg)
+		if err != nil {
+			perr = err
+			return false
+		}
+		out = append(out, d)
+		return true
+	})
+	if err == nil {
+		err = perr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("unix_diag dump: %w", err)
+	}
+	return out, nil
+}
+
+// kernelDev is st_dev (the encoding stat gives userspace) as the kernel
+// keeps a dev_t, which unix_diag reports (MKDEV: major<<20 | minor).
+func kernelDev(stDev uint64) uint32 {
+	return unix.Major(stDev)<<20 | unix.Minor(stDev)
+}
+
+// listenerOf finds among ls the listener bound to the socket file st
+// (a path), or named name (abstract, "@…"); nil when none.
+func listenerOf(ls []unixDiag, st *unix.Stat_t, name string) *unixDiag {
+	for i := range ls {
+		l := &ls[i]
+		switch {
+		case st != nil && l.vfs && l.vfsIno == uint32(st.Ino) && l.vfsDev == kernelDev(st.Dev):
+			return l
+		case st == nil && l.named && l.name == name:
+			return l
+		}
+	}
+	return nil
 }
 
 // errShortDiag: an answer shorter than its header says.
@@ -100,6 +168,11 @@ func parseUnixDiag(b []byte) (unixDiag, error) {
 			d.peer = ne.Uint32(val)
 		case netlink.UNIX_DIAG_NAME:
 			d.name, d.named = unixName(val), true
+		case netlink.UNIX_DIAG_VFS:
+			if len(val) < 8 {
+				return unixDiag{}, errShortDiag
+			}
+			d.vfsIno, d.vfsDev, d.vfs = ne.Uint32(val), ne.Uint32(val[4:]), true
 		}
 		rest = rest[min((n+3)&^3, len(rest)):]
 	}

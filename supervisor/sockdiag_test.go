@@ -45,6 +45,8 @@ func TestParseUnixDiag(t *testing.T) {
 		{"abstract", diagMsg(7, diagAttr(netlink.UNIX_DIAG_NAME, []byte("\x00agent"))), unixDiag{ino: 7, name: "@agent", named: true}, false},
 		{"both", diagMsg(9, diagAttr(netlink.UNIX_DIAG_NAME, []byte("/a")), diagAttr(netlink.UNIX_DIAG_PEER, le32(3))),
 			unixDiag{ino: 9, peer: 3, name: "/a", named: true}, false},
+		{"vfs", diagMsg(7, diagAttr(netlink.UNIX_DIAG_VFS, append(le32(99), le32(0x803)...))), unixDiag{ino: 7, vfsIno: 99, vfsDev: 0x803, vfs: true}, false},
+		{"short vfs", diagMsg(7, diagAttr(netlink.UNIX_DIAG_VFS, le32(99))), unixDiag{}, true},
 		{"unknown attribute", diagMsg(9, diagAttr(99, []byte{1, 2, 3, 4, 5})), unixDiag{ino: 9}, false},
 		{"none", diagMsg(5), unixDiag{ino: 5}, false},
 		{"short header", []byte{unix.AF_UNIX, 0, 0}, unixDiag{}, true},

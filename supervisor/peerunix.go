@@ -35,6 +35,7 @@ func (s *borrowed) checkUnixPeers(c *Call, typ int) (u unixCheck, r result, stop
 	if !connect && typ != unix.SOCK_DGRAM {
 		return u, r, false
 	}
+	caller := s.via // resolves names as the caller: cwd, root, credentials
 	orig := make([][]byte, len(c.msgs))
 	for i := range c.msgs {
 		orig[i] = c.msgs[i].name
@@ -57,7 +58,7 @@ func (s *borrowed) checkUnixPeers(c *Call, typ int) (u unixCheck, r result, stop
 				continue
 			}
 		} else {
-			fd, errno, err := s.pin(name)
+			fd, errno, err := pin(caller, name)
 			if err != nil {
 				r, _ = s.e.cannot(c, err)
 				return u, r, true
@@ -68,6 +69,7 @@ func (s *borrowed) checkUnixPeers(c *Call, typ int) (u unixCheck, r result, stop
 			u.pins = append(u.pins, fd)
 			c.msgs[i].name = procSelfFd(fd)
 			pinned = fd
+			s.via = pinnedCtx(caller)
 		}
 		var p *Peer
 		var errno unix.Errno
@@ -93,15 +95,20 @@ func (s *borrowed) checkUnixPeers(c *Call, typ int) (u unixCheck, r result, stop
 	return u, r, false
 }
 
-// errForeignRoot: the caller's root is not nettrap's, where
-// /proc/self/fd/N would not name nettrap's descriptor.
-var errForeignRoot = errors.New("a unix path of a caller with another root cannot be pinned for its peer check")
+// pinnedCtx is how calls naming pinned paths are made: with the
+// caller's credentials (connect checks write permission on the socket
+// file), from nettrap's own root, where /proc/self/fd/N names nettrap's
+// descriptor (a root of the caller's, which it may have made, could hold
+// anything at /proc).
+func pinnedCtx(caller *callerCtx) *callerCtx {
+	if caller == nil {
+		return nil
+	}
+	return &callerCtx{cwd: -1, root: -1, creds: caller.creds, pool: caller.pool}
+}
 
 // pin opens a unix path name with O_PATH as the caller resolves it.
-func (s *borrowed) pin(name []byte) (fd int, errno unix.Errno, err error) {
-	if s.via != nil && s.via.root >= 0 {
-		return -1, 0, errForeignRoot
-	}
+func pin(caller *callerCtx, name []byte) (fd int, errno unix.Errno, err error) {
 	path := unixName(name[2:])
 	fd = -1
 	open := func() {
@@ -114,7 +121,7 @@ func (s *borrowed) pin(name []byte) (fd int, errno unix.Errno, err error) {
 			}
 		}
 	}
-	if err := s.via.run(open); err != nil {
+	if err := caller.run(open); err != nil {
 		return -1, 0, err
 	}
 	return fd, errno, nil

@@ -35,6 +35,9 @@ type Peer struct {
 	// a process of another pid namespace).
 	PID  int
 	Comm string
+	// UID owns the socket (-1: unknown), named when the process is not
+	// (an unprivileged nettrap cannot look into other users' processes).
+	UID int
 	// Role is "listener" (a stream socket's, the default) or "receiver"
 	// (a datagram's).
 	Role string
@@ -52,6 +55,8 @@ func (p Peer) Describe() string {
 		who += fmt.Sprintf(" pid %d %s", p.PID, p.Comm)
 	case p.PID > 0:
 		who += fmt.Sprintf(" pid %d", p.PID)
+	case p.UID >= 0:
+		who += fmt.Sprintf(" of uid %d", p.UID)
 	default:
 		who += " of an unknown process"
 	}

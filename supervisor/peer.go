@@ -63,6 +63,7 @@ type Peer struct {
 	Name string // the unix socket's bound name ("@…" abstract); "" none
 	PID  int    // the process holding it; 0 unknown
 	Comm string
+	UID  int    // the socket's owner; -1 unknown
 	Role string // "listener" or "receiver"
 	Why  string // replaces "outside the tree" when set
 }
@@ -162,25 +163,29 @@ func (s *borrowed) checkInetPeers(c *Call) (r result, stop bool) {
 			return result{}, false
 		}
 		if !starting {
-			if r, stop := s.outside(c, m.name, Peer{Why: "in a network namespace nettrap cannot inspect"}); stop {
+			if r, stop := s.outside(c, m.name, Peer{UID: -1, Why: "in a network namespace nettrap cannot inspect"}); stop {
 				return r, true
 			}
 			continue
 		}
-		inos, err := inetReceivers(d.Addr, stream)
+		socks, err := inetReceivers(d.Addr, stream)
 		if err != nil {
 			s.e.report(fmt.Errorf("allowed %s by pid %d denied: its peer cannot be checked: %w", c.Syscall.Name, c.TID, err))
 			return result{errno: unix.EPERM}, true
 		}
-		if len(inos) > 0 && held == nil {
+		if len(socks) > 0 && held == nil {
 			held = s.e.tree.sockets()
 		}
-		for _, ino := range inos {
-			if _, ok := held[uint64(ino)]; ok {
+		for _, sk := range socks {
+			if _, ok := held[uint64(sk.INode)]; ok {
 				continue
 			}
-			pid := procfs.SocketHolder(uint64(ino))
-			if r, stop := s.outside(c, m.name, Peer{PID: pid, Comm: procfs.Comm(pid), Role: "listener"}); stop {
+			pid := procfs.SocketHolder(uint64(sk.INode))
+			role := "receiver"
+			if stream {
+				role = "listener"
+			}
+			if r, stop := s.outside(c, m.name, Peer{PID: pid, Comm: procfs.Comm(pid), UID: int(sk.UID), Role: role}); stop {
 				return r, true
 			}
 			break // a rule names it: the others do not matter

@@ -52,7 +52,7 @@ func (s *borrowed) checkUnixPeers(c *Call, typ int) (u unixCheck, r result, stop
 				continue // an abstract name of a namespace the tree made
 			}
 			if !starting {
-				if r, stop := s.outside(c, orig[i], Peer{Why: "in a network namespace nettrap cannot inspect"}); stop {
+				if r, stop := s.outside(c, orig[i], Peer{UID: -1, Why: "in a network namespace nettrap cannot inspect"}); stop {
 					return u, r, true
 				}
 				continue
@@ -181,7 +181,7 @@ func (s *borrowed) streamPeer(name []byte, pinned int) (p *Peer, err error) {
 		return nil, nil
 	}
 	pid := procfs.SocketHolder(uint64(l.ino))
-	return &Peer{Name: l.name, PID: pid, Comm: procfs.Comm(pid), Role: "listener"}, nil
+	return &Peer{Name: l.name, PID: pid, Comm: procfs.Comm(pid), UID: l.uid, Role: "listener"}, nil
 }
 
 // unseenListener: a socket file no listener of nettrap's namespace is
@@ -203,7 +203,7 @@ func (s *borrowed) unseenListener(name []byte) (*Peer, error) {
 	if errno == unix.ECONNREFUSED || errno == unix.ENOENT || errno == unix.EPROTOTYPE {
 		return nil, nil
 	}
-	p := &Peer{Role: "listener", Why: "in a network namespace nettrap cannot inspect"}
+	p := &Peer{Role: "listener", UID: -1, Why: "in a network namespace nettrap cannot inspect"}
 	if cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil && cred.Pid > 0 {
 		p.PID, p.Comm = int(cred.Pid), procfs.Comm(int(cred.Pid))
 	}
@@ -228,9 +228,9 @@ func (t *tree) datagramPeer(fd int) (*Peer, error) {
 		return nil, nil
 	}
 	pid := procfs.SocketHolder(uint64(d.peer))
-	peer := &Peer{PID: pid, Comm: procfs.Comm(pid), Role: "receiver"}
-	if n, err := askUnixDiag(d.peer, unixDiagShowName); err == nil {
-		peer.Name = n.name
+	peer := &Peer{PID: pid, Comm: procfs.Comm(pid), UID: -1, Role: "receiver"}
+	if n, err := askUnixDiag(d.peer, unixDiagShowName|unixDiagShowUID); err == nil {
+		peer.Name, peer.UID = n.name, n.uid
 	}
 	return peer, nil
 }

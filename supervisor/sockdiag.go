@@ -25,6 +25,10 @@ const (
 	unixDiagShowName = 1 << netlink.UNIX_DIAG_NAME
 	unixDiagShowVFS  = 1 << netlink.UNIX_DIAG_VFS
 	unixDiagShowPeer = 1 << netlink.UNIX_DIAG_PEER
+	// unixDiagShowUID is UDIAG_SHOW_UID (5.3+), whose attribute is
+	// unixDiagUID (UNIX_DIAG_UID).
+	unixDiagShowUID = 0x40
+	unixDiagUID     = 7
 )
 
 // sizeofUnixDiagReq and sizeofUnixDiagMsg are the sizes of struct
@@ -71,6 +75,7 @@ type unixDiag struct {
 	// st_dev).
 	vfsIno, vfsDev uint32
 	vfs            bool
+	uid            int // -1: not told
 }
 
 // askUnixDiag asks about the unix socket of inode ino.
@@ -102,7 +107,7 @@ func unixListeners() (out []unixDiag, err error) {
 // was interrupted (the table changed meanwhile) may miss a socket.
 func dumpUnixListeners() ([]unixDiag, error) {
 	req := nl.NewNetlinkRequest(unix.SOCK_DIAG_BY_FAMILY, unix.NLM_F_DUMP)
-	req.AddData(&unixDiagReq{show: unixDiagShowName | unixDiagShowVFS, states: 1 << tcpListen})
+	req.AddData(&unixDiagReq{show: unixDiagShowName | unixDiagShowVFS | unixDiagShowUID, states: 1 << tcpListen})
 	var out []unixDiag
 	var perr error
 	err := req.ExecuteIter(unix.NETLINK_SOCK_DIAG, unix.SOCK_DIAG_BY_FAMILY, func(msg []byte) bool {
@@ -153,7 +158,7 @@ func parseUnixDiag(b []byte) (unixDiag, error) {
 		return unixDiag{}, errShortDiag
 	}
 	ne := binary.NativeEndian
-	d := unixDiag{ino: ne.Uint32(b[4:])}
+	d := unixDiag{ino: ne.Uint32(b[4:]), uid: -1}
 	for rest := b[sizeofUnixDiagMsg:]; len(rest) >= 4; {
 		n, typ := int(ne.Uint16(rest)), ne.Uint16(rest[2:])
 		if n < 4 || n > len(rest) {
@@ -168,6 +173,11 @@ func parseUnixDiag(b []byte) (unixDiag, error) {
 			d.peer = ne.Uint32(val)
 		case netlink.UNIX_DIAG_NAME:
 			d.name, d.named = unixName(val), true
+		case unixDiagUID:
+			if len(val) < 4 {
+				return unixDiag{}, errShortDiag
+			}
+			d.uid = int(ne.Uint32(val))
 		case netlink.UNIX_DIAG_VFS:
 			if len(val) < 8 {
 				return unixDiag{}, errShortDiag
@@ -198,7 +208,7 @@ func unixName(val []byte) string {
 // family (a dual-stack [::] socket takes IPv4 too), or on the v4-mapped
 // form. For TCP only listening sockets count. All of them, not the first:
 // with SO_REUSEPORT a listener of the tree can sit beside an outside one.
-func inetReceivers(dest netip.AddrPort, stream bool) ([]uint32, error) {
+func inetReceivers(dest netip.AddrPort, stream bool) ([]*netlink.Socket, error) {
 	var all []*netlink.Socket
 	for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
 		var socks []*netlink.Socket
@@ -221,9 +231,9 @@ const tcpListen = 10
 
 // takers picks from socks those that take what goes to dest (see
 // inetReceivers).
-func takers(socks []*netlink.Socket, dest netip.AddrPort, stream bool) []uint32 {
+func takers(socks []*netlink.Socket, dest netip.AddrPort, stream bool) []*netlink.Socket {
 	want := dest.Addr().Unmap()
-	var out []uint32
+	var out []*netlink.Socket
 	for _, s := range socks {
 		if s.ID.SourcePort != dest.Port() || (stream && s.State != tcpListen) {
 			continue
@@ -234,7 +244,7 @@ func takers(socks []*netlink.Socket, dest netip.AddrPort, stream bool) []uint32 
 		}
 		local = local.Unmap()
 		if local == want || local.IsUnspecified() {
-			out = append(out, s.INode)
+			out = append(out, s)
 		}
 	}
 	return out

@@ -40,15 +40,16 @@ func TestParseUnixDiag(t *testing.T) {
 		want unixDiag
 		bad  bool
 	}{
-		{"peer", diagMsg(7, diagAttr(netlink.UNIX_DIAG_PEER, le32(42))), unixDiag{ino: 7, peer: 42}, false},
-		{"path", diagMsg(7, diagAttr(netlink.UNIX_DIAG_NAME, []byte("/run/x.sock"))), unixDiag{ino: 7, name: "/run/x.sock", named: true}, false},
-		{"abstract", diagMsg(7, diagAttr(netlink.UNIX_DIAG_NAME, []byte("\x00agent"))), unixDiag{ino: 7, name: "@agent", named: true}, false},
+		{"peer", diagMsg(7, diagAttr(netlink.UNIX_DIAG_PEER, le32(42))), unixDiag{uid: -1, ino: 7, peer: 42}, false},
+		{"path", diagMsg(7, diagAttr(netlink.UNIX_DIAG_NAME, []byte("/run/x.sock"))), unixDiag{uid: -1, ino: 7, name: "/run/x.sock", named: true}, false},
+		{"abstract", diagMsg(7, diagAttr(netlink.UNIX_DIAG_NAME, []byte("\x00agent"))), unixDiag{uid: -1, ino: 7, name: "@agent", named: true}, false},
 		{"both", diagMsg(9, diagAttr(netlink.UNIX_DIAG_NAME, []byte("/a")), diagAttr(netlink.UNIX_DIAG_PEER, le32(3))),
-			unixDiag{ino: 9, peer: 3, name: "/a", named: true}, false},
-		{"vfs", diagMsg(7, diagAttr(netlink.UNIX_DIAG_VFS, append(le32(99), le32(0x803)...))), unixDiag{ino: 7, vfsIno: 99, vfsDev: 0x803, vfs: true}, false},
+			unixDiag{uid: -1, ino: 9, peer: 3, name: "/a", named: true}, false},
+		{"vfs", diagMsg(7, diagAttr(netlink.UNIX_DIAG_VFS, append(le32(99), le32(0x803)...))), unixDiag{uid: -1, ino: 7, vfsIno: 99, vfsDev: 0x803, vfs: true}, false},
 		{"short vfs", diagMsg(7, diagAttr(netlink.UNIX_DIAG_VFS, le32(99))), unixDiag{}, true},
-		{"unknown attribute", diagMsg(9, diagAttr(99, []byte{1, 2, 3, 4, 5})), unixDiag{ino: 9}, false},
-		{"none", diagMsg(5), unixDiag{ino: 5}, false},
+		{"uid", diagMsg(7, diagAttr(unixDiagUID, le32(1000))), unixDiag{ino: 7, uid: 1000}, false},
+		{"unknown attribute", diagMsg(9, diagAttr(99, []byte{1, 2, 3, 4, 5})), unixDiag{uid: -1, ino: 9}, false},
+		{"none", diagMsg(5), unixDiag{uid: -1, ino: 5}, false},
 		{"short header", []byte{unix.AF_UNIX, 0, 0}, unixDiag{}, true},
 		{"not unix", append([]byte{unix.AF_INET}, make([]byte, 15)...), unixDiag{}, true},
 		{"attribute past the end", append(diagMsg(5), 40, 0, 2, 0), unixDiag{}, true},
@@ -88,7 +89,10 @@ func TestTakers(t *testing.T) {
 		{"127.0.0.1:80", false, []uint32{1, 2, 3, 6, 7}},
 		{"127.0.0.9:80", true, []uint32{2, 3}},
 	} {
-		got := takers(socks, netip.MustParseAddrPort(tc.dest), tc.stream)
+		var got []uint32
+		for _, s := range takers(socks, netip.MustParseAddrPort(tc.dest), tc.stream) {
+			got = append(got, s.INode)
+		}
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("takers(%s, stream %t) = %v, want %v", tc.dest, tc.stream, got, tc.want)
 		}

@@ -78,7 +78,10 @@ func (s *borrowed) checkUnixPeers(c *Call, typ int) (u unixCheck, r result, stop
 			p, errno, err = s.probe(c.msgs[i].name)
 		} else {
 			p, err = s.streamPeer(c.msgs[i].name, pinned)
-			u.verify = u.verify || pinned < 0
+			// An abstract name found the tree's, or free: verified
+			// after the connect. One outside that a rule lets through
+			// is reached by its name, whoever holds it by then.
+			u.verify = u.verify || (pinned < 0 && p == nil)
 		}
 		switch {
 		case err != nil:

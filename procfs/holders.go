@@ -34,6 +34,14 @@ func SocketInodes(pids []int, held map[uint64]int) {
 	}
 }
 
+// HoldsSocket tells whether process pid has the socket of inode ino open.
+func HoldsSocket(pid int, ino uint64) bool {
+	held := map[uint64]int{}
+	SocketInodes([]int{pid}, held)
+	_, ok := held[ino]
+	return ok
+}
+
 // socketLinkInode reads "socket:[1234]", what /proc/PID/fd/N says of a
 // socket.
 func socketLinkInode(link string) (uint64, bool) {

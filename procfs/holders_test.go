@@ -49,6 +49,9 @@ func TestSocketHolder(t *testing.T) {
 	if held[st.Ino] != os.Getpid() {
 		t.Errorf("inode %d not held by %d: %v", st.Ino, os.Getpid(), held)
 	}
+	if !HoldsSocket(os.Getpid(), st.Ino) || HoldsSocket(os.Getpid(), st.Ino+1<<40) {
+		t.Errorf("HoldsSocket(%d, %d) wrong", os.Getpid(), st.Ino)
+	}
 	if got := SocketHolder(st.Ino); got != os.Getpid() {
 		t.Errorf("SocketHolder(%d) = %d, want %d", st.Ino, got, os.Getpid())
 	}

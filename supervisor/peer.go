@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -68,8 +69,13 @@ type Peer struct {
 	Why  string // replaces "outside the tree" when set
 }
 
-// tree is the confined tree, for the peer checks: its first process.
-type tree struct{ root atomic.Int64 }
+// tree is the confined tree, for the peer checks: its first process,
+// and which of its processes held a socket when last looked at.
+type tree struct {
+	root atomic.Int64
+	mu   sync.Mutex
+	seen map[uint64]int // socket inode → a tree process that held it
+}
 
 // setRoot is called once the command runs.
 func (t *tree) setRoot(pid int) { t.root.Store(int64(pid)) }
@@ -82,13 +88,29 @@ func (t *tree) has(pid int) bool {
 	return pid > 0 && (pid == os.Getpid() || pid == root || procfs.IsDescendant(pid, root))
 }
 
-// sockets returns the inodes of the sockets the tree and nettrap hold.
-func (t *tree) sockets() map[uint64]int {
+// holds tells whether the tree (or nettrap) holds the socket of inode
+// ino. A test connects to its own listener many times: the process seen
+// holding it last time is asked first (is it still of the tree, does it
+// still hold it: an inode number is reused only once its socket is
+// gone), and only then is the whole tree read (every process's parent,
+// every descriptor of the tree's), which costs milliseconds on a busy
+// machine.
+func (t *tree) holds(ino uint64) bool {
+	t.mu.Lock()
+	pid, ok := t.seen[ino]
+	t.mu.Unlock()
+	if ok && t.has(pid) && procfs.HoldsSocket(pid, ino) {
+		return true
+	}
 	root := int(t.root.Load())
 	held := map[uint64]int{}
 	pids := append([]int{os.Getpid(), root}, procfs.Descendants(root)...)
 	procfs.SocketInodes(pids, held)
-	return held
+	t.mu.Lock()
+	t.seen = held
+	t.mu.Unlock()
+	_, ok = held[ino]
+	return ok
 }
 
 // errPeerUnchecked: a call with a PeerCheck that nettrap cannot make.
@@ -148,7 +170,6 @@ func (s *borrowed) checkInetPeers(c *Call) (r result, stop bool) {
 	if !stream && proto != unix.IPPROTO_UDP && proto != unix.IPPROTO_UDPLITE {
 		return result{}, false // nothing listens for it (ping sockets)
 	}
-	var held map[uint64]int
 	for _, m := range c.msgs {
 		d, err := classify.Parse(m.name, classify.OpSend)
 		if err != nil || (d.Family != unix.AF_INET && d.Family != unix.AF_INET6) {
@@ -173,11 +194,8 @@ func (s *borrowed) checkInetPeers(c *Call) (r result, stop bool) {
 			s.e.report(fmt.Errorf("allowed %s by pid %d denied: its peer cannot be checked: %w", c.Syscall.Name, c.TID, err))
 			return result{errno: unix.EPERM}, true
 		}
-		if len(socks) > 0 && held == nil {
-			held = s.e.tree.sockets()
-		}
 		for _, sk := range socks {
-			if _, ok := held[uint64(sk.INode)]; ok {
+			if s.e.tree.holds(uint64(sk.INode)) {
 				continue
 			}
 			pid := procfs.SocketHolder(uint64(sk.INode))

@@ -180,7 +180,7 @@ func (s *borrowed) streamPeer(name []byte, pinned int) (p *Peer, err error) {
 		// that comes in between).
 		return nil, nil
 	}
-	if _, ok := s.e.tree.sockets()[uint64(l.ino)]; ok {
+	if s.e.tree.holds(uint64(l.ino)) {
 		return nil, nil
 	}
 	pid := procfs.SocketHolder(uint64(l.ino))
@@ -227,7 +227,7 @@ func (t *tree) datagramPeer(fd int) (*Peer, error) {
 	if d.peer == 0 {
 		return nil, errors.New("unix_diag names no peer")
 	}
-	if _, ok := t.sockets()[uint64(d.peer)]; ok {
+	if t.holds(uint64(d.peer)) {
 		return nil, nil
 	}
 	pid := procfs.SocketHolder(uint64(d.peer))

@@ -133,3 +133,70 @@ func TestAskUnixDiag(t *testing.T) {
 		t.Errorf("name %q, %v", s.name, err)
 	}
 }
+
+// inetMsg builds an inet_diag_msg.
+func inetMsg(family, state uint8, src []byte, port uint16, uid, ino uint32) []byte {
+	b := make([]byte, sizeofInetDiagMsg)
+	b[0], b[1] = family, state
+	binary.BigEndian.PutUint16(b[4:], port)
+	copy(b[8:], src)
+	binary.NativeEndian.PutUint32(b[64:], uid)
+	binary.NativeEndian.PutUint32(b[68:], ino)
+	return b
+}
+
+func TestParseInetDiag(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		msg  []byte
+		addr string
+		port uint16
+		uid  uint32
+		ino  uint32
+		bad  bool
+	}{
+		{"v4", inetMsg(unix.AF_INET, tcpListen, []byte{127, 0, 0, 1}, 8080, 1000, 77), "127.0.0.1", 8080, 1000, 77, false},
+		{"v6", inetMsg(unix.AF_INET6, tcpListen, net.ParseIP("::1"), 443, 0, 78), "::1", 443, 0, 78, false},
+		{"short", make([]byte, 40), "", 0, 0, 0, true},
+		{"other family", inetMsg(unix.AF_UNIX, 0, nil, 0, 0, 0), "", 0, 0, 0, true},
+	} {
+		s, err := parseInetDiag(tc.msg)
+		if tc.bad {
+			if err == nil {
+				t.Errorf("%s: no error", tc.name)
+			}
+			continue
+		}
+		if err != nil || !s.ID.Source.Equal(net.ParseIP(tc.addr)) || s.ID.SourcePort != tc.port || s.UID != tc.uid || s.INode != tc.ino {
+			t.Errorf("%s: got %+v, %v", tc.name, s, err)
+		}
+	}
+}
+
+// The kernel lists a TCP listener of this process on 127.0.0.1 among
+// the receivers of its address, with its inode.
+func TestInetReceivers(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer ln.Close()
+	f, err := ln.(*net.TCPListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var st unix.Stat_t
+	unix.Fstat(int(f.Fd()), &st)
+	socks, err := inetReceivers(ln.Addr().(*net.TCPAddr).AddrPort(), true)
+	if err != nil {
+		t.Skipf("no inet_diag here: %v", err)
+	}
+	found := false
+	for _, s := range socks {
+		found = found || uint64(s.INode) == st.Ino
+	}
+	if !found {
+		t.Errorf("listener inode %d not among %d receivers", st.Ino, len(socks))
+	}
+}

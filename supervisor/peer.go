@@ -189,7 +189,7 @@ func (s *borrowed) checkInetPeers(c *Call) (r result, stop bool) {
 			}
 			continue
 		}
-		socks, err := inetReceivers(d.Addr, stream)
+		socks, err := inetReceivers(d.Addr, proto)
 		if err != nil {
 			s.e.report(fmt.Errorf("allowed %s by pid %d denied: its peer cannot be checked: %w", c.Syscall.Name, c.TID, err))
 			return result{errno: unix.EPERM}, true

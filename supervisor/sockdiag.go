@@ -209,13 +209,14 @@ func unixName(val []byte) string {
 // family (a dual-stack [::] socket takes IPv4 too), or on the v4-mapped
 // form. For TCP only listening sockets count. All of them, not the first:
 // with SO_REUSEPORT a listener of the tree can sit beside an outside one.
-func inetReceivers(dest netip.AddrPort, stream bool) ([]*netlink.Socket, error) {
+func inetReceivers(dest netip.AddrPort, proto int) ([]*netlink.Socket, error) {
+	stream := proto == unix.IPPROTO_TCP
 	var all []*netlink.Socket
 	for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
 		var socks []*netlink.Socket
 		var err error
 		for try := 0; try < 3; try++ {
-			if socks, err = dumpInet(fam, stream); !errors.Is(err, netlink.ErrDumpInterrupted) {
+			if socks, err = dumpInet(fam, proto); !errors.Is(err, netlink.ErrDumpInterrupted) {
 				break
 			}
 		}
@@ -251,12 +252,13 @@ func (r *inetDiagReq) Serialize() []byte {
 	return b
 }
 
-// dumpInet lists the TCP listeners, or all UDP sockets, of one family.
-func dumpInet(family uint8, stream bool) ([]*netlink.Socket, error) {
+// dumpInet lists the TCP listeners, or all UDP (UDP-Lite) sockets, of
+// one family.
+func dumpInet(family uint8, proto int) ([]*netlink.Socket, error) {
 	req := nl.NewNetlinkRequest(unix.SOCK_DIAG_BY_FAMILY, unix.NLM_F_DUMP)
-	r := &inetDiagReq{family: family, protocol: unix.IPPROTO_UDP, states: ^uint32(0)}
-	if stream {
-		r.protocol, r.states = unix.IPPROTO_TCP, 1<<tcpListen
+	r := &inetDiagReq{family: family, protocol: uint8(proto), states: ^uint32(0)}
+	if proto == unix.IPPROTO_TCP {
+		r.states = 1 << tcpListen
 	}
 	req.AddData(r)
 	var out []*netlink.Socket

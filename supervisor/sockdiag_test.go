@@ -188,7 +188,7 @@ func TestInetReceivers(t *testing.T) {
 	defer f.Close()
 	var st unix.Stat_t
 	unix.Fstat(int(f.Fd()), &st)
-	socks, err := inetReceivers(ln.Addr().(*net.TCPAddr).AddrPort(), true)
+	socks, err := inetReceivers(ln.Addr().(*net.TCPAddr).AddrPort(), unix.IPPROTO_TCP)
 	if err != nil {
 		t.Skipf("no inet_diag here: %v", err)
 	}

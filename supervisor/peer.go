@@ -34,11 +34,12 @@ import (
 //     real one) names /proc/self/fd/N instead. A socket file's inode
 //     belongs to one bound socket for its life, so a rename or symlink
 //     swapped in after the check changes nothing.
-//   - unix stream and seqpacket: a probe socket of nettrap's own
-//     connects to the same name; SO_PEERCRED names the listener's
-//     process. After the real connect its SO_PEERCRED must name the
-//     same process (an abstract name cannot be pinned; a mismatch is
-//     shut down and refused).
+//   - unix stream and seqpacket: the listening socket bound to the
+//     pinned file, or to the abstract name, is found with sock_diag,
+//     without connecting to it (a daemon may act on a bare connection).
+//     After a connect to an abstract name (which cannot be pinned) the
+//     listener's process (SO_PEERCRED) must be the tree's, or the
+//     socket is shut down and the call refused.
 //   - unix datagram: a probe socket connects to the same name, and
 //     sock_diag names the receiving socket's inode, which a process of
 //     the tree must hold.

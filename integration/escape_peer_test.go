@@ -23,12 +23,13 @@ import (
 // localDaemons are the fake daemons of one test.
 type localDaemons struct {
 	stream, dgram, abstract string // unix names ("@…" abstract)
-	proxy                   netip.AddrPort
+	proxy, udp              netip.AddrPort // TCP and UDP on 127.0.0.1
 }
 
 // startDaemons starts the daemons: a unix stream listener and a datagram
 // receiver on paths in a directory anyone may use, a stream listener on
-// an abstract name, and a TCP listener on 127.0.0.1 (an HTTP proxy, say).
+// an abstract name, a TCP listener on 127.0.0.1 (an HTTP proxy, say) and
+// a UDP socket there (a syslog or metrics relay).
 // Each forwards what it receives to ln; a bare connection forwards
 // nothing.
 func startDaemons(t *testing.T, e labEnv, ln *lab.Listener) localDaemons {
@@ -63,7 +64,7 @@ func startDaemons(t *testing.T, e labEnv, ln *lab.Listener) localDaemons {
 			}
 		}()
 	}
-	var pc net.PacketConn
+	var pc, uc net.PacketConn
 	err := e.Inside(func() error {
 		for _, spec := range [][2]string{{"tcp", "127.0.0.1:0"}, {"unix", d.stream}, {"unix", d.abstract}} {
 			l, err := net.Listen(spec[0], spec[1])
@@ -76,28 +77,34 @@ func startDaemons(t *testing.T, e labEnv, ln *lab.Listener) localDaemons {
 			serve(l)
 		}
 		var err error
+		if uc, err = net.ListenPacket("udp", "127.0.0.1:0"); err != nil {
+			return err
+		}
+		d.udp = uc.LocalAddr().(*net.UDPAddr).AddrPort()
 		pc, err = net.ListenPacket("unixgram", d.dgram)
 		return err
 	})
 	if err != nil {
 		t.Fatalf("daemons: %v", err)
 	}
-	t.Cleanup(func() { pc.Close() })
+	t.Cleanup(func() { pc.Close(); uc.Close() })
 	for _, p := range []string{d.stream, d.dgram} {
 		if err := os.Chmod(p, 0o777); err != nil {
 			t.Fatal(err)
 		}
 	}
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, _, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
+	for _, c := range []net.PacketConn{pc, uc} {
+		go func() {
+			buf := make([]byte, 4096)
+			for {
+				n, _, err := c.ReadFrom(buf)
+				if err != nil {
+					return
+				}
+				forward(append([]byte(nil), buf[:n]...))
 			}
-			forward(append([]byte(nil), buf[:n]...))
-		}
-	}()
+		}()
+	}
 	return d
 }
 
@@ -118,6 +125,8 @@ var peerCases = []peerCase{
 		func(d localDaemons) string { return d.abstract }, "listener"},
 	{"loopback proxy", func(d localDaemons, m string) []string { return []string{"tcp-send", d.proxy.String(), m} },
 		func(d localDaemons) string { return d.proxy.String() }, "listener"},
+	{"loopback udp", func(d localDaemons, m string) []string { return []string{"udp", d.udp.String(), m} },
+		func(d localDaemons) string { return d.udp.String() }, "receiver"},
 }
 
 // comm is this process's command name, as /proc shows it.
@@ -197,6 +206,7 @@ func TestSealedAllowLocal(t *testing.T) {
 			{peerCases[1], []string{"--allow-unix", d.dgram}, []string{"--allow-unix", d.stream}, "allowed: --allow-unix " + d.dgram},
 			{peerCases[2], []string{"--allow-unix", d.abstract}, []string{"--allow-unix", "@another"}, "allowed: --allow-unix " + d.abstract},
 			{peerCases[3], []string{"--allow", d.proxy.String()}, []string{"--allow", other.String()}, "allowed: --allow 127.0.0.1/32:" + strconv.Itoa(int(d.proxy.Port()))},
+			{peerCases[4], []string{"--allow", d.udp.String()}, []string{"--allow", d.proxy.String()}, "allowed: --allow 127.0.0.1/32:" + strconv.Itoa(int(d.udp.Port()))},
 		} {
 			t.Run(c.pc.name, func(t *testing.T) {
 				marker := "allowed " + c.pc.name + " " + u.String()

@@ -45,6 +45,18 @@ func (g *Guard) peerCheck(c *supervisor.Call, atts []attempt) *supervisor.PeerCh
 	}}
 }
 
+// uncount takes back the count of an allowed class, for an attempt
+// counted as allowed when it was decided and recorded now after all.
+func (g *Guard) uncount(cls classify.Class) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if n := g.counts.AllowedByClass[cls.String()]; n > 1 {
+		g.counts.AllowedByClass[cls.String()] = n - 1
+	} else {
+		delete(g.counts.AllowedByClass, cls.String())
+	}
+}
+
 // peerOutside decides a destination whose receiving socket is held
 // outside the tree, while the call still waits: the policy's DecidePeer,
 // attributed and recorded as any decision.
@@ -55,6 +67,7 @@ func (g *Guard) peerOutside(c *supervisor.Call, d classify.Dest, p supervisor.Pe
 	a := attempt{Attempt: policy.Attempt{Kind: policy.Destination, Dest: d, Class: g.Resolvers.Classify(d)}}
 	a.Context = att.Who().Context
 	a.decision = g.Policy.DecidePeer(a.Attempt, policy.Peer(p))
+	g.uncount(a.Class)
 	g.record(c, o, att, []attempt{a})
 	if a.decision.Verdict != audit.Denied {
 		return 0

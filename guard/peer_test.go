@@ -62,6 +62,9 @@ func TestPeerOutside(t *testing.T) {
 	if !strings.Contains(f.msgs.String(), want) {
 		t.Errorf("messages %q\nwant %q", f.msgs.String(), want)
 	}
+	if got := f.g.Counts(); got.Denied != 1 || got.AllowedByClass["unix"] != 0 {
+		t.Errorf("counts %+v: want the denial only", got)
+	}
 	recs := f.records(t)
 	if len(recs) != 1 || recs[0].Decision != audit.Denied || recs[0].Dest != "/var/run/docker.sock" || recs[0].Errno != "ECONNREFUSED" {
 		t.Errorf("records %+v", recs)
@@ -75,5 +78,18 @@ func TestPeerOutside(t *testing.T) {
 	recs = f.records(t)
 	if len(recs) != 1 || recs[0].Decision != audit.Allowed || recs[0].Reason != "allowed: --allow-unix /var/run/docker.sock" {
 		t.Errorf("records %+v", recs)
+	}
+
+	// --mode=audit: recorded as would-deny, and the call goes on.
+	f = newFixture(t, policy.Policy{Sealed: true, Mode: policy.Audit})
+	a = f.g.Decide(call(bpf.Connect, sock))
+	if errno := a.Peer.Outside(sock, docker); errno != 0 {
+		t.Fatalf("errno %v in audit mode", errno)
+	}
+	if recs = f.records(t); len(recs) != 1 || recs[0].Decision != audit.WouldDeny {
+		t.Errorf("records %+v", recs)
+	}
+	if !strings.Contains(f.msgs.String(), "sealed: peer outside the tree") {
+		t.Errorf("messages %q", f.msgs.String())
 	}
 }

@@ -22,7 +22,7 @@ import (
 
 // localDaemons are the fake daemons of one test.
 type localDaemons struct {
-	stream, dgram, abstract string // unix names ("@…" abstract)
+	stream, dgram, abstract string         // unix names ("@…" abstract)
 	proxy, udp              netip.AddrPort // TCP and UDP on 127.0.0.1
 }
 

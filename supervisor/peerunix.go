@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"os"
 
@@ -72,12 +71,11 @@ func (s *borrowed) checkUnixPeers(c *Call, typ int) (u unixCheck, r result, stop
 			s.via = pinnedCtx(caller)
 		}
 		var p *Peer
-		var errno unix.Errno
 		var err error
 		if typ == unix.SOCK_DGRAM {
-			p, errno, err = s.probe(c.msgs[i].name)
+			p, err = s.boundPeer(c.msgs[i].name, pinned, unix.SOCK_DGRAM)
 		} else {
-			p, err = s.streamPeer(c.msgs[i].name, pinned)
+			p, err = s.boundPeer(c.msgs[i].name, pinned, unix.SOCK_STREAM)
 			// An abstract name found the tree's, or free: verified
 			// after the connect. One outside that a rule lets through
 			// is reached by its name, whoever holds it by then.
@@ -87,8 +85,6 @@ func (s *borrowed) checkUnixPeers(c *Call, typ int) (u unixCheck, r result, stop
 		case err != nil:
 			s.e.report(fmt.Errorf("allowed %s by pid %d denied: its peer cannot be checked: %w", c.Syscall.Name, c.TID, err))
 			return u, result{errno: unix.EPERM}, true
-		case errno != 0:
-			return u, result{errno: errno}, true // the call would fail the same way
 		case p != nil:
 			if r, stop := s.outside(c, orig[i], *p); stop {
 				return u, r, true
@@ -130,35 +126,20 @@ func pin(caller *callerCtx, name []byte) (fd int, errno unix.Errno, err error) {
 	return fd, errno, nil
 }
 
-// probe connects a datagram socket of nettrap's own to name as the
-// caller would (a datagram connect sends nothing) and tells the
-// receiving socket's process: p is nil when it is the tree's (or
-// nettrap's). errno is the probe's connect's failure, which the target's
-// call would meet too.
-func (s *borrowed) probe(name []byte) (p *Peer, errno unix.Errno, err error) {
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, 0, os.NewSyscallError("socket", err)
+// boundPeer finds the socket a connect or send to name would reach,
+// without connecting to it (a daemon may act on a bare connection; a
+// datagram connect of nettrap's own would be refused where the receiver
+// is connected to the caller): among the sockets sock_diag lists
+// (listeners for a stream or seqpacket connect, datagram sockets for a
+// datagram), the one bound to the pinned socket file, or to the abstract
+// name. p is nil when it is the tree's (or nettrap's), or when nothing is
+// bound there (the call then fails by itself).
+func (s *borrowed) boundPeer(name []byte, pinned, typ int) (p *Peer, err error) {
+	role, list := "listener", unixListeners
+	if typ == unix.SOCK_DGRAM {
+		role, list = "receiver", unixReceivers
 	}
-	defer unix.Close(fd)
-	if err := s.via.run(func() { errno = sysConnect(fd, name) }); err != nil {
-		return nil, 0, err
-	}
-	if errno != 0 {
-		return nil, errno, nil
-	}
-	p, err = s.e.tree.datagramPeer(fd)
-	return p, 0, err
-}
-
-// streamPeer finds the listener a stream or seqpacket connect to name
-// would reach, without connecting to it (a daemon may act on a bare
-// connection): among the listening sockets sock_diag lists, the one
-// bound to the pinned socket file, or to the abstract name. p is nil
-// when it is the tree's (or nettrap's), or when nothing listens there
-// (the connect then fails by itself).
-func (s *borrowed) streamPeer(name []byte, pinned int) (p *Peer, err error) {
-	ls, err := unixListeners()
+	ls, err := list()
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +153,7 @@ func (s *borrowed) streamPeer(name []byte, pinned int) (p *Peer, err error) {
 			return nil, nil // ECONNREFUSED, from the kernel
 		}
 		if l = listenerOf(ls, &st, ""); l == nil {
-			return s.unseenListener(name)
+			return s.unseenListener(name, typ, role)
 		}
 	} else if l = listenerOf(ls, nil, unixName(name[2:])); l == nil {
 		// No listener of that name in the socket's namespace:
@@ -184,7 +165,7 @@ func (s *borrowed) streamPeer(name []byte, pinned int) (p *Peer, err error) {
 		return nil, nil
 	}
 	pid := procfs.SocketHolder(uint64(l.ino))
-	return &Peer{Name: l.name, PID: pid, Comm: procfs.Comm(pid), UID: l.uid, Role: "listener"}, nil
+	return &Peer{Name: l.name, PID: pid, Comm: procfs.Comm(pid), UID: l.uid, Role: role}, nil
 }
 
 // unseenListener: a socket file no listener of nettrap's namespace is
@@ -193,8 +174,8 @@ func (s *borrowed) streamPeer(name []byte, pinned int) (p *Peer, err error) {
 // bind-mounted from a container), which nettrap cannot ask about. Only
 // then a connect of nettrap's own, which that listener sees, tells them
 // apart: such a listener counts as outside the tree.
-func (s *borrowed) unseenListener(name []byte) (*Peer, error) {
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+func (s *borrowed) unseenListener(name []byte, typ int, role string) (*Peer, error) {
+	fd, err := unix.Socket(unix.AF_UNIX, typ|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, os.NewSyscallError("socket", err)
 	}
@@ -206,36 +187,11 @@ func (s *borrowed) unseenListener(name []byte) (*Peer, error) {
 	if errno == unix.ECONNREFUSED || errno == unix.ENOENT || errno == unix.EPROTOTYPE {
 		return nil, nil
 	}
-	p := &Peer{Role: "listener", UID: -1, Why: "in a network namespace nettrap cannot inspect"}
+	p := &Peer{Role: role, UID: -1, Why: "in a network namespace nettrap cannot inspect"}
 	if cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil && cred.Pid > 0 {
 		p.PID, p.Comm = int(cred.Pid), procfs.Comm(int(cred.Pid))
 	}
 	return p, nil
-}
-
-// datagramPeer finds the socket a connected datagram socket of nettrap's
-// sends to, and whether the tree holds it.
-func (t *tree) datagramPeer(fd int) (*Peer, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, os.NewSyscallError("fstat", err)
-	}
-	d, err := askUnixDiag(uint32(st.Ino), unixDiagShowPeer)
-	if err != nil {
-		return nil, err
-	}
-	if d.peer == 0 {
-		return nil, errors.New("unix_diag names no peer")
-	}
-	if t.holds(uint64(d.peer)) {
-		return nil, nil
-	}
-	pid := procfs.SocketHolder(uint64(d.peer))
-	peer := &Peer{PID: pid, Comm: procfs.Comm(pid), UID: -1, Role: "receiver"}
-	if n, err := askUnixDiag(d.peer, unixDiagShowName|unixDiagShowUID); err == nil {
-		peer.Name, peer.UID = n.name, n.uid
-	}
-	return peer, nil
 }
 
 // verifyListener: after a checked stream connect to an abstract name

@@ -96,19 +96,34 @@ func askUnixDiag(ino uint32, show uint32) (unixDiag, error) {
 // unixListeners lists the listening unix sockets (stream and seqpacket)
 // of nettrap's network namespace, with their names and socket files.
 func unixListeners() (out []unixDiag, err error) {
+	return unixBound(1 << tcpListen)
+}
+
+// unixReceivers lists the datagram sockets that can receive: not
+// connected (TCP_CLOSE) or connected (TCP_ESTABLISHED; such a socket
+// still receives from its peer).
+func unixReceivers() (out []unixDiag, err error) {
+	return unixBound(1<<tcpClose | 1<<tcpEstablished)
+}
+
+// tcpEstablished is TCP_ESTABLISHED.
+const tcpEstablished = 1
+
+// unixBound lists the unix sockets in states, with names and files.
+func unixBound(states uint32) (out []unixDiag, err error) {
 	for try := 0; try < 3; try++ {
-		if out, err = dumpUnixListeners(); !errors.Is(err, netlink.ErrDumpInterrupted) {
+		if out, err = dumpUnix(states); !errors.Is(err, netlink.ErrDumpInterrupted) {
 			break
 		}
 	}
 	return out, err
 }
 
-// dumpUnixListeners is one try of unixListeners: a dump the kernel says
+// dumpUnix is one try of unixBound: a dump the kernel says
 // was interrupted (the table changed meanwhile) may miss a socket.
-func dumpUnixListeners() ([]unixDiag, error) {
+func dumpUnix(states uint32) ([]unixDiag, error) {
 	req := nl.NewNetlinkRequest(unix.SOCK_DIAG_BY_FAMILY, unix.NLM_F_DUMP)
-	req.AddData(&unixDiagReq{show: unixDiagShowName | unixDiagShowVFS | unixDiagShowUID, states: 1 << tcpListen})
+	req.AddData(&unixDiagReq{show: unixDiagShowName | unixDiagShowVFS | unixDiagShowUID, states: states})
 	var out []unixDiag
 	var perr error
 	err := req.ExecuteIter(unix.NETLINK_SOCK_DIAG, unix.SOCK_DIAG_BY_FAMILY, func(msg []byte) bool {

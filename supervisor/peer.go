@@ -40,9 +40,9 @@ import (
 //     After a connect to an abstract name (which cannot be pinned) the
 //     listener's process (SO_PEERCRED) must be the tree's, or the
 //     socket is shut down and the call refused.
-//   - unix datagram: a probe socket connects to the same name, and
-//     sock_diag names the receiving socket's inode, which a process of
-//     the tree must hold.
+//   - unix datagram: the same among the datagram sockets (a connect of
+//     nettrap's own would be refused where the receiver is connected to
+//     the caller); a process of the tree must hold the one bound there.
 //   - loopback (and the unspecified address, which Linux routes there):
 //     sock_diag lists every socket that would take the connection or
 //     datagram (all of them: SO_REUSEPORT), and the tree must hold each.

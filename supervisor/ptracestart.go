@@ -108,6 +108,9 @@ func (s *Session) forkStub(started chan<- error) {
 	if err == nil && s.Userns.Method == NsUserns && netns != nil {
 		netns.setTree(s.Cmd.Process.Pid)
 	}
+	if err == nil && s.tracer.emu != nil {
+		s.tracer.emu.tree.setRoot(s.Cmd.Process.Pid)
+	}
 	started <- err
 	if err != nil {
 		return

@@ -208,6 +208,9 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	if uc.Method == NsUserns && st.netns != nil {
 		st.netns.setTree(cmd.Process.Pid)
 	}
+	if emu != nil {
+		emu.tree.setRoot(cmd.Process.Pid)
+	}
 	s.listener, s.KillableRecv = st.listener, st.killable
 	if os.Getenv(noSyncWakeUpEnv) == "" {
 		s.SyncWakeUp = setSyncWakeUp(s.listener)

@@ -180,11 +180,14 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 			return
 		}
 		var fe *firstExec
+		restore := func() {}
 		if opts.TrapsExec {
+			restore = schedulerForVfork()
 			fe = startFirstExec(fd)
 		}
 		err = cmd.Start()
 		fe.stop()
+		restore()
 		if err != nil {
 			unix.Close(fd)
 			closeFD(netnsFD)

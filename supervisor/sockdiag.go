@@ -108,22 +108,7 @@ func unixBound(states uint32) (out []unixDiag, err error) {
 // dumpUnix is one try of unixBound: a dump the kernel says
 // was interrupted (the table changed meanwhile) may miss a socket.
 func dumpUnix(states uint32) ([]unixDiag, error) {
-	req := nl.NewNetlinkRequest(unix.SOCK_DIAG_BY_FAMILY, unix.NLM_F_DUMP)
-	req.AddData(&unixDiagReq{show: unixDiagShowName | unixDiagShowVFS | unixDiagShowUID, states: states})
-	var out []unixDiag
-	var perr error
-	err := req.ExecuteIter(unix.NETLINK_SOCK_DIAG, unix.SOCK_DIAG_BY_FAMILY, func(msg []byte) bool {
-		d, err := parseUnixDiag(msg)
-		if err != nil {
-			perr = err
-			return false
-		}
-		out = append(out, d)
-		return true
-	})
-	if err == nil {
-		err = perr
-	}
+	out, err := dumpDiag(&unixDiagReq{show: unixDiagShowName | unixDiagShowVFS | unixDiagShowUID, states: states}, parseUnixDiag)
 	if err != nil {
 		return nil, fmt.Errorf("unix_diag dump: %w", err)
 	}
@@ -256,21 +241,27 @@ func (r *inetDiagReq) Serialize() []byte {
 // dumpInet lists the TCP listeners, or all UDP (UDP-Lite) sockets, of
 // one family.
 func dumpInet(family uint8, proto int) ([]*netlink.Socket, error) {
-	req := nl.NewNetlinkRequest(unix.SOCK_DIAG_BY_FAMILY, unix.NLM_F_DUMP)
 	r := &inetDiagReq{family: family, protocol: uint8(proto), states: ^uint32(0)}
 	if proto == unix.IPPROTO_TCP {
 		r.states = 1 << tcpListen
 	}
-	req.AddData(r)
-	var out []*netlink.Socket
+	return dumpDiag(r, parseInetDiag)
+}
+
+// dumpDiag sends one sock_diag dump request and parses every answer;
+// the first answer that does not parse ends the dump with its error.
+func dumpDiag[T any](req nl.NetlinkRequestData, parse func([]byte) (T, error)) ([]T, error) {
+	r := nl.NewNetlinkRequest(unix.SOCK_DIAG_BY_FAMILY, unix.NLM_F_DUMP)
+	r.AddData(req)
+	var out []T
 	var perr error
-	err := req.ExecuteIter(unix.NETLINK_SOCK_DIAG, unix.SOCK_DIAG_BY_FAMILY, func(msg []byte) bool {
-		s, err := parseInetDiag(msg)
+	err := r.ExecuteIter(unix.NETLINK_SOCK_DIAG, unix.SOCK_DIAG_BY_FAMILY, func(msg []byte) bool {
+		v, err := parse(msg)
 		if err != nil {
 			perr = err
 			return false
 		}
-		out = append(out, s)
+		out = append(out, v)
 		return true
 	})
 	if err == nil {

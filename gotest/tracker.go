@@ -14,9 +14,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/guard"
 	"github.com/nettrap/nettrap/policy"
-	"github.com/nettrap/nettrap/supervisor"
 	"github.com/nettrap/nettrap/teststream"
 )
 
@@ -213,7 +213,7 @@ func (t *Tracker) drain() error {
 // that a verdict can still reach the test's report. If the stream cannot
 // be read, which test runs is not known: the call counts as made at
 // collection time (a denial then fails the package, never nothing).
-func (t *Tracker) Begin(*supervisor.Call) guard.Attempt {
+func (t *Tracker) Begin(*decision.Call) guard.Attempt {
 	release := t.renderer.Hold()
 	if err := t.drain(); err != nil {
 		return &attempt{t: t, who: guard.Who{Package: t.Package, Test: audit.Collection,

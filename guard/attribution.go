@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/policy"
-	"github.com/nettrap/nettrap/supervisor"
 )
 
 // Who is what attribution knows of a call's origin.
@@ -34,7 +34,7 @@ type Attribution interface {
 	// Begin starts the transaction of call c. A nil c is a call the
 	// caller knows of and this attribution does not need (an inner
 	// nettrap answering for its outer).
-	Begin(c *supervisor.Call) Attempt
+	Begin(c *decision.Call) Attempt
 }
 
 // Attempt is the attribution of one call.
@@ -59,7 +59,7 @@ type Attempt interface {
 type Generic struct{ Messages io.Writer }
 
 // Begin implements Attribution.
-func (g Generic) Begin(*supervisor.Call) Attempt { return genericAttempt{g.Messages} }
+func (g Generic) Begin(*decision.Call) Attempt { return genericAttempt{g.Messages} }
 
 type genericAttempt struct{ messages io.Writer }
 

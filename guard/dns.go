@@ -9,9 +9,9 @@ import (
 
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/classify"
+	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/dnssink"
 	"github.com/nettrap/nettrap/policy"
-	"github.com/nettrap/nettrap/supervisor"
 )
 
 // DNSSink is where blocked DNS lookups go (a *dnssink.Sink): a denied
@@ -39,7 +39,7 @@ const (
 // query the sink reads (named), or as a plain denial if none comes. The
 // attribution is released at the first of those, so that the test's end
 // is not rendered before its denial.
-func (g *Guard) dnsRedirect(c *supervisor.Call, o origin, att Attempt, atts []attempt) *supervisor.Redirect {
+func (g *Guard) dnsRedirect(c *decision.Call, o origin, att Attempt, atts []attempt) *decision.Redirect {
 	if g.Sink == nil || len(atts) != 1 {
 		return nil
 	}
@@ -52,7 +52,7 @@ func (g *Guard) dnsRedirect(c *supervisor.Call, o origin, att Attempt, atts []at
 	if network != "tcp" && network != "udp" {
 		return nil
 	}
-	rd := &supervisor.Redirect{To4: g.Sink.Addr(network, false), To6: g.Sink.Addr(network, true)}
+	rd := &decision.Redirect{To4: g.Sink.Addr(network, false), To6: g.Sink.Addr(network, true)}
 	rd.Done = func(local netip.AddrPort, ok bool) {
 		if !ok {
 			g.record(c, o, att, atts)
@@ -76,7 +76,7 @@ func (g *Guard) dnsRedirect(c *supervisor.Call, o origin, att Attempt, atts []at
 // dnsWatch follows one redirected socket.
 type dnsWatch struct {
 	g       *Guard
-	c       *supervisor.Call
+	c       *decision.Call
 	origin  origin  // read when the call came: the socket outlives it, the caller may not
 	att     Attempt // the call's transaction, ended at the first record
 	attempt attempt

@@ -11,9 +11,9 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/classify"
+	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/dnssink"
 	"github.com/nettrap/nettrap/policy"
-	"github.com/nettrap/nettrap/supervisor"
 )
 
 // fakeSink records what the guard expects of the sinkhole.
@@ -48,7 +48,7 @@ func (s *fakeSink) handler(from netip.AddrPort) func(dnssink.Query) {
 }
 
 // dnsCall is a connect of a UDP socket to the nameserver.
-func dnsCall(t *testing.T) *supervisor.Call {
+func dnsCall(t *testing.T) *decision.Call {
 	t.Helper()
 	c := call(bpf.Connect, inet("192.0.2.53:53"))
 	c.Task = task("udp")
@@ -59,19 +59,19 @@ func TestDNSRedirectNamesTheLookup(t *testing.T) {
 	local := netip.MustParseAddrPort("127.0.0.1:40000")
 	for _, tc := range []struct {
 		name   string
-		finish func(rd *supervisor.Redirect, s *fakeSink, g *Guard)
+		finish func(rd *decision.Redirect, s *fakeSink, g *Guard)
 		want   []string // lines, in order
 		lookup string
 		errno  string
 	}{
-		{"query", func(rd *supervisor.Redirect, s *fakeSink, g *Guard) {
+		{"query", func(rd *decision.Redirect, s *fakeSink, g *Guard) {
 			rd.Done(local, true)
 			s.handler(local)(dnssink.Query{Name: "_grpc_config.localhost", Type: "TXT"})
 		}, []string{"nettrap: DNS lookup blocked: TXT _grpc_config.localhost via 192.0.2.53:53 by pid"}, "TXT _grpc_config.localhost", ""},
-		{"not redirected", func(rd *supervisor.Redirect, s *fakeSink, g *Guard) {
+		{"not redirected", func(rd *decision.Redirect, s *fakeSink, g *Guard) {
 			rd.Done(netip.AddrPort{}, false)
 		}, []string{"nettrap: Outbound network blocked: connect udp 192.0.2.53:53 (dns) by pid"}, "", "EPERM"},
-		{"no query", func(rd *supervisor.Redirect, s *fakeSink, g *Guard) {
+		{"no query", func(rd *decision.Redirect, s *fakeSink, g *Guard) {
 			rd.Done(local, true)
 			g.EndLookups()
 			if s.handler(local) != nil {
@@ -80,7 +80,7 @@ func TestDNSRedirectNamesTheLookup(t *testing.T) {
 		}, []string{"nettrap: Outbound network blocked: connect udp 192.0.2.53:53 (dns) by pid"}, "", ""},
 		// The command sent its query and exited before the sink read it:
 		// EndLookups waits for the query rather than cut the name off.
-		{"query read after the command ended", func(rd *supervisor.Redirect, s *fakeSink, g *Guard) {
+		{"query read after the command ended", func(rd *decision.Redirect, s *fakeSink, g *Guard) {
 			rd.Done(local, true)
 			h := s.handler(local)
 			ended := make(chan struct{})
@@ -100,16 +100,16 @@ func TestDNSRedirectNamesTheLookup(t *testing.T) {
 			sink := &fakeSink{expects: map[netip.AddrPort]func(dnssink.Query){}}
 			f.g.Sink = sink
 			a := f.g.Decide(dnsCall(t))
-			if a.Allow || a.Errno != unix.EPERM || a.Redirect == nil {
+			if a.Allowed() || a.Errno() != unix.EPERM || a.Redirect() == nil {
 				t.Fatalf("answer %+v, want EPERM with a redirect", a)
 			}
-			if a.Redirect.To4 != sink.Addr("udp", false) || a.Redirect.To6 != sink.Addr("udp", true) {
-				t.Errorf("redirect to %v and %v, want the sink's", a.Redirect.To4, a.Redirect.To6)
+			if a.Redirect().To4 != sink.Addr("udp", false) || a.Redirect().To6 != sink.Addr("udp", true) {
+				t.Errorf("redirect to %v and %v, want the sink's", a.Redirect().To4, a.Redirect().To6)
 			}
 			if f.msgs.Len() != 0 {
 				t.Fatalf("recorded before Done: %s", f.msgs)
 			}
-			tc.finish(a.Redirect, sink, f.g)
+			tc.finish(a.Redirect(), sink, f.g)
 			recs := f.records(t)
 			if len(recs) != 1 || recs[0].Lookup != tc.lookup || recs[0].Errno != tc.errno || recs[0].Class != "dns" {
 				t.Fatalf("records %+v, want one with lookup %q errno %q", recs, tc.lookup, tc.errno)
@@ -131,17 +131,17 @@ func TestDNSRedirectNamesTheLookup(t *testing.T) {
 func TestDNSRedirectOnlyDeniedLookups(t *testing.T) {
 	f := newFixture(t, policy.Policy{})
 	f.g.Resolvers = &classify.Resolvers{Nameservers: []netip.Addr{netip.MustParseAddr("192.0.2.53")}}
-	if a := f.g.Decide(dnsCall(t)); a.Redirect != nil {
+	if a := f.g.Decide(dnsCall(t)); a.Redirect() != nil {
 		t.Errorf("redirect without a sink: %+v", a)
 	}
 	f.g.Sink = &fakeSink{expects: map[netip.AddrPort]func(dnssink.Query){}}
 	c := dnsCall(t)
 	c.Dests = []classify.Dest{inet("203.0.113.7:53")}
-	if a := f.g.Decide(c); a.Redirect != nil {
+	if a := f.g.Decide(c); a.Redirect() != nil {
 		t.Errorf("external destination redirected: %+v", a)
 	}
 	f.g.Policy = &policy.Policy{Mode: policy.Audit}
-	if a := f.g.Decide(dnsCall(t)); a.Redirect != nil || !a.Allow {
+	if a := f.g.Decide(dnsCall(t)); a.Redirect() != nil || !a.Allowed() {
 		t.Errorf("audit mode: %+v, want allowed, no redirect", a)
 	}
 }

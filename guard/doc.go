@@ -1,8 +1,8 @@
 // Package guard joins the pieces of a decision: it implements the
-// supervisor's Decider by classifying each destination a call names,
+// engines' decision.Decider by classifying each destination a call names,
 // asking the policy, asking attribution which test is calling, and keeping
 // the audit trail and the counts. It decides on the plain fields of a
-// supervisor.Call and never reads /proc or holds a descriptor: who called
+// decision.Call and never reads /proc or holds a descriptor: who called
 // and the socket's type come from Call.Task, asked only for audited calls
 // (allowed classes take a fast path: no Task, no record, just a count), so
 // its tests need no kernel.

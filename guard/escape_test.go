@@ -9,8 +9,8 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/classify"
+	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/policy"
-	"github.com/nettrap/nettrap/supervisor"
 )
 
 // Each way round the destination check gets its own denial, record and
@@ -19,7 +19,7 @@ func TestEscapeKindsDeniedAndRecorded(t *testing.T) {
 	f := newFixture(t, policy.Policy{})
 
 	xdp := call(bpf.Socket)
-	xdp.Socket, xdp.Task = supervisor.SocketArgs{Domain: unix.AF_XDP, Type: unix.SOCK_RAW}, task("xdp")
+	xdp.Socket, xdp.Task = decision.SocketArgs{Domain: unix.AF_XDP, Type: unix.SOCK_RAW}, task("xdp")
 	pin := call(bpf.SendMsg, inet("127.0.0.2:53"))
 	pin.Pin = "ifindex 2"
 	pinOpt := call(bpf.SetSockOpt)
@@ -28,9 +28,9 @@ func TestEscapeKindsDeniedAndRecorded(t *testing.T) {
 	join.Group, join.GroupSource, join.Option = netip.MustParseAddr("232.1.2.3"), netip.MustParseAddr("203.0.113.7"), "MCAST_JOIN_SOURCE_GROUP"
 	for _, c := range []struct {
 		name string
-		call *supervisor.Call
+		call *decision.Call
 	}{{"xdp socket", xdp}, {"pktinfo pin", pin}, {"SO_BINDTODEVICE", pinOpt}, {"join", join}} {
-		if a := f.g.Decide(c.call); a.Allow || a.Errno != unix.EPERM {
+		if a := f.g.Decide(c.call); a.Allowed() || a.Errno() != unix.EPERM {
 			t.Errorf("%s: %+v, want EPERM", c.name, a)
 		}
 	}
@@ -72,12 +72,12 @@ func TestAllowedJoinAndLoopbackPin(t *testing.T) {
 	f := newFixture(t, policy.Policy{Rules: []policy.Rule{{Prefix: netip.MustParsePrefix("224.0.0.251/32"), Port: 5353}}})
 	join := call(bpf.SetSockOpt)
 	join.Group, join.Option = netip.MustParseAddr("224.0.0.251"), "IP_ADD_MEMBERSHIP"
-	if a := f.g.Decide(join); !a.Allow {
+	if a := f.g.Decide(join); !a.Allowed() {
 		t.Errorf("covered join denied: %+v", a)
 	}
 	lo := call(bpf.SetSockOpt)
 	lo.Option = "SO_BINDTODEVICE"
-	if a := f.g.Decide(lo); !a.Allow {
+	if a := f.g.Decide(lo); !a.Allowed() {
 		t.Errorf("pin to lo denied: %+v", a)
 	}
 	recs := f.records(t)
@@ -99,17 +99,17 @@ func TestNetnsKindsDeniedAndRecorded(t *testing.T) {
 	connect4.Request, connect4.AttachType = "BPF_LINK_CREATE", unix.BPF_CGROUP_INET4_CONNECT
 	ingress := call(bpf.BPF)
 	ingress.Request, ingress.AttachType = "BPF_PROG_ATTACH", unix.BPF_CGROUP_INET_INGRESS
-	for _, c := range []*supervisor.Call{route, connect4} {
-		if a := f.g.Decide(c); a.Allow || a.Errno != unix.EPERM {
+	for _, c := range []*decision.Call{route, connect4} {
+		if a := f.g.Decide(c); a.Allowed() || a.Errno() != unix.EPERM {
 			t.Errorf("%s: %+v, want EPERM", c.Syscall.Name, a)
 		}
 	}
-	if a := f.g.Decide(ingress); !a.Allow {
+	if a := f.g.Decide(ingress); !a.Allowed() {
 		t.Errorf("BPF_CGROUP_INET_INGRESS attach: %+v, want allowed", a)
 	}
 	nl := call(bpf.Socket)
-	nl.Socket = supervisor.SocketArgs{Domain: unix.AF_NETLINK, Type: unix.SOCK_RAW, Protocol: unix.NETLINK_ROUTE}
-	if a := f.g.Decide(nl); !a.Allow || !a.Capless {
+	nl.Socket = decision.SocketArgs{Domain: unix.AF_NETLINK, Type: unix.SOCK_RAW, Protocol: unix.NETLINK_ROUTE}
+	if a := f.g.Decide(nl); !a.Allowed() || !a.Capless() {
 		t.Errorf("netlink socket: %+v, want allowed and capless", a)
 	}
 	recs := f.records(t)
@@ -131,10 +131,10 @@ func TestNetnsKindsDeniedAndRecorded(t *testing.T) {
 	}
 
 	audit := newFixture(t, policy.Policy{Mode: policy.Audit})
-	if a := audit.g.Decide(nl); !a.Allow || a.Capless {
+	if a := audit.g.Decide(nl); !a.Allowed() || a.Capless() {
 		t.Errorf("netlink socket in audit mode: %+v, want a plain allow", a)
 	}
-	if a := audit.g.Decide(route); !a.Allow {
+	if a := audit.g.Decide(route); !a.Allowed() {
 		t.Errorf("ioctl in audit mode: %+v, want allowed", a)
 	}
 	if recs := audit.records(t); len(recs) != 1 || recs[0].Decision != "would-deny" || recs[0].Class != "netns-change" {
@@ -155,19 +155,19 @@ func TestOtherNetnsIsHarmless(t *testing.T) {
 	nf.Netfilter, nf.Option = true, "IPT_SO_SET_REPLACE"
 	tcx := call(bpf.BPF)
 	tcx.Request, tcx.AttachType = "BPF_LINK_CREATE", unix.BPF_TCX_EGRESS
-	for _, c := range []*supervisor.Call{route, nf, tcx} {
-		if a := f.g.Decide(c); a.Allow || a.Errno != unix.EPERM {
+	for _, c := range []*decision.Call{route, nf, tcx} {
+		if a := f.g.Decide(c); a.Allowed() || a.Errno() != unix.EPERM {
 			t.Errorf("%s in the starting namespace: %+v, want EPERM", c.Syscall.Name, a)
 		}
 		c.OtherNetns = true
-		if a := f.g.Decide(c); !a.Allow {
+		if a := f.g.Decide(c); !a.Allowed() {
 			t.Errorf("%s in another namespace: %+v, want allowed", c.Syscall.Name, a)
 		}
 	}
 	nl := call(bpf.Socket)
-	nl.Socket = supervisor.SocketArgs{Domain: unix.AF_NETLINK, Type: unix.SOCK_RAW}
+	nl.Socket = decision.SocketArgs{Domain: unix.AF_NETLINK, Type: unix.SOCK_RAW}
 	nl.OtherNetns = true
-	if a := f.g.Decide(nl); !a.Allow || a.Capless {
+	if a := f.g.Decide(nl); !a.Allowed() || a.Capless() {
 		t.Errorf("netlink socket in another namespace: %+v, want a plain allow", a)
 	}
 	if recs := f.records(t); len(recs) != 3 {
@@ -182,12 +182,12 @@ func TestNetlinkSend(t *testing.T) {
 	f := newFixture(t, policy.Policy{})
 	get := call(bpf.SendTo, classify.Dest{Family: unix.AF_NETLINK})
 	get.NetlinkOurs = true
-	if a := f.g.Decide(get); !a.Allow || !a.Capless {
+	if a := f.g.Decide(get); !a.Allowed() || !a.Capless() {
 		t.Errorf("netlink read request: %+v, want allowed and capless", a)
 	}
 	add := call(bpf.SendMsg, classify.Dest{Family: unix.AF_NETLINK})
 	add.NetlinkOurs, add.NetlinkChange = true, "RTM_NEWROUTE"
-	if a := f.g.Decide(add); a.Allow {
+	if a := f.g.Decide(add); a.Allowed() {
 		t.Errorf("netlink RTM_NEWROUTE: %+v, want denied", a)
 	}
 	recs := f.records(t)

@@ -13,11 +13,11 @@ import (
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/classify"
+	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/policy"
-	"github.com/nettrap/nettrap/supervisor"
 )
 
-// Guard is the supervisor.Decider of nettrap: it classifies what a call
+// Guard is the decision.Decider of nettrap: it classifies what a call
 // aims at, asks the policy, and keeps the audit trail and the counts.
 type Guard struct {
 	Policy    *policy.Policy
@@ -58,8 +58,8 @@ type attempt struct {
 	lookup     string
 }
 
-// Decide implements supervisor.Decider.
-func (g *Guard) Decide(c *supervisor.Call) supervisor.Answer {
+// Decide implements decision.Decider.
+func (g *Guard) Decide(c *decision.Call) decision.Answer {
 	if c.Err != 0 {
 		return g.unreadable(c)
 	}
@@ -69,7 +69,7 @@ func (g *Guard) Decide(c *supervisor.Call) supervisor.Answer {
 	atts := g.attempts(c)
 	if allPlain(atts) {
 		g.countPlain(atts)
-		return supervisor.Answer{Allow: true, Capless: g.netlinkCapless(c), Peer: g.peerCheck(c, atts)}
+		return g.allow(c, atts)
 	}
 	// Read the caller and its socket now, while the call surely waits:
 	// the attribution may wait for the test's output, and a caller that
@@ -84,43 +84,56 @@ func (g *Guard) Decide(c *supervisor.Call) supervisor.Answer {
 		}
 	}()
 	who := att.Who()
-	answer := supervisor.Answer{Allow: true}
+	var denied *policy.Decision
 	for i := range atts {
 		a := &atts[i]
 		a.Context = who.Context
 		a.decision = g.Policy.Decide(a.Attempt)
-		if a.decision.Verdict == audit.Denied && answer.Allow {
-			answer = supervisor.Answer{Errno: a.decision.Errno}
+		if a.decision.Verdict == audit.Denied && denied == nil {
+			denied = &a.decision
 		}
 	}
 	if rd := g.dnsRedirect(c, o, att, atts); rd != nil {
 		// Recorded, and ended, by the redirect's Done.
 		handedOver = true
-		answer.Redirect = rd
-		return answer
+		if denied == nil {
+			return decision.Allow()
+		}
+		return decision.DenyRedirect(denied.Errno, rd)
 	}
 	g.record(c, o, att, atts)
-	if answer.Allow {
-		answer.Peer = g.peerCheck(c, atts)
+	if denied != nil {
+		return decision.Deny(denied.Errno)
 	}
-	return answer
+	return decision.AllowPeers(g.peerCheck(c, atts))
+}
+
+// allow is the answer to a call whose every attempt is allowed by its
+// class: on a thread without capabilities for a netlink send that names
+// the kernel (netlinkCapless), to the confined tree's peers only under
+// --sealed (peerCheck).
+func (g *Guard) allow(c *decision.Call, atts []attempt) decision.Answer {
+	if g.netlinkCapless(c) {
+		return decision.AllowCapless()
+	}
+	return decision.AllowPeers(g.peerCheck(c, atts))
 }
 
 // origin is what a record says of the caller and the socket, read once
 // per call.
 type origin struct {
-	caller supervisor.Caller
+	caller decision.Caller
 	sock   string
 }
 
-func originOf(c *supervisor.Call) origin {
+func originOf(c *decision.Call) origin {
 	return origin{caller: c.Task.Caller(), sock: c.Task.SockType()}
 }
 
-// Quick implements supervisor.QuickDecider: the calls decided without
+// Quick implements decision.QuickDecider: the calls decided without
 // attribution (allowed by their class alone, netlink sockets, unreadable
 // ones) never wait for an inner nettrap.
-func (g *Guard) Quick(c *supervisor.Call) bool {
+func (g *Guard) Quick(c *decision.Call) bool {
 	if c.Err != 0 || isNetlinkSocket(c) {
 		return true
 	}
@@ -133,7 +146,7 @@ func (g *Guard) Quick(c *supervisor.Call) bool {
 // unreadable answers a call whose arguments could not be read or are
 // malformed: it fails with the kernel's errno, in every mode, and is
 // recorded (a bad pointer in a network call is worth a look).
-func (g *Guard) unreadable(c *supervisor.Call) supervisor.Answer {
+func (g *Guard) unreadable(c *decision.Call) decision.Answer {
 	rec := g.newRecord(c, Who{}, c.Task.Caller(), "", attempt{decision: policy.Decision{
 		Verdict: audit.Denied, Errno: c.Err,
 		Reason: "arguments unreadable or malformed (" + unix.ErrnoName(c.Err) + "): the kernel would fail the call too",
@@ -143,12 +156,12 @@ func (g *Guard) unreadable(c *supervisor.Call) supervisor.Answer {
 			g.auditFailed(err, rec)
 		}
 	}
-	return supervisor.Answer{Errno: c.Err}
+	return decision.Deny(c.Err)
 }
 
 // attempts turns a call into the policy's attempts, classifying every
 // destination it names.
-func (g *Guard) attempts(c *supervisor.Call) []attempt {
+func (g *Guard) attempts(c *decision.Call) []attempt {
 	if c.Syscall.Foreign {
 		return []attempt{{Attempt: policy.Attempt{Kind: policy.ForeignABI}}}
 	}
@@ -217,7 +230,7 @@ func netnsBound(fam uint16) bool {
 
 // socketAttempt tells why the filter sent a socket(2) up: a packet or raw
 // inet socket, SCTP, or a family that is not allowed at all.
-func socketAttempt(s supervisor.SocketArgs) policy.Attempt {
+func socketAttempt(s decision.SocketArgs) policy.Attempt {
 	switch s.Domain {
 	case unix.AF_PACKET:
 		return policy.Attempt{Kind: policy.RawSocket}
@@ -232,7 +245,7 @@ func socketAttempt(s supervisor.SocketArgs) policy.Attempt {
 
 // joinAttempt is a multicast (or anycast) join, with the group as its
 // destination: the audit trail names the group and its class.
-func joinAttempt(c *supervisor.Call) policy.Attempt {
+func joinAttempt(c *decision.Call) policy.Attempt {
 	fam := uint16(unix.AF_INET6)
 	if c.Group.Is4() {
 		fam = unix.AF_INET
@@ -246,7 +259,7 @@ func joinAttempt(c *supervisor.Call) policy.Attempt {
 }
 
 // isNetlinkSocket: a native socket(AF_NETLINK, …).
-func isNetlinkSocket(c *supervisor.Call) bool {
+func isNetlinkSocket(c *decision.Call) bool {
 	return c.Syscall.Kind == bpf.Socket && !c.Syscall.Foreign && c.Socket.Domain == unix.AF_NETLINK
 }
 
@@ -257,12 +270,12 @@ func isNetlinkSocket(c *supervisor.Call) bool {
 // refused: the target makes its own socket, and since the change is a
 // write of a netlink message, which nettrap does not see, it is not
 // recorded either.
-func (g *Guard) netlinkSocket(c *supervisor.Call) supervisor.Answer {
+func (g *Guard) netlinkSocket(c *decision.Call) decision.Answer {
 	g.countPlain([]attempt{{Attempt: policy.Attempt{Class: classify.Kernel}}})
 	if g.Policy.Mode == policy.Audit || c.OtherNetns {
-		return supervisor.Answer{Allow: true}
+		return decision.Allow()
 	}
-	return supervisor.Answer{Allow: true, Capless: true}
+	return decision.AllowCapless()
 }
 
 // netlinkCapless: an allowed netlink send that names the kernel, on a
@@ -271,19 +284,19 @@ func (g *Guard) netlinkSocket(c *supervisor.Call) supervisor.Answer {
 // supervisor/netlink.go): no other thread can change them after the
 // check, and the kernel refuses any change they ask for. Not in audit
 // mode, which changes nothing.
-func (g *Guard) netlinkCapless(c *supervisor.Call) bool {
+func (g *Guard) netlinkCapless(c *decision.Call) bool {
 	return c.NetlinkOurs && g.Policy.Mode != policy.Audit
 }
 
 // ioctlAttempt: a socket ioctl of bpf.NetnsIoctls acts on the socket's
 // namespace; one the test made for itself is its own.
-func ioctlAttempt(c *supervisor.Call) policy.Attempt {
+func ioctlAttempt(c *decision.Call) policy.Attempt {
 	return policy.Attempt{Kind: policy.NetnsChange, Detail: "ioctl " + c.Request,
 		Harmless: c.OtherNetns}
 }
 
 // attachAttempt: a bpf(2) attach, judged by its attach type.
-func attachAttempt(c *supervisor.Call) policy.Attempt {
+func attachAttempt(c *decision.Call) policy.Attempt {
 	name, scope := bpf.LookupAttachType(c.AttachType)
 	harmless := scope == bpf.AttachAllowed || (scope == bpf.AttachStartingNetns && c.OtherNetns)
 	return policy.Attempt{Kind: policy.BPFAttach, Detail: c.Request + " " + name, Harmless: harmless}
@@ -329,7 +342,7 @@ func (g *Guard) parallelFlag() string {
 }
 
 // record writes the audit records and the message lines of a call.
-func (g *Guard) record(c *supervisor.Call, o origin, att Attempt, atts []attempt) {
+func (g *Guard) record(c *decision.Call, o origin, att Attempt, atts []attempt) {
 	who := att.Who()
 	caller, sock := o.caller, o.sock
 	now := time.Now().UTC()
@@ -361,7 +374,7 @@ func (g *Guard) record(c *supervisor.Call, o origin, att Attempt, atts []attempt
 	}
 }
 
-func (g *Guard) newRecord(c *supervisor.Call, who Who, caller supervisor.Caller, sock string, a attempt, now time.Time) audit.Record {
+func (g *Guard) newRecord(c *decision.Call, who Who, caller decision.Caller, sock string, a attempt, now time.Time) audit.Record {
 	rec := audit.Record{
 		Schema: audit.SchemaVersion, Time: now, RunID: g.RunID,
 		Package: who.Package, Test: who.Test, Candidates: who.Candidates, Marked: who.Marked, AllowTest: who.AllowTest,

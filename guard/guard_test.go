@@ -17,8 +17,8 @@ import (
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/classify"
+	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/policy"
-	"github.com/nettrap/nettrap/supervisor"
 )
 
 func inet(s string) classify.Dest {
@@ -36,14 +36,14 @@ const callerPID = 4242
 // callerPID (curl) on a socket of unknown type. No kernel, /proc or
 // descriptor is involved: the guard decides on the fields and asks the
 // fixed task.
-func call(kind bpf.Kind, dests ...classify.Dest) *supervisor.Call {
-	return &supervisor.Call{TID: callerPID, Syscall: bpf.Call{Name: kind.String(), Kind: kind, ABI: "x86_64"},
+func call(kind bpf.Kind, dests ...classify.Dest) *decision.Call {
+	return &decision.Call{TID: callerPID, Syscall: bpf.Call{Name: kind.String(), Kind: kind, ABI: "x86_64"},
 		Dests: dests, Task: task("")}
 }
 
 // task is the fixed caller of the tests, on a socket of type sock.
-func task(sock string, missing ...string) supervisor.FixedTask {
-	return supervisor.FixedTask{Process: supervisor.Caller{PID: callerPID, TID: callerPID,
+func task(sock string, missing ...string) decision.FixedTask {
+	return decision.FixedTask{Process: decision.Caller{PID: callerPID, TID: callerPID,
 		Exe: "/usr/bin/curl", Argv0: "curl", Argv: []string{"curl"}}, Sock: sock, Missing: missing}
 }
 
@@ -89,14 +89,14 @@ func (f *fixture) records(t *testing.T) []audit.Record {
 // askedTask counts what a decider asks of the task: every question costs
 // the supervisor /proc reads or a borrowed descriptor.
 type askedTask struct {
-	supervisor.FixedTask
+	decision.FixedTask
 	asked int
 }
 
-func (t *askedTask) Caller() supervisor.Caller { t.asked++; return t.FixedTask.Caller() }
-func (t *askedTask) SockType() string          { t.asked++; return t.FixedTask.SockType() }
-func (t *askedTask) PathExists(p string) bool  { t.asked++; return t.FixedTask.PathExists(p) }
-func (t *askedTask) TreeNetns() bool           { t.asked++; return t.FixedTask.TreeNetns() }
+func (t *askedTask) Caller() decision.Caller  { t.asked++; return t.FixedTask.Caller() }
+func (t *askedTask) SockType() string         { t.asked++; return t.FixedTask.SockType() }
+func (t *askedTask) PathExists(p string) bool { t.asked++; return t.FixedTask.PathExists(p) }
+func (t *askedTask) TreeNetns() bool          { t.asked++; return t.FixedTask.TreeNetns() }
 
 func TestPlainAllowedClassesAreCountedNotRecorded(t *testing.T) {
 	f := newFixture(t, policy.Policy{})
@@ -104,7 +104,7 @@ func TestPlainAllowedClassesAreCountedNotRecorded(t *testing.T) {
 		c := call(bpf.Connect, d)
 		task := &askedTask{FixedTask: task("tcp")}
 		c.Task = task
-		if a := f.g.Decide(c); !a.Allow {
+		if a := f.g.Decide(c); !a.Allowed() {
 			t.Errorf("%v denied", d)
 		}
 		if task.asked != 0 {
@@ -126,7 +126,7 @@ func TestDenialAsksTheTask(t *testing.T) {
 	denied := call(bpf.Connect, inet("203.0.113.7:443"))
 	asked := &askedTask{FixedTask: task("tcp")}
 	denied.Task = asked
-	if a := f.g.Decide(denied); a.Allow || asked.asked == 0 {
+	if a := f.g.Decide(denied); a.Allowed() || asked.asked == 0 {
 		t.Errorf("denied connect: %+v, task asked %d times; want a denial that names its caller", a, asked.asked)
 	}
 }
@@ -136,7 +136,7 @@ func TestDeniedIsRecordedAndReported(t *testing.T) {
 	c := call(bpf.Connect, inet("203.0.113.7:443"))
 	c.Task = task("tcp")
 	a := f.g.Decide(c)
-	if a.Allow || a.Errno != unix.EPERM {
+	if a.Allowed() || a.Errno() != unix.EPERM {
 		t.Fatalf("answer %+v, want EPERM", a)
 	}
 	recs := f.records(t)
@@ -156,7 +156,7 @@ func TestDeniedIsRecordedAndReported(t *testing.T) {
 
 func TestAuditModeAllowsAndRecordsWouldDeny(t *testing.T) {
 	f := newFixture(t, policy.Policy{Mode: policy.Audit})
-	if a := f.g.Decide(call(bpf.SendTo, inet("10.0.0.1:53"))); !a.Allow {
+	if a := f.g.Decide(call(bpf.SendTo, inet("10.0.0.1:53"))); !a.Allowed() {
 		t.Fatalf("audit mode denied: %+v", a)
 	}
 	recs := f.records(t)
@@ -173,7 +173,7 @@ func TestAuditModeAllowsAndRecordsWouldDeny(t *testing.T) {
 func TestSendmmsgOneDeniedDeniesAll(t *testing.T) {
 	f := newFixture(t, policy.Policy{})
 	a := f.g.Decide(call(bpf.SendMMsg, inet("127.0.0.1:53"), inet("198.51.100.1:53")))
-	if a.Allow {
+	if a.Allowed() {
 		t.Fatal("sendmmsg with an external message allowed")
 	}
 	if recs := f.records(t); len(recs) != 1 || recs[0].Dest != "198.51.100.1:53" {
@@ -185,7 +185,7 @@ func TestUnreadableArgumentsKeepTheirErrno(t *testing.T) {
 	f := newFixture(t, policy.Policy{Mode: policy.Audit})
 	c := call(bpf.Connect)
 	c.Err = unix.EFAULT
-	if a := f.g.Decide(c); a.Allow || a.Errno != unix.EFAULT {
+	if a := f.g.Decide(c); a.Allowed() || a.Errno() != unix.EFAULT {
 		t.Fatalf("answer %+v, want EFAULT even in audit mode", a)
 	}
 }
@@ -193,13 +193,13 @@ func TestUnreadableArgumentsKeepTheirErrno(t *testing.T) {
 func TestRawSocketAndForeignABI(t *testing.T) {
 	f := newFixture(t, policy.Policy{})
 	sock := call(bpf.Socket)
-	sock.Socket = supervisor.SocketArgs{Domain: unix.AF_PACKET, Type: unix.SOCK_RAW}
-	if a := f.g.Decide(sock); a.Allow {
+	sock.Socket = decision.SocketArgs{Domain: unix.AF_PACKET, Type: unix.SOCK_RAW}
+	if a := f.g.Decide(sock); a.Allowed() {
 		t.Error("packet socket allowed")
 	}
 	foreign := call(bpf.Connect)
 	foreign.Syscall.Foreign, foreign.Syscall.ABI = true, "i386"
-	if a := f.g.Decide(foreign); a.Allow {
+	if a := f.g.Decide(foreign); a.Allowed() {
 		t.Error("i386 connect allowed")
 	}
 	recs := f.records(t)
@@ -219,20 +219,20 @@ func TestTreeNetns(t *testing.T) {
 		for _, d := range []classify.Dest{inet("192.0.2.1:80"), inet("10.0.0.1:53"), inet("[2001:db8::1]:443")} {
 			c := call(bpf.Connect, d)
 			c.Task = tree
-			if a := f.g.Decide(c); !a.Allow {
+			if a := f.g.Decide(c); !a.Allowed() {
 				t.Errorf("sealed=%v: %v in the tree's namespace denied", sealed, d)
 			}
 		}
 		sock := call(bpf.Socket)
-		sock.Socket = supervisor.SocketArgs{Domain: unix.AF_PACKET, Type: unix.SOCK_RAW}
+		sock.Socket = decision.SocketArgs{Domain: unix.AF_PACKET, Type: unix.SOCK_RAW}
 		sock.Task = tree
-		if a := f.g.Decide(sock); !a.Allow {
+		if a := f.g.Decide(sock); !a.Allowed() {
 			t.Errorf("sealed=%v: packet socket in the tree's namespace denied", sealed)
 		}
 		loop := call(bpf.Connect, inet("127.0.0.1:80"))
 		asked := &askedTask{FixedTask: tree}
 		loop.Task = asked
-		if a := f.g.Decide(loop); !a.Allow || asked.asked != 0 {
+		if a := f.g.Decide(loop); !a.Allowed() || asked.asked != 0 {
 			t.Errorf("sealed=%v: loopback %+v, asked %d", sealed, a, asked.asked)
 		}
 		recs := f.records(t)
@@ -247,7 +247,7 @@ func TestTreeNetns(t *testing.T) {
 		// The same outside the tree's namespaces: denied.
 		out := call(bpf.Connect, inet("192.0.2.1:80"))
 		out.Task = task("tcp")
-		if a := f.g.Decide(out); a.Allow {
+		if a := f.g.Decide(out); a.Allowed() {
 			t.Errorf("sealed=%v: 192.0.2.1 outside the tree's namespaces allowed", sealed)
 		}
 	}
@@ -261,12 +261,12 @@ func TestMissingResolverSocketIsNotDNS(t *testing.T) {
 	d := classify.Dest{Family: unix.AF_UNIX, Path: "/nonexistent/nscd/socket"}
 	missing := call(bpf.Connect, d)
 	missing.Task = task("unix-stream", d.Path)
-	if a := f.g.Decide(missing); !a.Allow {
+	if a := f.g.Decide(missing); !a.Allowed() {
 		t.Error("connect to a missing resolver socket denied")
 	}
 	exists := call(bpf.Connect, d)
 	exists.Task = task("unix-stream")
-	if a := f.g.Decide(exists); a.Allow {
+	if a := f.g.Decide(exists); a.Allowed() {
 		t.Error("connect to an existing resolver socket allowed")
 	}
 }
@@ -278,7 +278,7 @@ type fakeAttribution struct {
 	held    int
 }
 
-func (f *fakeAttribution) Begin(*supervisor.Call) Attempt {
+func (f *fakeAttribution) Begin(*decision.Call) Attempt {
 	f.mu.Lock()
 	f.held++
 	f.mu.Unlock()
@@ -328,11 +328,11 @@ func TestAttributionGetsTheDenialNotStderr(t *testing.T) {
 		t.Errorf("records %+v", recs)
 	}
 	attr.who = Who{Test: "collection", Context: policy.Context{Collection: true, Marked: true}}
-	if a := f.g.Decide(call(bpf.Connect, inet("203.0.113.7:80"))); a.Allow {
+	if a := f.g.Decide(call(bpf.Connect, inet("203.0.113.7:80"))); a.Allowed() {
 		t.Error("collection-time attempt allowed")
 	}
 	attr.who = Who{Test: "TestLive", Context: policy.Context{Marked: true}}
-	if a := f.g.Decide(call(bpf.Connect, inet("203.0.113.7:80"))); !a.Allow {
+	if a := f.g.Decide(call(bpf.Connect, inet("203.0.113.7:80"))); !a.Allowed() {
 		t.Error("marked test denied")
 	}
 	if last := attr.reports[len(attr.reports)-1]; last != "allowed|TestLive|" {
@@ -511,13 +511,13 @@ func TestRecordNamesTheTestThatEnded(t *testing.T) {
 // attribution (a leftover goroutine's connect as the test binary ends):
 // from then on /proc and its descriptors tell nothing.
 type exitingTask struct {
-	supervisor.FixedTask
+	decision.FixedTask
 	exited *atomic.Bool
 }
 
-func (t exitingTask) Caller() supervisor.Caller {
+func (t exitingTask) Caller() decision.Caller {
 	if t.exited.Load() {
-		return supervisor.Caller{PID: t.Process.PID, TID: t.Process.TID, Gone: true}
+		return decision.Caller{PID: t.Process.PID, TID: t.Process.TID, Gone: true}
 	}
 	return t.Process
 }
@@ -537,7 +537,7 @@ type exitOnBegin struct {
 	exited *atomic.Bool
 }
 
-func (a *exitOnBegin) Begin(c *supervisor.Call) Attempt {
+func (a *exitOnBegin) Begin(c *decision.Call) Attempt {
 	a.exited.Store(true)
 	return a.fakeAttribution.Begin(c)
 }

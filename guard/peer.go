@@ -5,8 +5,8 @@ import (
 
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/classify"
+	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/policy"
-	"github.com/nettrap/nettrap/supervisor"
 )
 
 // Peers under --sealed: an allowed unix or loopback destination reaches
@@ -36,11 +36,11 @@ func needsPeer(atts []attempt, allowUnspecified bool) bool {
 }
 
 // peerCheck is the answer's PeerCheck for c, under --sealed.
-func (g *Guard) peerCheck(c *supervisor.Call, atts []attempt) *supervisor.PeerCheck {
+func (g *Guard) peerCheck(c *decision.Call, atts []attempt) *decision.PeerCheck {
 	if !g.Policy.Sealed || !needsPeer(atts, g.Policy.AllowUnspecified) {
 		return nil
 	}
-	return &supervisor.PeerCheck{Outside: func(d classify.Dest, p supervisor.Peer) unix.Errno {
+	return &decision.PeerCheck{Outside: func(d classify.Dest, p decision.Peer) unix.Errno {
 		return g.peerOutside(c, d, p)
 	}}
 }
@@ -60,7 +60,7 @@ func (g *Guard) uncount(cls classify.Class) {
 // peerOutside decides a destination whose receiving socket is held
 // outside the tree, while the call still waits: the policy's DecidePeer,
 // attributed and recorded as any decision.
-func (g *Guard) peerOutside(c *supervisor.Call, d classify.Dest, p supervisor.Peer) unix.Errno {
+func (g *Guard) peerOutside(c *decision.Call, d classify.Dest, p decision.Peer) unix.Errno {
 	o := originOf(c)
 	att := g.attribution().Begin(c)
 	defer att.End()

@@ -9,8 +9,8 @@ import (
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/classify"
+	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/policy"
-	"github.com/nettrap/nettrap/supervisor"
 )
 
 // Under --sealed an allowed unix or loopback call carries a peer check;
@@ -23,7 +23,7 @@ func TestPeerCheckOnlySealed(t *testing.T) {
 	tests := []struct {
 		name string
 		p    policy.Policy
-		c    *supervisor.Call
+		c    *decision.Call
 		want bool
 	}{
 		{"default unix", policy.Policy{}, call(bpf.Connect, sock), false},
@@ -37,8 +37,8 @@ func TestPeerCheckOnlySealed(t *testing.T) {
 	for _, tt := range tests {
 		f := newFixture(t, tt.p)
 		a := f.g.Decide(tt.c)
-		if !a.Allow || (a.Peer != nil) != tt.want {
-			t.Errorf("%s: allow %t, peer check %t; want allowed, peer check %t", tt.name, a.Allow, a.Peer != nil, tt.want)
+		if !a.Allowed() || (a.Peer() != nil) != tt.want {
+			t.Errorf("%s: allow %t, peer check %t; want allowed, peer check %t", tt.name, a.Allowed(), a.Peer() != nil, tt.want)
 		}
 		if got := f.g.Quick(tt.c); tt.want && got {
 			t.Errorf("%s: Quick, but a peer outside would need attribution", tt.name)
@@ -50,12 +50,12 @@ func TestPeerCheckOnlySealed(t *testing.T) {
 // daemon, and recorded; --allow-unix lets it through, audited.
 func TestPeerOutside(t *testing.T) {
 	sock := classify.Dest{Family: unix.AF_UNIX, Path: "/var/run/docker.sock"}
-	docker := supervisor.Peer{Name: "/var/run/docker.sock", PID: 123, Comm: "dockerd", Role: "listener"}
+	docker := decision.Peer{Name: "/var/run/docker.sock", PID: 123, Comm: "dockerd", Role: "listener"}
 
 	f := newFixture(t, policy.Policy{Sealed: true})
 	c := call(bpf.Connect, sock)
 	a := f.g.Decide(c)
-	if errno := a.Peer.Outside(sock, docker); errno != unix.ECONNREFUSED {
+	if errno := a.Peer().Outside(sock, docker); errno != unix.ECONNREFUSED {
 		t.Fatalf("errno %v, want ECONNREFUSED", errno)
 	}
 	want := "connect /var/run/docker.sock (unix) by pid 4242 curl: sealed: peer outside the tree (listener pid 123 dockerd, outside the tree)"
@@ -72,7 +72,7 @@ func TestPeerOutside(t *testing.T) {
 
 	f = newFixture(t, policy.Policy{Sealed: true, AllowUnix: []string{"/var/run/docker.sock"}})
 	a = f.g.Decide(call(bpf.Connect, sock))
-	if errno := a.Peer.Outside(sock, docker); errno != 0 {
+	if errno := a.Peer().Outside(sock, docker); errno != 0 {
 		t.Fatalf("errno %v under --allow-unix", errno)
 	}
 	recs = f.records(t)
@@ -83,7 +83,7 @@ func TestPeerOutside(t *testing.T) {
 	// --mode=audit: recorded as would-deny, and the call goes on.
 	f = newFixture(t, policy.Policy{Sealed: true, Mode: policy.Audit})
 	a = f.g.Decide(call(bpf.Connect, sock))
-	if errno := a.Peer.Outside(sock, docker); errno != 0 {
+	if errno := a.Peer().Outside(sock, docker); errno != 0 {
 		t.Fatalf("errno %v in audit mode", errno)
 	}
 	if recs = f.records(t); len(recs) != 1 || recs[0].Decision != audit.WouldDeny {

@@ -6,8 +6,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/policy"
-	"github.com/nettrap/nettrap/supervisor"
 )
 
 // countingAttribution fails the test if Begin is called: what Quick calls
@@ -18,7 +18,7 @@ type countingAttribution struct {
 	begun int
 }
 
-func (a *countingAttribution) Begin(*supervisor.Call) Attempt {
+func (a *countingAttribution) Begin(*decision.Call) Attempt {
 	a.begun++
 	return Generic{}.Begin(nil)
 }
@@ -28,12 +28,12 @@ func (a *countingAttribution) Begin(*supervisor.Call) Attempt {
 func TestQuickMeansNoAttribution(t *testing.T) {
 	loop, ext := inet("127.0.0.1:80"), inet("203.0.113.7:80")
 	netlink := call(bpf.Socket)
-	netlink.Socket = supervisor.SocketArgs{Domain: unix.AF_NETLINK, Type: unix.SOCK_RAW}
+	netlink.Socket = decision.SocketArgs{Domain: unix.AF_NETLINK, Type: unix.SOCK_RAW}
 	unreadable := call(bpf.Connect)
 	unreadable.Err = unix.EFAULT
 	tests := []struct {
 		name  string
-		c     *supervisor.Call
+		c     *decision.Call
 		quick bool
 	}{
 		{"loopback connect", call(bpf.Connect, loop), true},
@@ -41,7 +41,7 @@ func TestQuickMeansNoAttribution(t *testing.T) {
 		{"sendmmsg loopback and external", call(bpf.SendMMsg, loop, ext), false},
 		{"netlink socket", netlink, true},
 		{"unreadable", unreadable, true},
-		{"foreign ABI", &supervisor.Call{TID: callerPID, Syscall: bpf.Call{Name: "socketcall", Kind: bpf.SocketCall, Foreign: true}, Task: task("")}, false},
+		{"foreign ABI", &decision.Call{TID: callerPID, Syscall: bpf.Call{Name: "socketcall", Kind: bpf.SocketCall, Foreign: true}, Task: task("")}, false},
 	}
 	for _, tt := range tests {
 		f := newFixture(t, policy.Policy{})

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/guard"
 	"github.com/nettrap/nettrap/policy"
 	"github.com/nettrap/nettrap/procfs"
-	"github.com/nettrap/nettrap/supervisor"
 )
 
 // fakeAttr is the inner's attribution: its transactions answer with who
@@ -40,7 +40,7 @@ func (f *fakeAttr) add(s string) {
 	f.mu.Unlock()
 }
 
-func (f *fakeAttr) Begin(c *supervisor.Call) guard.Attempt {
+func (f *fakeAttr) Begin(c *decision.Call) guard.Attempt {
 	f.add("begin")
 	if f.block != nil {
 		<-f.block

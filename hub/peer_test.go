@@ -17,10 +17,10 @@ import (
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/classify"
+	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/guard"
 	"github.com/nettrap/nettrap/policy"
 	"github.com/nettrap/nettrap/procfs"
-	"github.com/nettrap/nettrap/supervisor"
 )
 
 // TestMain lets this binary play a process that talks to the hub
@@ -312,16 +312,16 @@ func TestSealedInnerMarkedIsDenied(t *testing.T) {
 				Messages: newWaitBuf(), Attribution: s}
 			d := classify.Dest{Family: unix.AF_INET, Addr: netip.MustParseAddrPort("203.0.113.7:443")}
 			pid := sleep.Process.Pid
-			a := g.Decide(&supervisor.Call{TID: pid, Syscall: bpf.Call{Name: "connect", Kind: bpf.Connect, ABI: "x86_64"},
-				Dests: []classify.Dest{d}, Task: supervisor.FixedTask{Process: supervisor.Caller{PID: pid, TID: pid, Argv0: "sleep"}}})
-			if a.Allow == sealed {
+			a := g.Decide(&decision.Call{TID: pid, Syscall: bpf.Call{Name: "connect", Kind: bpf.Connect, ABI: "x86_64"},
+				Dests: []classify.Dest{d}, Task: decision.FixedTask{Process: decision.Caller{PID: pid, TID: pid, Argv0: "sleep"}}})
+			if a.Allowed() == sealed {
 				t.Fatalf("answer %+v under sealed=%v", a, sealed)
 			}
 			if !sealed {
 				return
 			}
-			if a.Errno != unix.EPERM {
-				t.Errorf("errno %v, want EPERM", a.Errno)
+			if a.Errno() != unix.EPERM {
+				t.Errorf("errno %v, want EPERM", a.Errno())
 			}
 			if len(fa.recs) != 1 || fa.recs[0].Decision != audit.Denied || fa.recs[0].Test != "TestLive" {
 				t.Fatalf("the inner got %+v, want one denial under TestLive", fa.recs)

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/guard"
 	"github.com/nettrap/nettrap/procfs"
-	"github.com/nettrap/nettrap/supervisor"
 	"github.com/nettrap/nettrap/tmpdir"
 )
 
@@ -259,7 +259,7 @@ func (s *Server) close() error {
 // from under no inner is a process's own (guard.Generic); one whose inner
 // cannot be asked counts as made by no test, and its denials fail the run
 // (Lost).
-func (s *Server) Begin(c *supervisor.Call) guard.Attempt {
+func (s *Server) Begin(c *decision.Call) guard.Attempt {
 	return s.begin(c.Task.Caller().PID)
 }
 

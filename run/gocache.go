@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/gotest"
 	"github.com/nettrap/nettrap/procfs"
 	"github.com/nettrap/nettrap/supervisor"
@@ -120,7 +121,7 @@ func isGo(pid int) bool { return procfs.ParentPID(pid) == os.Getpid() }
 // goTestSupervision is the filter and decider of a cached go test run:
 // exec calls wrap test binaries, every other call goes to d; toolchain
 // tells whose calls would count as the go command's own.
-func goTestSupervision(d supervisor.Decider, toolchain func(pid int) bool) (supervisor.Options, error) {
+func goTestSupervision(d decision.Decider, toolchain func(pid int) bool) (supervisor.Options, error) {
 	prog, err := bpf.AssembleWith(runtime.GOARCH, bpf.Options{Exec: true})
 	if err != nil {
 		return supervisor.Options{}, err

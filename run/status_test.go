@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/supervisor"
 )
 
@@ -18,7 +19,7 @@ import (
 // the ptrace engine's stub, this binary re-executed), never on this
 // process.
 func TestSessionStatus(t *testing.T) {
-	deny := supervisor.DeciderFunc(func(*supervisor.Call) supervisor.Answer { return supervisor.Answer{Errno: unix.EPERM} })
+	deny := decision.DeciderFunc(func(*decision.Call) decision.Answer { return decision.Deny(unix.EPERM) })
 	for _, mode := range []supervisor.EngineMode{supervisor.EngineNotifyOnly, supervisor.EnginePtraceOnly} {
 		name := map[supervisor.EngineMode]string{supervisor.EngineNotifyOnly: "notify", supervisor.EnginePtraceOnly: "ptrace"}[mode]
 		t.Run(name, func(t *testing.T) {

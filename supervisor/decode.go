@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"github.com/nettrap/nettrap/decision"
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
@@ -13,9 +14,9 @@ import (
 // the kinds of call that need it, so that an allowed connect costs
 // nothing here. It runs after the notification was found still pending:
 // the tid still names the caller.
-func (c *Call) decode() {
+func (c *call) decode() {
 	if c.Syscall.Kind == bpf.Socket {
-		c.Socket = SocketArgs{Domain: int(int32(c.Args[0])), Type: int(c.Args[1]) & 0xf, Protocol: int(int32(c.Args[2]))}
+		c.Socket = decision.SocketArgs{Domain: int(int32(c.Args[0])), Type: int(c.Args[1]) & 0xf, Protocol: int(int32(c.Args[2]))}
 	}
 	if c.Err != 0 || c.Syscall.Foreign {
 		return
@@ -51,7 +52,7 @@ func (c *Call) decode() {
 // (ProbeEmulation). Pids in ptrace and process_vm_writev are numbers of
 // the caller's pid namespace: in another one they cannot be looked up
 // here, and the answer is no.
-func (c *Call) reachesDescendant() bool {
+func (c *call) reachesDescendant() bool {
 	caller := c.Task.Caller()
 	if caller.Gone {
 		return false

@@ -128,7 +128,7 @@ var errCallerState = errors.New("cannot act as the caller")
 // has its groups too, short of a setgroups of its own (CAP_SETGID): see
 // docs/checks.md, SO_PEERGROUPS. Capabilities matter to a path's permission
 // checks only.
-func (p *callerPool) context(c *Call, pidfd int, paths, relative bool) (*callerCtx, error) {
+func (p *callerPool) context(c *call, pidfd int, paths, relative bool) (*callerCtx, error) {
 	x := &callerCtx{cwd: -1, root: -1, pool: p}
 	if p.err != nil {
 		return nil, p.err

@@ -111,7 +111,7 @@ type rawMsg struct {
 }
 
 // emulable tells whether a call is of a kind emulation may take.
-func emulable(c *Call) bool {
+func emulable(c *call) bool {
 	if c.Syscall.Foreign {
 		return false
 	}
@@ -127,7 +127,7 @@ func emulable(c *Call) bool {
 // perform makes an allowed call in the supervisor. done is false when the
 // call should continue in the kernel after all (a call that cannot be
 // emulated, in auto mode: see cannot).
-func (e *emulator) perform(c *Call) (r result, done bool) {
+func (e *emulator) perform(c *call) (r result, done bool) {
 	r, done, _ = e.make(c, true)
 	return r, done
 }
@@ -136,7 +136,7 @@ func (e *emulator) perform(c *Call) (r result, done bool) {
 // ptrace engine's tracer, which serves every stop) passes mayBlock false,
 // and a call that may block (a connect, a stream send, or a unix or
 // netlink send on a blocking socket) is then not made: wouldBlock says so.
-func (e *emulator) make(c *Call, mayBlock bool) (r result, done, wouldBlock bool) {
+func (e *emulator) make(c *call, mayBlock bool) (r result, done, wouldBlock bool) {
 	s, err := borrow(c, e)
 	switch {
 	case errors.Is(err, errGone):
@@ -193,7 +193,7 @@ func (e *emulator) make(c *Call, mayBlock bool) (r result, done, wouldBlock bool
 
 // makeNow makes the call on the borrowed socket, under a watch when it
 // may block (see make).
-func (s *borrowed) makeNow(c *Call, typ int, mayBlock bool) (r result, done, wouldBlock bool) {
+func (s *borrowed) makeNow(c *call, typ int, mayBlock bool) (r result, done, wouldBlock bool) {
 	connect := c.Syscall.Kind == bpf.Connect
 	if s.blocks(c, typ) {
 		if !mayBlock {
@@ -218,7 +218,7 @@ func (s *borrowed) makeNow(c *Call, typ int, mayBlock bool) (r result, done, wou
 // says the caller must make it where it may wait. (Under the ptrace
 // engine most unix sockets are blocking, and a call made aside costs two
 // thread hand-offs and a stop.)
-func (s *borrowed) tryNow(c *Call, typ int) (r result, done, wouldBlock bool) {
+func (s *borrowed) tryNow(c *call, typ int) (r result, done, wouldBlock bool) {
 	local := s.family == unix.AF_UNIX || s.family == unix.AF_NETLINK
 	if !local || typ == unix.SOCK_STREAM || (c.Syscall.Kind != bpf.SendTo && c.Syscall.Kind != bpf.SendMsg) {
 		return result{}, false, true
@@ -238,7 +238,7 @@ func (s *borrowed) tryNow(c *Call, typ int) (r result, done, wouldBlock bool) {
 // socket every message of the call names an inet address on (see
 // inetNamed). That spares a getsockopt or two per call; a connect on a
 // descriptor that is no socket says ENOTSOCK itself.
-func (s *borrowed) kind(c *Call, connect bool) (typ, family int, err error) {
+func (s *borrowed) kind(c *call, connect bool) (typ, family int, err error) {
 	if !connect {
 		t, errno := rawSockoptInt(s.fd, unix.SO_TYPE)
 		if errno != 0 {
@@ -271,7 +271,7 @@ func sockoptErr(errno unix.Errno) error {
 // gives the target the errno the kernel would. (One nuance: a unix socket
 // reads its control messages first, so a bad descriptor in SCM_RIGHTS
 // says EBADF, not EINVAL.)
-func inetNamed(c *Call) int {
+func inetNamed(c *call) int {
 	if len(c.msgs) == 0 {
 		return 0
 	}
@@ -292,7 +292,7 @@ func inetNamed(c *Call) int {
 // emulation is required, or when the call was allowed as one in a
 // namespace of the tree's (treens.go), and reported as a supervisor error
 // (the call was allowed); continued in the kernel otherwise, said once.
-func (e *emulator) cannot(c *Call, err error) (result, bool) {
+func (e *emulator) cannot(c *call, err error) (result, bool) {
 	if e.required || c.inTree {
 		e.report(fmt.Errorf("allowed %s by pid %d denied: it cannot be made race-free (%w)", c.Syscall.Name, c.TID, err))
 		return result{errno: unix.EPERM}, true
@@ -304,7 +304,7 @@ func (e *emulator) cannot(c *Call, err error) (result, bool) {
 }
 
 // sendFlags returns the flags argument of a send.
-func sendFlags(c *Call) int {
+func sendFlags(c *call) int {
 	switch c.Syscall.Kind {
 	case bpf.SendTo, bpf.SendMMsg:
 		return int(int32(c.Args[3]))

@@ -44,7 +44,7 @@ func (o *optValue) read(addr uint64, n int64) ([]byte, unix.Errno) {
 // to the kernel: it acts only on a namespace the caller holds
 // CAP_NET_ADMIN over, which the kernel checks itself (docs/threat-model.md,
 // "Nothing nettrap checked is read again").
-func emulableOpt(c *Call) bool {
+func emulableOpt(c *call) bool {
 	if !c.opt.settable {
 		return false
 	}
@@ -57,7 +57,7 @@ func emulableOpt(c *Call) bool {
 // kernel reads. The capability check of SO_BINDTODEVICE on a socket
 // already bound (CAP_NET_RAW) is then nettrap's: a target without it can
 // move its socket to lo or to no interface, nowhere else.
-func setOpt(s *borrowed, c *Call) result {
+func setOpt(s *borrowed, c *call) result {
 	optlen := c.opt.optlen
 	if optlen > maxOptval {
 		optlen = maxOptval

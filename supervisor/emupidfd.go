@@ -27,7 +27,7 @@ var errNoHandOver = errors.New("pidfd_getfd: nettrap cannot hand the descriptor 
 // in the target (ADDFD with SEND: the call returns the new descriptor,
 // close-on-exec as pidfd_getfd's own). It returns false, without
 // answering, where it cannot: the caller answers then.
-func (l *loop) pidfdGetfd(c *Call) bool {
+func (l *loop) pidfdGetfd(c *call) bool {
 	s, err := borrow(c, l.emu)
 	switch {
 	case errors.Is(err, errGone):
@@ -71,14 +71,14 @@ func (l *loop) pidfdGetfd(c *Call) bool {
 
 // answerErrno answers c with an errno of the call's own (the kernel's
 // answer to what nettrap made for it), counted as allowed.
-func (l *loop) answerErrno(c *Call, errno unix.Errno) {
+func (l *loop) answerErrno(c *call, errno unix.Errno) {
 	l.stats.Allowed.Add(1)
 	l.send(&notifResp{ID: c.ID, Error: -int32(errno)})
 }
 
 // emulablePidfd tells an allowed native pidfd_getfd, which both engines
 // must not let the kernel look up again.
-func emulablePidfd(c *Call) bool {
+func emulablePidfd(c *call) bool {
 	return c.Syscall.Kind == bpf.PidfdGetfd && !c.Syscall.Foreign
 }
 
@@ -89,7 +89,7 @@ func emulablePidfd(c *Call) bool {
 // target may not take one from nettrap, which is not dumpable.) A
 // pidfd_getfd aimed at a descendant goes through emulator.cannot
 // instead. It returns false when the thread is gone or killed.
-func (tr *tracer) dupSelf(c *Call) bool {
+func (tr *tracer) dupSelf(c *call) bool {
 	var r unix.PtraceRegs
 	err := getRegs(c.TID, &r)
 	if err == nil {

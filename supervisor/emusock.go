@@ -32,7 +32,7 @@ const (
 // O_NONBLOCK, same options (SO_SNDTIMEO, TCP_FASTOPEN, UDP_SEGMENT …).
 type borrowed struct {
 	fd, pidfd int
-	call      *Call
+	call      *call
 	e         *emulator
 	entry     *pidfdEntry
 	left      bool      // answered before the call ended (emuintr.go; the watch's own)
@@ -51,7 +51,7 @@ type borrowed struct {
 // pidfd on the thread (openPidfd), so that a thread with a file table of
 // its own (clone without CLONE_FILES) is served from that table. The
 // pidfd is cached (pidfds.go).
-func borrow(c *Call, e *emulator) (*borrowed, error) {
+func borrow(c *call, e *emulator) (*borrowed, error) {
 	target := int(int32(c.Args[0]))
 	if ent := e.pidfds.get(c.TID); ent != nil {
 		fd, err := rawPidfdGetfd(ent.fd, target) // always close-on-exec
@@ -81,7 +81,7 @@ func borrow(c *Call, e *emulator) (*borrowed, error) {
 
 // borrowed fills the call's own borrowed (no allocation per call: a call
 // borrows its socket once at a time).
-func (c *Call) borrowed(fd int, ent *pidfdEntry, e *emulator) *borrowed {
+func (c *call) borrowed(fd int, ent *pidfdEntry, e *emulator) *borrowed {
 	s := &c.sock
 	*s = borrowed{fd: fd, pidfd: ent.fd, call: c, e: e, entry: ent}
 	return s
@@ -92,7 +92,7 @@ func (c *Call) borrowed(fd int, ent *pidfdEntry, e *emulator) *borrowed {
 // notification is still pending afterwards: only then does the pidfd name
 // the caller (its tid may have been reused by another task in between).
 // errGone: the caller left the call.
-func openPidfd(c *Call) (int, error) {
+func openPidfd(c *call) (int, error) {
 	fd, err := unix.PidfdOpen(c.TID, unix.PIDFD_THREAD)
 	if err == unix.EINVAL {
 		tgid, terr := procfs.ThreadGroup(c.TID)
@@ -123,7 +123,7 @@ func (s *borrowed) close() {
 // stream send on a blocking socket, without MSG_DONTWAIT. (An inet
 // datagram send blocks only while the send buffer drains; a unix or
 // netlink one waits for its receiver to read.)
-func (s *borrowed) blocks(c *Call, typ int) bool {
+func (s *borrowed) blocks(c *call, typ int) bool {
 	local := s.family == unix.AF_UNIX || s.family == unix.AF_NETLINK
 	if c.Syscall.Kind != bpf.Connect && typ != unix.SOCK_STREAM && !local {
 		return false
@@ -165,7 +165,7 @@ func (s *borrowed) resumedConnect(name []byte, timedOut unix.Errno) result {
 
 // send makes the call's send(s) with the checked addresses and control
 // data and the payload read from the target now.
-func (s *borrowed) send(c *Call, typ int) result {
+func (s *borrowed) send(c *call, typ int) result {
 	flags := sendFlags(c)
 	if s.dontWait {
 		flags |= unix.MSG_DONTWAIT
@@ -232,7 +232,7 @@ func (s *borrowed) send(c *Call, typ int) result {
 // MSG_FASTOPEN: it connects, the rest go over the connection. (Without
 // MSG_FASTOPEN a connected TCP socket ignores the address, and an
 // unconnected one fails as in the kernel.)
-func (s *borrowed) sendStream(c *Call, flags int) result {
+func (s *borrowed) sendStream(c *call, flags int) result {
 	var bufs []remoteBuf
 	if c.Syscall.Kind == bpf.SendTo {
 		bufs = []remoteBuf{{c.Args[1], c.Args[2]}}

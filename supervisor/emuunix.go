@@ -44,7 +44,7 @@ import (
 // emulated; nor is control data.
 
 // makeUnix makes a call on a unix socket.
-func (e *emulator) makeUnix(s *borrowed, c *Call, typ int, mayBlock bool) (r result, done, wouldBlock bool) {
+func (e *emulator) makeUnix(s *borrowed, c *call, typ int, mayBlock bool) (r result, done, wouldBlock bool) {
 	defer keepMsgs(c)()
 	if c.Syscall.Kind == bpf.Connect {
 		// A datagram connect never waits (see blocks): worth a
@@ -105,7 +105,7 @@ func (e *emulator) makeUnix(s *borrowed, c *Call, typ int, mayBlock bool) (r res
 // function it returns puts them back, so that a call made again (aside,
 // by the ptrace engine, when the first try would have blocked) starts
 // from what was checked.
-func keepMsgs(c *Call) func() {
+func keepMsgs(c *call) func() {
 	all := c.msgs
 	saved := make([][2][]byte, len(all))
 	for i, m := range all {
@@ -127,7 +127,7 @@ func (e *emulator) callerPool() *callerPool {
 
 // unixPaths tells whether some message names a unix path, and whether
 // some such path is relative.
-func unixPaths(c *Call) (paths, relative bool) {
+func unixPaths(c *call) (paths, relative bool) {
 	for _, m := range c.msgs {
 		if len(m.name) > 2 && binary.NativeEndian.Uint16(m.name) == unix.AF_UNIX && m.name[2] != 0 {
 			paths = true
@@ -145,7 +145,7 @@ func unixPaths(c *Call) (paths, relative bool) {
 // lands on its working directory, ".." and absolute symlinks meet the
 // same root), and no name is visible to a peer (a stream peer sees the
 // listener's bound name, a datagram's receiver the sender's).
-func viaProcCwd(c *Call, cwd int) bool {
+func viaProcCwd(c *call, cwd int) bool {
 	prefix := "/proc/self/fd/" + strconv.Itoa(cwd) + "/"
 	names := make([][]byte, len(c.msgs))
 	for i, m := range c.msgs {
@@ -185,7 +185,7 @@ var errCredentials = errors.New("SCM_CREDENTIALS would be checked against nettra
 // call. A bad descriptor in message 0 is the call's errno (EBADF, as in
 // the kernel); in a later message of a sendmmsg it ends the vector there,
 // as the kernel's sendmmsg stops there.
-func (s *borrowed) translateRights(c *Call) (fds []int, errno unix.Errno, err error) {
+func (s *borrowed) translateRights(c *call) (fds []int, errno unix.Errno, err error) {
 	for i := range c.msgs {
 		ctl, add, errno, err := s.rights(c.msgs[i].control)
 		fds = append(fds, add...)
@@ -245,7 +245,7 @@ func (s *borrowed) rights(ctl []byte) (out []byte, fds []int, errno unix.Errno, 
 }
 
 // makeNetlink makes a call on a netlink socket.
-func (e *emulator) makeNetlink(s *borrowed, c *Call, typ int, mayBlock bool) (r result, done, wouldBlock bool) {
+func (e *emulator) makeNetlink(s *borrowed, c *call, typ int, mayBlock bool) (r result, done, wouldBlock bool) {
 	defer keepMsgs(c)()
 	connect := c.Syscall.Kind == bpf.Connect
 	stripped := false

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nettrap/nettrap/decision"
 	"golang.org/x/sys/unix"
 )
 
@@ -38,7 +39,7 @@ func watchedPair(t *testing.T) (s *borrowed, peer int, child *exec.Cmd, stop int
 			unix.Close(fd)
 		}
 	})
-	c := &Call{TID: child.Process.Pid}
+	c := &call{Call: decision.Call{TID: child.Process.Pid}}
 	c.sock = borrowed{fd: fds[0], pidfd: pidfd, call: c}
 	return &c.sock, fds[1], child, pipe[0]
 }

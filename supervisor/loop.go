@@ -9,78 +9,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nettrap/nettrap/decision"
+
 	"golang.org/x/sys/unix"
 )
-
-// Answer is a decision on one call: let it run, or fail it with Errno.
-type Answer struct {
-	Allow bool
-	Errno unix.Errno
-	// Redirect, on a denied connect or send, asks the supervisor to
-	// make the call to a stand-in on loopback instead (the DNS sinkhole),
-	// where it can (emulation on, an inet socket). Nil: fail with Errno.
-	Redirect *Redirect
-	// Capless, with Allow: make the call on a thread without
-	// capabilities instead of letting it continue (see netlink.go): a
-	// netlink socket(2) is created and handed over, a netlink send that
-	// names the kernel is sent with the bytes that were read.
-	Capless bool
-	// Peer, with Allow: the call may reach only a socket of the confined
-	// tree, or one Peer.Outside lets through (--sealed; peer.go). Such a
-	// call is made by nettrap or denied, never continued.
-	Peer *PeerCheck
-}
-
-// Redirect names the stand-in a denied call goes to, and is told how it
-// went.
-type Redirect struct {
-	// To4 and To6 are the stand-in's addresses for the socket's type (TCP
-	// or UDP): To4 for AF_INET sockets and v4-mapped destinations, To6
-	// for other IPv6 ones (invalid: no IPv6 stand-in, fail with Errno).
-	To4, To6 netip.AddrPort
-	// Done is called exactly once: with the redirected socket's local
-	// address (the stand-in sees its traffic come from there) when the
-	// call was redirected, or with ok false when it failed with Errno.
-	Done func(local netip.AddrPort, ok bool)
-}
-
-// Decider decides intercepted calls. It may be called from several
-// goroutines at once and must be safe for that. It may block (for instance
-// to drain a test's output first), but every moment it takes is a moment
-// the calling thread waits, and past a millisecond or two another
-// goroutine takes over receiving the other threads' calls.
-type Decider interface {
-	Decide(c *Call) Answer
-}
-
-// QuickDecider is a Decider that tells which calls it decides without
-// waiting on anything a confined process could hold up (an inner nettrap
-// asked which test runs). The ptrace engine decides those on its tracer
-// thread, and the others on another goroutine, so that the tracer serves
-// the confined processes' stops meanwhile (ptrace.go). A Decider that
-// does not implement it is asked on another goroutine always: a decorator
-// (testexec's) must pass Quick on.
-type QuickDecider interface {
-	Decider
-	// Quick is called before Decide, and must not wait.
-	Quick(c *Call) bool
-}
-
-// QuickFunc adapts a function that never waits on a confined process to
-// a QuickDecider whose every call is quick.
-type QuickFunc func(c *Call) Answer
-
-// Decide calls f.
-func (f QuickFunc) Decide(c *Call) Answer { return f(c) }
-
-// Quick is always true.
-func (f QuickFunc) Quick(*Call) bool { return true }
-
-// DeciderFunc adapts a function to Decider.
-type DeciderFunc func(c *Call) Answer
-
-// Decide calls f.
-func (f DeciderFunc) Decide(c *Call) Answer { return f(c) }
 
 // Stats counts what the loop did.
 type Stats struct {
@@ -98,7 +30,7 @@ type Stats struct {
 // for who answers what.
 type loop struct {
 	listener int
-	decider  Decider
+	decider  decision.Decider
 	emu      *emulator   // nil: allowed calls always continue in the kernel
 	vmRead   atomic.Bool // read target memory with process_vm_readv (mem.go)
 	stats    *Stats
@@ -118,7 +50,7 @@ type loop struct {
 	stopping atomic.Bool
 }
 
-func newLoop(listener int, d Decider, stats *Stats, errs *errorLog) (*loop, error) {
+func newLoop(listener int, d decision.Decider, stats *Stats, errs *errorLog) (*loop, error) {
 	l := &loop{listener: listener, decider: d, stats: stats, errs: errs, done: make(chan struct{})}
 	if err := unix.Pipe2(l.wake[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
 		return nil, os.NewSyscallError("pipe2", err)
@@ -245,7 +177,7 @@ func (l *loop) handle(n *notif) {
 	defer c.release()
 	c.decode()
 	a := l.decide(c)
-	if a.Allow && a.Capless && l.capless(c) {
+	if a.Capless() && l.capless(c) {
 		return
 	}
 	l.answer(c, a)
@@ -253,7 +185,7 @@ func (l *loop) handle(n *notif) {
 
 // answerValue answers c with a return value of its own: the call was made
 // by the supervisor.
-func (l *loop) answerValue(c *Call, v int64) {
+func (l *loop) answerValue(c *call, v int64) {
 	l.stats.Allowed.Add(1)
 	l.send(&notifResp{ID: c.ID, Val: v})
 }
@@ -270,10 +202,10 @@ func (l *loop) send(resp *notifResp) {
 }
 
 // answer sends the answer to c, counting it.
-func (l *loop) answer(c *Call, a Answer) {
+func (l *loop) answer(c *call, a decision.Answer) {
 	resp := notifResp{ID: c.ID}
 	switch {
-	case a.Allow:
+	case a.Allowed():
 		if l.emu != nil && emulablePidfd(c) {
 			if l.pidfdGetfd(c) {
 				return
@@ -283,13 +215,13 @@ func (l *loop) answer(c *Call, a Answer) {
 				return
 			}
 		}
-		if a.Peer != nil && (l.emu == nil || !emulable(c)) {
+		if a.Peer() != nil && (l.emu == nil || !emulable(c)) {
 			l.report(fmt.Errorf("allowed %s by pid %d denied: %w", c.Syscall.Name, c.TID, errPeerUnchecked))
 			l.answerErrno(c, unix.EPERM)
 			return
 		}
 		l.stats.Allowed.Add(1)
-		c.peer = a.Peer
+		c.peer = a.Peer()
 		if l.emu != nil && emulable(c) {
 			if r, done := l.emu.perform(c); done {
 				l.stats.Emulated.Add(1)
@@ -303,49 +235,46 @@ func (l *loop) answer(c *Call, a Answer) {
 		}
 		resp.Flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
 	default:
-		if a.Errno == 0 {
-			a.Errno = unix.EPERM
-		}
-		resp.Error = -int32(a.Errno)
+		resp.Error = -int32(a.Errno())
 		l.stats.Denied.Add(1)
-		if a.Redirect != nil {
+		if a.Redirect() != nil {
 			resp.Val, resp.Error = l.redirect(c, a)
 		}
 	}
 	l.send(&resp)
 }
 
-// redirect makes a denied call to the stand-in of a.Redirect where it
+// redirect makes a denied call to the stand-in of a.Redirect() where it
 // can, and tells Done how it went. It returns the answer's value and
 // error.
-func (l *loop) redirect(c *Call, a Answer) (int64, int32) {
+func (l *loop) redirect(c *call, a decision.Answer) (int64, int32) {
 	if l.emu != nil && emulable(c) {
 		val, errno := l.emu.redirect(c, a)
 		return val, -int32(errno)
 	}
-	a.Redirect.Done(netip.AddrPort{}, false)
-	return 0, -int32(a.Errno)
+	a.Redirect().Done(netip.AddrPort{}, false)
+	return 0, -int32(a.Errno())
 }
 
 // decide asks the decider (decideWith).
-func (l *loop) decide(c *Call) Answer { return decideWith(l.decider, l.report, c) }
+func (l *loop) decide(c *call) decision.Answer { return decideWith(l.decider, l.report, c) }
 
 // decideWith asks d, and fails the call closed if d panics: a bug in a
 // policy must never let a call through nor hang the target.
-func decideWith(d Decider, report func(error), c *Call) (a Answer) {
+func decideWith(d decision.Decider, report func(error), c *call) (a decision.Answer) {
 	defer func() {
 		if r := recover(); r != nil {
 			report(fmt.Errorf("decider panicked on %s: %v", c.Syscall.Name, r))
-			a = Answer{Errno: unix.EPERM}
+			a = decision.Deny(unix.EPERM)
 		}
 	}()
 	if c.Err != 0 {
 		// Unreadable or malformed arguments: the decider still sees the
 		// call (to audit it), but cannot turn it into an allow.
-		d.Decide(c)
-		return Answer{Errno: c.Err}
+		d.Decide(&c.Call)
+		return decision.Deny(c.Err)
 	}
-	return d.Decide(c)
+	return d.Decide(&c.Call)
 }
 
 func (l *loop) report(err error) { l.errs.add(err) }

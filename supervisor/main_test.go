@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/supervisor"
 )
 
@@ -79,8 +80,8 @@ var (
 	redirects   []string
 )
 
-func redirectTo(standIn string) *supervisor.Redirect {
-	rd := &supervisor.Redirect{Done: func(local netip.AddrPort, ok bool) {
+func redirectTo(standIn string) *decision.Redirect {
+	rd := &decision.Redirect{Done: func(local netip.AddrPort, ok bool) {
 		redirectsMu.Lock()
 		defer redirectsMu.Unlock()
 		if ok {
@@ -106,14 +107,14 @@ const stallNoticeFD = 3
 
 // testDecider denies 127.0.0.2, holds calls to 127.0.0.3 until the caller
 // is gone, and allows the rest.
-func testDecider(c *supervisor.Call) supervisor.Answer {
+func testDecider(c *decision.Call) decision.Answer {
 	for _, d := range c.Dests {
 		switch {
 		case deniedNet.Contains(d.Addr.Addr().Unmap()):
 			noteCaller(c)
-			return supervisor.Answer{Errno: unix.EPERM}
+			return decision.Deny(unix.EPERM)
 		case redirectedNet.Contains(d.Addr.Addr().Unmap()):
-			return supervisor.Answer{Errno: unix.EPERM, Redirect: redirectTo(os.Getenv(standInEnv))}
+			return decision.DenyRedirect(unix.EPERM, redirectTo(os.Getenv(standInEnv)))
 		case stalledNet.Contains(d.Addr.Addr().Unmap()):
 			if stallNotice != nil {
 				// A victim that is not waiting for it has the pipe
@@ -124,43 +125,49 @@ func testDecider(c *supervisor.Call) supervisor.Answer {
 			for c.Task.Pending() && time.Now().Before(deadline) {
 				time.Sleep(5 * time.Millisecond)
 			}
-			return supervisor.Answer{Errno: unix.EPERM}
+			return decision.Deny(unix.EPERM)
 		}
 	}
 	switch c.Syscall.Kind {
 	case bpf.Ptrace, bpf.ProcessVMWritev, bpf.PidfdGetfd:
 		// As the guard: the caller's own descendant (or itself) only.
-		return supervisor.Answer{Allow: c.OwnDescendant, Errno: unix.EPERM}
+		if c.OwnDescendant {
+			return decision.Allow()
+		}
+		return decision.Deny(unix.EPERM)
 	}
 	if c.SourceRoute || c.Pin != "" {
-		return supervisor.Answer{Errno: unix.EPERM}
+		return decision.Deny(unix.EPERM)
 	}
 	for _, p := range deniedGroups {
 		if c.Group.IsValid() && p.Contains(c.Group) {
-			return supervisor.Answer{Errno: unix.EPERM}
+			return decision.Deny(unix.EPERM)
 		}
 	}
 	if c.Syscall.Kind == bpf.Socket && !c.Syscall.Foreign && c.Socket.Domain == unix.AF_NETLINK {
-		return supervisor.Answer{Allow: true, Capless: !c.OtherNetns}
+		if c.OtherNetns {
+			return decision.Allow()
+		}
+		return decision.AllowCapless()
 	}
 	// Netlink sends to the kernel are all made without capabilities,
 	// changes included: the kernel must refuse those itself.
 	if c.NetlinkOurs {
-		return supervisor.Answer{Allow: true, Capless: true}
+		return decision.AllowCapless()
 	}
 	if c.Syscall.Foreign || c.Syscall.Kind == bpf.Socket || c.Syscall.Kind == bpf.IOUringSetup {
-		return supervisor.Answer{Errno: unix.EPERM}
+		return decision.Deny(unix.EPERM)
 	}
-	return supervisor.Answer{Allow: true}
+	return decision.Allow()
 }
 
 // quickTestDecider is testDecider, quick but for the calls it holds: those
 // wait for the victim to kill their caller.
 type quickTestDecider struct{}
 
-func (quickTestDecider) Decide(c *supervisor.Call) supervisor.Answer { return testDecider(c) }
+func (quickTestDecider) Decide(c *decision.Call) decision.Answer { return testDecider(c) }
 
-func (quickTestDecider) Quick(c *supervisor.Call) bool {
+func (quickTestDecider) Quick(c *decision.Call) bool {
 	for _, d := range c.Dests {
 		if stalledNet.Contains(d.Addr.Addr().Unmap()) {
 			return false
@@ -192,7 +199,7 @@ var (
 	callers   []string
 )
 
-func noteCaller(c *supervisor.Call) {
+func noteCaller(c *decision.Call) {
 	who := c.Task.Caller()
 	note := fmt.Sprintf("%s %s %s", c.Task.SockType(), who.Exe, who.Argv0)
 	if who.PID > 0 && who.TID == c.TID && !who.Gone {
@@ -252,9 +259,9 @@ func supervisorRole(reportPath string, keep bool) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 125
 	}
-	var decider supervisor.Decider = quickTestDecider{}
+	var decider decision.Decider = quickTestDecider{}
 	if os.Getenv(asideEnv) != "" {
-		decider = supervisor.DeciderFunc(testDecider) // not a QuickDecider
+		decider = decision.DeciderFunc(testDecider) // not a decision.QuickDecider
 	}
 	s, err := supervisor.Start(cmd, supervisor.Options{Decider: decider, Emulate: mode, Engine: engine, Userns: userns})
 	notices.Close()

@@ -3,6 +3,8 @@ package supervisor
 import (
 	"errors"
 
+	"github.com/nettrap/nettrap/decision"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
@@ -37,7 +39,7 @@ import (
 // a netlink socket(2) is handed over, a netlink send made by the
 // supervisor. It returns false, without answering, when that cannot be
 // done; the call then continues in the kernel, as before.
-func (l *loop) capless(c *Call) bool {
+func (l *loop) capless(c *call) bool {
 	if l.capMaker == nil {
 		return false
 	}
@@ -56,13 +58,13 @@ func (l *loop) capless(c *Call) bool {
 // with SEND, so the call returns the new descriptor). It returns false,
 // without answering, only when the kernel cannot do that (before 5.14):
 // the caller then lets the call continue, as before.
-func (l *loop) handOver(c *Call) bool {
+func (l *loop) handOver(c *call) bool {
 	typ := int(int32(c.Args[1]))
 	fd, err := l.capMaker.netlinkSocket(typ, int(int32(c.Args[2])))
 	if err != nil {
 		// The kernel's own answer to these arguments (EPROTONOSUPPORT,
 		// EINVAL, EMFILE…): the target gets it.
-		l.answer(c, Answer{Errno: errnoOf(err)})
+		l.answer(c, decision.Deny(errnoOf(err)))
 		return true
 	}
 	defer unix.Close(fd)
@@ -88,7 +90,7 @@ func (l *loop) handOver(c *Call) bool {
 	}
 	// EMFILE and the like: the install failed in the target, which still
 	// waits; it gets the errno.
-	l.answer(c, Answer{Errno: errnoOf(err)})
+	l.answer(c, decision.Deny(errnoOf(err)))
 	return true
 }
 
@@ -101,13 +103,13 @@ func (l *loop) handOver(c *Call) bool {
 // (the byte count, or its errno). Where the socket cannot be borrowed
 // (pidfd_getfd refused) the call continues in the kernel, decided on
 // what was read.
-func (l *loop) sendCapless(c *Call) bool {
+func (l *loop) sendCapless(c *call) bool {
 	val, errno, ok := sendCapless(l.capMaker, c)
 	switch {
 	case !ok:
 		return false
 	case errno != 0:
-		l.answer(c, Answer{Errno: errno})
+		l.answer(c, decision.Deny(errno))
 	default:
 		l.stats.CaplessNetlink.Add(1)
 		l.answerValue(c, val)
@@ -117,7 +119,7 @@ func (l *loop) sendCapless(c *Call) bool {
 
 // sendCapless makes c's netlink send on the capability-free thread of m,
 // for both engines. ok is false when it cannot (see loop.sendCapless).
-func sendCapless(m *caplessMaker, c *Call) (val int64, errno unix.Errno, ok bool) {
+func sendCapless(m *caplessMaker, c *call) (val int64, errno unix.Errno, ok bool) {
 	n := c.netlink
 	if m == nil || n == nil || n.control || n.oversize || len(n.payloads) != 1 {
 		return 0, 0, false

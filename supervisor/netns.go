@@ -50,7 +50,7 @@ func netnsCookie(fd int) (uint64, error) {
 // namespace while it is stopped in the call (setns and unshare act on the
 // caller only), so the answer holds until the call is answered. When it
 // cannot be told (the thread is gone) the answer is yes: the strict one.
-func (c *Call) inStartingNetns() bool {
+func (c *call) inStartingNetns() bool {
 	if c.netns == nil {
 		return true
 	}
@@ -65,7 +65,7 @@ func (c *Call) inStartingNetns() bool {
 // default profile denies pidfd_getfd; a kernel without the cookie) the
 // calling thread's namespace decides. A descriptor that is not open, or
 // not a socket, changes no namespace: the kernel fails the ioctl.
-func (c *Call) socketInStartingNetns(fd int) bool {
+func (c *call) socketInStartingNetns(fd int) bool {
 	if c.netns == nil || c.netns.cookie == 0 {
 		return c.inStartingNetns()
 	}
@@ -79,7 +79,7 @@ func (c *Call) socketInStartingNetns(fd int) bool {
 	return c.inStartingNetns()
 }
 
-func (c *Call) socketCookie(fd int) (uint64, error) {
+func (c *call) socketCookie(fd int) (uint64, error) {
 	sfd, err := c.borrow(fd)
 	if err != nil {
 		return 0, err
@@ -90,7 +90,7 @@ func (c *Call) socketCookie(fd int) (uint64, error) {
 
 // borrow takes a copy of the caller's descriptor fd (pidfd_getfd); the
 // caller closes it.
-func (c *Call) borrow(fd int) (int, error) {
+func (c *call) borrow(fd int) (int, error) {
 	pidfd, err := openPidfd(c)
 	if err != nil {
 		return -1, err

@@ -85,7 +85,7 @@ type netlinkSend struct {
 // and names the first request among them that changes that namespace
 // ("RTM_NEWROUTE", "nfnetlink message …"), "" when none does
 // (Call.NetlinkOurs, Call.NetlinkChange).
-func (c *Call) netlinkRequest() (ours bool, change string) {
+func (c *call) netlinkRequest() (ours bool, change string) {
 	n := c.netlink
 	proto, ours := c.netlinkProtocol(int(int32(c.Args[0])))
 	switch {
@@ -110,7 +110,7 @@ func (c *Call) netlinkRequest() (ours bool, change string) {
 // socket; where that is refused it looks the socket's inode up in the
 // calling thread's /proc/TID/net/netlink, which lists the thread's
 // namespace only.
-func (c *Call) netlinkProtocol(fd int) (proto int, ok bool) {
+func (c *call) netlinkProtocol(fd int) (proto int, ok bool) {
 	if c.netns != nil && c.netns.cookie != 0 {
 		if proto, cookie, err := c.borrowedProtocol(fd); err == nil {
 			return proto, cookie == c.netns.cookie
@@ -128,7 +128,7 @@ func (c *Call) netlinkProtocol(fd int) (proto int, ok bool) {
 
 // borrowedProtocol borrows the socket and asks it. The copy is kept in
 // c.netlink for the send (see sendCapless) and closed with the call.
-func (c *Call) borrowedProtocol(fd int) (proto int, cookie uint64, err error) {
+func (c *call) borrowedProtocol(fd int) (proto int, cookie uint64, err error) {
 	sfd, err := c.borrow(fd)
 	if err != nil {
 		return 0, 0, err
@@ -151,7 +151,7 @@ func (c *Call) borrowedProtocol(fd int) (proto int, cookie uint64, err error) {
 }
 
 // release closes what the call borrowed from the target.
-func (c *Call) release() {
+func (c *call) release() {
 	if c.netlink != nil && c.netlink.sock >= 0 {
 		unix.Close(c.netlink.sock)
 		c.netlink.sock = -1

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/nettrap/nettrap/decision"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
@@ -48,27 +50,6 @@ import (
 //     datagram (all of them: SO_REUSEPORT), and the tree must hold each.
 //     Between that look and the call another process could start
 //     listening on the port: docs/threat-model.md says so.
-
-// PeerCheck, set by the decider on an allowed connect or send (under
-// --sealed), asks that the call reach only a socket of the confined
-// tree. The call is then made by nettrap or denied, never continued.
-type PeerCheck struct {
-	// Outside is asked about a destination whose receiving socket is
-	// held outside the tree: it returns 0 to let the call go on (a rule
-	// names it; audit mode), or the errno to fail the call with, having
-	// recorded it.
-	Outside func(d classify.Dest, p Peer) unix.Errno
-}
-
-// Peer is a receiving socket outside the confined tree, as found.
-type Peer struct {
-	Name string // the unix socket's bound name ("@…" abstract); "" none
-	PID  int    // the process holding it; 0 unknown
-	Comm string
-	UID  int    // the socket's owner; -1 unknown
-	Role string // "listener" or "receiver"
-	Why  string // replaces "outside the tree" when set
-}
 
 // tree is the confined tree, for the peer checks: its first process,
 // and which of its processes held a socket when last looked at.
@@ -120,7 +101,7 @@ var errPeerUnchecked = errors.New("its peer must be checked, which needs nettrap
 // peerNetns tells where the borrowed socket lives: in a namespace the
 // tree made (whatever it reaches there is the tree's), in the one
 // nettrap started in (which its sock_diag sees), or elsewhere.
-func (s *borrowed) peerNetns(c *Call) (treeOwned, starting bool) {
+func (s *borrowed) peerNetns(c *call) (treeOwned, starting bool) {
 	if c.netns.ownsSocket(s.fd) {
 		return true, false
 	}
@@ -145,7 +126,7 @@ func (s *borrowed) peerNetns(c *Call) (treeOwned, starting bool) {
 
 // outside asks the decider about message i's destination; stop says the
 // call ends with r.
-func (s *borrowed) outside(c *Call, orig []byte, p Peer) (r result, stop bool) {
+func (s *borrowed) outside(c *call, orig []byte, p decision.Peer) (r result, stop bool) {
 	op := classify.OpSend
 	if c.Syscall.Kind == bpf.Connect {
 		op = classify.OpConnect
@@ -162,7 +143,7 @@ func (s *borrowed) outside(c *Call, orig []byte, p Peer) (r result, stop bool) {
 
 // checkInetPeers checks every loopback (or unspecified) destination of
 // an inet call (see the top of this file).
-func (s *borrowed) checkInetPeers(c *Call) (r result, stop bool) {
+func (s *borrowed) checkInetPeers(c *call) (r result, stop bool) {
 	proto, errno := rawSockoptInt(s.fd, unix.SO_PROTOCOL)
 	if errno != 0 {
 		return result{errno: unix.EPERM}, true
@@ -185,7 +166,7 @@ func (s *borrowed) checkInetPeers(c *Call) (r result, stop bool) {
 			return result{}, false
 		}
 		if !starting {
-			if r, stop := s.outside(c, m.name, Peer{UID: -1, Why: "in a network namespace nettrap cannot inspect"}); stop {
+			if r, stop := s.outside(c, m.name, decision.Peer{UID: -1, Why: "in a network namespace nettrap cannot inspect"}); stop {
 				return r, true
 			}
 			continue
@@ -204,7 +185,7 @@ func (s *borrowed) checkInetPeers(c *Call) (r result, stop bool) {
 			if stream {
 				role = "listener"
 			}
-			if r, stop := s.outside(c, m.name, Peer{PID: pid, Comm: procfs.Comm(pid), UID: int(sk.UID), Role: role}); stop {
+			if r, stop := s.outside(c, m.name, decision.Peer{PID: pid, Comm: procfs.Comm(pid), UID: int(sk.UID), Role: role}); stop {
 				return r, true
 			}
 			break // a rule names it: the others do not matter

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/nettrap/nettrap/decision"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
@@ -29,7 +31,7 @@ func (u *unixCheck) close() { closeFds(u.pins) }
 // address; a seqpacket send goes to the peer its connect checked). It
 // pins path names (c.msgs is rewritten; makeUnix's keepMsgs puts them
 // back).
-func (s *borrowed) checkUnixPeers(c *Call, typ int) (u unixCheck, r result, stop bool) {
+func (s *borrowed) checkUnixPeers(c *call, typ int) (u unixCheck, r result, stop bool) {
 	connect := c.Syscall.Kind == bpf.Connect
 	if !connect && typ != unix.SOCK_DGRAM {
 		return u, r, false
@@ -51,7 +53,7 @@ func (s *borrowed) checkUnixPeers(c *Call, typ int) (u unixCheck, r result, stop
 				continue // an abstract name of a namespace the tree made
 			}
 			if !starting {
-				if r, stop := s.outside(c, orig[i], Peer{UID: -1, Why: "in a network namespace nettrap cannot inspect"}); stop {
+				if r, stop := s.outside(c, orig[i], decision.Peer{UID: -1, Why: "in a network namespace nettrap cannot inspect"}); stop {
 					return u, r, true
 				}
 				continue
@@ -70,7 +72,7 @@ func (s *borrowed) checkUnixPeers(c *Call, typ int) (u unixCheck, r result, stop
 			pinned = fd
 			s.via = pinnedCtx(caller)
 		}
-		var p *Peer
+		var p *decision.Peer
 		var err error
 		if typ == unix.SOCK_DGRAM {
 			p, err = s.boundPeer(c.msgs[i].name, pinned, unix.SOCK_DGRAM)
@@ -134,7 +136,7 @@ func pin(caller *callerCtx, name []byte) (fd int, errno unix.Errno, err error) {
 // datagram), the one bound to the pinned socket file, or to the abstract
 // name. p is nil when it is the tree's (or nettrap's), or when nothing is
 // bound there (the call then fails by itself).
-func (s *borrowed) boundPeer(name []byte, pinned, typ int) (p *Peer, err error) {
+func (s *borrowed) boundPeer(name []byte, pinned, typ int) (p *decision.Peer, err error) {
 	role, list := "listener", unixListeners
 	if typ == unix.SOCK_DGRAM {
 		role, list = "receiver", unixReceivers
@@ -165,7 +167,7 @@ func (s *borrowed) boundPeer(name []byte, pinned, typ int) (p *Peer, err error) 
 		return nil, nil
 	}
 	pid := procfs.SocketHolder(uint64(l.ino))
-	return &Peer{Name: l.name, PID: pid, Comm: procfs.Comm(pid), UID: l.uid, Role: role}, nil
+	return &decision.Peer{Name: l.name, PID: pid, Comm: procfs.Comm(pid), UID: l.uid, Role: role}, nil
 }
 
 // unseenListener: a socket file no listener of nettrap's namespace is
@@ -174,7 +176,7 @@ func (s *borrowed) boundPeer(name []byte, pinned, typ int) (p *Peer, err error) 
 // bind-mounted from a container), which nettrap cannot ask about. Only
 // then a connect of nettrap's own, which that listener sees, tells them
 // apart: such a listener counts as outside the tree.
-func (s *borrowed) unseenListener(name []byte, typ int, role string) (*Peer, error) {
+func (s *borrowed) unseenListener(name []byte, typ int, role string) (*decision.Peer, error) {
 	fd, err := unix.Socket(unix.AF_UNIX, typ|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, os.NewSyscallError("socket", err)
@@ -187,7 +189,7 @@ func (s *borrowed) unseenListener(name []byte, typ int, role string) (*Peer, err
 	if errno == unix.ECONNREFUSED || errno == unix.ENOENT || errno == unix.EPROTOTYPE {
 		return nil, nil
 	}
-	p := &Peer{Role: role, UID: -1, Why: "in a network namespace nettrap cannot inspect"}
+	p := &decision.Peer{Role: role, UID: -1, Why: "in a network namespace nettrap cannot inspect"}
 	if cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil && cred.Pid > 0 {
 		p.PID, p.Comm = int(cred.Pid), procfs.Comm(int(cred.Pid))
 	}
@@ -199,7 +201,7 @@ func (s *borrowed) unseenListener(name []byte, typ int, role string) (*Peer, err
 // the look and the connect), the listener's process (SO_PEERCRED, the
 // process that called listen) must be of the tree. Otherwise the socket
 // is shut down, so that the target can never write on it, and refused.
-func (s *borrowed) verifyListener(c *Call, verify bool, r result) result {
+func (s *borrowed) verifyListener(c *call, verify bool, r result) result {
 	if r.errno != 0 || !verify {
 		return r
 	}

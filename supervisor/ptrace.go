@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/nettrap/nettrap/decision"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
@@ -46,7 +48,7 @@ import (
 // made wakes the tracer out of wait4 by stopping the waker, a child of the
 // tracer's thread that only pauses (ptracestub.go).
 type tracer struct {
-	decider      Decider
+	decider      decision.Decider
 	stats        *Stats
 	errs         *errorLog
 	netns        *startingNetns
@@ -84,13 +86,13 @@ type tracer struct {
 type traceAnswer struct {
 	tid     int
 	id      uint64
-	a       Answer
+	a       decision.Answer
 	atEntry bool
 	// ret, when set, is the call's return value: the supervisor made the
 	// call (emulation, a redirect), or answers it early (emuintr.go).
 	ret   *int64
 	early bool
-	call  *Call // the call decided, for a hand-over
+	call  *call // the call decided, for a hand-over
 	// dupSelf: an allowed pidfd_getfd on the caller's own pidfd, run as
 	// the dup it is (emupidfd.go's tracer.dupSelf).
 	dupSelf bool

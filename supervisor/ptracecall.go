@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/nettrap/nettrap/decision"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
@@ -83,16 +85,16 @@ func (tr *tracer) dispatch(pid int, info *syscallInfo, atEntry bool) {
 	tr.current[pid] = c.ID
 	if tr.plainOnce[pid] && c.Syscall.Kind == bpf.Socket {
 		delete(tr.plainOnce, pid) // a hand-over gave up: as asked
-		tr.apply(traceAnswer{tid: pid, id: c.ID, a: Answer{Allow: true}, atEntry: atEntry})
+		tr.apply(traceAnswer{tid: pid, id: c.ID, a: decision.Allow(), atEntry: atEntry})
 		return
 	}
 	if pid == tr.main && !tr.execed && c.Syscall.Kind == bpf.Execve && !c.Syscall.Foreign {
 		// The stub's exec of the command (a filter that traps execve).
-		tr.apply(traceAnswer{tid: pid, id: c.ID, a: Answer{Allow: true}, atEntry: atEntry})
+		tr.apply(traceAnswer{tid: pid, id: c.ID, a: decision.Allow(), atEntry: atEntry})
 		return
 	}
 	tr.read(c)
-	if q, ok := tr.decider.(QuickDecider); !ok || !q.Quick(c) {
+	if q, ok := tr.decider.(decision.QuickDecider); !ok || !q.Quick(&c.Call) {
 		// A decision that may wait for a confined process (an inner
 		// nettrap asked which test runs) needs the tracer free to serve
 		// that process's stops: any tracee may stop for a signal.
@@ -131,12 +133,10 @@ func (tr *tracer) aside(f func() traceAnswer) {
 }
 
 // newCall is the call a stop reports, with the supervisor's Task.
-func (tr *tracer) newCall(pid int, info *syscallInfo) *Call {
-	c := &Call{
-		ID:        tr.ids.Add(1),
-		TID:       pid,
-		Syscall:   bpf.Lookup(info.Arch, int32(info.Nr)),
-		Args:      info.Args,
+func (tr *tracer) newCall(pid int, info *syscallInfo) *call {
+	c := &call{
+		Call: decision.Call{ID: tr.ids.Add(1), TID: pid,
+			Syscall: bpf.Lookup(info.Arch, int32(info.Nr)), Args: info.Args},
 		listener:  -1,
 		tracer:    tr,
 		netns:     tr.netns,
@@ -149,7 +149,7 @@ func (tr *tracer) newCall(pid int, info *syscallInfo) *Call {
 
 // read reads the call's arguments from the stopped tracee, and what the
 // kernel tells of them.
-func (tr *tracer) read(c *Call) {
+func (tr *tracer) read(c *call) {
 	if !c.Syscall.Foreign {
 		m := newMemReader(uint32(c.TID)).useVM(&tr.vmRead)
 		m.prefetch = tr.emu != nil
@@ -160,7 +160,7 @@ func (tr *tracer) read(c *Call) {
 }
 
 // judge asks the decider about the call read.
-func (tr *tracer) judge(c *Call, atEntry bool) traceAnswer {
+func (tr *tracer) judge(c *call, atEntry bool) traceAnswer {
 	return traceAnswer{tid: c.TID, id: c.ID, a: decideWith(tr.decider, tr.report, c), atEntry: atEntry, call: c}
 }
 
@@ -168,8 +168,8 @@ func (tr *tracer) judge(c *Call, atEntry bool) traceAnswer {
 // as under the notify engine: the kernel never reads the address a second
 // time), or a denied one to its stand-in. With mayBlock false a call that
 // may block for long is not made: blocks says so.
-func (tr *tracer) carryOut(c *Call, ans traceAnswer, mayBlock bool) (_ traceAnswer, blocks bool) {
-	if ans.a.Allow && ans.a.Capless && c.Syscall.Kind != bpf.Socket {
+func (tr *tracer) carryOut(c *call, ans traceAnswer, mayBlock bool) (_ traceAnswer, blocks bool) {
+	if ans.a.Capless() && c.Syscall.Kind != bpf.Socket {
 		// A netlink send naming the kernel: made without capabilities,
 		// with the bytes checked (netlink.go).
 		if val, errno, ok := sendCapless(tr.capMaker, c); ok {
@@ -178,7 +178,7 @@ func (tr *tracer) carryOut(c *Call, ans traceAnswer, mayBlock bool) (_ traceAnsw
 			return ans, false
 		}
 	}
-	if tr.emu != nil && ans.a.Allow && emulablePidfd(c) {
+	if tr.emu != nil && ans.a.Allowed() && emulablePidfd(c) {
 		if c.pidfdTarget == c.Task.Caller().PID && c.Args[2] == 0 {
 			ans.dupSelf = true
 		} else if r, done := tr.emu.cannot(c, errNoHandOver); done {
@@ -187,7 +187,7 @@ func (tr *tracer) carryOut(c *Call, ans traceAnswer, mayBlock bool) (_ traceAnsw
 		}
 		return ans, false
 	}
-	if ans.a.Allow && ans.a.Peer != nil && (tr.emu == nil || !emulable(c)) {
+	if ans.a.Allowed() && ans.a.Peer() != nil && (tr.emu == nil || !emulable(c)) {
 		tr.report(fmt.Errorf("allowed %s by pid %d denied: %w", c.Syscall.Name, c.TID, errPeerUnchecked))
 		ans.ret = retOf(0, unix.EPERM)
 		return ans, false
@@ -196,8 +196,8 @@ func (tr *tracer) carryOut(c *Call, ans traceAnswer, mayBlock bool) (_ traceAnsw
 		return ans, false
 	}
 	switch {
-	case ans.a.Allow:
-		c.peer = ans.a.Peer
+	case ans.a.Allowed():
+		c.peer = ans.a.Peer()
 		r, done, wouldBlock := tr.emu.make(c, mayBlock)
 		if wouldBlock {
 			return ans, true
@@ -208,18 +208,15 @@ func (tr *tracer) carryOut(c *Call, ans traceAnswer, mayBlock bool) (_ traceAnsw
 		} else if c.peer != nil {
 			ans.ret = retOf(0, unix.EPERM) // never continued unchecked
 		}
-	case ans.a.Redirect != nil:
-		if ans.a.Errno == 0 {
-			ans.a.Errno = unix.EPERM
-		}
+	case ans.a.Redirect() != nil:
 		val, errno := tr.emu.redirect(c, ans.a)
-		ans.ret, ans.a.Redirect = retOf(val, errno), nil
+		ans.ret, ans.a = retOf(val, errno), decision.Deny(ans.a.Errno()) // redirected: once
 	}
 	return ans, false
 }
 
 // isNetlinkSocket tells a native socket(AF_NETLINK, …).
-func isNetlinkSocket(c *Call) bool {
+func isNetlinkSocket(c *call) bool {
 	return c != nil && c.Syscall.Kind == bpf.Socket && !c.Syscall.Foreign && int32(c.Args[0]) == unix.AF_NETLINK
 }
 
@@ -241,15 +238,15 @@ func (tr *tracer) apply(a traceAnswer) {
 	switch {
 	case a.ret != nil:
 		if !a.early {
-			if a.a.Allow {
+			if a.a.Allowed() {
 				tr.stats.Allowed.Add(1)
 			} else {
 				tr.stats.Denied.Add(1)
 			}
 		}
 		tr.skip(a.tid, *a.ret, a.atEntry)
-	case a.a.Allow:
-		if a.a.Capless && isNetlinkSocket(a.call) && tr.startHandOver(a.call, a.atEntry) {
+	case a.a.Allowed():
+		if a.a.Capless() && isNetlinkSocket(a.call) && tr.startHandOver(a.call, a.atEntry) {
 			return
 		}
 		if a.dupSelf && !tr.dupSelf(a.call) {
@@ -261,12 +258,12 @@ func (tr *tracer) apply(a traceAnswer) {
 		}
 		tr.resume(a.tid, 0)
 	default:
-		errno := a.a.Errno
+		errno := a.a.Errno()
 		if errno == 0 {
 			errno = unix.EPERM
 		}
-		if a.a.Redirect != nil {
-			a.a.Redirect.Done(netip.AddrPort{}, false)
+		if a.a.Redirect() != nil {
+			a.a.Redirect().Done(netip.AddrPort{}, false)
 		}
 		tr.stats.Denied.Add(1)
 		tr.skip(a.tid, -int64(errno), a.atEntry)

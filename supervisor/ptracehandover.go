@@ -98,7 +98,7 @@ func inOtherUserns(tid int) bool {
 // to the thread stopped in c, a native socket(AF_NETLINK, …). It returns
 // false, having done nothing, where it cannot: the call then runs as
 // asked.
-func (tr *tracer) startHandOver(c *Call, atEntry bool) bool {
+func (tr *tracer) startHandOver(c *call, atEntry bool) bool {
 	if tr.capMaker == nil || !handOverSupported || tr.noHandOver || !mayAdminNet(c.TID) ||
 		!procfs.SamePIDNamespace(c.TID) {
 		return false

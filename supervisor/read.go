@@ -14,7 +14,7 @@ import (
 // mirroring what the kernel itself will copy in, so that what is checked is
 // what the kernel would use. Failures give the errno the kernel would give
 // for the same arguments.
-func readDests(m *memReader, c *Call) ([]classify.Dest, unix.Errno) {
+func readDests(m *memReader, c *call) ([]classify.Dest, unix.Errno) {
 	a := c.Args
 	switch c.Syscall.Kind {
 	case bpf.Connect:
@@ -52,7 +52,7 @@ func readDests(m *memReader, c *Call) ([]classify.Dest, unix.Errno) {
 
 // addNetlinkPayload keeps the data of a sendto addressed to AF_NETLINK
 // (see nlmsg.go), and its address.
-func (c *Call) addNetlinkPayload(m *memReader, base, n, name uint64) unix.Errno {
+func (c *call) addNetlinkPayload(m *memReader, base, n, name uint64) unix.Errno {
 	if n > maxNetlinkPayload {
 		return c.addNetlinkMsg(m, name, nil, false, true)
 	}
@@ -65,7 +65,7 @@ func (c *Call) addNetlinkPayload(m *memReader, base, n, name uint64) unix.Errno 
 
 // addNetlinkIovecs does the same for a message header of sendmsg or
 // sendmmsg.
-func (c *Call) addNetlinkIovecs(m *memReader, raw []byte, h msghdr) unix.Errno {
+func (c *call) addNetlinkIovecs(m *memReader, raw []byte, h msghdr) unix.Errno {
 	b, ok, errno := readIovecs(m, raw)
 	if errno != 0 {
 		return errno
@@ -76,7 +76,7 @@ func (c *Call) addNetlinkIovecs(m *memReader, raw []byte, h msghdr) unix.Errno {
 // addNetlinkMsg records one message: its destination (read again here:
 // it was checked to be a whole sockaddr_nl already), its data, and
 // whether it has control data or was too large to read.
-func (c *Call) addNetlinkMsg(m *memReader, name uint64, data []byte, control, oversize bool) unix.Errno {
+func (c *call) addNetlinkMsg(m *memReader, name uint64, data []byte, control, oversize bool) unix.Errno {
 	sa := make([]byte, sizeofSockaddrNetlink)
 	if m.read(name, sa) != nil {
 		return unix.EFAULT
@@ -110,7 +110,7 @@ const (
 // readAttachType follows __sys_bpf: size bytes of attr are copied
 // (at most the kernel's union; the rest reads as zero), so an attr
 // shorter than 12 bytes has attach_type 0.
-func readAttachType(m *memReader, c *Call) unix.Errno {
+func readAttachType(m *memReader, c *call) unix.Errno {
 	size := uint32(c.Args[2])
 	if size > bpfAttrPageSize {
 		return unix.E2BIG
@@ -125,7 +125,7 @@ func readAttachType(m *memReader, c *Call) unix.Errno {
 }
 
 // oneDest returns d as the call's one destination, in c's own storage.
-func (c *Call) oneDest(d *classify.Dest, errno unix.Errno) ([]classify.Dest, unix.Errno) {
+func (c *call) oneDest(d *classify.Dest, errno unix.Errno) ([]classify.Dest, unix.Errno) {
 	if errno != 0 || d == nil {
 		return nil, errno
 	}
@@ -134,7 +134,7 @@ func (c *Call) oneDest(d *classify.Dest, errno unix.Errno) ([]classify.Dest, uni
 }
 
 // oneMsg returns m as c's one message, in c's own storage.
-func (c *Call) oneMsg(m rawMsg) []rawMsg {
+func (c *call) oneMsg(m rawMsg) []rawMsg {
 	c.msg1[0] = m
 	return c.msg1[:]
 }
@@ -145,7 +145,7 @@ func (c *Call) oneMsg(m rawMsg) []rawMsg {
 // emulated send need not check again (emusock.go). A payload over a
 // datagram's size, or any failure, reads the address alone, as the kernel
 // would: the payload is then read when the call is made.
-func readSendTo(m *memReader, c *Call) (*classify.Dest, []byte, []byte, unix.Errno) {
+func readSendTo(m *memReader, c *call) (*classify.Dest, []byte, []byte, unix.Errno) {
 	a := c.Args
 	n := int64(int32(a[5]))
 	if m.prefetch && n > 0 && n <= sizeofSockaddrStorage && a[2] > 0 && a[2] <= maxDatagram {
@@ -203,7 +203,7 @@ func readSockaddr(m *memReader, addr uint64, n int64, op classify.Op) (*classify
 // message k > 0 ends the vector there: the kernel will never look past it,
 // and the call is decided on messages 0..k-1. At k == 0 the call fails
 // with that message's errno, as it would in the kernel.
-func readMsgDests(m *memReader, c *Call, vec uint64, count, stride int) ([]classify.Dest, unix.Errno) {
+func readMsgDests(m *memReader, c *call, vec uint64, count, stride int) ([]classify.Dest, unix.Errno) {
 	hdrs := make([]byte, count*stride)
 	if err := m.read(vec, hdrs); err != nil {
 		// Some header is unreadable: find the first one.

@@ -4,25 +4,27 @@ import (
 	"encoding/binary"
 	"net/netip"
 
+	"github.com/nettrap/nettrap/decision"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/procfs"
 )
 
-// redirect makes a denied connect or send to the stand-in of a.Redirect
+// redirect makes a denied connect or send to the stand-in of a.Redirect()
 // instead, on the target's own socket: the DNS sinkhole, which answers a
 // resolver at once and learns the name it asked for. It calls Done
 // exactly once, before the stand-in can see any traffic of the target's,
-// and returns the answer's value and errno: a.Errno when it cannot
+// and returns the answer's value and errno: a.Errno() when it cannot
 // redirect. Only connect, sendto and sendmsg are redirected (a sendmmsg
 // fails as decided: one vector could mix destinations).
-func (e *emulator) redirect(c *Call, a Answer) (int64, unix.Errno) {
-	rd := a.Redirect
+func (e *emulator) redirect(c *call, a decision.Answer) (int64, unix.Errno) {
+	rd := a.Redirect()
 	s, to, ok := e.standInFor(c, rd)
 	if !ok {
 		rd.Done(netip.AddrPort{}, false)
-		return 0, a.Errno
+		return 0, a.Errno()
 	}
 	defer s.close()
 	name := sockaddrBytes(to)
@@ -33,7 +35,7 @@ func (e *emulator) redirect(c *Call, a Answer) (int64, unix.Errno) {
 		local, err := localAddr(s.fd)
 		if (r.errno != 0 && r.errno != unix.EINPROGRESS) || err != nil {
 			rd.Done(netip.AddrPort{}, false)
-			return 0, a.Errno
+			return 0, a.Errno()
 		}
 		rd.Done(local, true)
 		return 0, r.errno
@@ -50,7 +52,7 @@ func (e *emulator) redirect(c *Call, a Answer) (int64, unix.Errno) {
 	}
 	if err != nil || lerr != nil || typ == unix.SOCK_STREAM {
 		rd.Done(netip.AddrPort{}, false)
-		return 0, a.Errno
+		return 0, a.Errno()
 	}
 	if local.Addr().IsUnspecified() {
 		// Bound to any address: the stand-in sees loopback's.
@@ -64,7 +66,7 @@ func (e *emulator) redirect(c *Call, a Answer) (int64, unix.Errno) {
 
 // standInFor borrows the call's socket and picks the stand-in's address
 // for it; ok is false when the call cannot be redirected.
-func (e *emulator) standInFor(c *Call, rd *Redirect) (*borrowed, netip.AddrPort, bool) {
+func (e *emulator) standInFor(c *call, rd *decision.Redirect) (*borrowed, netip.AddrPort, bool) {
 	if c.Syscall.Kind == bpf.SendMMsg || len(c.Dests) != 1 {
 		return nil, netip.AddrPort{}, false
 	}
@@ -101,7 +103,7 @@ func anyAddr(to netip.AddrPort) unix.Sockaddr {
 // standIn picks the stand-in address for a socket of domain aimed at
 // dest: IPv4 for AF_INET sockets and for v4-mapped destinations (Go's
 // dual-stack sockets), IPv6 loopback otherwise.
-func standIn(domain int, dest netip.Addr, rd *Redirect) (netip.AddrPort, bool) {
+func standIn(domain int, dest netip.Addr, rd *decision.Redirect) (netip.AddrPort, bool) {
 	switch {
 	case domain == unix.AF_INET:
 		return rd.To4, rd.To4.IsValid()

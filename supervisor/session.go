@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"syscall"
 
+	"github.com/nettrap/nettrap/decision"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
@@ -20,7 +22,7 @@ type Options struct {
 	// Program is the seccomp filter; nil means bpf.Assemble(runtime.GOARCH).
 	Program []unix.SockFilter
 	// Decider answers intercepted calls. Required.
-	Decider Decider
+	Decider decision.Decider
 	// Notices gets the one-line notices about inherited network sockets
 	// closed before the command starts (see inherit.go); nil means
 	// os.Stderr.

@@ -29,7 +29,7 @@ const (
 // the option does in c. An optval the kernel would refuse as too short
 // sets nothing: that call fails in the kernel without any effect. An
 // unreadable one fails with EFAULT, as in the kernel.
-func readSockOpt(m *memReader, c *Call) unix.Errno {
+func readSockOpt(m *memReader, c *call) unix.Errno {
 	o, ok := bpf.LookupSockOpt(uint32(c.Args[1]), uint32(c.Args[2]))
 	if !ok {
 		return 0 // the filter sends no other option; nothing to check

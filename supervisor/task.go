@@ -3,6 +3,8 @@ package supervisor
 import (
 	"sync"
 
+	"github.com/nettrap/nettrap/decision"
+
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/procfs"
 )
@@ -10,9 +12,9 @@ import (
 // task is the supervisor's Task: it reads /proc and borrows the caller's
 // socket on first use only, and remembers the answers for the call.
 type task struct {
-	c          *Call
+	c          *call
 	callerOnce sync.Once
-	caller     Caller
+	caller     decision.Caller
 	sockOnce   sync.Once
 	sock       string
 	treeOnce   sync.Once
@@ -20,12 +22,10 @@ type task struct {
 }
 
 // newCall is the call of notification n, with the supervisor's Task.
-func (l *loop) newCall(n *notif) *Call {
-	c := &Call{
-		ID:        n.ID,
-		TID:       int(n.PID),
-		Syscall:   bpf.Lookup(n.Data.Arch, n.Data.Nr),
-		Args:      n.Data.Args,
+func (l *loop) newCall(n *notif) *call {
+	c := &call{
+		Call: decision.Call{ID: n.ID, TID: int(n.PID),
+			Syscall: bpf.Lookup(n.Data.Arch, n.Data.Nr), Args: n.Data.Args},
 		listener:  l.listener,
 		netns:     l.netns,
 		emulating: l.emu != nil,
@@ -44,11 +44,11 @@ func (t *task) Pending() bool {
 
 // Caller implements Task. The task is gone when the notification is no
 // longer pending after the reads: its tid may have been reused.
-func (t *task) Caller() Caller {
+func (t *task) Caller() decision.Caller {
 	t.callerOnce.Do(func() {
 		tid := t.c.TID
 		p, err := procfs.ProcessOf(tid)
-		t.caller = Caller{PID: p.PID, TID: tid, Exe: p.Exe, Argv: p.Argv, Gone: err != nil}
+		t.caller = decision.Caller{PID: p.PID, TID: tid, Exe: p.Exe, Argv: p.Argv, Gone: err != nil}
 		if len(p.Argv) > 0 {
 			t.caller.Argv0 = p.Argv[0]
 		}

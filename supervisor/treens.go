@@ -134,7 +134,7 @@ func (ns *startingNetns) ownsThread(tid int) bool {
 }
 
 // treeNetns answers Task.TreeNetns for c (see task.TreeNetns).
-func (c *Call) treeNetns() bool {
+func (c *call) treeNetns() bool {
 	if c.netns == nil || !c.netns.tree.ok || c.Syscall.Foreign || c.Err != 0 {
 		return false
 	}

@@ -9,14 +9,14 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
-	"github.com/nettrap/nettrap/supervisor"
 )
 
 // Decider answers the exec calls of a filter with bpf.Options.Exec and
 // hands every other call to Next.
 type Decider struct {
-	Next supervisor.Decider
+	Next decision.Decider
 	// Self is nettrap's executable, the target of the symlinks.
 	Self string
 	// IsGo tells whether pid is the go command: the confined command,
@@ -29,30 +29,30 @@ type Decider struct {
 	Messages io.Writer
 }
 
-// Quick implements supervisor.QuickDecider: an exec is decided here,
+// Quick implements decision.QuickDecider: an exec is decided here,
 // from /proc and the work directory; every other call is as quick as
 // Next says (not at all when Next cannot tell).
-func (d *Decider) Quick(c *supervisor.Call) bool {
+func (d *Decider) Quick(c *decision.Call) bool {
 	if c.Syscall.Kind != bpf.Execve && c.Syscall.Kind != bpf.Execveat || c.Syscall.Foreign {
-		q, ok := d.Next.(supervisor.QuickDecider)
+		q, ok := d.Next.(decision.QuickDecider)
 		return ok && q.Quick(c)
 	}
 	return true
 }
 
-// Decide implements supervisor.Decider. An exec of a test binary by a
+// Decide implements decision.Decider. An exec of a test binary by a
 // direct child of the go command is wrapped (Swap) and continues; if the
 // binary cannot be wrapped the exec fails with EACCES, and the go command
 // reports the package as failed: a test binary never runs unwrapped,
 // where its calls would count as the go command's own. Every other exec
 // continues untouched: it is confined by the filter all the same.
-func (d *Decider) Decide(c *supervisor.Call) supervisor.Answer {
+func (d *Decider) Decide(c *decision.Call) decision.Answer {
 	if c.Syscall.Kind != bpf.Execve && c.Syscall.Kind != bpf.Execveat || c.Syscall.Foreign {
 		return d.Next.Decide(c)
 	}
 	parent := procfs.ParentPID(c.TID)
 	if parent <= 0 {
-		return supervisor.Answer{Allow: true}
+		return decision.Allow()
 	}
 	if !d.IsGo(parent) {
 		return d.other(c)
@@ -60,33 +60,33 @@ func (d *Decider) Decide(c *supervisor.Call) supervisor.Answer {
 	path, err := execPath(c)
 	if !c.Task.Pending() {
 		// The caller is gone: what was read may be another task's.
-		return supervisor.Answer{Errno: unix.ESRCH}
+		return decision.Deny(unix.ESRCH)
 	}
 	if err != nil {
 		d.notef("cannot read the program the go command starts: %v; not starting it", err)
-		return supervisor.Answer{Errno: unix.EACCES}
+		return decision.Deny(unix.EACCES)
 	}
 	if filepath.Ext(path) != ".test" {
-		return supervisor.Answer{Allow: true} // the toolchain: compile, vet, link, cgo, git …
+		return decision.Allow() // the toolchain: compile, vet, link, cgo, git …
 	}
 	if !InWorkDir(path) {
 		if IsTestBinary(path) {
 			d.notef("the go command starts the test binary %s from outside its work directory, where nettrap does not wrap it; not starting it", path)
-			return supervisor.Answer{Errno: unix.EACCES}
+			return decision.Deny(unix.EACCES)
 		}
-		return supervisor.Answer{Allow: true}
+		return decision.Allow()
 	}
 	if c.Syscall.Kind == bpf.Execveat && c.Args[4]&unix.AT_EMPTY_PATH != 0 {
 		// The exec runs the file the descriptor holds, not the path: a
 		// swap would not wrap it. The go command never does this.
 		d.notef("the go command starts the test binary %s by descriptor, which nettrap cannot wrap; not starting it", path)
-		return supervisor.Answer{Errno: unix.EACCES}
+		return decision.Deny(unix.EACCES)
 	}
 	if err := Swap(path, d.Self); err != nil {
 		d.notef("cannot run the test binary %s under nettrap: %v; not starting it", path, err)
-		return supervisor.Answer{Errno: unix.EACCES}
+		return decision.Deny(unix.EACCES)
 	}
-	return supervisor.Answer{Allow: true}
+	return decision.Allow()
 }
 
 // other answers an exec by a process that is not the go command's child.
@@ -95,19 +95,19 @@ func (d *Decider) Decide(c *supervisor.Call) supervisor.Answer {
 // a go test run by a test: the first would run the binary unwrapped
 // where its calls count as the toolchain's, so it is refused; the second,
 // under an inner nettrap, runs as the test's subprocess.
-func (d *Decider) other(c *supervisor.Call) supervisor.Answer {
+func (d *Decider) other(c *decision.Call) decision.Answer {
 	if d.Toolchain == nil {
-		return supervisor.Answer{Allow: true}
+		return decision.Allow()
 	}
 	path, err := execPath(c)
 	if !c.Task.Pending() {
-		return supervisor.Answer{Errno: unix.ESRCH}
+		return decision.Deny(unix.ESRCH)
 	}
 	if err != nil || !InWorkDir(path) || !d.Toolchain(c.TID) {
-		return supervisor.Answer{Allow: true}
+		return decision.Allow()
 	}
 	d.notef("%s is started by a go command that is not nettrap's own child (a wrapper that forks it?), where nettrap cannot wrap it; not starting it: run the go command itself under nettrap, or use --cache=off", path)
-	return supervisor.Answer{Errno: unix.EACCES}
+	return decision.Deny(unix.EACCES)
 }
 
 func (d *Decider) notef(format string, a ...any) {
@@ -120,7 +120,7 @@ func (d *Decider) notef(format string, a ...any) {
 // from the caller's memory. The go command calls execve with an absolute
 // path; a relative one is taken against the caller's working directory
 // (execve) or dirfd (execveat).
-func execPath(c *supervisor.Call) (string, error) {
+func execPath(c *decision.Call) (string, error) {
 	addr, dirfd := c.Args[0], int32(unix.AT_FDCWD)
 	if c.Syscall.Kind == bpf.Execveat {
 		addr, dirfd = c.Args[1], int32(c.Args[0])

@@ -10,24 +10,24 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
-	"github.com/nettrap/nettrap/supervisor"
+	"github.com/nettrap/nettrap/decision"
 )
 
 // execCall is an execve of path by this process, as the supervisor would
 // hand it over: path is read from this process's memory.
-func execCall(path string) (*supervisor.Call, []byte) {
+func execCall(path string) (*decision.Call, []byte) {
 	buf := append([]byte(path), 0)
-	c := &supervisor.Call{TID: unix.Gettid(), Syscall: bpf.Call{Kind: bpf.Execve, Name: "execve"},
-		Task: supervisor.FixedTask{}}
+	c := &decision.Call{TID: unix.Gettid(), Syscall: bpf.Call{Kind: bpf.Execve, Name: "execve"},
+		Task: decision.FixedTask{}}
 	c.Args[0] = uint64(uintptr(unsafe.Pointer(&buf[0])))
 	return c, buf
 }
 
 type recorder struct{ calls int }
 
-func (r *recorder) Decide(*supervisor.Call) supervisor.Answer {
+func (r *recorder) Decide(*decision.Call) decision.Answer {
 	r.calls++
-	return supervisor.Answer{Errno: unix.EPERM}
+	return decision.Deny(unix.EPERM)
 }
 
 func TestDecide(t *testing.T) {
@@ -36,7 +36,7 @@ func TestDecide(t *testing.T) {
 	d := &Decider{Next: next, Self: self}
 
 	// A network call goes to Next.
-	if a := d.Decide(&supervisor.Call{Syscall: bpf.Call{Kind: bpf.Connect}}); a.Allow || next.calls != 1 {
+	if a := d.Decide(&decision.Call{Syscall: bpf.Call{Kind: bpf.Connect}}); a.Allowed() || next.calls != 1 {
 		t.Errorf("connect: %+v, Next called %d times; want Next's denial", a, next.calls)
 	}
 	work := workBinary(t)
@@ -67,7 +67,7 @@ func TestDecide(t *testing.T) {
 		call, buf := execCall(c.path)
 		a := d.Decide(call)
 		runtime.KeepAlive(buf)
-		if a.Allow != c.allow || (!a.Allow && a.Errno != unix.EACCES) {
+		if a.Allowed() != c.allow || (!a.Allowed() && a.Errno() != unix.EACCES) {
 			t.Errorf("%s: %+v, want allow %v (else EACCES)", c.name, a, c.allow)
 		}
 		target, _ := os.Readlink(c.path)

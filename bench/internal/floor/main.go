@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 
+	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/supervisor"
 )
 
@@ -22,8 +23,8 @@ func main() {
 	}
 	cmd := exec.Command(os.Args[1], os.Args[2:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	allow := supervisor.QuickFunc(func(*supervisor.Call) supervisor.Answer {
-		return supervisor.Answer{Allow: true}
+	allow := decision.QuickFunc(func(*decision.Call) decision.Answer {
+		return decision.Allow()
 	})
 	sess, err := supervisor.Start(cmd, supervisor.Options{Decider: allow})
 	if err != nil {

@@ -25,9 +25,9 @@ type call struct {
 	// was decided (emupidfd.go).
 	pidfdTarget int
 
-	listener int
-	tracer   *tracer // the ptrace engine's, which made the call; nil under notify
-	netns    *startingNetns
+	// holder is the engine that holds the caller stopped in the call.
+	holder holder
+	netns  *startingNetns
 	// emulating: allowed calls are made by nettrap (an emulator runs).
 	emulating bool
 	// inTree: the decision allowed the call as one in a namespace of the
@@ -46,28 +46,57 @@ type call struct {
 	msg1  [1]rawMsg
 }
 
-// pending tells whether the caller still waits in the call. A traced
-// caller stays in its stop until the tracer resumes it: it waits while
-// it exists.
-func (c *call) pending() bool {
-	if c.tracer != nil {
-		return procfs.Running(c.TID) // a SIGKILLed one is a zombie at once
-	}
-	return idValid(c.listener, c.ID)
+// holder is what the decoder and the emulator ask of the engine that
+// holds a call's thread stopped, whatever the engine: the
+// engine-neutral view of a stopped call.
+type holder interface {
+	// pending tells whether c's thread still waits in c.
+	pending(c *call) bool
+	// answerEarly fails c with errno while the supervisor's own emulated
+	// call runs on (emuintr.go).
+	answerEarly(c *call, errno unix.Errno)
+	// keepsTID: the thread's id cannot be reused while the call is
+	// undecided (a tracee's stays until its tracer reaps it, and the
+	// tracer waits for the answer), so what was read of /proc/TID is the
+	// caller's even if it left the call.
+	keepsTID() bool
 }
 
+// pending tells whether the caller still waits in the call.
+func (c *call) pending() bool { return c.holder.pending(c) }
+
 // answerEarly fails the call with errno while the supervisor's own
-// emulated call runs on (emuintr.go). Under the ptrace engine the call
-// is skipped, so the kernel's restart code never sees it: ERESTARTSYS
-// would reach user space, and EINTR is answered instead.
-func (c *call) answerEarly(errno unix.Errno) {
-	if c.tracer != nil {
-		if errno == errRestartSys {
-			errno = unix.EINTR
-		}
-		ret := -int64(errno)
-		c.tracer.post(traceAnswer{tid: c.TID, id: c.ID, ret: &ret, early: true})
-		return
-	}
-	sendResp(c.listener, &notifResp{ID: c.ID, Error: -int32(errno)})
+// emulated call runs on (emuintr.go).
+func (c *call) answerEarly(errno unix.Errno) { c.holder.answerEarly(c, errno) }
+
+// pending implements holder: the notification is still valid.
+func (l *loop) pending(c *call) bool { return idValid(l.listener, c.ID) }
+
+// answerEarly implements holder.
+func (l *loop) answerEarly(c *call, errno unix.Errno) {
+	sendResp(l.listener, &notifResp{ID: c.ID, Error: -int32(errno)})
 }
+
+// keepsTID implements holder: a notified thread that leaves the call may
+// exit and its tid be reused.
+func (l *loop) keepsTID() bool { return false }
+
+// pending implements holder. A traced caller stays in its stop until
+// the tracer resumes it: it waits while it exists.
+func (tr *tracer) pending(c *call) bool {
+	return procfs.Running(c.TID) // a SIGKILLed one is a zombie at once
+}
+
+// answerEarly implements holder. Under the ptrace engine the call is
+// skipped, so the kernel's restart code never sees it: ERESTARTSYS would
+// reach user space, and EINTR is answered instead.
+func (tr *tracer) answerEarly(c *call, errno unix.Errno) {
+	if errno == errRestartSys {
+		errno = unix.EINTR
+	}
+	ret := -int64(errno)
+	tr.post(traceAnswer{tid: c.TID, id: c.ID, ret: &ret, early: true})
+}
+
+// keepsTID implements holder.
+func (tr *tracer) keepsTID() bool { return true }

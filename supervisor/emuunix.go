@@ -80,7 +80,7 @@ func (e *emulator) makeUnix(s *borrowed, c *call, typ int, mayBlock bool) (r res
 	// What was read of /proc/TID may be another task's if the caller left
 	// the call. (A tracee cannot: its tid stays until its tracer reaps
 	// it, and the tracer waits for this answer.)
-	if c.tracer == nil && !c.pending() {
+	if !c.holder.keepsTID() && !c.pending() {
 		return result{errno: unix.EPERM}, true, false
 	}
 	s.via = x

@@ -3,7 +3,6 @@ package supervisor
 import (
 	"errors"
 	"fmt"
-	"net/netip"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -203,57 +202,34 @@ func (l *loop) send(resp *notifResp) {
 
 // answer sends the answer to c, counting it.
 func (l *loop) answer(c *call, a decision.Answer) {
-	resp := notifResp{ID: c.ID}
-	switch {
-	case a.Allowed():
-		if l.emu != nil && emulablePidfd(c) {
-			if l.pidfdGetfd(c) {
-				return
-			}
-			if r, done := l.emu.cannot(c, errNoHandOver); done {
-				l.answerErrno(c, r.errno)
-				return
-			}
-		}
-		if a.Peer() != nil && (l.emu == nil || !emulable(c)) {
-			l.report(fmt.Errorf("allowed %s by pid %d denied: %w", c.Syscall.Name, c.TID, errPeerUnchecked))
-			l.answerErrno(c, unix.EPERM)
+	if a.Allowed() && l.emu != nil && emulablePidfd(c) {
+		if l.pidfdGetfd(c) {
 			return
 		}
-		l.stats.Allowed.Add(1)
-		c.peer = a.Peer()
-		if l.emu != nil && emulable(c) {
-			if r, done := l.emu.perform(c); done {
-				l.stats.Emulated.Add(1)
-				resp.Val, resp.Error = r.val, -int32(r.errno)
-				break
-			}
-			if c.peer != nil {
-				resp.Error = -int32(unix.EPERM) // never continued unchecked
-				break
-			}
+		if r, done := l.emu.cannot(c, errNoHandOver); done {
+			l.answerErrno(c, r.errno)
+			return
 		}
+	}
+	resp := notifResp{ID: c.ID}
+	r, how := settle(l.emu, c, a, true, l.report)
+	switch {
+	case how == emulated:
+		l.stats.Emulated.Add(1)
+		fallthrough
+	case how == answered:
+		resp.Val, resp.Error = r.val, -int32(r.errno)
+	case a.Allowed():
 		resp.Flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
 	default:
 		resp.Error = -int32(a.Errno())
+	}
+	if a.Allowed() {
+		l.stats.Allowed.Add(1)
+	} else {
 		l.stats.Denied.Add(1)
-		if a.Redirect() != nil {
-			resp.Val, resp.Error = l.redirect(c, a)
-		}
 	}
 	l.send(&resp)
-}
-
-// redirect makes a denied call to the stand-in of a.Redirect() where it
-// can, and tells Done how it went. It returns the answer's value and
-// error.
-func (l *loop) redirect(c *call, a decision.Answer) (int64, int32) {
-	if l.emu != nil && emulable(c) {
-		val, errno := l.emu.redirect(c, a)
-		return val, -int32(errno)
-	}
-	a.Redirect().Done(netip.AddrPort{}, false)
-	return 0, -int32(a.Errno())
 }
 
 // decide asks the decider (decideWith).

@@ -3,7 +3,6 @@ package supervisor
 import (
 	"errors"
 	"fmt"
-	"net/netip"
 
 	"github.com/nettrap/nettrap/decision"
 
@@ -137,8 +136,7 @@ func (tr *tracer) newCall(pid int, info *syscallInfo) *call {
 	c := &call{
 		Call: decision.Call{ID: tr.ids.Add(1), TID: pid,
 			Syscall: bpf.Lookup(info.Arch, int32(info.Nr)), Args: info.Args},
-		listener:  -1,
-		tracer:    tr,
+		holder:    tr,
 		netns:     tr.netns,
 		emulating: tr.emu != nil,
 	}
@@ -187,30 +185,18 @@ func (tr *tracer) carryOut(c *call, ans traceAnswer, mayBlock bool) (_ traceAnsw
 		}
 		return ans, false
 	}
-	if ans.a.Allowed() && ans.a.Peer() != nil && (tr.emu == nil || !emulable(c)) {
-		tr.report(fmt.Errorf("allowed %s by pid %d denied: %w", c.Syscall.Name, c.TID, errPeerUnchecked))
-		ans.ret = retOf(0, unix.EPERM)
-		return ans, false
+	r, how := settle(tr.emu, c, ans.a, mayBlock, tr.report)
+	switch how {
+	case wouldBlock:
+		return ans, true
+	case emulated:
+		tr.stats.Emulated.Add(1)
+		ans.ret = retOf(r.val, r.errno)
+	case answered:
+		ans.ret = retOf(r.val, r.errno)
 	}
-	if tr.emu == nil || !emulable(c) {
-		return ans, false
-	}
-	switch {
-	case ans.a.Allowed():
-		c.peer = ans.a.Peer()
-		r, done, wouldBlock := tr.emu.make(c, mayBlock)
-		if wouldBlock {
-			return ans, true
-		}
-		if done {
-			tr.stats.Emulated.Add(1)
-			ans.ret = retOf(r.val, r.errno)
-		} else if c.peer != nil {
-			ans.ret = retOf(0, unix.EPERM) // never continued unchecked
-		}
-	case ans.a.Redirect() != nil:
-		val, errno := tr.emu.redirect(c, ans.a)
-		ans.ret, ans.a = retOf(val, errno), decision.Deny(ans.a.Errno()) // redirected: once
+	if !ans.a.Allowed() {
+		ans.a = decision.Deny(ans.a.Errno()) // its redirect is settled
 	}
 	return ans, false
 }
@@ -258,15 +244,8 @@ func (tr *tracer) apply(a traceAnswer) {
 		}
 		tr.resume(a.tid, 0)
 	default:
-		errno := a.a.Errno()
-		if errno == 0 {
-			errno = unix.EPERM
-		}
-		if a.a.Redirect() != nil {
-			a.a.Redirect().Done(netip.AddrPort{}, false)
-		}
 		tr.stats.Denied.Add(1)
-		tr.skip(a.tid, -int64(errno), a.atEntry)
+		tr.skip(a.tid, -int64(a.a.Errno()), a.atEntry)
 	}
 }
 

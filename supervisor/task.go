@@ -26,7 +26,7 @@ func (l *loop) newCall(n *notif) *call {
 	c := &call{
 		Call: decision.Call{ID: n.ID, TID: int(n.PID),
 			Syscall: bpf.Lookup(n.Data.Arch, n.Data.Nr), Args: n.Data.Args},
-		listener:  l.listener,
+		holder:    l,
 		netns:     l.netns,
 		emulating: l.emu != nil,
 	}

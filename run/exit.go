@@ -112,14 +112,14 @@ func exitStatus(cmd *exec.Cmd, err error) int {
 	return ExitCantRun
 }
 
-// sessionStatus is exitStatus of a supervised command. The ptrace engine
-// reaps the command itself (its tracer must see every stop), so
-// cmd.ProcessState stays nil and the session has the status.
+// sessionStatus is exitStatus of a supervised command, whichever engine
+// reaped it.
 func sessionStatus(sess *supervisor.Session, err error) int {
 	if ws, ok := sess.WaitStatus(); ok {
 		return statusCode(ws)
 	}
-	return exitStatus(sess.Cmd, err)
+	fmt.Fprintf(os.Stderr, "nettrap: wait: %v\n", err)
+	return ExitCantRun
 }
 
 // statusCode is a wait status as a shell reports it.

@@ -38,14 +38,12 @@ func startPtrace(cmd *exec.Cmd, opts Options, prog []unix.SockFilter, choice Eng
 	if err != nil {
 		return nil, fmt.Errorf("%w: find the stub: %w", ErrNoPtrace, err)
 	}
-	if err := closeInheritedSockets(cmd, notices); err != nil {
+	stubCmd(cmd, self, tprog)
+	if err := prepareCommand(cmd, uc, notices); err != nil {
 		return nil, err
 	}
-	setNotDumpable()
-	stubCmd(cmd, self, tprog)
-	uc.apply(cmd.SysProcAttr)
 	s := &Session{Cmd: cmd, Engine: choice, Userns: uc, Emulating: emu != nil, EmulationErr: emuErr,
-		loopDone: make(chan struct{}), reaped: make(chan struct{}), tracer: tr}
+		reaped: make(chan struct{}), eng: tr}
 	tr.stats, tr.errs = &s.Stats, &s.errs
 	tr.vmRead.Store(true)
 	if err := unix.Pipe2(tr.stopped[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
@@ -57,7 +55,7 @@ func startPtrace(cmd *exec.Cmd, opts Options, prog []unix.SockFilter, choice Eng
 	}
 
 	started := make(chan error, 1)
-	go s.forkStub(started)
+	go s.forkStub(tr, started)
 	if err := <-started; err != nil {
 		return nil, err
 	}
@@ -77,39 +75,25 @@ func startPtrace(cmd *exec.Cmd, opts Options, prog []unix.SockFilter, choice Eng
 // traced (ptracestub.go).
 func stubCmd(cmd *exec.Cmd, self string, prog []unix.SockFilter) {
 	cmd.Path, cmd.Args = self, append([]string{stubArgv0, encodeStubProgram(prog), cmd.Path}, cmd.Args...)
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	if cmd.SysProcAttr.Pdeathsig == 0 {
-		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	}
 }
 
 // forkStub starts the stub on a locked thread, which stays until the
 // command is reaped: the child's PR_SET_PDEATHSIG watches the thread that
 // forked it (see Start). The thread is never unlocked: it may have lost
 // CAP_SYS_ADMIN from its bounding set (userns.go), and exits instead.
-func (s *Session) forkStub(started chan<- error) {
+func (s *Session) forkStub(tr *tracer, started chan<- error) {
 	runtime.LockOSThread()
 	netns, netnsFD := startingNetnsOfThread()
-	s.tracer.netns = netns
-	if netns != nil {
-		var err error
-		if s.tracer.capMaker, err = newCaplessMaker(netns.id, netnsFD); err != nil {
-			s.errs.add(fmt.Errorf("netlink sends keep the target's capabilities: %w", err))
-		}
-	}
-	s.tracer.noHandOver = ownerAbove(netnsFD)
+	tr.netns = netns
+	tr.capMaker = s.caplessMaker(netns, netnsFD)
+	tr.noHandOver = ownerAbove(netnsFD)
 	closeFD(netnsFD)
 	err := s.Userns.prepareThread()
 	if err == nil {
 		err = s.Cmd.Start()
 	}
-	if err == nil && s.Userns.Method == NsUserns && netns != nil {
-		netns.setTree(s.Cmd.Process.Pid)
-	}
-	if err == nil && s.tracer.emu != nil {
-		s.tracer.emu.tree.setRoot(s.Cmd.Process.Pid)
+	if err == nil {
+		s.started(netns, tr.emu)
 	}
 	started <- err
 	if err != nil {
@@ -141,12 +125,10 @@ func (tr *tracer) trace(self string, pid int, seized chan<- error) {
 	tr.run()
 }
 
-// waitTraced is Wait under the ptrace engine: the tracer reaps the
-// command (any wait on a tracee from this process would take the
-// tracer's stops), then exec.Cmd.Wait releases what Start took; it finds
-// no child left.
-func (s *Session) waitTraced() error {
-	tr := s.tracer
+// wait implements engine. The tracer reaps the command (any wait on a
+// tracee from this process would take the tracer's stops), then
+// exec.Cmd.Wait releases what Start took; it finds no child left.
+func (tr *tracer) wait(s *Session) error {
 	select {
 	case <-tr.mainDone:
 	case <-tr.loopDone:
@@ -177,16 +159,11 @@ func (s *Session) waitTraced() error {
 	return fmt.Errorf("command %s", describeStatus(tr.status))
 }
 
-// WaitStatus is the command's wait status when the supervisor reaped it
-// (the ptrace engine), after Wait; ok false under the notify engine, where
-// Cmd.ProcessState has it.
-func (s *Session) WaitStatus() (ws syscall.WaitStatus, ok bool) {
-	if s.tracer == nil {
-		return 0, false
-	}
+// waitStatus implements engine: the tracer reaped the command.
+func (tr *tracer) waitStatus(*Session) (syscall.WaitStatus, bool) {
 	select {
-	case <-s.tracer.mainDone:
-		return syscall.WaitStatus(s.tracer.status), true
+	case <-tr.mainDone:
+		return syscall.WaitStatus(tr.status), true
 	default:
 		return 0, false
 	}

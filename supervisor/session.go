@@ -61,13 +61,22 @@ type Session struct {
 	// make (userns.go).
 	Userns UsernsChoice
 
-	listener int
-	loop     *loop
-	loopDone chan struct{}
-	errs     errorLog
+	eng  engine
+	errs errorLog
 	// reaped releases the thread that forked the child (see Start).
 	reaped chan struct{}
-	tracer *tracer // the ptrace engine's, nil under notify
+}
+
+// engine is what a Session asks of the engine that confines its command:
+// the notify engine (notifyEngine, the loop of loop.go) or the ptrace
+// engine (the tracer of ptrace.go). Both answer calls through one path
+// (answer.go) and hold them behind one view (holder, call.go).
+type engine interface {
+	// wait waits for the command to exit, then stops serving: no call is
+	// answered after it returns.
+	wait(s *Session) error
+	// status is the command's wait status once wait has returned.
+	waitStatus(s *Session) (syscall.WaitStatus, bool)
 }
 
 // noSyncWakeUpEnv, set to anything, withholds
@@ -144,18 +153,12 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 		}
 		return startPtrace(cmd, opts, prog, choice, uc, emu, emuErr, notices)
 	}
-	if err := closeInheritedSockets(cmd, notices); err != nil {
+	if err := prepareCommand(cmd, uc, notices); err != nil {
 		return nil, err
 	}
-	setNotDumpable()
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	if cmd.SysProcAttr.Pdeathsig == 0 {
-		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	}
-	uc.apply(cmd.SysProcAttr)
-	s := &Session{Cmd: cmd, Emulating: emu != nil, EmulationErr: emuErr, Engine: choice, Userns: uc, loopDone: make(chan struct{}), reaped: make(chan struct{})}
+	s := &Session{Cmd: cmd, Emulating: emu != nil, EmulationErr: emuErr, Engine: choice, Userns: uc, reaped: make(chan struct{})}
+	ne := &notifyEngine{loopDone: make(chan struct{})}
+	s.eng = ne
 	type started struct {
 		listener int
 		killable bool
@@ -202,30 +205,25 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 		// makes no call the filter would hand us. Then, carrying the
 		// filter, it wakes the stopping receivers (kick.go).
 		<-s.reaped
-		if s.loop != nil {
-			s.loop.kick()
+		if ne.loop != nil {
+			ne.loop.kick()
 		}
 	}()
 	st := <-ch
 	if st.err != nil {
 		return nil, st.err
 	}
-	if uc.Method == NsUserns && st.netns != nil {
-		st.netns.setTree(cmd.Process.Pid)
-	}
-	if emu != nil {
-		emu.tree.setRoot(cmd.Process.Pid)
-	}
-	s.listener, s.KillableRecv = st.listener, st.killable
+	s.started(st.netns, emu)
+	ne.listener, s.KillableRecv = st.listener, st.killable
 	if os.Getenv(noSyncWakeUpEnv) == "" {
-		s.SyncWakeUp = setSyncWakeUp(s.listener)
+		s.SyncWakeUp = setSyncWakeUp(ne.listener)
 	}
-	l, err := newLoop(s.listener, opts.Decider, &s.Stats, &s.errs)
+	l, err := newLoop(ne.listener, opts.Decider, &s.Stats, &s.errs)
 	if err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()
 		close(s.reaped)
-		unix.Close(s.listener)
+		unix.Close(ne.listener)
 		closeFD(st.netnsFD)
 		return nil, err
 	}
@@ -242,18 +240,12 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	l.netns = st.netns
 	l.blocking = kickable(prog)
 	l.recvSpin = recvSpin(s.SyncWakeUp)
-	if st.netns != nil {
-		// Without the thread, netlink sockets are created by the target
-		// itself (the loop lets them continue), and that is said.
-		if l.capMaker, err = newCaplessMaker(st.netns.id, st.netnsFD); err != nil {
-			s.errs.add(fmt.Errorf("netlink sockets keep the target's capabilities: %w", err))
-		}
-	}
+	l.capMaker = s.caplessMaker(st.netns, st.netnsFD)
 	closeFD(st.netnsFD)
-	s.loop = l
+	ne.loop = l
 	l.start()
 	go func() {
-		defer close(s.loopDone)
+		defer close(ne.loopDone)
 		if testHookBeforeRun != nil {
 			testHookBeforeRun()
 		}
@@ -270,26 +262,93 @@ var testHookBeforeRun func()
 // descendant still running loses its supervisor: its confined calls then
 // fail with ENOSYS (the kernel's answer once the listener is closed), so
 // a stray daemon is cut off, never let through.
-func (s *Session) Wait() error {
-	if s.tracer != nil {
-		return s.waitTraced()
-	}
+func (s *Session) Wait() error { return s.eng.wait(s) }
+
+// WaitStatus is the command's wait status, after Wait; ok false when it
+// was not reaped (Wait failed before, or was not called).
+func (s *Session) WaitStatus() (ws syscall.WaitStatus, ok bool) { return s.eng.waitStatus(s) }
+
+// notifyEngine confines with seccomp user notification: the listener,
+// the loop that answers it, and the goroutine that runs the loop.
+type notifyEngine struct {
+	listener int
+	loop     *loop
+	loopDone chan struct{}
+}
+
+// wait implements engine.
+func (e *notifyEngine) wait(s *Session) error {
 	err := s.Cmd.Wait()
-	s.loop.stop()   // before the kick, which only stopping receivers take
+	e.loop.stop()   // before the kick, which only stopping receivers take
 	close(s.reaped) // the child is gone: its parent thread may go too
-	s.shutdown()
+	<-e.loopDone // no call is received after this
+	e.loop.inflight.Wait()
+	unix.Close(e.listener)
+	e.loop.close()
+	if e.loop.capMaker != nil {
+		e.loop.capMaker.close()
+	}
 	return err
 }
 
-func (s *Session) shutdown() {
-	s.loop.stop()
-	<-s.loopDone // no call is received after this
-	s.loop.inflight.Wait()
-	unix.Close(s.listener)
-	s.loop.close()
-	if s.loop.capMaker != nil {
-		s.loop.capMaker.close()
+// waitStatus implements engine: the notify engine's command is reaped by
+// exec.Cmd.Wait.
+func (e *notifyEngine) waitStatus(s *Session) (syscall.WaitStatus, bool) {
+	if s.Cmd.ProcessState == nil {
+		return 0, false
 	}
+	ws, ok := s.Cmd.ProcessState.Sys().(syscall.WaitStatus)
+	return ws, ok
+}
+
+// prepareCommand is the start-up both engines share, before the child
+// exists: the inherited network sockets it would get are closed (inherit.go),
+// this process is made non-dumpable (dumpable.go), the child dies with the
+// thread that forks it (PR_SET_PDEATHSIG, see Start), and it is kept from
+// namespaces it did not make (userns.go).
+func prepareCommand(cmd *exec.Cmd, uc UsernsChoice, notices io.Writer) error {
+	if err := closeInheritedSockets(cmd, notices); err != nil {
+		return err
+	}
+	setNotDumpable()
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	if cmd.SysProcAttr.Pdeathsig == 0 {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
+	uc.apply(cmd.SysProcAttr)
+	return nil
+}
+
+// started is the start-up both engines share once the command runs: in a
+// user namespace of its own, the network namespaces its tree makes are
+// told apart from the starting one (treens.go); the emulator's peer
+// checks learn the tree's root (peer.go).
+func (s *Session) started(netns *startingNetns, emu *emulator) {
+	pid := s.Cmd.Process.Pid
+	if s.Userns.Method == NsUserns && netns != nil {
+		netns.setTree(pid)
+	}
+	if emu != nil {
+		emu.tree.setRoot(pid)
+	}
+}
+
+// caplessMaker makes the thread without capabilities that makes netlink
+// sockets and sends for the command (netlink.go), in the starting
+// namespace; nil when it cannot, which is said: netlink calls then keep
+// the target's capabilities.
+func (s *Session) caplessMaker(netns *startingNetns, netnsFD int) *caplessMaker {
+	if netns == nil {
+		return nil
+	}
+	m, err := newCaplessMaker(netns.id, netnsFD)
+	if err != nil {
+		s.errs.add(fmt.Errorf("netlink calls keep the target's capabilities: %w", err))
+		return nil
+	}
+	return m
 }
 
 // startingNetnsOfThread reads the calling (locked) thread's network

@@ -1,10 +1,10 @@
 package supervisor
 
 import (
-	"github.com/nettrap/nettrap/decision"
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
 )
 

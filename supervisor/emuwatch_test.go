@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nettrap/nettrap/decision"
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/decision"
 )
 
 // watchedPair is a borrowed socket (one end of a socketpair) of a call

@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nettrap/nettrap/decision"
-
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/decision"
 )
 
 // Stats counts what the loop did.

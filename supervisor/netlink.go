@@ -3,11 +3,10 @@ package supervisor
 import (
 	"errors"
 
-	"github.com/nettrap/nettrap/decision"
-
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/decision"
 )
 
 // Netlink sockets in the starting namespace.

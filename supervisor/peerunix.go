@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/nettrap/nettrap/decision"
-
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
 )
 

@@ -8,11 +8,10 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/nettrap/nettrap/decision"
-
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/decision"
 )
 
 // The ptrace engine. The filter returns SECCOMP_RET_TRACE where the

@@ -4,11 +4,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/nettrap/nettrap/decision"
-
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/decision"
 )
 
 // seccompStop handles a stop of SECCOMP_RET_TRACE: the filter trapped

@@ -4,11 +4,10 @@ import (
 	"encoding/binary"
 	"net/netip"
 
-	"github.com/nettrap/nettrap/decision"
-
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
 )
 

@@ -9,11 +9,10 @@ import (
 	"runtime"
 	"syscall"
 
-	"github.com/nettrap/nettrap/decision"
-
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
 )
 
@@ -281,7 +280,7 @@ func (e *notifyEngine) wait(s *Session) error {
 	err := s.Cmd.Wait()
 	e.loop.stop()   // before the kick, which only stopping receivers take
 	close(s.reaped) // the child is gone: its parent thread may go too
-	<-e.loopDone // no call is received after this
+	<-e.loopDone    // no call is received after this
 	e.loop.inflight.Wait()
 	unix.Close(e.listener)
 	e.loop.close()

@@ -3,9 +3,8 @@ package supervisor
 import (
 	"sync"
 
-	"github.com/nettrap/nettrap/decision"
-
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
 )
 

@@ -1,0 +1,98 @@
+package integration
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nettrap/nettrap/integration/internal/fakehost"
+)
+
+// cacheMakefile writes a Makefile whose targets run go test without
+// -count=1 (so the go command may cache), and returns its path for make -f.
+func cacheMakefile(t *testing.T) string {
+	t.Helper()
+	mk := filepath.Join(t.TempDir(), "Makefile")
+	text := "test:\n\tgo test ./clean/ ./leaky/\n" +
+		"replaced:\n\tGODEBUG=x=1 go test ./clean/\n" +
+		"appended:\n\tGODEBUG=$$GODEBUG,x=1 go test ./clean/\n"
+	if err := os.WriteFile(mk, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return mk
+}
+
+// TestRunHubMakeCache: `nettrap -- make test` keeps Go's test cache as
+// `nettrap -- go test` does: a bare run's results are not taken, a second
+// run with nothing changed serves the clean package from the cache, and
+// the leaky package fails both times with nettrap's line (never cached).
+func TestRunHubMakeCache(t *testing.T) {
+	requireMake(t)
+	h := fakehost.Start(t, leakEndpoint, markedEndpoint)
+	env := cacheEnv(t)
+	mk := cacheMakefile(t)
+	// Bare: the tests swallow their errors, both packages pass and are
+	// cached.
+	bare := runModIn(t, env, "make", "-f", mk, "test")
+	if bare.code != 0 {
+		t.Fatalf("bare run: exit %d, want 0\n%s%s", bare.code, bare.stdout, bare.stderr)
+	}
+	for i, step := range []string{"first run under nettrap", "second run under nettrap"} {
+		log := auditPath(t)
+		mark := h.Mark()
+		run := runModIn(t, env, nettrapBin(t), "--audit-log", log, "--", "make", "-f", mk, "test")
+		if run.code != 2 {
+			t.Fatalf("%s: exit %d, want make's 2\n%s%s", step, run.code, run.stdout, run.stderr)
+		}
+		wantPkg(t, run, step, "clean", "ok", i == 1)
+		wantPkg(t, run, step, "leaky", "FAIL", false)
+		checkHubLeaky(t, h, mark, run, log)
+		if strings.Contains(run.stderr, "not starting it") {
+			t.Errorf("%s: nettrap refused an exec:\n%s", step, run.stderr)
+		}
+	}
+}
+
+// TestRunHubMakeGodebug: a Makefile or script that replaces (or drops)
+// GODEBUG for its go test would take a bare run's cached results: the go
+// command is not started, with the reason; one that adds to GODEBUG
+// runs, and --cache=off runs the replaced one through -exec.
+func TestRunHubMakeGodebug(t *testing.T) {
+	requireMake(t)
+	env := cacheEnv(t)
+	mk := cacheMakefile(t)
+	nt := nettrapBin(t)
+	if bare := runModIn(t, env, "go", "test", "./clean/"); bare.code != 0 {
+		t.Fatalf("bare run: exit %d\n%s%s", bare.code, bare.stdout, bare.stderr)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"replaced", []string{"--", "make", "-f", mk, "replaced"}, "GODEBUG=x=1, which replaces nettrap's nettrapcfg="},
+		{"dropped", []string{"--", "sh", "-c", "env -u GODEBUG go test ./clean/"}, "test is started without GODEBUG"},
+	} {
+		run := runModIn(t, env, nt, c.args...)
+		if run.code == 0 {
+			t.Errorf("%s: exit 0, want a failure\n%s%s", c.name, run.stdout, run.stderr)
+		}
+		if !strings.Contains(run.stderr, c.want) || !strings.Contains(run.stderr, "--cache=off") {
+			t.Errorf("%s: stderr lacks %q and the advice:\n%s", c.name, c.want, run.stderr)
+		}
+		if line := pkgLine(run.stdout, "clean"); line != "" {
+			t.Errorf("%s: the go command ran: %q", c.name, line)
+		}
+	}
+	run := runModIn(t, env, nt, "--", "make", "-f", mk, "appended")
+	if run.code != 0 {
+		t.Fatalf("appended: exit %d, want 0\n%s%s", run.code, run.stdout, run.stderr)
+	}
+	wantPkg(t, run, "appended", "clean", "ok", false)
+	run = runModIn(t, env, nt, "--cache=off", "--", "make", "-f", mk, "replaced")
+	if run.code != 0 {
+		t.Fatalf("--cache=off: exit %d, want 0\n%s%s", run.code, run.stdout, run.stderr)
+	}
+	wantPkg(t, run, "--cache=off", "clean", "ok", false)
+}

@@ -166,7 +166,7 @@ func (d *Decider) refuseUnwrapped(c *supervisor.Call, path string) (supervisor.A
 		// confined, named by process.
 		return supervisor.Answer{}, false
 	}
-	d.notef("%s is started by %s, which nettrap does not know for a go command, where nettrap cannot wrap it and its result would be cached; not starting it: run the go command by a name ending in /go, or use --cache=off", path, starter(c.TID))
+	d.notef("%s is started by %s, which nettrap does not know for a go command, where nettrap cannot wrap it and its result would be cached; not starting it: run the go command as an executable named go, or use --cache=off", path, starter(c.TID))
 	return supervisor.Answer{Errno: unix.EACCES}, true
 }
 
@@ -187,6 +187,7 @@ func execStrings(c *supervisor.Call, arg int) ([]string, error) {
 	if c.Syscall.Kind == bpf.Execveat {
 		addr = c.Args[arg+1]
 	}
+	start := addr
 	f, err := os.Open(procfs.TaskPath(c.TID, "mem"))
 	if err != nil {
 		return nil, err
@@ -206,7 +207,7 @@ func execStrings(c *supervisor.Call, arg int) ([]string, error) {
 				return out, nil
 			}
 			if len(out) >= maxStrings {
-				return nil, fmt.Errorf("more than %d strings at %#x", maxStrings, c.Args[arg])
+				return nil, fmt.Errorf("more than %d strings at %#x", maxStrings, start)
 			}
 			s, err := readStringIn(f, p, maxArgLen)
 			if err != nil {

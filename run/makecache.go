@@ -29,7 +29,17 @@ import (
 // wrapsInTree tells whether the run wraps the test binaries of the go
 // commands in its tree: a command run with its hub and the cache on.
 func (c *confined) wrapsInTree() bool {
-	return c.o.Kind == Command && c.o.Cache && c.hub != nil && c.hub.srv != nil
+	return wrapsTree(c.o) && c.hub != nil && c.hub.srv != nil
+}
+
+// wrapsTree: a command run with the cache on whose command starts in a
+// user namespace of its own. Without one the go os/exec package forks
+// with CLONE_VFORK, and the forking thread holds its P in the raw clone
+// until the first execve is answered; with GOMAXPROCS=1 (or every P
+// busy) nothing answers it (supervisor.firstExec): the start hangs. Such
+// runs keep -exec (no cache) until the supervisor's start is fixed.
+func wrapsTree(o Options) bool {
+	return o.Kind == Command && o.Cache && supervisor.ChooseUserns(o.Userns).Method == supervisor.NsUserns
 }
 
 // execSupervision is the filter and decider of a run that wraps test

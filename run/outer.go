@@ -69,7 +69,7 @@ func (h *outer) listen(o Options, g *guard.Guard) (env []string, err error) {
 		h.srv.IsGo = isGo
 		return goTestEnv(env, o)
 	}
-	if o.Cache {
+	if wrapsTree(o) {
 		// Every go command in the tree is wrapped likewise
 		// (makecache.go); they get no toolchain exemption.
 		return goTestEnv(env, o)

@@ -69,7 +69,7 @@ func (g *Guard) Decide(c *supervisor.Call) supervisor.Answer {
 	atts := g.attempts(c)
 	if allPlain(atts) {
 		g.countPlain(atts)
-		return supervisor.Answer{Allow: true, Capless: g.netlinkCapless(c)}
+		return supervisor.Answer{Allow: true, Capless: g.netlinkCapless(c), Peer: g.peerCheck(c, atts)}
 	}
 	// Read the caller and its socket now, while the call surely waits:
 	// the attribution may wait for the test's output, and a caller that
@@ -100,6 +100,9 @@ func (g *Guard) Decide(c *supervisor.Call) supervisor.Answer {
 		return answer
 	}
 	g.record(c, o, att, atts)
+	if answer.Allow {
+		answer.Peer = g.peerCheck(c, atts)
+	}
 	return answer
 }
 
@@ -118,7 +121,13 @@ func originOf(c *supervisor.Call) origin {
 // attribution (allowed by their class alone, netlink sockets, unreadable
 // ones) never wait for an inner nettrap.
 func (g *Guard) Quick(c *supervisor.Call) bool {
-	return c.Err != 0 || isNetlinkSocket(c) || allPlain(g.attempts(c))
+	if c.Err != 0 || isNetlinkSocket(c) {
+		return true
+	}
+	// Under --sealed a unix or loopback call may need attribution after
+	// all, when its peer is outside the tree (peer.go).
+	atts := g.attempts(c)
+	return allPlain(atts) && (!g.Policy.Sealed || !needsPeer(atts, g.Policy.AllowUnspecified))
 }
 
 // unreadable answers a call whose arguments could not be read or are

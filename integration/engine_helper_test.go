@@ -42,5 +42,5 @@ func dropNotice(s string) string {
 // only the notify engine can do. Keep the callers few, each with its reason.
 func notifyOnly(t testing.TB, why string) {
 	t.Helper()
-	lab.SkipUnder(t, why, lab.VariantPtrace, lab.VariantParent, lab.VariantParentConnect)
+	lab.SkipUnder(t, why, lab.VariantPtrace, lab.VariantParent, lab.VariantParentConnect, lab.VariantOuter)
 }

@@ -10,5 +10,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	dropOuterNettrapEnv()
 	sandbox.Main(m, victimbuild.Cleanup, lab.Cleanup, netsem.Cleanup, gocacheCleanup)
 }

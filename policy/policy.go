@@ -153,6 +153,10 @@ type Policy struct {
 	// unspecified one way and as another class the other way keeps the
 	// stricter class, and is not covered.
 	AllowUnspecified bool
+	// AllowUnix (--allow-unix) names unix sockets, by the name they were
+	// bound with, that a call may reach under --sealed although their
+	// listener is outside the confined tree (peer.go).
+	AllowUnix []string
 }
 
 // ReasonToolchain is the reason of an allowed call of the go command's own.

@@ -102,6 +102,9 @@ func cacheConfig(o Options) (string, error) {
 	for _, r := range p.Rules {
 		fmt.Fprintf(h, "allow %s\n", r.String())
 	}
+	for _, name := range p.AllowUnix {
+		fmt.Fprintf(h, "allow-unix %q\n", name)
+	}
 	for _, r := range o.AllowTests {
 		fmt.Fprintf(h, "allow-test %q\n", r.Raw)
 	}

@@ -94,7 +94,10 @@ type Call struct {
 	// inTree: the decision allowed the call as one in a namespace of the
 	// tree's (Task.TreeNetns said yes): nettrap must make it itself, on
 	// a socket it checks again.
-	inTree  bool
+	inTree bool
+	// peer: the decision asks that the call reach only a socket of the
+	// confined tree (peer.go); set by the loop from the answer.
+	peer    *PeerCheck
 	netlink *netlinkSend // the messages of a send addressed to AF_NETLINK
 	task    task         // Task, without an allocation of its own
 	sock    borrowed     // the socket an emulated call borrows (emusock.go)

@@ -88,6 +88,9 @@ type emulator struct {
 	// first use.
 	callersOnce sync.Once
 	callers     *callerPool
+	// tree is the confined tree, for the peer checks of --sealed
+	// (peer.go).
+	tree tree
 }
 
 // result is what an emulated call returns to the target.
@@ -165,6 +168,11 @@ func (e *emulator) make(c *Call, mayBlock bool) (r result, done, wouldBlock bool
 	s.family = family
 	switch family {
 	case unix.AF_INET, unix.AF_INET6:
+		if c.peer != nil {
+			if r, stop := s.checkInetPeers(c); stop {
+				return r, true, false
+			}
+		}
 	case unix.AF_UNIX:
 		return e.makeUnix(s, c, typ, mayBlock)
 	case unix.AF_NETLINK:

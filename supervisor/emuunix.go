@@ -84,7 +84,19 @@ func (e *emulator) makeUnix(s *borrowed, c *Call, typ int, mayBlock bool) (r res
 		return result{errno: unix.EPERM}, true, false
 	}
 	s.via = x
-	return s.makeNow(c, typ, mayBlock)
+	if c.peer == nil {
+		return s.makeNow(c, typ, mayBlock)
+	}
+	u, r, stop := s.checkUnixPeers(c, typ)
+	defer u.close()
+	if stop {
+		return r, true, false
+	}
+	r, done, wouldBlock = s.makeNow(c, typ, mayBlock)
+	if done && c.Syscall.Kind == bpf.Connect {
+		r = s.verifyListener(c, u.verify, r)
+	}
+	return r, done, wouldBlock
 }
 
 // keepMsgs saves the names and control data of c's messages, which the

@@ -3,12 +3,31 @@ package supervisor_test
 import (
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 )
 
-// underPtrace tells whether the tests run under the ptrace engine
-// (NETTRAP_SUPERVISOR_TEST_ENGINE=ptrace).
-func underPtrace() bool { return os.Getenv(engineEnv) == "ptrace" }
+// underPtrace tells whether the supervisor role runs the ptrace engine:
+// asked for (NETTRAP_SUPERVISOR_TEST_ENGINE=ptrace), or auto in a test
+// binary confined by nettrap, whose listener holds the filter chain's
+// only one, so that auto falls back (an outer nettrap under its own
+// ptrace engine would leave the role no engine at all: one tracer).
+func underPtrace() bool {
+	e := os.Getenv(engineEnv)
+	return e == "ptrace" || (e == "" || e == "auto") && underNettrap()
+}
+
+// skipParentListenerUnderNettrap skips a case that installs a listener
+// above the supervisor (parentListenerEnv) when this test binary is
+// confined by nettrap: the chain's one listener is that nettrap's, so
+// the role's own gets EBUSY. The case without one runs there under that
+// nettrap's listener, which traps connect, sendto and sendmsg.
+func skipParentListenerUnderNettrap(t *testing.T, parent string) {
+	t.Helper()
+	if parent != "" {
+		skipUnderNettrap(t, "the case installs a seccomp listener above the supervisor, and the filter chain's only one is the enclosing nettrap's (EBUSY)")
+	}
+}
 
 // confinedWith is confined with env added to the supervisor role's.
 func confinedWith(t *testing.T, env []string, op ...string) ([]string, roleReport) {
@@ -38,6 +57,7 @@ func skipUnderPtrace(t *testing.T, why string) {
 func TestPtraceUnderParentListener(t *testing.T) {
 	for _, traps := range []string{"bind,listen", "connect,sendto,sendmsg"} {
 		t.Run(traps, func(t *testing.T) {
+			skipParentListenerUnderNettrap(t, traps)
 			ok, denied := listen(t, "127.0.0.1"), listen(t, "127.0.0.2")
 			run := func(op ...string) ([]string, roleReport) {
 				return confinedWith(t, []string{parentListenerEnv + "=" + traps, engineEnv + "=auto"}, op...)
@@ -94,8 +114,11 @@ func TestPtraceDecidesAside(t *testing.T) {
 func TestPtraceRefusesUntracedChildren(t *testing.T) {
 	denied := listen(t, "127.0.0.2")
 	for _, parent := range []string{"", "connect,sendto,sendmsg"} {
-		out, _ := confinedWith(t, []string{parentListenerEnv + "=" + parent, engineEnv + "=ptrace"}, "clone-untraced", denied.addr)
-		expect(t, out, "EPERM")
+		t.Run("parent="+parent, func(t *testing.T) {
+			skipParentListenerUnderNettrap(t, parent)
+			out, _ := confinedWith(t, []string{parentListenerEnv + "=" + parent, engineEnv + "=ptrace"}, "clone-untraced", denied.addr)
+			expect(t, out, "EPERM")
+		})
 	}
 	if c, _ := denied.counts(t, 0, 0); c != 0 {
 		t.Errorf("denied listener saw %d connections from an untraced child", c)
@@ -104,16 +127,52 @@ func TestPtraceRefusesUntracedChildren(t *testing.T) {
 
 // Netlink sockets handed over under the ptrace engine while signals
 // rain: a signal handler's calls come between the calls the hand-over
-// makes the thread make, and must not be taken for them. With
+// makes the thread make, and must not be taken for them; one that
+// interrupts the pidfd_getfd while a listener above holds it (a nettrap
+// above deciding it) makes the kernel restart it. With
 // --userns=off: in a user namespace of its own (auto, as root) the
 // victim's capabilities do not cover the starting namespace, and no
 // socket needs handing over (TestNetlinkHandedOver).
 func TestPtraceHandOverUnderSignals(t *testing.T) {
-	for _, parent := range []string{"", "connect,sendto,sendmsg"} {
-		out, rep := confinedWith(t, []string{parentListenerEnv + "=" + parent, engineEnv + "=ptrace", usernsEnv + "=off"}, "netlink-storm", "200")
-		expect(t, out, "ok:200")
-		if os.Geteuid() == 0 && rep.Capless < 200 {
-			t.Errorf("%d sockets handed over without capabilities, want 200", rep.Capless)
-		}
+	for _, parent := range []string{"", "connect,sendto,sendmsg", "pidfd_getfd"} {
+		t.Run("parent="+parent, func(t *testing.T) {
+			skipParentListenerUnderNettrap(t, parent)
+			// The hand-over's pidfd_getfd takes from the supervisor, an
+			// ancestor of the victim: the nettrap above denies that, as
+			// for any ancestor (TestCrossProcessAccessDenied); in the
+			// user namespace it runs this binary in (--userns=auto), no
+			// hand-over is needed (TestPtraceNoHandOverUnderForeignOwner).
+			skipUnderNettrap(t, "no hand-over can show: in the enclosing nettrap's user namespace none is needed, and with --userns=off it denies the hand-over's pidfd_getfd (the supervisor is the victim's ancestor)")
+			out, rep := confinedWith(t, []string{parentListenerEnv + "=" + parent, engineEnv + "=ptrace", usernsEnv + "=off"}, "netlink-storm", "200")
+			expect(t, out, "ok:200")
+			if os.Geteuid() == 0 && rep.Capless < 200 {
+				t.Errorf("%d sockets handed over without capabilities, want 200", rep.Capless)
+			}
+		})
+	}
+}
+
+// A supervisor whose network namespace belongs to a user namespace above
+// its own (as under a nettrap that runs its command in a user namespace
+// of its own) hands no netlink socket over under the ptrace engine: no
+// confined thread can hold a capability over that namespace, and the
+// nettrap above would refuse the hand-over's pidfd_getfd (it takes from
+// an ancestor).
+func TestPtraceNoHandOverUnderForeignOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("not root: the role runs as root in a user namespace of its own, mapped to root")
+	}
+	cmd, report := supervisorCmd(t, "netlink-storm", "50")
+	cmd.Env = append(cmd.Env, engineEnv+"=ptrace", usernsEnv+"=off")
+	root := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER, UidMappings: root, GidMappings: root}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("supervisor role: %v\n%s", err, out)
+	}
+	expect(t, strings.Fields(string(out)), "ok:50")
+	rep := readReport(t, report)
+	if rep.Capless != 0 || len(rep.Errors) > 0 {
+		t.Errorf("%d sockets handed over, errors %v; want none of either", rep.Capless, rep.Errors)
 	}
 }

@@ -1,6 +1,8 @@
 package supervisor
 
 import (
+	"runtime"
+	"runtime/debug"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -53,5 +55,28 @@ func (f *firstExec) stop() {
 	if f != nil {
 		f.stopped.Store(true)
 		<-f.done
+	}
+}
+
+// schedulerForVfork readies the Go scheduler for a start whose execve
+// firstExec must answer, and returns what undoes it. exec.Cmd.Start forks
+// with vfork where the command makes no user namespace, and the forking
+// thread keeps its P (a raw syscall) until the child's execve is
+// answered: the answer needs another P, and no stop-the-world may begin
+// meanwhile (it would wait for that P forever, and firstExec for it).
+// With GOMAXPROCS=1 (one CPU, or a container's CPU limit) every start hung
+// so. Hence at least two Ps, and no GC cycle (SetGCPercent(-1) waits for
+// one under way) while Start runs.
+func schedulerForVfork() (restore func()) {
+	procs := runtime.GOMAXPROCS(0)
+	if procs < 2 {
+		runtime.GOMAXPROCS(2)
+	}
+	gc := debug.SetGCPercent(-1)
+	return func() {
+		debug.SetGCPercent(gc)
+		if procs < 2 {
+			runtime.GOMAXPROCS(procs)
+		}
 	}
 }

@@ -25,6 +25,10 @@ type Answer struct {
 	// netlink socket(2) is created and handed over, a netlink send that
 	// names the kernel is sent with the bytes that were read.
 	Capless bool
+	// Peer, with Allow: the call may reach only a socket of the confined
+	// tree, or one Peer.Outside lets through (--sealed; peer.go). Such a
+	// call is made by nettrap or denied, never continued.
+	Peer *PeerCheck
 }
 
 // Redirect names the stand-in a denied call goes to, and is told how it
@@ -279,11 +283,21 @@ func (l *loop) answer(c *Call, a Answer) {
 				return
 			}
 		}
+		if a.Peer != nil && (l.emu == nil || !emulable(c)) {
+			l.report(fmt.Errorf("allowed %s by pid %d denied: %w", c.Syscall.Name, c.TID, errPeerUnchecked))
+			l.answerErrno(c, unix.EPERM)
+			return
+		}
 		l.stats.Allowed.Add(1)
+		c.peer = a.Peer
 		if l.emu != nil && emulable(c) {
 			if r, done := l.emu.perform(c); done {
 				l.stats.Emulated.Add(1)
 				resp.Val, resp.Error = r.val, -int32(r.errno)
+				break
+			}
+			if c.peer != nil {
+				resp.Error = -int32(unix.EPERM) // never continued unchecked
 				break
 			}
 		}

@@ -262,7 +262,9 @@ func supervisorRole(reportPath string, keep bool) int {
 		fmt.Fprintln(os.Stderr, "start:", err)
 		return 125
 	}
+	endStorm := startSignalStorm()
 	s.Wait()
+	endStorm()
 	status := cmd.ProcessState.ExitCode()
 	if ws, ok := s.WaitStatus(); ok {
 		status = ws.ExitStatus()

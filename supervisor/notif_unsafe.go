@@ -1,6 +1,8 @@
 package supervisor
 
 import (
+	"fmt"
+	"runtime"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -108,7 +110,28 @@ func sendResp(fd int, r *notifResp) error {
 // (SECCOMP_IOCTL_NOTIF_ADDFD, 5.9+) and returns its number there. With
 // SECCOMP_ADDFD_FLAG_SEND (5.14+) the same step answers the notification:
 // the target's syscall returns that number.
+//
+// With SEND, no signal may interrupt the ioctl: it marks the notification
+// answered before it waits for the target to take the descriptor, and a
+// signal in that wait withdraws the descriptor but not the answer, so the
+// target's call returns 0 (its stdin for the socket it asked for) and the
+// ioctl, restarted, says EINPROGRESS (kernel/seccomp.c,
+// seccomp_notify_addfd). So the thread blocks every signal it can for
+// the call; they are delivered after.
 func addFD(fd int, a *notifAddfd) (int, error) {
+	if a.Flags&unix.SECCOMP_ADDFD_FLAG_SEND != 0 {
+		runtime.LockOSThread() // the mask is the thread's
+		defer runtime.UnlockOSThread()
+		all := unix.Sigset_t{}
+		for i := range all.Val {
+			all.Val[i] = ^all.Val[i]
+		}
+		var old unix.Sigset_t
+		if err := unix.PthreadSigmask(unix.SIG_SETMASK, &all, &old); err != nil {
+			return -1, fmt.Errorf("block signals for SECCOMP_IOCTL_NOTIF_ADDFD: %w", err)
+		}
+		defer unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
+	}
 	r, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(a)))
 	if e != 0 {
 		return -1, e

@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -13,7 +14,8 @@ import (
 
 // parentListenerEnv, in the supervisor role, names the syscalls a
 // listener filter installed above the supervisor traps (as WSL2's init
-// does for bind and listen): "bind,listen" or "connect,sendto,sendmsg".
+// does for bind and listen): "bind,listen", "connect,sendto,sendmsg", or
+// "pidfd_getfd" (answered slowly at times, as a nettrap above does).
 // The role installs it on all its threads, answers CONTINUE to every
 // notification, then starts the supervisor, whose notify engine then
 // gets EBUSY.
@@ -21,7 +23,7 @@ const parentListenerEnv = "NETTRAP_SUPERVISOR_TEST_PARENT_LISTENER"
 
 var parentListenerNrs = map[string]uint32{
 	"bind": unix.SYS_BIND, "listen": unix.SYS_LISTEN, "connect": unix.SYS_CONNECT,
-	"sendto": unix.SYS_SENDTO, "sendmsg": unix.SYS_SENDMSG,
+	"sendto": unix.SYS_SENDTO, "sendmsg": unix.SYS_SENDMSG, "pidfd_getfd": unix.SYS_PIDFD_GETFD,
 }
 
 // installParentListener installs the listener filter and serves it.
@@ -87,6 +89,12 @@ func serveParentListener(fd int) {
 			return
 		}
 		parentNotifications++
+		if n.Nr == unix.SYS_PIDFD_GETFD && parentNotifications%2 == 0 {
+			// Slow at times, as a nettrap above deciding it is: a signal
+			// sent meanwhile interrupts the call (ERESTARTSYS), and the
+			// restarted one is answered at once (or again slowly).
+			time.Sleep(time.Millisecond)
+		}
 		r := seccompNotifResp{ID: n.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 		unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&r)))
 	}

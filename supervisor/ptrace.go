@@ -76,7 +76,7 @@ type tracer struct {
 	tracees      map[int]bool      // every tid seen and not seen to exit
 	handOvers    map[int]*handOver // netlink sockets being handed over (ptracehandover.go)
 	plainOnce    map[int]bool      // the next socket(2) of tid runs as asked
-	noHandOver   bool              // the hand-over failed once: not tried again
+	noHandOver   bool              // the hand-over failed once, or is never needed (ownerAbove): not tried
 }
 
 // traceAnswer is a decision, for the tracer to apply to the call id of

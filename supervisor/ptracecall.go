@@ -187,11 +187,17 @@ func (tr *tracer) carryOut(c *Call, ans traceAnswer, mayBlock bool) (_ traceAnsw
 		}
 		return ans, false
 	}
+	if ans.a.Allow && ans.a.Peer != nil && (tr.emu == nil || !emulable(c)) {
+		tr.report(fmt.Errorf("allowed %s by pid %d denied: %w", c.Syscall.Name, c.TID, errPeerUnchecked))
+		ans.ret = retOf(0, unix.EPERM)
+		return ans, false
+	}
 	if tr.emu == nil || !emulable(c) {
 		return ans, false
 	}
 	switch {
 	case ans.a.Allow:
+		c.peer = ans.a.Peer
 		r, done, wouldBlock := tr.emu.make(c, mayBlock)
 		if wouldBlock {
 			return ans, true
@@ -199,6 +205,8 @@ func (tr *tracer) carryOut(c *Call, ans traceAnswer, mayBlock bool) (_ traceAnsw
 		if done {
 			tr.stats.Emulated.Add(1)
 			ans.ret = retOf(r.val, r.errno)
+		} else if c.peer != nil {
+			ans.ret = retOf(0, unix.EPERM) // never continued unchecked
 		}
 	case ans.a.Redirect != nil:
 		if ans.a.Errno == 0 {

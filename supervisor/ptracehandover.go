@@ -36,8 +36,8 @@ type handOver struct {
 	// nr is the call made now, and entered tells that the thread is in
 	// it: stops of other calls come between (a signal handler's, Go's
 	// SIGURG preemption runs one at any time), and are not the step's.
-	nr, a0  uint64
-	entered bool
+	nr, a0, a1, a2 uint64
+	entered        bool
 }
 
 type handOverStep int
@@ -61,6 +61,25 @@ func mayAdminNet(tid int) bool {
 	}
 	has, err := procfs.HasCapability(procfs.TaskPath(tid, "status"), "CapPrm", unix.CAP_NET_ADMIN)
 	return err != nil || has
+}
+
+// ownerAbove tells whether the network namespace nsfd names belongs to a
+// user namespace above nettrap's (NS_GET_USERNS says EPERM for an owner
+// outside the caller's): as under a nettrap that runs its command in a
+// user namespace of its own. No confined thread can then hold a
+// capability over it (none can enter a user namespace above), so none
+// needs a socket handed over; and the nettrap above would refuse the
+// hand-over's pidfd_getfd, which takes from an ancestor. Other errors
+// (old kernels) say no: hand over.
+func ownerAbove(nsfd int) bool {
+	if nsfd < 0 {
+		return false
+	}
+	u, err := unix.IoctlRetInt(nsfd, unix.NS_GET_USERNS)
+	if err == nil {
+		unix.Close(u)
+	}
+	return errors.Is(err, unix.EPERM)
 }
 
 // inOtherUserns tells whether thread tid is in another user namespace than
@@ -101,7 +120,7 @@ func (tr *tracer) startHandOver(c *Call, atEntry bool) bool {
 		unix.Close(fd)
 		return false
 	}
-	h.nr, h.entered = unix.SYS_PIDFD_OPEN, true // the stopped call is it now
+	h.nr, h.a0, h.entered = unix.SYS_PIDFD_OPEN, uint64(unix.Getpid()), true // the stopped call is it now
 	tr.handOvers[c.TID] = h
 	tr.ptraceOK(c.TID, unix.PtraceSyscall(c.TID, 0))
 	return true
@@ -132,32 +151,16 @@ func (tr *tracer) handOverStop(pid int, h *handOver) bool {
 	h.entered = false
 	ret := int64(info.Nr) // the exit's rval
 	var err error
-	switch h.step {
-	case stepPidfdOpen:
-		if ret < 0 {
-			tr.handOverFailed(pid, h, unix.Errno(-ret))
-			return true
-		}
-		h.pidfd, h.step = ret, stepGetfd
-		err = tr.rewind(pid, h, unix.SYS_PIDFD_GETFD, uint64(h.pidfd), uint64(h.fd), 0)
-	case stepGetfd:
-		h.newfd, h.step = ret, stepClosePidfd
-		err = tr.rewind(pid, h, unix.SYS_CLOSE, uint64(h.pidfd), 0, 0)
-	case stepClosePidfd:
-		if h.newfd < 0 {
-			tr.handOverFailed(pid, h, unix.Errno(-h.newfd))
-			return true
-		}
-		if !h.cloexec {
-			h.step = stepCloexec
-			err = tr.rewind(pid, h, unix.SYS_FCNTL, uint64(h.newfd), unix.F_SETFD, 0)
-			break
-		}
-		tr.finishHandOver(pid, h)
-		return true
-	case stepCloexec:
-		tr.finishHandOver(pid, h)
-		return true
+	if restarting(ret) {
+		// A signal came while the call waited (for a seccomp listener
+		// above that traps it, say: an enclosing nettrap deciding the
+		// pidfd_getfd): the kernel would make the call again after the
+		// handler, or fail it with EINTR without SA_RESTART. Making it
+		// again is the hand-over's own: the thread resumes on its
+		// syscall instruction, the handler runs first.
+		err = tr.rewind(pid, h, h.nr, h.a0, h.a1, h.a2)
+	} else {
+		err = tr.nextStep(pid, h, ret)
 	}
 	if err != nil {
 		tr.report(fmt.Errorf("hand a netlink socket to tracee %d: %w; killing it", pid, err))
@@ -167,10 +170,54 @@ func (tr *tracer) handOverStop(pid int, h *handOver) bool {
 	return true
 }
 
+// restarting tells a syscall's result that the kernel turns into a
+// restart or EINTR on the way out (ERESTARTSYS, ERESTARTNOINTR,
+// ERESTARTNOHAND, ERESTART_RESTARTBLOCK): a tracer sees it at the exit
+// stop, before the signal is handled.
+func restarting(ret int64) bool {
+	switch ret {
+	case -512, -513, -514, -516:
+		return true
+	}
+	return false
+}
+
+// nextStep moves the hand-over on from the exit of its call, which
+// returned ret.
+func (tr *tracer) nextStep(pid int, h *handOver, ret int64) error {
+	var err error
+	switch h.step {
+	case stepPidfdOpen:
+		if ret < 0 {
+			tr.handOverFailed(pid, h, unix.Errno(-ret))
+			return nil
+		}
+		h.pidfd, h.step = ret, stepGetfd
+		err = tr.rewind(pid, h, unix.SYS_PIDFD_GETFD, uint64(h.pidfd), uint64(h.fd), 0)
+	case stepGetfd:
+		h.newfd, h.step = ret, stepClosePidfd
+		err = tr.rewind(pid, h, unix.SYS_CLOSE, uint64(h.pidfd), 0, 0)
+	case stepClosePidfd:
+		if h.newfd < 0 {
+			tr.handOverFailed(pid, h, unix.Errno(-h.newfd))
+			return nil
+		}
+		if !h.cloexec {
+			h.step = stepCloexec
+			err = tr.rewind(pid, h, unix.SYS_FCNTL, uint64(h.newfd), unix.F_SETFD, 0)
+			break
+		}
+		tr.finishHandOver(pid, h)
+	case stepCloexec:
+		tr.finishHandOver(pid, h)
+	}
+	return err
+}
+
 // rewind makes the thread, at an exit stop, make the call nr next: back
 // onto its syscall instruction, with the call's registers.
 func (tr *tracer) rewind(pid int, h *handOver, nr, a0, a1, a2 uint64) error {
-	h.nr, h.a0 = nr, a0
+	h.nr, h.a0, h.a1, h.a2 = nr, a0, a1, a2
 	r := h.regs
 	setCall(&r, nr, a0, a1, a2)
 	rewindSyscall(&r)

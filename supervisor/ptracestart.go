@@ -99,6 +99,7 @@ func (s *Session) forkStub(started chan<- error) {
 			s.errs.add(fmt.Errorf("netlink sends keep the target's capabilities: %w", err))
 		}
 	}
+	s.tracer.noHandOver = ownerAbove(netnsFD)
 	closeFD(netnsFD)
 	err := s.Userns.prepareThread()
 	if err == nil {
@@ -106,6 +107,9 @@ func (s *Session) forkStub(started chan<- error) {
 	}
 	if err == nil && s.Userns.Method == NsUserns && netns != nil {
 		netns.setTree(s.Cmd.Process.Pid)
+	}
+	if err == nil && s.tracer.emu != nil {
+		s.tracer.emu.tree.setRoot(s.Cmd.Process.Pid)
 	}
 	started <- err
 	if err != nil {

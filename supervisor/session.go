@@ -180,11 +180,14 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 			return
 		}
 		var fe *firstExec
+		restore := func() {}
 		if opts.TrapsExec {
+			restore = schedulerForVfork()
 			fe = startFirstExec(fd)
 		}
 		err = cmd.Start()
 		fe.stop()
+		restore()
 		if err != nil {
 			unix.Close(fd)
 			closeFD(netnsFD)
@@ -207,6 +210,9 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	}
 	if uc.Method == NsUserns && st.netns != nil {
 		st.netns.setTree(cmd.Process.Pid)
+	}
+	if emu != nil {
+		emu.tree.setRoot(cmd.Process.Pid)
 	}
 	s.listener, s.KillableRecv = st.listener, st.killable
 	if os.Getenv(noSyncWakeUpEnv) == "" {

@@ -91,10 +91,27 @@ func TestMulticastJoinDecoded(t *testing.T) {
 		{[]string{"join6", "ff15::1:3", "1"}, "ok"},
 	}
 	for _, c := range cases {
-		out, _ := confined(t, c.op...)
-		if len(out) != 1 || out[0] != c.want {
-			t.Errorf("%v: victim printed %v, want %s", c.op, out, c.want)
-		}
+		t.Run(strings.Join(c.op, " "), func(t *testing.T) {
+			skipJoinOffLoUnderNettrap(t, c.op, c.want)
+			out, _ := confined(t, c.op...)
+			if len(out) != 1 || out[0] != c.want {
+				t.Errorf("%v: victim printed %v, want %s", c.op, out, c.want)
+			}
+		})
+	}
+}
+
+// skipJoinOffLoUnderNettrap skips a join the test decider lets through
+// on an interface other than lo named by its index (the nonexistent one;
+// lo named by its address, which is decided like any interface): in a
+// test binary confined by nettrap, that nettrap decides the join next,
+// and its policy denies every such join (it does not ask whether the
+// interface exists), which fails the test. The kernel's answer the case
+// wants cannot show there. Joins the test decider denies never reach it.
+func skipJoinOffLoUnderNettrap(t *testing.T, op []string, want string) {
+	t.Helper()
+	if strings.HasPrefix(op[0], "join") && want != "EPERM" && op[len(op)-1] != "1" {
+		skipUnderNettrap(t, "the enclosing nettrap denies a multicast join not on lo by index, before the kernel can answer "+want)
 	}
 }
 
@@ -119,13 +136,16 @@ func TestSockoptEmulated(t *testing.T) {
 	}
 	for _, mode := range []string{"on", "off"} {
 		for _, c := range cases {
-			out, rep := confinedMode(t, mode, c.op...)
-			if len(out) != 1 || out[0] != c.want {
-				t.Errorf("emulate=%s %v: victim printed %v, want %s", mode, c.op, out, c.want)
-			}
-			if want := map[string]uint64{"on": 1, "off": 0}[mode]; rep.Emulated != want {
-				t.Errorf("emulate=%s %v: %d calls made by nettrap, want %d", mode, c.op, rep.Emulated, want)
-			}
+			t.Run("emulate="+mode+" "+strings.Join(c.op, " "), func(t *testing.T) {
+				skipJoinOffLoUnderNettrap(t, c.op, c.want)
+				out, rep := confinedMode(t, mode, c.op...)
+				if len(out) != 1 || out[0] != c.want {
+					t.Errorf("emulate=%s %v: victim printed %v, want %s", mode, c.op, out, c.want)
+				}
+				if want := map[string]uint64{"on": 1, "off": 0}[mode]; rep.Emulated != want {
+					t.Errorf("emulate=%s %v: %d calls made by nettrap, want %d", mode, c.op, rep.Emulated, want)
+				}
+			})
 		}
 	}
 }

@@ -68,7 +68,12 @@ func TestCallerPoolReadsAPlainThread(t *testing.T) {
 // outer nettrap's listener decides first.
 func skipUnderNettrap(t *testing.T, why string) {
 	t.Helper()
-	if os.Getenv("NETTRAP_HUB") != "" && procfs.SeccompFiltered() {
+	if underNettrap() {
 		t.Skip("under nettrap: " + why)
 	}
+}
+
+// underNettrap tells whether this test binary is confined by nettrap.
+func underNettrap() bool {
+	return os.Getenv("NETTRAP_HUB") != "" && procfs.SeccompFiltered()
 }

@@ -17,6 +17,7 @@ func (cfg *config) InnerEnv(env []string, in run.Inner) []string {
 		envName("errno"):       cfg.raw.errno,
 		envName("allow"):       strings.Join(cfg.raw.allow, ","),
 		envName("allow-test"):  strings.Join(cfg.raw.allowTests, "\n"),
+		envName("allow-unix"):  strings.Join(cfg.raw.allowUnix, ","),
 		envName("audit-log"):   in.AuditLog,
 		envName("resolv-conf"): in.ResolvConf,
 		envName("run-id"):      in.RunID,

@@ -12,7 +12,8 @@ import (
 // variables, and parse back to the same configuration.
 func TestInnerEnvRoundTrip(t *testing.T) {
 	outer, err := parseConfig([]string{"--mode=audit", "--allow", "192.0.2.0/24:443", "--allow", "198.51.100.7/32",
-		"--allow-test", "^TestA$", "--allow-test", "Test(B|C), x", "--errno", "EACCES", "--allow-unspecified", "--", "go", "test"}, func(string) string { return "" })
+		"--allow-test", "^TestA$", "--allow-test", "Test(B|C), x", "--errno", "EACCES", "--allow-unspecified",
+		"--allow-unix", "/run/a.sock", "--allow-unix", "@agent", "--", "go", "test"}, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,6 +37,7 @@ func TestInnerEnvRoundTrip(t *testing.T) {
 	}
 	if inner.mode != outer.mode || inner.errno != outer.errno || inner.auditLog != "/tmp/a.jsonl" || inner.runID != "run1" || !inner.allowUnspecified ||
 		!slices.Equal(inner.raw.allow, outer.raw.allow) || !slices.Equal(inner.raw.allowTests, outer.raw.allowTests) ||
+		!slices.Equal(inner.allowUnix, outer.allowUnix) ||
 		inner.hub != "/tmp/hub.sock" || inner.outerRun != "/tmp/run" || inner.resolvConf != "/etc/resolv.conf" {
 		t.Errorf("inner config %+v\ndiffers from outer %+v", inner, outer)
 	}

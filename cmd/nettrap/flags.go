@@ -18,6 +18,7 @@ type config struct {
 	mode             policy.Mode
 	rules            []policy.Rule
 	allowTests       []gotest.TestRule
+	allowUnix        []string // --allow-unix, checked (policy.ParseAllowUnix)
 	allowUnspecified bool
 	generic          bool
 	cache            bool // --cache: go test keeps its test cache
@@ -48,7 +49,7 @@ type config struct {
 // rawFlags are the flag values before checking.
 type rawFlags struct {
 	mode, errno, emulate, engine, cache, userns string
-	allow, allowTests                           []string
+	allow, allowTests, allowUnix                []string
 }
 
 // parseConfig reads flags from args and NETTRAP_* variables from env.
@@ -88,7 +89,7 @@ func (cfg *config) read(fs *pflag.FlagSet) {
 	list := func(name string) []string { v, _ := fs.GetStringArray(name); return v }
 	flag := func(name string) bool { v, _ := fs.GetBool(name); return v }
 	cfg.raw = rawFlags{mode: str("mode"), errno: str("errno"), emulate: str("emulate"), engine: str("engine"), cache: str("cache"), userns: str("userns"),
-		allow: list("allow"), allowTests: list("allow-test")}
+		allow: list("allow"), allowTests: list("allow-test"), allowUnix: list("allow-unix")}
 	cfg.allowUnspecified, cfg.sealed, cfg.generic = flag("allow-unspecified"), flag("sealed"), flag("generic")
 	cfg.auditLog, cfg.summary, cfg.runID = str("audit-log"), str("summary"), str("run-id")
 	cfg.resolvConf, cfg.resolvConfGiven = str("resolv-conf"), fs.Changed("resolv-conf")
@@ -149,6 +150,13 @@ func (cfg *config) check() error {
 			return fmt.Errorf("bad %s %w", cfg.Source("allow"), err)
 		}
 		cfg.rules = append(cfg.rules, r)
+	}
+	for _, a := range raw.allowUnix {
+		name, err := policy.ParseAllowUnix(a)
+		if err != nil {
+			return fmt.Errorf("bad %s %w", cfg.Source("allow-unix"), err)
+		}
+		cfg.allowUnix = append(cfg.allowUnix, name)
 	}
 	if cfg.summary == "" {
 		return fmt.Errorf("bad %s: empty; want stderr, off or a file", cfg.Source("summary"))

@@ -33,6 +33,8 @@ func TestConfigErrorsNameTheSource(t *testing.T) {
 		{[]string{"--errno=ENOPE", "--", "x"}, nil, `bad --errno "ENOPE"`, "NETTRAP_ERRNO"},
 		{[]string{"--", "x"}, []string{"NETTRAP_ALLOW", "10.0.0.0/8,example.com"}, `bad NETTRAP_ALLOW "example.com"`, "--allow"},
 		{[]string{"--allow=example.com", "--", "x"}, nil, `bad --allow "example.com"`, "NETTRAP_ALLOW"},
+		{[]string{"--allow-unix=docker.sock", "--", "x"}, nil, `bad --allow-unix "docker.sock": not an absolute path`, "NETTRAP_"},
+		{[]string{"--", "x"}, []string{"NETTRAP_ALLOW_UNIX", "/run/a.sock,@"}, `bad NETTRAP_ALLOW_UNIX "@"`, "--allow-unix"},
 		{[]string{"--", "x"}, []string{"NETTRAP_ALLOW_TEST", "("}, `bad NETTRAP_ALLOW_TEST "("`, "--allow-test"},
 		{[]string{"--", "x"}, []string{"NETTRAP_ALLOW_UNSPECIFIED", "yes"}, `bad NETTRAP_ALLOW_UNSPECIFIED="yes"`, "--allow"},
 		{[]string{"--resolv-conf=/nonexistent", "--", "x"}, nil, "bad --resolv-conf: open /nonexistent", "NETTRAP_"},
@@ -130,6 +132,24 @@ func TestCacheSetting(t *testing.T) {
 		}
 		if o := cfg.options(); o.Cache != tc.want {
 			t.Errorf("%q %q: Cache %v, want %v", tc.args, tc.env, o.Cache, tc.want)
+		}
+	}
+}
+
+// --allow-unix and NETTRAP_ALLOW_UNIX give checked, cleaned names; the
+// flag wins over the variable, as for every setting.
+func TestAllowUnixValues(t *testing.T) {
+	for _, tc := range []struct {
+		args, env []string
+		want      []string
+	}{
+		{[]string{"--", "x"}, []string{"NETTRAP_ALLOW_UNIX", "/run/a.sock,@agent"}, []string{"/run/a.sock", "@agent"}},
+		{[]string{"--allow-unix=/run//b.sock", "--allow-unix", "@x", "--", "x"}, nil, []string{"/run/b.sock", "@x"}},
+		{[]string{"--allow-unix=/c.sock", "--", "x"}, []string{"NETTRAP_ALLOW_UNIX", "/d.sock"}, []string{"/c.sock"}},
+	} {
+		cfg, err := parseConfig(tc.args, env(tc.env...))
+		if err != nil || !slices.Equal(cfg.allowUnix, tc.want) {
+			t.Errorf("%v %v: got %v, %v; want %v", tc.args, tc.env, cfg.allowUnix, err, tc.want)
 		}
 	}
 }

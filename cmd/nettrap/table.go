@@ -17,7 +17,8 @@ type setting struct {
 	def   any    // the default: string, bool, or []string for a repeatable flag; nil for a variable without a flag
 	usage string // the placeholder in backquotes, as pflag shows it
 	// split separates the values of a repeatable flag in its variable:
-	// NETTRAP_ALLOW lists addresses; NETTRAP_ALLOW_TEST holds regular
+	// NETTRAP_ALLOW lists addresses, NETTRAP_ALLOW_UNIX socket paths
+	// (comma-separated: a path with a comma needs the flag); NETTRAP_ALLOW_TEST holds regular
 	// expressions one a line (use | for several on one line), since a
 	// regexp may hold commas and spaces but a test name no newline.
 	split string
@@ -34,6 +35,7 @@ var settings = []setting{
 	{name: "inner", env: "NETTRAP_INNER"},
 	{name: "mode", env: "NETTRAP_MODE", def: "enforce", usage: "`MODE` is enforce (deny) or audit (allow everything, record what enforce would deny)"},
 	{name: "allow", env: "NETTRAP_ALLOW", def: []string(nil), split: ", ", usage: "allow destinations in `CIDR[:PORT]` (repeatable; addresses only, never names)"},
+	{name: "allow-unix", env: "NETTRAP_ALLOW_UNIX", def: []string(nil), split: ",", usage: "under --sealed, let calls reach the unix socket bound at `PATH` (or @NAME, abstract) although its listener is outside the confined tree (repeatable)"},
 	{name: "allow-unspecified", env: "NETTRAP_ALLOW_UNSPECIFIED", def: false, usage: "allow 0.0.0.0 and :: (Linux routes them to loopback): dialing a listener's ln.Addr()"},
 	{name: "allow-test", env: "NETTRAP_ALLOW_TEST", def: []string(nil), split: "\n", usage: "let the tests `RULE` names use the network, as if marked: a regexp on the full test name, or PKG.REGEX for one package (repeatable)"},
 	{name: "errno", env: "NETTRAP_ERRNO", def: "EPERM", usage: "errno `NAME` for denied calls (EPERM, EACCES, ECONNREFUSED, ENETUNREACH, …)"},

@@ -3,7 +3,12 @@
 // with the test that forgot its mock blocked and the marked live test let
 // through to the fake API. The README's quick start shows this run's failure
 // and summary: the test checks that the demo prints them (durations, run id
-// and audit log path aside).
+// and audit log path aside). TestQuickStart follows the quick start word
+// for word on a new module: its commands, run as written with nettrap on
+// PATH, print what the README says (a clean run's one line, a forgotten
+// mock's failure, the marker, `--allow`, `nettrap report`), and the fake
+// host behind the module's documentation address sees only the marked
+// test's connection.
 //
 // The whole test binary runs inside the integration sandbox (a private
 // network namespace with only lo), and demo.sh makes a namespace of its own

@@ -4,6 +4,13 @@
 // unguarded (to show the way leads out), then under nettrap.
 //
 //	udp DST MARKER [OPT=V...]   send MARKER to DST from a fresh UDP socket
+//	unix-send stream|dgram NAME MSG
+//	                            connect to the unix socket NAME (@ for an
+//	                            abstract name) and write MSG, or send it
+//	                            as a datagram
+//	tcp-send DST MSG            connect to DST and write MSG
+//	own-servers                 talk to unix and loopback sockets of its
+//	                            own (they must work under --sealed)
 //	tcp DST [OPT=V...]          start a connect to DST (the SYN is the leak)
 //	    OPT: unicast-if=IDX (IP_UNICAST_IF or IPV6_UNICAST_IF),
 //	         pktinfo=IDX (an IP_PKTINFO/IPV6_PKTINFO control message),

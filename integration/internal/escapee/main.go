@@ -77,6 +77,12 @@ func main() {
 		err = macvlanOut(args[0], args[1], args[2], args[3])
 	case op == "setns-dnat" && len(args) == 2:
 		err = setnsDNAT(args[0], args[1])
+	case op == "unix-send" && len(args) == 3:
+		err = unixSend(args[0], args[1], args[2])
+	case op == "tcp-send" && len(args) == 2:
+		err = tcpSend(args[0], args[1])
+	case op == "own-servers" && len(args) == 0:
+		err = ownServers()
 	case op == "open-fd" && len(args) == 2:
 		err = openProc("/proc/"+pid(args[0])+"/fd/"+args[1], unix.O_RDWR)
 	default:

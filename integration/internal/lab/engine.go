@@ -25,6 +25,12 @@ const (
 	// sendmsg, the calls nettrap traps too: their USER_NOTIF outranks
 	// nettrap's TRACE, so the engine decides at syscall-entry stops.
 	VariantParentConnect Variant = "parent-connect"
+	// VariantOuter: the test binary itself runs under nettrap (nettrap's
+	// own suite under nettrap, .ci/run): every nettrap the tests start
+	// finds that one's listener above it, trapping what nettrap traps,
+	// and falls back to ptrace at syscall-entry stops, as under
+	// parent-connect. The integration tests' TestMain sets it there.
+	VariantOuter Variant = "nettrap"
 )
 
 // VariantEnv is the variable that names the variant.
@@ -34,16 +40,17 @@ const VariantEnv = "NETTRAP_TEST_ENGINE"
 var ParentTraps = map[Variant]string{
 	VariantParent:        "bind,listen",
 	VariantParentConnect: "connect,sendto,sendmsg",
+	VariantOuter:         "connect,sendto,sendmsg,sendmmsg and the rest nettrap traps",
 }
 
 // CurrentVariant reads NETTRAP_TEST_ENGINE; an unknown value is an error.
 func CurrentVariant() (Variant, error) {
 	v := Variant(os.Getenv(VariantEnv))
 	switch v {
-	case VariantDefault, VariantPtrace, VariantParent, VariantParentConnect:
+	case VariantDefault, VariantPtrace, VariantParent, VariantParentConnect, VariantOuter:
 		return v, nil
 	}
-	return v, fmt.Errorf("%s=%q: want empty, ptrace, parent or parent-connect", VariantEnv, string(v))
+	return v, fmt.Errorf("%s=%q: want empty, ptrace, parent, parent-connect or nettrap", VariantEnv, string(v))
 }
 
 // TestVariant is CurrentVariant for a test, which an unknown value fails.
@@ -84,6 +91,8 @@ func wrap(dir, nettrap, parentlisten string, v Variant) (string, error) {
 		return nettrap, nil
 	case VariantPtrace:
 		line = "NETTRAP_ENGINE=ptrace; export NETTRAP_ENGINE; exec " + quote(nettrap) + ` "$@"`
+	case VariantOuter:
+		line = "exec " + quote(nettrap) + ` "$@"` // the listener is above already
 	default:
 		line = fmt.Sprintf(`exec %s --trap %s -- %s "$@"`, quote(parentlisten), ParentTraps[v], quote(nettrap))
 	}

@@ -187,6 +187,25 @@ void msleep(int ms)
 		;
 }
 
+void in_syscall(int pid, int tid, long nr)
+{
+	char path[64], buf[32];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", pid, tid);
+	for (int i = 0; i < 1000; i++) {
+		FILE *f = fopen(path, "r");
+		long got = -1;
+		if (f) {
+			if (fgets(buf, sizeof buf, f) && buf[0] >= '0' && buf[0] <= '9')
+				got = strtol(buf, NULL, 10);
+			fclose(f);
+		}
+		if (got == nr)
+			break;
+		msleep(10);
+	}
+	msleep(200);
+}
+
 static void tfo_sysctl(void)
 {
 	char buf[32] = "";

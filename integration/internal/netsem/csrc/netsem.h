@@ -35,6 +35,11 @@ int wait_fd(int fd, int events, int ms);
 /* Counts sockets in SYN_SENT to port (/proc/net/tcp*). */
 int syn_sent_to(int port);
 void msleep(int ms);
+/* in_syscall waits (up to 10 s) until task tid of process pid is blocked
+ * in system call nr, as /proc says, then 200 ms more (for the supervisor
+ * to act on the call): a signal sent next meets the call, not the code
+ * before it, however loaded the machine. */
+void in_syscall(int pid, int tid, long nr);
 
 void tcp_scenarios(void);
 void signal_scenarios(void);

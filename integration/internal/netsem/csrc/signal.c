@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -108,6 +109,7 @@ static void interrupted(const char *name, int restart, int timeo_ms, int drain_m
  * queue drains). */
 struct worker {
 	int l;
+	volatile pid_t tid;
 	char res[32];
 	pthread_t th;
 };
@@ -115,6 +117,7 @@ struct worker {
 static void *work(void *arg)
 {
 	struct worker *w = arg;
+	w->tid = (pid_t)syscall(SYS_gettid);
 	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	strcpy(w->res, rc(conn(s, AF_INET, port_of(w->l))));
 	close(s);
@@ -128,7 +131,9 @@ static void in_worker(const char *name, int directed)
 	handle(SIGUSR1, 0);
 	drain_start(&d, w.l, directed ? 3000 : 300);
 	pthread_create(&w.th, NULL, work, &w);
-	msleep(200);
+	while (!w.tid)
+		msleep(1);
+	in_syscall(getpid(), w.tid, SYS_connect);
 	if (directed)
 		pthread_kill(w.th, SIGUSR1);
 	else
@@ -152,7 +157,7 @@ static void stopped(void)
 		out("stop-cont-sndtimeo", "%s", rc(conn(s, AF_INET, port_of(l))));
 		_exit(0);
 	}
-	msleep(200);
+	in_syscall(p, p, SYS_connect);
 	kill(p, SIGSTOP);
 	msleep(100);
 	kill(p, SIGCONT);

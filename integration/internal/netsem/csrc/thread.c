@@ -90,7 +90,7 @@ static void killed(void)
 		connect(fd, (struct sockaddr *)&sa, loaddr(AF_INET, port, &sa));
 		_exit(0);
 	}
-	msleep(200);
+	in_syscall(p, p, SYS_connect);
 	int during = syn_sent_to(port) - pending;
 	kill(p, SIGKILL);
 	int st;

@@ -32,14 +32,16 @@ func (c *confined) wrapsInTree() bool {
 	return wrapsTree(c.o) && c.hub != nil && c.hub.srv != nil
 }
 
-// wrapsTree: a command run with the cache on whose command starts in a
-// user namespace of its own. Without one the go os/exec package forks
-// with CLONE_VFORK, and the forking thread holds its P in the raw clone
-// until the first execve is answered; with GOMAXPROCS=1 (or every P
-// busy) nothing answers it (supervisor.firstExec): the start hangs. Such
-// runs keep -exec (no cache) until the supervisor's start is fixed.
+// wrapsTree: a command run with the cache on, in every namespace setup
+// (root or not, --userns=off). No start waits for a process in the tree:
+// nettrap's own start of the command, a vfork whose execve the filter
+// traps, holds two Ps (supervisor.schedulerForVfork); a vfork in the tree
+// (make's, a shell's, the go command's of its test binaries, an inner
+// nettrap's of its real binary) stalls only its own process, while
+// nettrap, another process, answers the execve from /proc and the file
+// system (testexec.Decider), asking no process of the tree.
 func wrapsTree(o Options) bool {
-	return o.Kind == Command && o.Cache && supervisor.ChooseUserns(o.Userns).Method == supervisor.NsUserns
+	return o.Kind == Command && o.Cache
 }
 
 // execSupervision is the filter and decider of a run that wraps test

@@ -47,3 +47,7 @@ func (s *Server) wasInner(pid int) bool {
 	defer s.mu.Unlock()
 	return s.dropped[pid] || s.inners[pid] != nil
 }
+
+// Outside tells whether pid is under no registered inner: a process of
+// the command itself (make, a shell, a go command), not of a test.
+func (s *Server) Outside(pid int) bool { return s.find(pid) == nil }

@@ -47,3 +47,17 @@ func TestToolchain(t *testing.T) {
 		t.Error("toolchain without IsGo (a command run)")
 	}
 }
+
+// TestOutside: a process under a registered inner (the inner's test
+// binary and its subprocesses) is not outside; the inner itself, make and
+// the go command are.
+func TestOutside(t *testing.T) {
+	// 1 ← 10 (make) ← 20 (go) ← 30 (inner) ← 31 (test binary) ← 32
+	parents := map[int]int{10: 1, 20: 10, 30: 20, 31: 30, 32: 31}
+	s := &Server{parent: func(p int) int { return parents[p] }, inners: map[int]*inner{30: {}}}
+	for pid, want := range map[int]bool{10: true, 20: true, 30: true, 31: false, 32: false} {
+		if got := s.Outside(pid); got != want {
+			t.Errorf("Outside(%d) = %v, want %v", pid, got, want)
+		}
+	}
+}

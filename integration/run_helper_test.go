@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
@@ -42,12 +43,22 @@ func runModEnv(extra ...string) []string {
 // runModIn runs prog with args in the fixture module, in the sandbox.
 func runModIn(t *testing.T, env []string, prog string, args ...string) nettrapRun {
 	t.Helper()
+	return runModAt(t, runFixtureDir(t), nil, env, prog, args...)
+}
+
+// runModAt runs prog with args in dir (a copy of the fixture module), in
+// the sandbox, as cred's user (nil: the test's own).
+func runModAt(t *testing.T, dir string, cred *syscall.Credential, env []string, prog string, args ...string) nettrapRun {
+	t.Helper()
 	sandbox.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, prog, args...)
-	cmd.Dir = runFixtureDir(t)
+	cmd.Dir = dir
 	cmd.Env = env
+	if cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

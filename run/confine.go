@@ -22,6 +22,7 @@ type confined struct {
 	closeAudit func() error
 	bin        *gotest.Binary // the test binary's wiring; nil for a command
 	hub        *outer         // the hub of a Command; nil when there is none
+	cmdEnv     []string       // the command's environment, when the hub set it
 }
 
 // runConfined runs the command under the supervisor.
@@ -115,7 +116,7 @@ func (c *confined) command() (*exec.Cmd, error) {
 			c.hub.drop()
 			c.hub = nil
 		} else {
-			cmd.Env = env
+			cmd.Env, c.cmdEnv = env, env
 		}
 	}
 	return cmd, nil
@@ -125,9 +126,9 @@ func (c *confined) command() (*exec.Cmd, error) {
 // to it and waits: the command's status.
 func (c *confined) supervise(cmd *exec.Cmd, fw *forwarder, rp *reaper) (int, error) {
 	so := supervisor.Options{Decider: c.g}
-	if c.o.Kind == GoTest {
+	if c.o.Kind == GoTest || c.wrapsInTree() {
 		var err error
-		if so, err = goTestSupervision(c.g, c.hub.srv.Toolchain); err != nil {
+		if so, err = c.execSupervision(); err != nil {
 			c.closeAudit()
 			return 0, cantRun("%v", err)
 		}

@@ -13,9 +13,11 @@ import (
 
 // A command run (`nettrap -- make test`, a script) confines the whole
 // tree, and opens a hub: every `go test` in the tree runs its test
-// binaries through an inner nettrap (-exec, added through GOFLAGS), which
-// cannot supervise them itself (one notification listener per filter
-// stack) but tells the outer nettrap which test is running.
+// binaries through an inner nettrap, which cannot supervise them itself
+// (one notification listener per filter stack) but tells the outer
+// nettrap which test is running. The test binaries are wrapped as they
+// start (makecache.go), which keeps Go's test cache; with --cache=off
+// through -exec, added to GOFLAGS, which caches nothing.
 
 // outer is the hub of a command run: the outer nettrap writes every
 // record, the inners' too, to the run's audit log, and ends with a
@@ -65,6 +67,11 @@ func (h *outer) listen(o Options, g *guard.Guard) (env []string, err error) {
 		// The go command itself is confined: no -exec, its test
 		// binaries are wrapped as they start (gocache.go).
 		h.srv.IsGo = isGo
+		return goTestEnv(env, o)
+	}
+	if wrapsTree(o) {
+		// Every go command in the tree is wrapped likewise
+		// (makecache.go); they get no toolchain exemption.
 		return goTestEnv(env, o)
 	}
 	self, err := os.Executable()

@@ -115,6 +115,10 @@ func Run(o Options) error {
 		}
 		return runGoTest(o)
 	}
+	if o.Kind == Command && o.Cache {
+		// The cache key needs it soon (makecache.go).
+		go selfHash()
+	}
 	return runConfined(o)
 }
 

@@ -65,14 +65,21 @@ func (f *firstExec) stop() {
 // answered: the answer needs another P, and no stop-the-world may begin
 // meanwhile (it would wait for that P forever, and firstExec for it).
 // With GOMAXPROCS=1 (one CPU, or a container's CPU limit) every start hung
-// so. Hence at least two Ps, and no GC cycle (SetGCPercent(-1) waits for
-// one under way) while Start runs.
+// so. Hence at least two Ps, and no GC cycle while Start runs.
+// SetGCPercent(-1) returns once a cycle under way has marked, but the
+// cycle's last step still follows: it flushes every P's caches
+// (forEachP), holding its own P, and waits for the vfork parent's P
+// forever, firstExec then having no P (seen with two Ps, in
+// TestEscapeNetnsVethVxlan). That step ends before the cycle releases
+// worldsema, which ReadMemStats takes: after it no cycle is left.
 func schedulerForVfork() (restore func()) {
 	procs := runtime.GOMAXPROCS(0)
 	if procs < 2 {
 		runtime.GOMAXPROCS(2)
 	}
 	gc := debug.SetGCPercent(-1)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
 	return func() {
 		debug.SetGCPercent(gc)
 		if procs < 2 {

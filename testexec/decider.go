@@ -19,12 +19,21 @@ type Decider struct {
 	Next decision.Decider
 	// Self is nettrap's executable, the target of the symlinks.
 	Self string
-	// IsGo tells whether pid is the go command: the confined command,
-	// whose parent is this nettrap.
+	// IsGo tells whether pid is a go command whose test binaries are
+	// wrapped: under `nettrap -- go test` the confined command, whose
+	// parent is this nettrap; under a command run any go command under
+	// no inner (IsGoProcess).
 	IsGo func(pid int) bool
 	// Toolchain tells whether a call of pid would count as the go
 	// command's own (hub.Server.Toolchain); nil: none would.
 	Toolchain func(pid int) bool
+	// Outside tells whether pid is under no inner nettrap: set for a
+	// command run (`nettrap -- make test`), where it enables the
+	// refusals of tree.go; nil under `nettrap -- go test`.
+	Outside func(pid int) bool
+	// Godebug is the GODEBUG setting (nettrapcfg=HASH) every go test
+	// under no inner must have, for the cache key; "" for no check.
+	Godebug string
 	// Messages gets why a test binary could not be wrapped.
 	Messages io.Writer
 }
@@ -41,21 +50,22 @@ func (d *Decider) Quick(c *decision.Call) bool {
 }
 
 // Decide implements decision.Decider. An exec of a test binary by a
-// direct child of the go command is wrapped (Swap) and continues; if the
-// binary cannot be wrapped the exec fails with EACCES, and the go command
-// reports the package as failed: a test binary never runs unwrapped,
-// where its calls would count as the go command's own. Every other exec
-// continues untouched: it is confined by the filter all the same.
+// direct child of a go command (IsGo) is wrapped (Swap) and continues;
+// if the binary cannot be wrapped the exec fails with EACCES, and the go
+// command reports the package as failed: a test binary never runs
+// unwrapped, where its calls would count as the go command's own, or its
+// pass be cached. Every other exec continues untouched, confined by the
+// filter all the same, but for the refusals of checkGodebug and other.
 func (d *Decider) Decide(c *decision.Call) decision.Answer {
 	if c.Syscall.Kind != bpf.Execve && c.Syscall.Kind != bpf.Execveat || c.Syscall.Foreign {
 		return d.Next.Decide(c)
 	}
+	if a, ok := d.checkGodebug(c); !ok {
+		return a
+	}
 	parent := procfs.ParentPID(c.TID)
 	if parent <= 0 {
 		return decision.Allow()
-	}
-	if !d.IsGo(parent) {
-		return d.other(c)
 	}
 	path, err := execPath(c)
 	if !c.Task.Pending() {
@@ -63,11 +73,17 @@ func (d *Decider) Decide(c *decision.Call) decision.Answer {
 		return decision.Deny(unix.ESRCH)
 	}
 	if err != nil {
+		if !d.IsGo(parent) {
+			return decision.Allow()
+		}
 		d.notef("cannot read the program the go command starts: %v; not starting it", err)
 		return decision.Deny(unix.EACCES)
 	}
 	if filepath.Ext(path) != ".test" {
 		return decision.Allow() // the toolchain: compile, vet, link, cgo, git …
+	}
+	if !d.IsGo(parent) {
+		return d.other(c, path)
 	}
 	if !InWorkDir(path) {
 		if IsTestBinary(path) {
@@ -89,21 +105,22 @@ func (d *Decider) Decide(c *decision.Call) decision.Answer {
 	return decision.Allow()
 }
 
-// other answers an exec by a process that is not the go command's child.
-// Such an exec of a test binary from a go-build work directory is a go
-// command that is not nettrap's own child (a wrapper that forks it), or
-// a go test run by a test: the first would run the binary unwrapped
-// where its calls count as the toolchain's, so it is refused; the second,
-// under an inner nettrap, runs as the test's subprocess.
-func (d *Decider) other(c *decision.Call) decision.Answer {
-	if d.Toolchain == nil {
+// other answers an exec of path by a process that is not a go command's
+// child. Under `nettrap -- go test` (Toolchain) such an exec of a test
+// binary from a go-build work directory is a go command that is not
+// nettrap's own child (a wrapper that forks it), or a go test run by a
+// test: the first would run the binary unwrapped where its calls count
+// as the toolchain's, so it is refused; the second, under an inner
+// nettrap, runs as the test's subprocess. Under a command run (Outside)
+// it is refused when its result may be cached (refuseUnwrapped).
+func (d *Decider) other(c *decision.Call, path string) decision.Answer {
+	if !InWorkDir(path) {
 		return decision.Allow()
 	}
-	path, err := execPath(c)
-	if !c.Task.Pending() {
-		return decision.Deny(unix.ESRCH)
+	if a, refused := d.refuseUnwrapped(c, path); refused {
+		return a
 	}
-	if err != nil || !InWorkDir(path) || !d.Toolchain(c.TID) {
+	if d.Toolchain == nil || !d.Toolchain(c.TID) {
 		return decision.Allow()
 	}
 	d.notef("%s is started by a go command that is not nettrap's own child (a wrapper that forks it?), where nettrap cannot wrap it; not starting it: run the go command itself under nettrap, or use --cache=off", path)
@@ -155,14 +172,20 @@ func readString(tid int, addr uint64) (string, error) {
 		return "", err
 	}
 	defer f.Close()
+	return readStringIn(f, addr, unix.PathMax)
+}
+
+// readStringIn reads a NUL-terminated string of at most max bytes at
+// addr in the memory file f.
+func readStringIn(f *os.File, addr uint64, max int) (string, error) {
 	var out []byte
 	page := uint64(os.Getpagesize())
-	for len(out) < unix.PathMax {
+	for len(out) < max {
 		n := page - addr%page
 		buf := make([]byte, n)
 		got, err := f.ReadAt(buf, int64(addr))
 		if got == 0 && err != nil {
-			return "", fmt.Errorf("read the path at %#x: %w", addr, err)
+			return "", fmt.Errorf("read the string at %#x: %w", addr, err)
 		}
 		for i, b := range buf[:got] {
 			if b == 0 {
@@ -172,5 +195,5 @@ func readString(tid int, addr uint64) (string, error) {
 		out = append(out, buf[:got]...)
 		addr += uint64(got)
 	}
-	return "", fmt.Errorf("the path at %#x is longer than PATH_MAX", addr)
+	return "", fmt.Errorf("the string at %#x is longer than %d bytes", addr, max)
 }

@@ -167,16 +167,24 @@ func Restore(path, self string) error {
 // the go command then cannot read (it needs the log's header), so it
 // stores no result. False when argv names no test log.
 func Uncache(argv []string) (bool, error) {
+	if v, ok := testlog(argv); ok {
+		return true, truncate(v)
+	}
+	return false, nil
+}
+
+// testlog is the test log a test binary's argv names.
+func testlog(argv []string) (string, bool) {
 	for _, a := range argv[1:] {
 		if a == "-args" || a == "--args" {
 			break
 		}
 		flag := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
 		if v, ok := strings.CutPrefix(flag, "test.testlogfile="); ok {
-			return true, truncate(v)
+			return v, true
 		}
 	}
-	return false, nil
+	return "", false
 }
 
 // truncate empties the file at path, not following a symlink there.

@@ -47,7 +47,7 @@ var settings = []setting{
 	{name: "emulate", env: "NETTRAP_EMULATE", def: "auto", usage: "`MODE` auto, on or off: nettrap makes allowed inet connects and sends itself, with the address it checked (race-free; needs pidfd_getfd)"},
 	{name: "engine", env: "NETTRAP_ENGINE", def: "auto", usage: "`ENGINE` auto, notify or ptrace: how nettrap traps the calls; auto uses seccomp user notification, and ptrace where a listener is refused (WSL2 mirrored networking, sysbox, another notification tool) or missing"},
 	{name: "userns", env: "NETTRAP_USERNS", def: "auto", usage: "`MODE` auto or off: where nettrap holds CAP_SYS_ADMIN (root), auto starts the command in a user and mount namespace of its own, so root there acts only on namespaces it makes (CAP_SYS_ADMIN dropped where none can be made); off keeps root's capabilities over the starting network namespace (refused with --sealed)"},
-	{name: "cache", env: "NETTRAP_CACHE", def: "on", usage: "`MODE` on or off: on, nettrap -- go test keeps Go's test cache (the go command runs confined, each test binary is wrapped as it starts); off runs the test binaries through go test -exec, uncached"},
+	{name: "cache", env: "NETTRAP_CACHE", def: "on", usage: "`MODE` on or off: on, nettrap -- go test (or -- make test) keeps Go's test cache (the go command runs confined, each test binary is wrapped as it starts); off runs the test binaries through go test -exec, uncached"},
 	{name: "generic", env: "NETTRAP_GENERIC", def: false, usage: "treat a Go test binary as any command: no per-test attribution"},
 	{name: "version", def: false, usage: "print the version and the kernel features found, as nettrap version"},
 	{name: "help", short: "h", def: false, usage: "show this help"},

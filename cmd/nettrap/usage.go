@@ -26,7 +26,8 @@ calls, such as module downloads, are allowed and audited) and every test
 binary it starts runs under nettrap with the same flags, wrapped as it
 starts, so Go's test cache keeps working (--cache=off uses go test -exec
 instead, which caches nothing); one audit log and one summary cover the
-run.
+run. Any other command (make test, a script) is confined as a whole, and
+the go test runs inside it are wrapped and cached the same way.
 
 A test that needs the network says so with t.Attr("nettrap", "network")
 (Go 1.25+), or is named by --allow-test; any other attempt fails the test

@@ -229,7 +229,7 @@ func TestSealedMarkerFailsTest(t *testing.T) {
 	dec := (&policy.Policy{Sealed: true}).Decide(policy.Attempt{Kind: policy.Destination, Dest: dest, Class: classify.External, Context: w.Context})
 	rec := audit.Record{Package: w.Package, Test: w.Test, Marked: w.Marked, Syscall: "connect", SockType: "tcp",
 		Dest: dest.String(), Class: "external", Decision: dec.Verdict, Reason: dec.Reason}
-	line := "nettrap: " + guard.Line(rec, false, guard.ParallelBinary)
+	line := "nettrap: " + audit.Message(rec, false, audit.ParallelBinary)
 	att := f.tr.Begin(nil)
 	att.Report(rec, line)
 	att.End()

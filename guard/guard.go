@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/netip"
@@ -336,9 +337,9 @@ func (g *Guard) attribution() Attribution {
 // started the test binaries.
 func (g *Guard) parallelFlag() string {
 	if g.GoTest {
-		return ParallelGoTest
+		return audit.ParallelGoTest
 	}
-	return ParallelBinary
+	return audit.ParallelBinary
 }
 
 // record writes the audit records and the message lines of a call.
@@ -358,7 +359,7 @@ func (g *Guard) record(c *decision.Call, o origin, att Attempt, atts []attempt) 
 		g.count(d)
 		line := ""
 		if d.Verdict != audit.Allowed {
-			line = "nettrap: " + Line(rec, who.Test == "", g.parallelFlag())
+			line = "nettrap: " + audit.Message(rec, who.Test == "", g.parallelFlag())
 		}
 		att.Report(rec, line)
 		if line != "" && d.Verdict != audit.Denied {
@@ -447,7 +448,7 @@ func (g *Guard) auditFailed(err error, rec audit.Record) {
 	g.auditErrs = append(g.auditErrs, err)
 	g.mu.Unlock()
 	fmt.Fprintf(g.Messages, "nettrap: %v; the record follows:\n", err)
-	if b, jerr := jsonLine(rec); jerr == nil {
+	if b, jerr := json.Marshal(rec); jerr == nil {
 		fmt.Fprintf(g.Messages, "nettrap: audit record: %s\n", b)
 	}
 }

@@ -278,28 +278,28 @@ type fakeAttribution struct {
 	held    int
 }
 
-func (f *fakeAttribution) Begin(*decision.Call) Attempt {
+func (f *fakeAttribution) Begin(*decision.Call) Transaction {
 	f.mu.Lock()
 	f.held++
 	f.mu.Unlock()
-	return &fakeAttempt{f: f, who: f.who}
+	return &fakeTransaction{f: f, who: f.who}
 }
 
-type fakeAttempt struct {
+type fakeTransaction struct {
 	f     *fakeAttribution
 	who   Who
 	ended bool
 }
 
-func (a *fakeAttempt) Who() Who { return a.who }
+func (a *fakeTransaction) Who() Who { return a.who }
 
-func (a *fakeAttempt) Report(rec audit.Record, line string) {
+func (a *fakeTransaction) Report(rec audit.Record, line string) {
 	a.f.mu.Lock()
 	defer a.f.mu.Unlock()
 	a.f.reports = append(a.f.reports, string(rec.Decision)+"|"+rec.Test+"|"+line)
 }
 
-func (a *fakeAttempt) End() {
+func (a *fakeTransaction) End() {
 	a.f.mu.Lock()
 	defer a.f.mu.Unlock()
 	if a.ended {
@@ -434,7 +434,7 @@ type exitOnBegin struct {
 	exited *atomic.Bool
 }
 
-func (a *exitOnBegin) Begin(c *decision.Call) Attempt {
+func (a *exitOnBegin) Begin(c *decision.Call) Transaction {
 	a.exited.Store(true)
 	return a.fakeAttribution.Begin(c)
 }

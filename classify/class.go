@@ -7,10 +7,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Class is the kind of destination, as in SPEC §3.
+// Class is the kind of destination, as in
+// docs/checks.md#classes-by-address-only--nettrap-never-resolves-a-name.
 type Class int
 
-// The classes of SPEC §3, plus NoDestination for calls without one.
+// The classes of that page, plus NoDestination for calls without one.
 const (
 	Loopback Class = iota + 1
 	Unix
@@ -52,8 +53,8 @@ func (c Class) String() string {
 	return "class(" + strconv.Itoa(int(c)) + ")"
 }
 
-// AllowedByDefault reports whether the SPEC lets the class pass without a
-// marker or --allow rule.
+// AllowedByDefault reports whether the class passes without a marker or
+// --allow rule (the "default" column of docs/checks.md's class table).
 func (c Class) AllowedByDefault() bool {
 	switch c {
 	case Loopback, Unix, Kernel, NoDestination:

@@ -1,8 +1,9 @@
 // Package classify turns the raw sockaddr bytes that a confined process
 // passed to connect(2), sendto(2), sendmsg(2) or sendmmsg(2) into a
 // destination (Dest) and puts that destination into one of the classes of
-// SPEC §3 (Class). It is pure: it never makes a syscall and never resolves a
-// name; it judges addresses only.
+// docs/checks.md#classes-by-address-only--nettrap-never-resolves-a-name
+// (Class). It is pure: it never makes a syscall and never resolves a name;
+// it judges addresses only.
 //
 // Parse reads the bytes exactly as the kernel would, so that what nettrap
 // judges is what the kernel would act on:
@@ -31,13 +32,13 @@
 // resolv.conf nameserver or of a well-known stub, or a resolver unix socket),
 // then the address ranges. A v4-mapped IPv6 address (::ffff:a.b.c.d) is
 // judged as the IPv4 address it carries, because that is where the kernel
-// sends it. Decisions not spelled out by the SPEC:
+// sends it. Decisions not spelled out by that page's table:
 //
 //   - 0.0.0.0 alone is Unspecified; the rest of 0.0.0.0/8 is External (the
 //     kernel does not route it to loopback; it may leave the machine).
 //   - 240.0.0.0/4 other than 255.255.255.255, v4-compatible ::a.b.c.d,
 //     NAT64 64:ff9b::/96, site-local fec0::/10 and every other range not
-//     listed in the SPEC are External.
+//     listed in the table are External.
 //   - Resolver sockets are matched after filepath.Clean, after removing a
 //     /proc/<pid|self|thread-self>/root prefix and with /var/run read as
 //     /run. A relative path cannot be resolved here; it matches a resolver

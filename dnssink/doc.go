@@ -1,5 +1,6 @@
-// Package dnssink is the DNS sinkhole of SPEC §4 "DNS by name": a server on
-// loopback to which nettrap redirects a confined program's blocked DNS
+// Package dnssink is the DNS sinkhole of "Blocked lookups name the name"
+// (docs/checks.md#classes-by-address-only--nettrap-never-resolves-a-name):
+// a server on loopback to which nettrap redirects a confined program's blocked DNS
 // traffic, so that the denial can name what was looked up
 // ("TXT _grpc_config.localhost") instead of only the nameserver, and so
 // that resolvers fail fast on a REFUSED answer rather than time out. It

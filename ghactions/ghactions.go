@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/nettrap/nettrap/audit"
-	"github.com/nettrap/nettrap/guard"
 	"github.com/nettrap/nettrap/report"
 )
 
@@ -59,13 +58,13 @@ func message(r report.Row) string {
 	if !ok {
 		lookup = ""
 	}
-	b.WriteString(guard.Blocked(r.Decision, lookup, r.Operation, r.Dest, r.Class))
+	b.WriteString(audit.Blocked(r.Decision, lookup, r.Operation, r.Dest, r.Class))
 	if lookup == "" && r.Dest == "" && r.Reason != "" {
 		b.WriteString(" (" + r.Reason + ")")
 	}
 	switch {
 	case r.Test == audit.Collection:
-		b.WriteString(guard.AtCollection)
+		b.WriteString(audit.AtCollection)
 	case r.Test == "" && r.Process != "":
 		b.WriteString(" by " + r.Who())
 	default:

@@ -213,25 +213,25 @@ func (t *Tracker) drain() error {
 // that a verdict can still reach the test's report. If the stream cannot
 // be read, which test runs is not known: the call counts as made at
 // collection time (a denial then fails the package, never nothing).
-func (t *Tracker) Begin(*decision.Call) guard.Attempt {
+func (t *Tracker) Begin(*decision.Call) guard.Transaction {
 	release := t.renderer.Hold()
 	if err := t.drain(); err != nil {
-		return &attempt{t: t, who: guard.Who{Package: t.Package, Test: audit.Collection,
+		return &transaction{t: t, who: guard.Who{Package: t.Package, Test: audit.Collection,
 			Context: policy.Context{Collection: true}}, release: release}
 	}
-	return &attempt{t: t, who: t.who(), release: release}
+	return &transaction{t: t, who: t.who(), release: release}
 }
 
-// attempt is one call's transaction with the tracker.
-type attempt struct {
+// transaction is one call's transaction with the tracker.
+type transaction struct {
 	t       *Tracker
 	who     guard.Who
 	release func()
 }
 
-func (a *attempt) Who() guard.Who                       { return a.who }
-func (a *attempt) Report(rec audit.Record, line string) { a.t.report(a.who, rec, line) }
-func (a *attempt) End()                                 { a.release() }
+func (tx *transaction) Who() guard.Who                       { return tx.who }
+func (tx *transaction) Report(rec audit.Record, line string) { tx.t.report(tx.who, rec, line) }
+func (tx *transaction) End()                                 { tx.release() }
 
 // who tells which test runs now, from the stream read so far.
 func (t *Tracker) who() guard.Who {
@@ -294,7 +294,7 @@ func (t *Tracker) marked(test string) (marked bool, rules []string) {
 	return len(rules) > 0 || t.parser.Marked(test, MarkerKey, MarkerValue), rules
 }
 
-// report is an attempt's Report: a denial fails the test that made it
+// report is a transaction's Report: a denial fails the test that made it
 // (every candidate when ambiguous) or, at collection time, the package.
 func (t *Tracker) report(w guard.Who, rec audit.Record, line string) {
 	if rec.Decision == audit.Denied || rec.Decision == audit.WouldDeny {

@@ -55,17 +55,17 @@ func (f *trackerFixture) emit(lines ...string) {
 }
 
 func (f *trackerFixture) who() guard.Who {
-	att := f.tr.Begin(nil)
-	defer att.End()
-	return att.Who()
+	tx := f.tr.Begin(nil)
+	defer tx.End()
+	return tx.Who()
 }
 
 // deny reports a denial made by w, within a transaction (holding, as the
 // guard does while it decides and reports).
 func (f *trackerFixture) deny(w guard.Who, line string) {
-	att := f.tr.Begin(nil)
+	tx := f.tr.Begin(nil)
 	f.tr.report(w, audit.Record{Decision: "denied"}, line)
-	att.End()
+	tx.End()
 }
 
 // finish ends the run and returns the output and the tests of the stale
@@ -229,10 +229,10 @@ func TestSealedMarkerFailsTest(t *testing.T) {
 	dec := (&policy.Policy{Sealed: true}).Decide(policy.Attempt{Kind: policy.Destination, Dest: dest, Class: classify.External, Context: w.Context})
 	rec := audit.Record{Package: w.Package, Test: w.Test, Marked: w.Marked, Syscall: "connect", SockType: "tcp",
 		Dest: dest.String(), Class: "external", Decision: dec.Verdict, Reason: dec.Reason}
-	line := "nettrap: " + guard.Line(rec, false, guard.ParallelBinary)
-	att := f.tr.Begin(nil)
-	att.Report(rec, line)
-	att.End()
+	line := "nettrap: " + audit.Message(rec, false, audit.ParallelBinary)
+	tx := f.tr.Begin(nil)
+	tx.Report(rec, line)
+	tx.End()
 	f.emit(mark+"--- PASS: TestLive (0.00s)", mark+"=== RUN   TestUnused", mark+"=== ATTR  TestUnused nettrap network",
 		mark+"--- PASS: TestUnused (0.00s)", mark+"PASS")
 	out, stale := f.finish()

@@ -34,11 +34,13 @@ type Attribution interface {
 	// Begin starts the transaction of call c. A nil c is a call the
 	// caller knows of and this attribution does not need (an inner
 	// nettrap answering for its outer).
-	Begin(c *decision.Call) Attempt
+	Begin(c *decision.Call) Transaction
 }
 
-// Attempt is the attribution of one call.
-type Attempt interface {
+// Transaction is an attribution's side of one call, from Begin to End:
+// who made the call, and the audited attempts the guard reports on it
+// (not an attempt itself: one call may make several, or none audited).
+type Transaction interface {
 	// Who tells who made the call; it does not change during the
 	// transaction.
 	Who() Who
@@ -59,15 +61,15 @@ type Attempt interface {
 type Generic struct{ Messages io.Writer }
 
 // Begin implements Attribution.
-func (g Generic) Begin(*decision.Call) Attempt { return genericAttempt{g.Messages} }
+func (g Generic) Begin(*decision.Call) Transaction { return genericTransaction{g.Messages} }
 
-type genericAttempt struct{ messages io.Writer }
+type genericTransaction struct{ messages io.Writer }
 
-func (genericAttempt) Who() Who { return Who{} }
-func (genericAttempt) End()     {}
+func (genericTransaction) Who() Who { return Who{} }
+func (genericTransaction) End()     {}
 
-func (a genericAttempt) Report(rec audit.Record, line string) {
-	if line != "" && rec.Decision == audit.Denied && a.messages != nil {
-		fmt.Fprintln(a.messages, line)
+func (tx genericTransaction) Report(rec audit.Record, line string) {
+	if line != "" && rec.Decision == audit.Denied && tx.messages != nil {
+		fmt.Fprintln(tx.messages, line)
 	}
 }

@@ -39,7 +39,7 @@ const (
 // query the sink reads (named), or as a plain denial if none comes. The
 // attribution is released at the first of those, so that the test's end
 // is not rendered before its denial.
-func (g *Guard) dnsRedirect(c *decision.Call, o origin, att Attempt, atts []attempt) *decision.Redirect {
+func (g *Guard) dnsRedirect(c *decision.Call, o origin, tx Transaction, atts []decidedAttempt) *decision.Redirect {
 	if g.Sink == nil || len(atts) != 1 {
 		return nil
 	}
@@ -55,12 +55,12 @@ func (g *Guard) dnsRedirect(c *decision.Call, o origin, att Attempt, atts []atte
 	rd := &decision.Redirect{To4: g.Sink.Addr(network, false), To6: g.Sink.Addr(network, true)}
 	rd.Done = func(local netip.AddrPort, ok bool) {
 		if !ok {
-			g.record(c, o, att, atts)
-			att.End()
+			g.record(c, o, tx, atts)
+			tx.End()
 			return
 		}
 		a.redirected = true
-		w := &dnsWatch{g: g, c: c, origin: o, att: att, attempt: a, network: network, local: local, settled: make(chan struct{})}
+		w := &dnsWatch{g: g, c: c, origin: o, tx: tx, attempt: a, network: network, local: local, settled: make(chan struct{})}
 		g.mu.Lock()
 		if g.watches == nil {
 			g.watches = map[*dnsWatch]bool{}
@@ -77,9 +77,9 @@ func (g *Guard) dnsRedirect(c *decision.Call, o origin, att Attempt, atts []atte
 type dnsWatch struct {
 	g       *Guard
 	c       *decision.Call
-	origin  origin  // read when the call came: the socket outlives it, the caller may not
-	att     Attempt // the call's transaction, ended at the first record
-	attempt attempt
+	origin  origin      // read when the call came: the socket outlives it, the caller may not
+	tx      Transaction // the call's transaction, ended at the first record
+	attempt decidedAttempt
 	network string
 	local   netip.AddrPort
 	settled chan struct{} // closed at the first query or when none came
@@ -89,7 +89,7 @@ type dnsWatch struct {
 }
 
 // query records one query the sink read from the socket. Queries after
-// the first are reported on the ended transaction (see Attempt.End).
+// the first are reported on the ended transaction (see Transaction.End).
 func (w *dnsWatch) query(q dnssink.Query) {
 	w.mu.Lock()
 	if w.ended {
@@ -101,9 +101,9 @@ func (w *dnsWatch) query(q dnssink.Query) {
 	w.mu.Unlock()
 	a := w.attempt
 	a.lookup = lookupOf(q)
-	w.g.record(w.c, w.origin, w.att, []attempt{a})
+	w.g.record(w.c, w.origin, w.tx, []decidedAttempt{a})
 	if first {
-		w.att.End()
+		w.tx.End()
 		close(w.settled)
 		time.AfterFunc(queryWatch, w.end)
 	}
@@ -120,8 +120,8 @@ func (w *dnsWatch) firstWaitOver() {
 	w.mu.Unlock()
 	w.g.Sink.Forget(w.network, w.local)
 	w.g.forget(w)
-	w.g.record(w.c, w.origin, w.att, []attempt{w.attempt})
-	w.att.End()
+	w.g.record(w.c, w.origin, w.tx, []decidedAttempt{w.attempt})
+	w.tx.End()
 	close(w.settled)
 }
 

@@ -7,7 +7,7 @@
 // (allowed classes take a fast path: no Task, no record, just a count), so
 // its tests need no kernel.
 //
-// It is the only code that puts a decision into words: the "nettrap:
-// Outbound network blocked: …" lines (Line) and the start of every
-// summary's line about a blocked attempt (Blocked).
+// The words of a blocked attempt ("nettrap: Outbound network blocked: …")
+// come from its audit record (audit.Message), so that the summaries
+// (ghactions) word it the same without importing guard.
 package guard

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/netip"
@@ -48,8 +49,9 @@ type Counts struct {
 	WouldDeny      int
 }
 
-// attempt is one decided destination (or non-destination) of a call.
-type attempt struct {
+// decidedAttempt is one destination (or non-destination) of a call, as
+// the policy sees it (policy.Attempt), with the policy's decision.
+type decidedAttempt struct {
 	policy.Attempt
 	decision policy.Decision
 	// redirected: the call went to the DNS sinkhole instead of failing
@@ -76,14 +78,14 @@ func (g *Guard) Decide(c *decision.Call) decision.Answer {
 	// exits meanwhile (a leftover goroutine's call as the binary ends)
 	// tells nothing more.
 	o := originOf(c)
-	att := g.attribution().Begin(c)
+	tx := g.attribution().Begin(c)
 	handedOver := false
 	defer func() {
 		if !handedOver {
-			att.End()
+			tx.End()
 		}
 	}()
-	who := att.Who()
+	who := tx.Who()
 	var denied *policy.Decision
 	for i := range atts {
 		a := &atts[i]
@@ -93,7 +95,7 @@ func (g *Guard) Decide(c *decision.Call) decision.Answer {
 			denied = &a.decision
 		}
 	}
-	if rd := g.dnsRedirect(c, o, att, atts); rd != nil {
+	if rd := g.dnsRedirect(c, o, tx, atts); rd != nil {
 		// Recorded, and ended, by the redirect's Done.
 		handedOver = true
 		if denied == nil {
@@ -101,7 +103,7 @@ func (g *Guard) Decide(c *decision.Call) decision.Answer {
 		}
 		return decision.DenyRedirect(denied.Errno, rd)
 	}
-	g.record(c, o, att, atts)
+	g.record(c, o, tx, atts)
 	if denied != nil {
 		return decision.Deny(denied.Errno)
 	}
@@ -112,7 +114,7 @@ func (g *Guard) Decide(c *decision.Call) decision.Answer {
 // class: on a thread without capabilities for a netlink send that names
 // the kernel (netlinkCapless), to the confined tree's peers only under
 // --sealed (peerCheck).
-func (g *Guard) allow(c *decision.Call, atts []attempt) decision.Answer {
+func (g *Guard) allow(c *decision.Call, atts []decidedAttempt) decision.Answer {
 	if g.netlinkCapless(c) {
 		return decision.AllowCapless()
 	}
@@ -147,7 +149,7 @@ func (g *Guard) Quick(c *decision.Call) bool {
 // malformed: it fails with the kernel's errno, in every mode, and is
 // recorded (a bad pointer in a network call is worth a look).
 func (g *Guard) unreadable(c *decision.Call) decision.Answer {
-	rec := g.newRecord(c, Who{}, c.Task.Caller(), "", attempt{decision: policy.Decision{
+	rec := g.newRecord(c, Who{}, c.Task.Caller(), "", decidedAttempt{decision: policy.Decision{
 		Verdict: audit.Denied, Errno: c.Err,
 		Reason: "arguments unreadable or malformed (" + unix.ErrnoName(c.Err) + "): the kernel would fail the call too",
 	}}, time.Now().UTC())
@@ -161,9 +163,9 @@ func (g *Guard) unreadable(c *decision.Call) decision.Answer {
 
 // attempts turns a call into the policy's attempts, classifying every
 // destination it names.
-func (g *Guard) attempts(c *decision.Call) []attempt {
+func (g *Guard) attempts(c *decision.Call) []decidedAttempt {
 	if c.Syscall.Foreign {
-		return []attempt{{Attempt: policy.Attempt{Kind: policy.ForeignABI}}}
+		return []decidedAttempt{{Attempt: policy.Attempt{Kind: policy.ForeignABI}}}
 	}
 	switch c.Syscall.Kind {
 	case bpf.Socket:
@@ -171,39 +173,39 @@ func (g *Guard) attempts(c *decision.Call) []attempt {
 		if a.Kind == policy.RawSocket && c.Task.TreeNetns() {
 			a.Class = classify.OwnNetns // its frames stay in the tree's namespaces
 		}
-		return []attempt{{Attempt: a}}
+		return []decidedAttempt{{Attempt: a}}
 	case bpf.IOUringSetup:
-		return []attempt{{Attempt: policy.Attempt{Kind: policy.IOURing}}}
+		return []decidedAttempt{{Attempt: policy.Attempt{Kind: policy.IOURing}}}
 	case bpf.Ptrace, bpf.ProcessVMWritev, bpf.PidfdGetfd:
 		if c.OwnDescendant {
 			return nil
 		}
-		return []attempt{{Attempt: policy.Attempt{Kind: policy.CrossProcess}}}
+		return []decidedAttempt{{Attempt: policy.Attempt{Kind: policy.CrossProcess}}}
 	case bpf.Ioctl:
-		return []attempt{{Attempt: ioctlAttempt(c)}}
+		return []decidedAttempt{{Attempt: ioctlAttempt(c)}}
 	case bpf.BPF:
-		return []attempt{{Attempt: attachAttempt(c)}}
+		return []decidedAttempt{{Attempt: attachAttempt(c)}}
 	}
-	atts := make([]attempt, 0, len(c.Dests)+1)
+	atts := make([]decidedAttempt, 0, len(c.Dests)+1)
 	if c.SourceRoute {
-		atts = append(atts, attempt{Attempt: policy.Attempt{Kind: policy.SourceRoute}})
+		atts = append(atts, decidedAttempt{Attempt: policy.Attempt{Kind: policy.SourceRoute}})
 	}
 	if c.Pin != "" {
 		detail := c.Pin
 		if c.Option != "" {
 			detail = c.Option + " " + c.Pin
 		}
-		atts = append(atts, attempt{Attempt: policy.Attempt{Kind: policy.InterfacePin, Detail: detail}})
+		atts = append(atts, decidedAttempt{Attempt: policy.Attempt{Kind: policy.InterfacePin, Detail: detail}})
 	}
 	if c.Group.IsValid() {
-		atts = append(atts, attempt{Attempt: joinAttempt(c)})
+		atts = append(atts, decidedAttempt{Attempt: joinAttempt(c)})
 	}
 	if c.Netfilter {
-		atts = append(atts, attempt{Attempt: policy.Attempt{Kind: policy.NetnsChange, Detail: "setsockopt " + c.Option,
+		atts = append(atts, decidedAttempt{Attempt: policy.Attempt{Kind: policy.NetnsChange, Detail: "setsockopt " + c.Option,
 			Harmless: c.OtherNetns}})
 	}
 	if c.NetlinkChange != "" {
-		atts = append(atts, attempt{Attempt: policy.Attempt{Kind: policy.NetnsChange, Detail: "netlink " + c.NetlinkChange}})
+		atts = append(atts, decidedAttempt{Attempt: policy.Attempt{Kind: policy.NetnsChange, Detail: "netlink " + c.NetlinkChange}})
 	}
 	for _, d := range c.Dests {
 		cls := g.Resolvers.Classify(d)
@@ -217,7 +219,7 @@ func (g *Guard) attempts(c *decision.Call) []attempt {
 		if !cls.AllowedByDefault() && netnsBound(d.Family) && c.Task.TreeNetns() {
 			cls = classify.OwnNetns
 		}
-		atts = append(atts, attempt{Attempt: policy.Attempt{Kind: policy.Destination, Dest: d, Class: cls}})
+		atts = append(atts, decidedAttempt{Attempt: policy.Attempt{Kind: policy.Destination, Dest: d, Class: cls}})
 	}
 	return atts
 }
@@ -271,7 +273,7 @@ func isNetlinkSocket(c *decision.Call) bool {
 // write of a netlink message, which nettrap does not see, it is not
 // recorded either.
 func (g *Guard) netlinkSocket(c *decision.Call) decision.Answer {
-	g.countPlain([]attempt{{Attempt: policy.Attempt{Class: classify.Kernel}}})
+	g.countPlain([]decidedAttempt{{Attempt: policy.Attempt{Class: classify.Kernel}}})
 	if g.Policy.Mode == policy.Audit || c.OtherNetns {
 		return decision.Allow()
 	}
@@ -304,7 +306,7 @@ func attachAttempt(c *decision.Call) policy.Attempt {
 
 // allPlain: every attempt is of a class allowed by default, which needs no
 // attribution, no record, nothing but a count: the fast path.
-func allPlain(atts []attempt) bool {
+func allPlain(atts []decidedAttempt) bool {
 	for _, a := range atts {
 		if a.Kind != policy.Destination || !a.Class.AllowedByDefault() {
 			return false
@@ -313,7 +315,7 @@ func allPlain(atts []attempt) bool {
 	return true
 }
 
-func (g *Guard) countPlain(atts []attempt) {
+func (g *Guard) countPlain(atts []decidedAttempt) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.counts.AllowedByClass == nil {
@@ -336,21 +338,21 @@ func (g *Guard) attribution() Attribution {
 // started the test binaries.
 func (g *Guard) parallelFlag() string {
 	if g.GoTest {
-		return ParallelGoTest
+		return audit.ParallelGoTest
 	}
-	return ParallelBinary
+	return audit.ParallelBinary
 }
 
 // record writes the audit records and the message lines of a call.
-func (g *Guard) record(c *decision.Call, o origin, att Attempt, atts []attempt) {
-	who := att.Who()
+func (g *Guard) record(c *decision.Call, o origin, tx Transaction, atts []decidedAttempt) {
+	who := tx.Who()
 	caller, sock := o.caller, o.sock
 	now := time.Now().UTC()
 	for _, a := range atts {
 		d := a.decision
 		if !d.Audit {
 			if a.Kind == policy.Destination {
-				g.countPlain([]attempt{a})
+				g.countPlain([]decidedAttempt{a})
 			}
 			continue
 		}
@@ -358,9 +360,9 @@ func (g *Guard) record(c *decision.Call, o origin, att Attempt, atts []attempt) 
 		g.count(d)
 		line := ""
 		if d.Verdict != audit.Allowed {
-			line = "nettrap: " + Line(rec, who.Test == "", g.parallelFlag())
+			line = "nettrap: " + audit.Message(rec, who.Test == "", g.parallelFlag())
 		}
-		att.Report(rec, line)
+		tx.Report(rec, line)
 		if line != "" && d.Verdict != audit.Denied {
 			// The attribution shows denials; a would-be denial
 			// (--mode=audit) is a message of the run.
@@ -374,7 +376,7 @@ func (g *Guard) record(c *decision.Call, o origin, att Attempt, atts []attempt) 
 	}
 }
 
-func (g *Guard) newRecord(c *decision.Call, who Who, caller decision.Caller, sock string, a attempt, now time.Time) audit.Record {
+func (g *Guard) newRecord(c *decision.Call, who Who, caller decision.Caller, sock string, a decidedAttempt, now time.Time) audit.Record {
 	rec := audit.Record{
 		Schema: audit.SchemaVersion, Time: now, RunID: g.RunID,
 		Package: who.Package, Test: who.Test, Candidates: who.Candidates, Marked: who.Marked, AllowTest: who.AllowTest,
@@ -447,7 +449,7 @@ func (g *Guard) auditFailed(err error, rec audit.Record) {
 	g.auditErrs = append(g.auditErrs, err)
 	g.mu.Unlock()
 	fmt.Fprintf(g.Messages, "nettrap: %v; the record follows:\n", err)
-	if b, jerr := jsonLine(rec); jerr == nil {
+	if b, jerr := json.Marshal(rec); jerr == nil {
 		fmt.Fprintf(g.Messages, "nettrap: audit record: %s\n", b)
 	}
 }

@@ -278,28 +278,28 @@ type fakeAttribution struct {
 	held    int
 }
 
-func (f *fakeAttribution) Begin(*decision.Call) Attempt {
+func (f *fakeAttribution) Begin(*decision.Call) Transaction {
 	f.mu.Lock()
 	f.held++
 	f.mu.Unlock()
-	return &fakeAttempt{f: f, who: f.who}
+	return &fakeTransaction{f: f, who: f.who}
 }
 
-type fakeAttempt struct {
+type fakeTransaction struct {
 	f     *fakeAttribution
 	who   Who
 	ended bool
 }
 
-func (a *fakeAttempt) Who() Who { return a.who }
+func (a *fakeTransaction) Who() Who { return a.who }
 
-func (a *fakeAttempt) Report(rec audit.Record, line string) {
+func (a *fakeTransaction) Report(rec audit.Record, line string) {
 	a.f.mu.Lock()
 	defer a.f.mu.Unlock()
 	a.f.reports = append(a.f.reports, string(rec.Decision)+"|"+rec.Test+"|"+line)
 }
 
-func (a *fakeAttempt) End() {
+func (a *fakeTransaction) End() {
 	a.f.mu.Lock()
 	defer a.f.mu.Unlock()
 	if a.ended {
@@ -355,109 +355,6 @@ func TestAuditFullDisk(t *testing.T) {
 	}
 	if !strings.Contains(msgs.String(), `"dest":"203.0.113.7:80"`) || !strings.Contains(msgs.String(), "no space left") {
 		t.Errorf("the lost record is not in the messages: %q", msgs.String())
-	}
-}
-
-func TestLine(t *testing.T) {
-	base := audit.Record{Syscall: "connect", SockType: "tcp", Dest: "203.0.113.7:443", Class: "external", Decision: "denied", PID: 42, Argv0: "curl"}
-	tests := []struct {
-		mod  func(*audit.Record)
-		want string
-	}{
-		{func(*audit.Record) {}, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) by pid 42 curl"},
-		{func(r *audit.Record) { r.Test = "TestFetch" }, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestFetch"},
-		{func(r *audit.Record) { r.Candidates = []string{"TestA", "TestB"} }, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) during one of TestA, TestB (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)"},
-		{func(r *audit.Record) {
-			r.Candidates = []string{"T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8", "T9", "T10"}
-		}, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) during one of T1, T2, T3, T4, T5, T6, T7, T8 and 2 more (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)"},
-		{func(r *audit.Record) { r.Test = "collection" }, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) at collection time (package init, TestMain, or between tests)"},
-		{func(r *audit.Record) { r.Decision = "would-deny" }, "audit: would block: connect tcp 203.0.113.7:443 (external) by pid 42 curl"},
-		{func(r *audit.Record) { r.ABI = "i386"; r.Dest = ""; r.SockType = ""; r.Reason = "not decoded" }, "Outbound network blocked: connect (i386 ABI) by pid 42 curl: not decoded"},
-		// --sealed: a marked test's denial says the marker was ignored.
-		{func(r *audit.Record) {
-			r.Test, r.Marked, r.Reason = "TestLive", true, audit.ReasonMarkerIgnored+"; external destination"
-		},
-			"Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestLive: " + audit.ReasonMarkerIgnored + "; external destination"},
-		// The reason is left out only when it repeats the class.
-		{func(r *audit.Record) { r.Reason = "external destination" },
-			"Outbound network blocked: connect tcp 203.0.113.7:443 (external) by pid 42 curl"},
-		{func(r *audit.Record) {
-			r.Dest, r.Class, r.Reason = "0.0.0.0:443", "unspecified", "listen on 127.0.0.1:0"
-		},
-			"Outbound network blocked: connect tcp 0.0.0.0:443 (unspecified) by pid 42 curl: listen on 127.0.0.1:0"},
-		{func(r *audit.Record) { r.Dest, r.Class, r.Reason = "10.0.0.53:53", "dns", "DNS query" },
-			"Outbound network blocked: connect tcp 10.0.0.53:53 (dns) by pid 42 curl: DNS query"},
-		{func(r *audit.Record) {
-			r.Syscall, r.SockType, r.Dest, r.Class, r.Reason = "setsockopt", "udp", "239.1.2.3", "multicast", "joining 239.1.2.3"
-		}, "Outbound network blocked: setsockopt udp 239.1.2.3 (multicast) by pid 42 curl: joining 239.1.2.3"},
-		// A lookup nettrap's sinkhole read is named.
-		{func(r *audit.Record) {
-			r.SockType, r.Dest, r.Class, r.Lookup, r.Test = "udp", "192.0.2.53:53", "dns", "TXT _grpc_config.localhost", "TestDial"
-		}, "DNS lookup blocked: TXT _grpc_config.localhost via 192.0.2.53:53 during TestDial: " + RemedyLookupTest},
-		{func(r *audit.Record) {
-			r.SockType, r.Dest, r.Class, r.Lookup = "tcp", "[2001:db8::53]:53", "dns", "A example.com"
-		},
-			"DNS lookup blocked: A example.com via [2001:db8::53]:53 by pid 42 curl: " + RemedyLookupProcess},
-		// A marked record denied for another reason (at collection time) keeps the short line.
-		{func(r *audit.Record) { r.Test, r.Marked, r.Reason = "collection", true, "external destination" },
-			"Outbound network blocked: connect tcp 203.0.113.7:443 (external) at collection time (package init, TestMain, or between tests)"},
-	}
-	for _, tt := range tests {
-		r := base
-		tt.mod(&r)
-		if got := Line(r, r.Test == "", ParallelBinary); got != tt.want {
-			t.Errorf("Line(%+v)\n got %q\nwant %q", r, got, tt.want)
-		}
-	}
-}
-
-// A blocked lookup's line says what to do, fitting who looked up: the
-// test (mock, or mark it), collection time (no marker helps), a marked
-// test under --sealed (the marker counts for nothing), a process. The
-// start stays "DNS lookup blocked: NAME via NS who", which users and
-// tests match.
-func TestLookupLineRemedy(t *testing.T) {
-	base := audit.Record{Syscall: "sendto", SockType: "udp", Dest: "192.0.2.53:53", Class: "dns", Decision: audit.Denied,
-		Lookup: "A httpbin.org", Reason: audit.ReasonDNSRefused, PID: 42, Argv0: "curl"}
-	for _, tc := range []struct {
-		name  string
-		mod   func(*audit.Record)
-		start string
-		want  []string
-	}{
-		{"test", func(r *audit.Record) { r.Test = "TestTraceInfo" },
-			"DNS lookup blocked: A httpbin.org via 192.0.2.53:53 during TestTraceInfo: ",
-			[]string{"mock the resolver or the client", "mark the test", "docs/tests.md#the-marker"}},
-		{"ambiguous", func(r *audit.Record) { r.Candidates = []string{"TestA", "TestB"} },
-			"DNS lookup blocked: A httpbin.org via 192.0.2.53:53 during one of TestA, TestB (ambiguous",
-			[]string{"to pin it): mock the resolver or the client", "mark the test"}},
-		{"collection", func(r *audit.Record) { r.Test, r.Marked = audit.Collection, true },
-			"DNS lookup blocked: A httpbin.org via 192.0.2.53:53" + AtCollection + ": ",
-			[]string{"mock the resolver or the client", "docs/tests.md#collection-time"}},
-		{"sealed", func(r *audit.Record) { r.Test, r.Marked = "TestLive", true },
-			"DNS lookup blocked: A httpbin.org via 192.0.2.53:53 during TestLive: ",
-			[]string{audit.ReasonMarkerIgnored, "mock the resolver or the client"}},
-		{"process", func(*audit.Record) {},
-			"DNS lookup blocked: A httpbin.org via 192.0.2.53:53 by pid 42 curl: ",
-			[]string{"--allow", "docs/flags.md"}},
-	} {
-		r := base
-		tc.mod(&r)
-		got := Line(r, r.Test == "" && len(r.Candidates) == 0, ParallelBinary)
-		if !strings.HasPrefix(got, tc.start) {
-			t.Errorf("%s: line %q, want it to start %q", tc.name, got, tc.start)
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(got, w) {
-				t.Errorf("%s: line %q lacks %q", tc.name, got, w)
-			}
-		}
-	}
-	// Where no marker can help, the line must not advise one.
-	r := base
-	r.Test = audit.Collection
-	if got := Line(r, false, ParallelBinary); strings.Contains(got, "mark the test") {
-		t.Errorf("collection time: line %q advises a marker", got)
 	}
 }
 
@@ -537,7 +434,7 @@ type exitOnBegin struct {
 	exited *atomic.Bool
 }
 
-func (a *exitOnBegin) Begin(c *decision.Call) Attempt {
+func (a *exitOnBegin) Begin(c *decision.Call) Transaction {
 	a.exited.Store(true)
 	return a.fakeAttribution.Begin(c)
 }

@@ -18,7 +18,7 @@ import (
 // needsPeer tells whether some allowed attempt of the call reaches a
 // socket on this machine: unix, loopback, or the unspecified address
 // (which Linux routes to loopback) under --allow-unspecified.
-func needsPeer(atts []attempt, allowUnspecified bool) bool {
+func needsPeer(atts []decidedAttempt, allowUnspecified bool) bool {
 	for _, a := range atts {
 		if a.Kind != policy.Destination {
 			continue
@@ -36,7 +36,7 @@ func needsPeer(atts []attempt, allowUnspecified bool) bool {
 }
 
 // peerCheck is the answer's PeerCheck for c, under --sealed.
-func (g *Guard) peerCheck(c *decision.Call, atts []attempt) *decision.PeerCheck {
+func (g *Guard) peerCheck(c *decision.Call, atts []decidedAttempt) *decision.PeerCheck {
 	if !g.Policy.Sealed || !needsPeer(atts, g.Policy.AllowUnspecified) {
 		return nil
 	}
@@ -62,13 +62,13 @@ func (g *Guard) uncount(cls classify.Class) {
 // attributed and recorded as any decision.
 func (g *Guard) peerOutside(c *decision.Call, d classify.Dest, p decision.Peer) unix.Errno {
 	o := originOf(c)
-	att := g.attribution().Begin(c)
-	defer att.End()
-	a := attempt{Attempt: policy.Attempt{Kind: policy.Destination, Dest: d, Class: g.Resolvers.Classify(d)}}
-	a.Context = att.Who().Context
+	tx := g.attribution().Begin(c)
+	defer tx.End()
+	a := decidedAttempt{Attempt: policy.Attempt{Kind: policy.Destination, Dest: d, Class: g.Resolvers.Classify(d)}}
+	a.Context = tx.Who().Context
 	a.decision = g.Policy.DecidePeer(a.Attempt, policy.Peer(p))
 	g.uncount(a.Class)
-	g.record(c, o, att, []attempt{a})
+	g.record(c, o, tx, []decidedAttempt{a})
 	if a.decision.Verdict != audit.Denied {
 		return 0
 	}

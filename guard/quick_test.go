@@ -18,7 +18,7 @@ type countingAttribution struct {
 	begun int
 }
 
-func (a *countingAttribution) Begin(*decision.Call) Attempt {
+func (a *countingAttribution) Begin(*decision.Call) Transaction {
 	a.begun++
 	return Generic{}.Begin(nil)
 }
@@ -45,14 +45,14 @@ func TestQuickMeansNoAttribution(t *testing.T) {
 	}
 	for _, tt := range tests {
 		f := newFixture(t, policy.Policy{})
-		att := &countingAttribution{t: t}
-		f.g.Attribution = att
+		attr := &countingAttribution{t: t}
+		f.g.Attribution = attr
 		if got := f.g.Quick(tt.c); got != tt.quick {
 			t.Errorf("%s: Quick = %v, want %v", tt.name, got, tt.quick)
 		}
 		f.g.Decide(tt.c)
-		if asked := att.begun > 0; asked == tt.quick {
-			t.Errorf("%s: Quick = %v but Decide asked the attribution %d times", tt.name, tt.quick, att.begun)
+		if asked := attr.begun > 0; asked == tt.quick {
+			t.Errorf("%s: Quick = %v but Decide asked the attribution %d times", tt.name, tt.quick, attr.begun)
 		}
 	}
 }

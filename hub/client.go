@@ -20,7 +20,7 @@ type Client struct {
 	served bool
 
 	mu    sync.Mutex
-	holds map[uint64]guard.Attempt // the outer's transactions, by id
+	holds map[uint64]guard.Transaction // the outer's transactions, by id
 }
 
 // Dial connects to the outer nettrap at path and registers this process
@@ -61,7 +61,7 @@ func register(rw io.ReadWriteCloser, pkg, argv0 string, timeout time.Duration) (
 		return nil, fmt.Errorf("register with the outer nettrap: %w", err)
 	}
 	setDeadline(rw, time.Time{})
-	return &Client{c: c, done: make(chan struct{}), holds: map[uint64]guard.Attempt{}}, nil
+	return &Client{c: c, done: make(chan struct{}), holds: map[uint64]guard.Transaction{}}, nil
 }
 
 // Serve carries the outer's transactions to a in the background until
@@ -88,22 +88,22 @@ func (cl *Client) Serve(a guard.Attribution) {
 func (cl *Client) answer(a guard.Attribution, m message) error {
 	switch m.Op {
 	case opBegin:
-		att := a.Begin(nil)
-		w := att.Who()
+		tx := a.Begin(nil)
+		w := tx.Who()
 		cl.mu.Lock()
-		cl.holds[m.ID] = att
+		cl.holds[m.ID] = tx
 		cl.mu.Unlock()
 		return cl.c.send(message{Op: opBegin, ID: m.ID, Who: &w})
 	case opEnd:
 		cl.mu.Lock()
-		att, ok := cl.holds[m.ID]
+		tx, ok := cl.holds[m.ID]
 		delete(cl.holds, m.ID)
 		cl.mu.Unlock()
 		if ok {
 			for _, r := range m.Reports {
-				att.Report(r.Record, r.Line)
+				tx.Report(r.Record, r.Line)
 			}
-			att.End()
+			tx.End()
 		}
 		return cl.c.send(message{Op: opEnded, ID: m.ID})
 	}
@@ -115,10 +115,10 @@ func (cl *Client) answer(a guard.Attribution, m message) error {
 func (cl *Client) releaseAll() {
 	cl.mu.Lock()
 	holds := cl.holds
-	cl.holds = map[uint64]guard.Attempt{}
+	cl.holds = map[uint64]guard.Transaction{}
 	cl.mu.Unlock()
-	for _, att := range holds {
-		att.End()
+	for _, tx := range holds {
+		tx.End()
 	}
 }
 

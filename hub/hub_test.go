@@ -40,29 +40,29 @@ func (f *fakeAttr) add(s string) {
 	f.mu.Unlock()
 }
 
-func (f *fakeAttr) Begin(c *decision.Call) guard.Attempt {
+func (f *fakeAttr) Begin(c *decision.Call) guard.Transaction {
 	f.add("begin")
 	if f.block != nil {
 		<-f.block
 	}
-	return &fakeAttempt{f: f, who: f.who}
+	return &fakeTransaction{f: f, who: f.who}
 }
 
-type fakeAttempt struct {
+type fakeTransaction struct {
 	f   *fakeAttr
 	who guard.Who
 }
 
-func (a *fakeAttempt) Who() guard.Who { return a.who }
+func (a *fakeTransaction) Who() guard.Who { return a.who }
 
-func (a *fakeAttempt) Report(rec audit.Record, line string) {
+func (a *fakeTransaction) Report(rec audit.Record, line string) {
 	a.f.mu.Lock()
 	defer a.f.mu.Unlock()
 	a.f.log = append(a.f.log, "report "+a.who.Test+" "+rec.Dest+" "+line)
 	a.f.recs = append(a.f.recs, rec)
 }
 
-func (a *fakeAttempt) End() {
+func (a *fakeTransaction) End() {
 	a.f.add("end")
 	a.f.once.Do(func() { close(a.f.rel) })
 }
@@ -129,16 +129,16 @@ func newPair(t *testing.T, a guard.Attribution) (*Server, *Client, *syncBuf) {
 func TestBeginReportEnd(t *testing.T) {
 	fa := newFakeAttr(guard.Who{Package: "example.com/p", Test: "TestLeak"})
 	s, _, msgs := newPair(t, fa)
-	att := s.begin(child)
-	if w := att.Who(); w.Test != "TestLeak" || w.Package != "example.com/p" {
+	tx := s.begin(child)
+	if w := tx.Who(); w.Test != "TestLeak" || w.Package != "example.com/p" {
 		t.Fatalf("who = %+v, want the inner's answer", w)
 	}
 	rec := audit.Record{TID: child + 1, Dest: "203.0.113.7:443", Decision: audit.Denied}
-	att.Report(rec, "nettrap: blocked")
+	tx.Report(rec, "nettrap: blocked")
 	if got := fa.events(); got != "begin" {
 		t.Errorf("before End the inner saw %q, want only begin: the reports go with the end", got)
 	}
-	att.End()
+	tx.End()
 	// End returned: the inner has reported and let go of the hold.
 	want := "begin; report TestLeak 203.0.113.7:443 nettrap: blocked; end"
 	if got := fa.events(); got != want {
@@ -152,11 +152,11 @@ func TestBeginReportEnd(t *testing.T) {
 func TestSeveralReportsOneVerdict(t *testing.T) {
 	fa := newFakeAttr(guard.Who{Package: "example.com/p", Test: "TestMulti"})
 	s, _, _ := newPair(t, fa)
-	att := s.begin(child)
+	tx := s.begin(child)
 	for _, d := range []string{"192.0.2.1:53", "192.0.2.2:53"} {
-		att.Report(audit.Record{TID: 7, Dest: d, Decision: audit.Denied}, "line "+d)
+		tx.Report(audit.Record{TID: 7, Dest: d, Decision: audit.Denied}, "line "+d)
 	}
-	att.End()
+	tx.End()
 	if len(fa.recs) != 2 || fa.recs[0].Dest != "192.0.2.1:53" || fa.recs[1].Dest != "192.0.2.2:53" {
 		t.Errorf("inner got records %+v, want both destinations in order", fa.recs)
 	}
@@ -166,13 +166,13 @@ func TestGenericCaller(t *testing.T) {
 	fa := newFakeAttr(guard.Who{Test: "TestX"})
 	s, _, msgs := newPair(t, fa)
 	// A process not under the inner: pid 1's parent is 0.
-	att := s.begin(1)
-	if w := att.Who(); w.Test != "" || w.Package != "" || w.Marked || len(w.Candidates) > 0 {
+	tx := s.begin(1)
+	if w := tx.Who(); w.Test != "" || w.Package != "" || w.Marked || len(w.Candidates) > 0 {
 		t.Errorf("who = %+v, want the zero Who (by process)", w)
 	}
-	att.Report(audit.Record{TID: 1, Decision: audit.Denied}, "nettrap: blocked by pid 1 init")
-	att.Report(audit.Record{TID: 1, Decision: audit.WouldDeny}, "nettrap: audit: would block")
-	att.End()
+	tx.Report(audit.Record{TID: 1, Decision: audit.Denied}, "nettrap: blocked by pid 1 init")
+	tx.Report(audit.Record{TID: 1, Decision: audit.WouldDeny}, "nettrap: audit: would block")
+	tx.End()
 	if got := msgs.String(); got != "nettrap: blocked by pid 1 init\n" {
 		t.Errorf("messages %q: want the denial line only (the guard prints the others)", got)
 	}
@@ -201,12 +201,12 @@ func TestTimeoutFailsClosed(t *testing.T) {
 	defer close(fa.block)
 	s, _, msgs := newPair(t, fa)
 	s.Timeout = 50 * time.Millisecond
-	att := s.begin(child)
-	if w := att.Who(); w.Marked || w.Test != "" || w.Package != "example.com/p" {
+	tx := s.begin(child)
+	if w := tx.Who(); w.Marked || w.Test != "" || w.Package != "example.com/p" {
 		t.Errorf("who after no answer = %+v, want unmarked, no test, the inner's package", w)
 	}
-	att.Report(audit.Record{TID: 9, Decision: audit.Denied}, "nettrap: blocked by pid 9")
-	att.End()
+	tx.Report(audit.Record{TID: 9, Decision: audit.Denied}, "nettrap: blocked by pid 9")
+	tx.End()
 	out := msgs.String()
 	if !strings.Contains(out, "no answer from the nettrap running example.com/p") || !strings.Contains(out, "nettrap: blocked by pid 9") {
 		t.Errorf("messages %q: want the missing answer and the denial said", out)
@@ -216,21 +216,21 @@ func TestTimeoutFailsClosed(t *testing.T) {
 	}
 	// The inner is dropped: the next call does not wait again.
 	s.Timeout = time.Hour
-	att = s.begin(child)
-	if w := att.Who(); w.Marked {
+	tx = s.begin(child)
+	if w := tx.Who(); w.Marked {
 		t.Errorf("second who = %+v after the inner was dropped, want unmarked", w)
 	}
-	att.End()
+	tx.End()
 }
 
 func TestInnerGoneBeforeVerdict(t *testing.T) {
 	fa := newFakeAttr(guard.Who{Test: "TestGone"})
 	s, cl, msgs := newPair(t, fa)
-	att := s.begin(child)
+	tx := s.begin(child)
 	cl.Close()
 	<-fa.rel // the inner let go of its hold when the connection ended
-	att.Report(audit.Record{TID: 11, Decision: audit.Denied}, "nettrap: blocked during TestGone")
-	att.End()
+	tx.Report(audit.Record{TID: 11, Decision: audit.Denied}, "nettrap: blocked during TestGone")
+	tx.End()
 	if out := msgs.String(); !strings.Contains(out, "could not tell the nettrap running") || !strings.Contains(out, "nettrap: blocked during TestGone") {
 		t.Errorf("messages %q: want the lost verdict and its line", out)
 	}
@@ -449,7 +449,7 @@ func TestRecvErrors(t *testing.T) {
 }
 
 func TestClientRejectsUnknownOp(t *testing.T) {
-	cl := &Client{c: newConn(&rwc{in: strings.NewReader("")}), holds: map[uint64]guard.Attempt{}}
+	cl := &Client{c: newConn(&rwc{in: strings.NewReader("")}), holds: map[uint64]guard.Transaction{}}
 	if err := cl.answer(newFakeAttr(guard.Who{}), message{Op: opRecord}); !errors.Is(err, errProtocol) {
 		t.Errorf("answer(record) = %v, want a protocol error", err)
 	}
@@ -457,7 +457,7 @@ func TestClientRejectsUnknownOp(t *testing.T) {
 
 func TestEndWithoutBeginIsAnswered(t *testing.T) {
 	out := &rwc{in: strings.NewReader("")}
-	cl := &Client{c: newConn(out), holds: map[uint64]guard.Attempt{}}
+	cl := &Client{c: newConn(out), holds: map[uint64]guard.Transaction{}}
 	fa := newFakeAttr(guard.Who{})
 	if err := cl.answer(fa, message{Op: opEnd, ID: 5}); err != nil {
 		t.Fatal(err)

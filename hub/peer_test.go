@@ -282,9 +282,9 @@ func TestForgedAnswerDropsInner(t *testing.T) {
 	if out, err := forger.CombinedOutput(); err != nil {
 		t.Fatalf("forger: %v %s", err, out)
 	}
-	att := s.begin(child)
-	w := att.Who()
-	att.End()
+	tx := s.begin(child)
+	w := tx.Who()
+	tx.End()
 	if w.Marked {
 		t.Errorf("who = %+v: the forged answer was taken", w)
 	}

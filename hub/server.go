@@ -259,16 +259,16 @@ func (s *Server) close() error {
 // from under no inner is a process's own (guard.Generic); one whose inner
 // cannot be asked counts as made by no test, and its denials fail the run
 // (Lost).
-func (s *Server) Begin(c *decision.Call) guard.Attempt {
+func (s *Server) Begin(c *decision.Call) guard.Transaction {
 	return s.begin(c.Task.Caller().PID)
 }
 
 // begin is Begin for a call of process pid.
-func (s *Server) begin(pid int) guard.Attempt {
+func (s *Server) begin(pid int) guard.Transaction {
 	in := s.find(pid)
 	if in == nil {
 		if s.toolchain(pid) {
-			return toolchainAttempt{}
+			return toolchainTransaction{}
 		}
 		return guard.Generic{Messages: s.Messages}.Begin(nil)
 	}

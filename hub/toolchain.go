@@ -32,15 +32,15 @@ func (s *Server) toolchain(pid int) bool {
 	return false
 }
 
-// toolchainAttempt is the attribution of a call of the go command's own:
-// no test; the policy lets its destinations through (audited).
-type toolchainAttempt struct{}
+// toolchainTransaction is the transaction of a call of the go command's
+// own: no test; the policy lets its destinations through (audited).
+type toolchainTransaction struct{}
 
-func (toolchainAttempt) Who() guard.Who {
+func (toolchainTransaction) Who() guard.Who {
 	return guard.Who{Context: policy.Context{Toolchain: true}}
 }
-func (toolchainAttempt) Report(audit.Record, string) {}
-func (toolchainAttempt) End()                        {}
+func (toolchainTransaction) Report(audit.Record, string) {}
+func (toolchainTransaction) End()                        {}
 
 func (s *Server) wasInner(pid int) bool {
 	s.mu.Lock()

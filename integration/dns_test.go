@@ -26,7 +26,7 @@ func TestLookupFailsTheTest(t *testing.T) {
 	}
 	for _, want := range []string{
 		"nettrap: DNS lookup blocked: TXT _grpc_config.localhost via 192.0.2.53:53 during TestLookupSwallowed",
-		// The line ends with what to do (guard.RemedyLookupTest).
+		// The line ends with what to do (audit.RemedyLookupTest).
 		"during TestLookupSwallowed: mock the resolver or the client, or mark the test (docs/tests.md#the-marker)",
 		"--- FAIL: TestLookupSwallowed",
 		"server misbehaving",

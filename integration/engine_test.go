@@ -20,7 +20,7 @@ import (
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 )
 
-// The engines (SPEC §8), each asked for explicitly: these tests start the
+// The engines (docs/engines.md#engines), each asked for explicitly: these tests start the
 // plain nettrap binary themselves, whatever NETTRAP_TEST_ENGINE says.
 //
 // parentlisten (internal/lab/csrc/parentlisten.c) plays WSL2's init: a

@@ -47,7 +47,7 @@ func confinedVictim(t *testing.T, flags []string, args ...string) (nettrapRun, v
 	argv := append(append(append([]string{}, flags...), "--", victimbuild.Victim(t)), args...)
 	run := runNettrap(t, argv...)
 	// The victim exits 0; nettrap makes that 1 when it denied an attempt
-	// (SPEC §7), and says so.
+	// (docs/audit.md#exit-status), and says so.
 	want := 0
 	if len(blockedLines(run.stderr)) > 0 {
 		want = 1

@@ -232,7 +232,7 @@ func TestNettrapExitStatus(t *testing.T) {
 }
 
 // TestNettrapGenericDenialFailsRun: a command that swallows a denied
-// attempt and exits 0 makes nettrap exit 1 (SPEC §7); its own non-zero
+// attempt and exits 0 makes nettrap exit 1 (docs/audit.md#exit-status); its own non-zero
 // status is kept; audit mode denies nothing and keeps 0.
 func TestNettrapGenericDenialFailsRun(t *testing.T) {
 	ep := fakehost.TCP("203.0.113.7:4444")

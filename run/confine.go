@@ -187,7 +187,8 @@ func (c *confined) finish(status int) error {
 
 // genericStatus is the status of a command that is not a Go test binary:
 // its own, or 1 when it exited 0 although nettrap denied an attempt (the
-// command swallowed the error; SPEC §7), so that CI sees the denial.
+// command swallowed the error; docs/audit.md#exit-status), so that CI sees
+// the denial.
 func genericStatus(status, denied int) int {
 	if status == 0 && denied > 0 {
 		fmt.Fprintf(os.Stderr, "nettrap: the command exited 0, but %d network attempt(s) were denied (see above); exiting 1\n", denied)

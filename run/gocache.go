@@ -18,7 +18,7 @@ import (
 	"github.com/nettrap/nettrap/testexec"
 )
 
-// `nettrap -- go test` keeps Go's test cache (SPEC §9): the go command
+// `nettrap -- go test` keeps Go's test cache (docs/test-cache.md): the go command
 // runs confined as a whole, like a command run with a hub, but without
 // -exec (which turns the cache off). The filter also traps execve, and
 // each test binary the go command starts is wrapped by an inner nettrap

@@ -1,14 +1,17 @@
-package guard
+package audit
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/nettrap/nettrap/audit"
 )
 
-// Line is the one-line message for a denied (or would-be denied) attempt:
+// The wording of a blocked attempt, from its record: the "nettrap:
+// Outbound network blocked: …" message lines guard shows (Message) and
+// the start of every summary's line about a blocked attempt (Blocked,
+// AtCollection; ghactions). It sits beside the record it words, so that
+// whoever words a record needs no more than the record's package.
+
+// Message is the one-line message for a denied (or would-be denied) attempt:
 //
 //	Outbound network blocked: connect tcp 203.0.113.7:443 (external) by pid 4242 curl
 //
@@ -17,7 +20,7 @@ import (
 // TestX"), not necessarily by its code (a goroutine a previous test left
 // running is indistinguishable). parallel is the flag an ambiguous line
 // advises, ParallelGoTest or ParallelBinary.
-func Line(r audit.Record, byProcess bool, parallel string) string {
+func Message(r Record, byProcess bool, parallel string) string {
 	byProcess = byProcess && len(r.Candidates) == 0
 	op := r.Syscall
 	if r.ABI != "" && r.ABI != "x86_64" && r.ABI != "aarch64" {
@@ -35,7 +38,7 @@ func Line(r audit.Record, byProcess bool, parallel string) string {
 	// The reason is shown unless it only repeats the class: an attempt
 	// with no destination, advice (unspecified, dns), a join, a marker
 	// ignored under --sealed all say more than the class.
-	if r.Reason != "" && r.Reason != audit.ClassReason(r.Class) {
+	if r.Reason != "" && r.Reason != ClassReason(r.Class) {
 		line += ": " + r.Reason
 	}
 	return line
@@ -44,9 +47,9 @@ func Line(r audit.Record, byProcess bool, parallel string) string {
 // lookupRemedy is what to do about a blocked lookup, by who made it: a
 // marker does not help at collection time, nor under --sealed (the only
 // way a marked test's lookup is blocked), nor a process outside tests.
-func lookupRemedy(r audit.Record, byProcess bool) string {
+func lookupRemedy(r Record, byProcess bool) string {
 	switch {
-	case r.Test == audit.Collection:
+	case r.Test == Collection:
 		return RemedyLookupCollection
 	case len(r.Candidates) > 1:
 		return RemedyLookupTest
@@ -58,18 +61,18 @@ func lookupRemedy(r audit.Record, byProcess bool) string {
 	return RemedyLookupTest
 }
 
-// Blocked is how every message about a blocked attempt starts, here and
-// in the run's summaries (ghactions): "Outbound network blocked: connect
+// Blocked is how every message about a blocked attempt starts, in
+// Message and in the run's summaries (ghactions): "Outbound network blocked: connect
 // tcp 203.0.113.7:443 (external)", "audit: would block: …" for a would-be
 // denial. A DNS query nettrap's sinkhole read says what was looked up,
 // which says more than the call and the class: "DNS lookup blocked: A
 // example.com via 10.0.0.53:53".
-func Blocked(d audit.Decision, lookup, operation, dest, class string) string {
+func Blocked(d Decision, lookup, operation, dest, class string) string {
 	if lookup != "" {
 		return "DNS lookup blocked: " + lookup + " via " + dest
 	}
 	head := "Outbound network blocked: "
-	if d == audit.WouldDeny {
+	if d == WouldDeny {
 		head = "audit: would block: "
 	}
 	if dest != "" {
@@ -80,11 +83,11 @@ func Blocked(d audit.Decision, lookup, operation, dest, class string) string {
 
 // The remedies of a blocked lookup's line, by who looked up: the other
 // denials give advice in their reasons, but a lookup's reason is always
-// the same (audit.ReasonDNSRefused) and says what, not what to do.
+// the same (ReasonDNSRefused) and says what, not what to do.
 const (
 	RemedyLookupTest       = "mock the resolver or the client, or mark the test (docs/tests.md#the-marker)"
 	RemedyLookupCollection = "mock the resolver or the client; no marker covers collection time (docs/tests.md#collection-time)"
-	RemedyLookupSealed     = audit.ReasonMarkerIgnored + "; mock the resolver or the client"
+	RemedyLookupSealed     = ReasonMarkerIgnored + "; mock the resolver or the client"
 	RemedyLookupProcess    = "use addresses or /etc/hosts, or allow the nameserver with --allow CIDR:53 (docs/flags.md)"
 )
 
@@ -100,11 +103,11 @@ const (
 )
 
 // whoPart says who made the attempt: " during TestX", " by pid N prog", …
-func whoPart(r audit.Record, byProcess bool, parallel string) string {
+func whoPart(r Record, byProcess bool, parallel string) string {
 	switch {
 	case len(r.Candidates) > 1:
 		return fmt.Sprintf(" during one of %s (ambiguous: parallel tests were running; rerun with %s to pin it)", candidateList(r.Candidates), parallel)
-	case r.Test == audit.Collection:
+	case r.Test == Collection:
 		return AtCollection
 	case byProcess || r.Test == "":
 		return fmt.Sprintf(" by pid %d %s", r.PID, r.Argv0)
@@ -121,5 +124,3 @@ func candidateList(names []string) string {
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:maxNamed], ", "), len(names)-maxNamed)
 }
-
-func jsonLine(r audit.Record) ([]byte, error) { return json.Marshal(r) }

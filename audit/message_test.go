@@ -1,0 +1,109 @@
+package audit
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestMessage(t *testing.T) {
+	base := Record{Syscall: "connect", SockType: "tcp", Dest: "203.0.113.7:443", Class: "external", Decision: "denied", PID: 42, Argv0: "curl"}
+	tests := []struct {
+		mod  func(*Record)
+		want string
+	}{
+		{func(*Record) {}, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) by pid 42 curl"},
+		{func(r *Record) { r.Test = "TestFetch" }, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestFetch"},
+		{func(r *Record) { r.Candidates = []string{"TestA", "TestB"} }, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) during one of TestA, TestB (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)"},
+		{func(r *Record) {
+			r.Candidates = []string{"T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8", "T9", "T10"}
+		}, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) during one of T1, T2, T3, T4, T5, T6, T7, T8 and 2 more (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)"},
+		{func(r *Record) { r.Test = "collection" }, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) at collection time (package init, TestMain, or between tests)"},
+		{func(r *Record) { r.Decision = "would-deny" }, "audit: would block: connect tcp 203.0.113.7:443 (external) by pid 42 curl"},
+		{func(r *Record) { r.ABI = "i386"; r.Dest = ""; r.SockType = ""; r.Reason = "not decoded" }, "Outbound network blocked: connect (i386 ABI) by pid 42 curl: not decoded"},
+		// --sealed: a marked test's denial says the marker was ignored.
+		{func(r *Record) {
+			r.Test, r.Marked, r.Reason = "TestLive", true, ReasonMarkerIgnored+"; external destination"
+		},
+			"Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestLive: " + ReasonMarkerIgnored + "; external destination"},
+		// The reason is left out only when it repeats the class.
+		{func(r *Record) { r.Reason = "external destination" },
+			"Outbound network blocked: connect tcp 203.0.113.7:443 (external) by pid 42 curl"},
+		{func(r *Record) {
+			r.Dest, r.Class, r.Reason = "0.0.0.0:443", "unspecified", "listen on 127.0.0.1:0"
+		},
+			"Outbound network blocked: connect tcp 0.0.0.0:443 (unspecified) by pid 42 curl: listen on 127.0.0.1:0"},
+		{func(r *Record) { r.Dest, r.Class, r.Reason = "10.0.0.53:53", "dns", "DNS query" },
+			"Outbound network blocked: connect tcp 10.0.0.53:53 (dns) by pid 42 curl: DNS query"},
+		{func(r *Record) {
+			r.Syscall, r.SockType, r.Dest, r.Class, r.Reason = "setsockopt", "udp", "239.1.2.3", "multicast", "joining 239.1.2.3"
+		}, "Outbound network blocked: setsockopt udp 239.1.2.3 (multicast) by pid 42 curl: joining 239.1.2.3"},
+		// A lookup nettrap's sinkhole read is named.
+		{func(r *Record) {
+			r.SockType, r.Dest, r.Class, r.Lookup, r.Test = "udp", "192.0.2.53:53", "dns", "TXT _grpc_config.localhost", "TestDial"
+		}, "DNS lookup blocked: TXT _grpc_config.localhost via 192.0.2.53:53 during TestDial: " + RemedyLookupTest},
+		{func(r *Record) {
+			r.SockType, r.Dest, r.Class, r.Lookup = "tcp", "[2001:db8::53]:53", "dns", "A example.com"
+		},
+			"DNS lookup blocked: A example.com via [2001:db8::53]:53 by pid 42 curl: " + RemedyLookupProcess},
+		// A marked record denied for another reason (at collection time) keeps the short line.
+		{func(r *Record) { r.Test, r.Marked, r.Reason = "collection", true, "external destination" },
+			"Outbound network blocked: connect tcp 203.0.113.7:443 (external) at collection time (package init, TestMain, or between tests)"},
+	}
+	for _, tt := range tests {
+		r := base
+		tt.mod(&r)
+		if got := Message(r, r.Test == "", ParallelBinary); got != tt.want {
+			t.Errorf("Message(%+v)\n got %q\nwant %q", r, got, tt.want)
+		}
+	}
+}
+
+// A blocked lookup's line says what to do, fitting who looked up: the
+// test (mock, or mark it), collection time (no marker helps), a marked
+// test under --sealed (the marker counts for nothing), a process. The
+// start stays "DNS lookup blocked: NAME via NS who", which users and
+// tests match.
+func TestLookupMessageRemedy(t *testing.T) {
+	base := Record{Syscall: "sendto", SockType: "udp", Dest: "192.0.2.53:53", Class: "dns", Decision: Denied,
+		Lookup: "A httpbin.org", Reason: ReasonDNSRefused, PID: 42, Argv0: "curl"}
+	for _, tc := range []struct {
+		name  string
+		mod   func(*Record)
+		start string
+		want  []string
+	}{
+		{"test", func(r *Record) { r.Test = "TestTraceInfo" },
+			"DNS lookup blocked: A httpbin.org via 192.0.2.53:53 during TestTraceInfo: ",
+			[]string{"mock the resolver or the client", "mark the test", "docs/tests.md#the-marker"}},
+		{"ambiguous", func(r *Record) { r.Candidates = []string{"TestA", "TestB"} },
+			"DNS lookup blocked: A httpbin.org via 192.0.2.53:53 during one of TestA, TestB (ambiguous",
+			[]string{"to pin it): mock the resolver or the client", "mark the test"}},
+		{"collection", func(r *Record) { r.Test, r.Marked = Collection, true },
+			"DNS lookup blocked: A httpbin.org via 192.0.2.53:53" + AtCollection + ": ",
+			[]string{"mock the resolver or the client", "docs/tests.md#collection-time"}},
+		{"sealed", func(r *Record) { r.Test, r.Marked = "TestLive", true },
+			"DNS lookup blocked: A httpbin.org via 192.0.2.53:53 during TestLive: ",
+			[]string{ReasonMarkerIgnored, "mock the resolver or the client"}},
+		{"process", func(*Record) {},
+			"DNS lookup blocked: A httpbin.org via 192.0.2.53:53 by pid 42 curl: ",
+			[]string{"--allow", "docs/flags.md"}},
+	} {
+		r := base
+		tc.mod(&r)
+		got := Message(r, r.Test == "" && len(r.Candidates) == 0, ParallelBinary)
+		if !strings.HasPrefix(got, tc.start) {
+			t.Errorf("%s: line %q, want it to start %q", tc.name, got, tc.start)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: line %q lacks %q", tc.name, got, w)
+			}
+		}
+	}
+	// Where no marker can help, the line must not advise one.
+	r := base
+	r.Test = Collection
+	if got := Message(r, false, ParallelBinary); strings.Contains(got, "mark the test") {
+		t.Errorf("collection time: line %q advises a marker", got)
+	}
+}

@@ -135,7 +135,8 @@ func decidingNrs() []uint32 {
 // equivArgs are argument vectors that hit every rule: each socket domain
 // with each type and protocol, each setsockopt level with the option
 // numbers around every trapped one, the whole 0x89xx ioctl range and its
-// edges, every bpf command, ptrace requests, seccomp operations and
+// edges, every bpf command, ptrace requests (and syscall numbers as
+// argument values), seccomp operations and
 // flags, clone flags, sendto destinations; each also with garbage in the
 // high halves, and random vectors.
 func equivArgs(rng *rand.Rand) [][6]uint64 {
@@ -191,6 +192,13 @@ func equivArgs(rng *rand.Rand) [][6]uint64 {
 	}
 	for req := uint64(0x4200); req <= 0x4210; req++ {
 		add([6]uint64{req, 1})
+	}
+	// Syscall numbers as argument values: go-seccomp-bpf's assembler does
+	// not reload nr after a failed argument condition, so the old native
+	// policy compared ptrace's request against the numbers after it
+	// (ptrace(311) went up on x86_64); FuzzProgramEquivalent found it.
+	for _, nr := range decidingNrs() {
+		add([6]uint64{uint64(nr), uint64(nr), uint64(nr), 0, uint64(nr)})
 	}
 	for op := uint64(0); op <= 4; op++ {
 		for flags := uint64(0); flags < 64; flags++ {

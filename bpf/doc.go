@@ -52,10 +52,9 @@
 //     its 64-bit dest_addr (arg 4) is non-NULL; ptrace -> notify only for
 //     PTRACE_ATTACH and PTRACE_SEIZE on the full 64-bit request (and a
 //     few invalid requests that equal a syscall number: see nativePolicy).
-//     It was
-//     once assembled with go-seccomp-bpf's Program; the package now has
-//     one assembler (see nativePolicy for why the library's does not
-//     serve) and keeps the library for its syscall tables.
+//     It was once assembled with go-seccomp-bpf's Program; the package
+//     now has one assembler (see nativePolicy for why the library's does
+//     not serve) and keeps the library for its syscall tables.
 //
 // # Why the guard comes first
 //

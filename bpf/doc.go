@@ -46,22 +46,24 @@
 //     - bpf(2): only BPF_PROG_ATTACH and BPF_LINK_CREATE go up (the
 //     supervisor reads the attach type); BPF_PROG_LOAD, maps, … stay;
 //     - ptrace(2) of a foreign ABI: PTRACE_ATTACH and PTRACE_SEIZE go up.
-//  4. Native policy (go-seccomp-bpf's assembler, default allow): connect,
-//     sendmsg, sendmmsg and io_uring_setup -> notify; sendto -> notify only
-//     when its 64-bit dest_addr (arg 4) is non-NULL. It is assembled with
-//     the library's Program and SyscallWithConditions rather than
-//     Policy.Assemble, because Policy picks its arch from runtime.GOARCH
-//     (the field that would choose it is unexported), so it could not
-//     build the arm64 program on amd64, and its own arch prefix would
-//     repeat what the guard already decided.
+//  4. Native policy (asm.go, default allow): connect, sendmsg, sendmmsg,
+//     io_uring_setup, process_vm_writev, pidfd_getfd (and with
+//     Options.Exec execve, execveat) -> notify; sendto -> notify only when
+//     its 64-bit dest_addr (arg 4) is non-NULL; ptrace -> notify only for
+//     PTRACE_ATTACH and PTRACE_SEIZE on the full 64-bit request (and a
+//     few invalid requests that equal a syscall number: see nativePolicy).
+//     It was once assembled with go-seccomp-bpf's Program; the package
+//     now has one assembler (see nativePolicy for why the library's does
+//     not serve) and keeps the library for its syscall tables.
 //
-// # Why the guard is in front of the library
+// # Why the guard comes first
 //
-// go-seccomp-bpf sends a syscall of a foreign architecture to the policy's
-// default action. Our default is allow, so an `int 0x80` (i386 ABI) from an
-// amd64 process would skip every rule. The guard therefore decides every
-// non-native arch, and every x32 nr, before the library's code runs: the
-// library part only ever sees native 64-bit syscalls.
+// go-seccomp-bpf (whose Policy this program once used) sends a syscall of
+// a foreign architecture to the policy's default action. Our default is
+// allow, so an `int 0x80` (i386 ABI) from an amd64 process would skip
+// every rule. The guard therefore decides every non-native arch, and
+// every x32 nr, before the native policy runs: that part only ever sees
+// native 64-bit syscalls.
 //
 // # Speed
 //

@@ -1,11 +1,11 @@
 package supervisor
 
 import (
-	"encoding/binary"
 	"runtime"
 
-	xbpf "golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/bpf"
 )
 
 // The receivers (receiver.go) block in SECCOMP_IOCTL_NOTIF_RECV, and
@@ -25,8 +25,10 @@ import (
 var kickArgs = [6]uint64{^uint64(0), 0, 0}
 
 // kickable tells whether prog hands the kick call to the supervisor, by
-// running it in a BPF interpreter. Where it does not (a custom program),
-// the loop polls before each RECV instead (see loop.serve).
+// running it in the bpf package's evaluator (the one the ptrace engine
+// asks). Only USER_NOTIF counts: a TRACE answer would stop the thread for
+// a tracer, not wake a receiver. Where prog does not notify (a custom
+// program), the loop polls before each RECV instead (see loop.serve).
 func kickable(prog []unix.SockFilter) bool {
 	var arch uint32
 	switch runtime.GOARCH {
@@ -37,36 +39,12 @@ func kickable(prog []unix.SockFilter) bool {
 	default:
 		return false
 	}
-	raw := make([]xbpf.RawInstruction, len(prog))
-	for i, f := range prog {
-		raw[i] = xbpf.RawInstruction{Op: f.Code, Jt: f.Jt, Jf: f.Jf, K: f.K}
-	}
-	insns, ok := xbpf.Disassemble(raw)
-	if !ok {
-		return false
-	}
-	vm, err := xbpf.NewVM(insns)
+	ev, err := bpf.NewEvaluator(prog)
 	if err != nil {
 		return false
 	}
-	r, err := vm.Run(vmSeccompData(unix.SYS_CONNECT, arch, kickArgs))
-	return err == nil && uint32(r)&unix.SECCOMP_RET_ACTION_FULL == unix.SECCOMP_RET_USER_NOTIF
-}
-
-// vmSeccompData lays out struct seccomp_data for x/net/bpf's VM, which
-// reads every 32-bit word big-endian where the kernel reads it in native
-// (little-endian) order: each word is written big-endian, low half of a
-// u64 first, so that the VM loads the values the kernel would.
-func vmSeccompData(nr int, arch uint32, args [6]uint64) []byte {
-	b := make([]byte, 64)
-	be := binary.BigEndian
-	be.PutUint32(b[0:], uint32(nr))
-	be.PutUint32(b[4:], arch)
-	for i, a := range args {
-		be.PutUint32(b[16+8*i:], uint32(a))
-		be.PutUint32(b[20+8*i:], uint32(a>>32))
-	}
-	return b
+	r, err := ev.Eval(arch, unix.SYS_CONNECT, 0, kickArgs)
+	return err == nil && r&unix.SECCOMP_RET_ACTION_FULL == unix.SECCOMP_RET_USER_NOTIF
 }
 
 // kick wakes the receivers of a stopping loop; it runs on the thread

@@ -30,6 +30,7 @@ func TestKickable(t *testing.T) {
 	}{
 		{"notify everything", ret(unix.SECCOMP_RET_USER_NOTIF), true},
 		{"allow everything", ret(unix.SECCOMP_RET_ALLOW), false},
+		{"trace everything", ret(unix.SECCOMP_RET_TRACE), false},
 		{"EPERM everything", ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)), false},
 		{"not a program", []unix.SockFilter{{Code: 0xffff}}, false},
 	} {

@@ -41,18 +41,29 @@ func TestRunHubMakeCache(t *testing.T) {
 	if bare.code != 0 {
 		t.Fatalf("bare run: exit %d, want 0\n%s%s", bare.code, bare.stdout, bare.stderr)
 	}
-	for i, step := range []string{"first run under nettrap", "second run under nettrap"} {
+	twoMakeRuns(t, h, func(int) (nettrapRun, string) {
 		log := auditPath(t)
+		return runModIn(t, env, nettrapBin(t), "--audit-log", log, "--", "make", "-f", mk, "test"), log
+	})
+}
+
+// twoMakeRuns runs make test under nettrap twice (run, given the run's
+// number, returns its result and audit log): both times make fails on
+// the leaky package, whose attempt is denied with nothing arriving, and
+// the clean package passes, served from the cache the second time.
+func twoMakeRuns(t *testing.T, h *fakehost.Host, run func(i int) (nettrapRun, string)) {
+	t.Helper()
+	for i, step := range []string{"first run under nettrap", "second run under nettrap"} {
 		mark := h.Mark()
-		run := runModIn(t, env, nettrapBin(t), "--audit-log", log, "--", "make", "-f", mk, "test")
-		if run.code != 2 {
-			t.Fatalf("%s: exit %d, want make's 2\n%s%s", step, run.code, run.stdout, run.stderr)
+		r, log := run(i)
+		if r.code != 2 {
+			t.Fatalf("%s: exit %d, want make's 2\n%s%s", step, r.code, r.stdout, r.stderr)
 		}
-		wantPkg(t, run, step, "clean", "ok", i == 1)
-		wantPkg(t, run, step, "leaky", "FAIL", false)
-		checkHubLeaky(t, h, mark, run, log)
-		if strings.Contains(run.stderr, "not starting it") {
-			t.Errorf("%s: nettrap refused an exec:\n%s", step, run.stderr)
+		wantPkg(t, r, step, "clean", "ok", i == 1)
+		wantPkg(t, r, step, "leaky", "FAIL", false)
+		checkHubLeaky(t, h, mark, r, log)
+		if strings.Contains(r.stderr, "not starting it") {
+			t.Errorf("%s: nettrap refused an exec:\n%s", step, r.stderr)
 		}
 	}
 }
@@ -80,20 +91,10 @@ func TestRunHubMakeCacheOneProc(t *testing.T) {
 		if bare.code != 0 {
 			t.Fatalf("bare run: exit %d, want 0\n%s%s", bare.code, bare.stdout, bare.stderr)
 		}
-		for i, step := range []string{"first run under nettrap", "second run under nettrap"} {
+		twoMakeRuns(t, h, func(i int) (nettrapRun, string) {
 			log := filepath.Join(dir, fmt.Sprintf("audit%d.jsonl", i))
-			mark := h.Mark()
-			run := runModAt(t, filepath.Join(dir, "mod"), cred, env, nt, "--userns=off", "--audit-log", log, "--", "make", "test")
-			if run.code != 2 {
-				t.Fatalf("%s: exit %d, want make's 2\n%s%s", step, run.code, run.stdout, run.stderr)
-			}
-			wantPkg(t, run, step, "clean", "ok", i == 1)
-			wantPkg(t, run, step, "leaky", "FAIL", false)
-			checkHubLeaky(t, h, mark, run, log)
-			if strings.Contains(run.stderr, "not starting it") {
-				t.Errorf("%s: nettrap refused an exec:\n%s", step, run.stderr)
-			}
-		}
+			return runModAt(t, filepath.Join(dir, "mod"), cred, env, nt, "--userns=off", "--audit-log", log, "--", "make", "test"), log
+		})
 	})
 }
 

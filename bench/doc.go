@@ -63,6 +63,13 @@
 //
 // run.sh runs the benchmarks several times, interleaving the runners, and
 // prints benchstat's summary and Markdown tables of the ratios. quicgo.sh
-// runs quic-go's integrationtests/self bare and under nettrap. Nothing
-// here runs without -bench; speed is never asserted by a test.
+// runs quic-go's integrationtests/self bare and under nettrap.
+// syscount.sh counts the syscalls nettrap's own process makes per trapped
+// call (an allowed loopback connect, an emulated UDP sendto, a denied
+// connect; strace -c attached to nettrap while internal/syscount makes
+// the calls, in a private network namespace), for nettrap binaries or git
+// revisions side by side: `bench/syscount.sh [-n N] [-e notify,ptrace]
+// BASE-REV HEAD` as root says whether a change to the supervisor left its
+// calls as they were. Nothing here runs without -bench; speed is never
+// asserted by a test.
 package bench

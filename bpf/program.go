@@ -94,9 +94,10 @@ func notifyProgram(t target, rules []argRule, extra []uint32) ([]bpf.Instruction
 	a.jump(bpf.JumpEqual, t.compat.audit, compat, next)
 	a.ret(retKill)
 
+	used := map[label]bool{}
 	a.mark(compat)
 	a.load(offNr)
-	dispatch(a, t.compat.traps, blocks.foreign, notify)
+	dispatch(a, t.compat.traps, blocks.foreign, notify, used)
 	a.ret(retAllow)
 
 	a.mark(native)
@@ -106,16 +107,22 @@ func notifyProgram(t target, rules []argRule, extra []uint32) ([]bpf.Instruction
 		// before any native comparison.
 		a.jump(bpf.JumpBitsSet, x32Bit, x32, next)
 	}
-	dispatch(a, t.native.traps, blocks.native, notify)
+	dispatch(a, t.native.traps, blocks.native, notify, used)
 	for _, nr := range extra {
 		a.jump(bpf.JumpEqual, nr, notify, next)
 	}
-	a.goTo(allow)
+	a.ret(retAllow)
 
 	if t.x32 != nil {
 		a.mark(x32)
-		dispatch(a, t.x32.traps, blocks.foreign, notify)
+		dispatch(a, t.x32.traps, blocks.foreign, notify, used)
 		a.ret(retAllow)
+	}
+	for _, b := range blocks.blocks {
+		if !used[b.at] {
+			// A misspelt syscall, or one no ABI of the side traps.
+			return nil, fmt.Errorf("rules of %s: no trapped syscall of that name to decide", b.sys)
+		}
 	}
 
 	if err := blocks.emit(a, allow); err != nil {
@@ -128,11 +135,13 @@ func notifyProgram(t target, rules []argRule, extra []uint32) ([]bpf.Instruction
 // dispatch emits, with A = nr, "goto the block of rules" for each trap
 // that has one, first (they are the calls the kernel must run the
 // filter for: ioctl, setsockopt, …), then "goto notify" for the others.
-// It falls through when nr is none of traps.
-func dispatch(a *asm, traps []trap, blocks map[string]label, notify label) {
+// It falls through when nr is none of traps, and records the blocks it
+// jumps to in used.
+func dispatch(a *asm, traps []trap, blocks map[string]label, notify label, used map[label]bool) {
 	for _, t := range traps {
 		if l, ok := blocks[t.kind.String()]; ok {
 			a.jump(bpf.JumpEqual, t.nr, l, next)
+			used[l] = true
 		}
 	}
 	for _, t := range traps {

@@ -237,3 +237,17 @@ func TestNativePtraceQuirk(t *testing.T) {
 		}
 	}
 }
+
+// TestRuleForUntrappedSyscall: a row for a syscall that no dispatch of
+// its side sends to it (a misspelling, or the foreign-only socketcall
+// given native rows) is an error, not a block nothing reaches.
+func TestRuleForUntrappedSyscall(t *testing.T) {
+	for _, r := range []argRule{
+		{sys: "sockets", abis: nativeABI, ret: retNotify, checks: []argCheck{isLo(0, 1)}},
+		{sys: "socketcall", abis: nativeABI, ret: retNotify, checks: []argCheck{isLo(0, 1)}},
+	} {
+		if _, err := notifyProgram(targets["amd64"], []argRule{r}, nil); err == nil {
+			t.Errorf("rows of %s on %d: no error", r.sys, r.abis)
+		}
+	}
+}

@@ -85,6 +85,17 @@ func traceGuard(t target) ([]bpf.Instruction, error) {
 	a := newAsm()
 	native, compat, rest := a.newLabel(), a.newLabel(), a.newLabel()
 	blocks := planRuleBlocks(a, traceTable)
+	for _, sys := range traceSyscalls {
+		if _, ok := blocks.native[sys]; !ok {
+			return nil, fmt.Errorf("trace guard: no rules for %s", sys)
+		}
+		if _, ok := blocks.foreign[sys]; !ok {
+			return nil, fmt.Errorf("trace guard: no foreign rules for %s", sys)
+		}
+	}
+	if len(blocks.native) != len(traceSyscalls) {
+		return nil, fmt.Errorf("trace guard: rules for %d syscalls, %d dispatched", len(blocks.native), len(traceSyscalls))
+	}
 	a.load(offArch)
 	a.jump(bpf.JumpEqual, t.native.audit, native, next)
 	a.jump(bpf.JumpEqual, t.compat.audit, compat, rest)

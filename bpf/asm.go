@@ -28,9 +28,11 @@ type asm struct {
 	jumps  []jumpRef
 	at     map[label]int
 	labels label
+	rets   map[uint32]label // return instructions asked for by retTo
+	order  []uint32         // the values of rets, in first-asked order
 }
 
-func newAsm() *asm { return &asm{at: map[label]int{}} }
+func newAsm() *asm { return &asm{at: map[label]int{}, rets: map[uint32]label{}} }
 
 func (a *asm) newLabel() label {
 	a.labels++
@@ -46,6 +48,29 @@ func (a *asm) emit(insns ...bpf.Instruction) { a.insns = append(a.insns, insns..
 func (a *asm) load(off uint32) { a.emit(bpf.LoadAbsolute{Off: off, Size: 4}) }
 
 func (a *asm) ret(v uint32) { a.emit(bpf.RetConstant{Val: v}) }
+
+// retTo returns the label of a shared "return v", placed by placeRets.
+func (a *asm) retTo(v uint32) label {
+	if l, ok := a.rets[v]; ok {
+		return l
+	}
+	l := a.newLabel()
+	a.rets[v], a.order = l, append(a.order, v)
+	return l
+}
+
+// placeRets emits every return asked for by retTo so far.
+func (a *asm) placeRets() {
+	for _, v := range a.order {
+		a.mark(a.rets[v])
+		a.ret(v)
+	}
+	a.order = nil
+}
+
+// goTo emits an unconditional jump to l (a conditional one with both
+// targets l, which resolve checks like any other).
+func (a *asm) goTo(l label) { a.jump(bpf.JumpEqual, 0, l, l) }
 
 // jump emits "if A <cond> val goto onTrue else goto onFalse".
 func (a *asm) jump(cond bpf.JumpTest, val uint32, onTrue, onFalse label) {

@@ -3,67 +3,78 @@
 // # Program layout
 //
 // The program is one classic BPF filter for one native architecture (amd64
-// or arm64). It is laid out in this order:
+// or arm64), emitted by one assembler with labels (asm.go). It is laid out
+// in this order:
 //
-//  1. Architecture guard (hand-written). It loads seccomp_data.arch first:
-//     - the native 64-bit arch goes on to step 2;
-//     - the compat arch (i386 on amd64, arm on arm64) loads nr: every
-//     kind the native ABI traps is trapped there too (socketcall; the
-//     direct socket, connect, sendto, sendmsg, sendmmsg; io_uring_setup;
-//     process_vm_writev, pidfd_getfd; ptrace PTRACE_ATTACH/SEIZE, the
-//     setsockopt options of TrappedSockOpts, the ioctls of NetnsIoctls and
-//     bpf's attach commands, through the same argument checks as step 3,
-//     on the low 32 bits). The supervisor does not decode
-//     32-bit calls: it denies whatever reaches it. Every other compat
-//     syscall is allowed, so 32-bit helpers keep running;
-//     - any other arch kills the process.
-//  2. x32 split (amd64 only). x32 shares AUDIT_ARCH_X86_64 and is told
-//     apart only by bit 30 of nr. An x32 nr is decided here like a compat
-//     one (both numbers, where x32 has its own and, before Linux 5.4,
-//     could also reach the 64-bit one).
-//  3. Argument checks (hand-written). go-seccomp-bpf compares 64-bit
-//     values, but these arguments are C ints: the kernel ignores the upper
-//     32 bits of those registers, so a library comparison against the full
-//     64 bits could be dodged with garbage in the high half, and the
-//     library cannot mask type with SOCK_TYPE_MASK (0xf) to strip
-//     SOCK_NONBLOCK/SOCK_CLOEXEC. These blocks load only low words:
+//  1. Architecture guard (code, program.go). It loads seccomp_data.arch:
+//     the native 64-bit arch goes on to its dispatch, the compat arch
+//     (i386 on amd64, arm on arm64) to the compat one, and any other arch
+//     kills the process.
+//  2. Dispatch on nr (code), one for each ABI. Each trapped syscall of
+//     the ABI (syscalls.go) jumps to its block of argument rules (step 3)
+//     or, when it has none on that side, straight to the supervisor;
+//     every other syscall is allowed.
+//     - compat: every kind the native ABI traps is trapped there too
+//     (socketcall; the direct socket, connect, sendto, sendmsg,
+//     sendmmsg; io_uring_setup; process_vm_writev, pidfd_getfd; ptrace
+//     PTRACE_ATTACH/SEIZE, the setsockopt options of TrappedSockOpts, the
+//     ioctls of NetnsIoctls and bpf's attach commands, by the foreign
+//     rows of the table). The supervisor does not decode 32-bit calls: it
+//     denies whatever reaches it. Every other compat syscall is allowed,
+//     so 32-bit helpers keep running;
+//     - x32 (amd64 only) shares AUDIT_ARCH_X86_64 and is told apart only
+//     by bit 30 of nr, which the native dispatch tests first. An x32 nr
+//     is decided like a compat one (both numbers, where x32 has its own
+//     and, before Linux 5.4, could also reach the 64-bit one);
+//     - native: socket, setsockopt, ioctl, bpf, sendto and ptrace go to
+//     their rules; connect, sendmsg, sendmmsg, io_uring_setup,
+//     process_vm_writev, pidfd_getfd (and with Options.Exec execve,
+//     execveat) go up.
+//  3. Argument rules: a table (argtable.go) of rows (syscall, ABIs,
+//     checks, action), emitted by one routine (rules.go), after gVisor's
+//     pkg/seccomp. A check reads one argument's low word, high word or
+//     all 64 bits, masks it, and compares it with values, ranges or bits.
+//     Most of these arguments are C ints: the kernel ignores the upper
+//     32 bits of those registers, so a comparison on the full 64 bits
+//     could be dodged with garbage in the high half; they are read on
+//     their low word. The rows say:
 //     - socket(2): AF_UNIX is allowed; AF_NETLINK goes up (the
 //     supervisor creates it without capabilities in nettrap's own network
 //     namespace, so the kernel refuses every change made through it);
-//     AF_INET/AF_INET6
-//     with (type & 0xf) SOCK_STREAM, SOCK_DGRAM or SOCK_SEQPACKET are
-//     allowed unless the protocol is SCTP; everything else goes up (raw
-//     and SOCK_PACKET inet sockets, and every other family: packet, XDP,
+//     AF_INET/AF_INET6 with (type & SOCK_TYPE_MASK) SOCK_STREAM,
+//     SOCK_DGRAM or SOCK_SEQPACKET are allowed unless a stream or
+//     seqpacket socket asks for SCTP; everything else goes up (raw and
+//     SOCK_PACKET inet sockets, and every other family: packet, XDP,
 //     vsock, Bluetooth, CAN, TIPC, ...);
 //     - setsockopt(2): only the (level, optname) pairs of TrappedSockOpts
 //     go up (source routes, interface pinning, multicast joins, legacy
-//     netfilter table writes; the IPVS commands as one range); an
-//     ordinary option costs two or three comparisons and stays in the
-//     kernel;
+//     netfilter table writes; the IPVS commands as one range);
 //     - ioctl(2): only the requests of NetnsIoctls go up (routes,
 //     addresses, interfaces, ARP, bridges, tunnels); any request outside
 //     0x8900-0x89ff is two comparisons;
 //     - bpf(2): only BPF_PROG_ATTACH and BPF_LINK_CREATE go up (the
 //     supervisor reads the attach type); BPF_PROG_LOAD, maps, … stay;
-//     - ptrace(2) of a foreign ABI: PTRACE_ATTACH and PTRACE_SEIZE go up.
-//  4. Native policy (asm.go, default allow): connect, sendmsg, sendmmsg,
-//     io_uring_setup, process_vm_writev, pidfd_getfd (and with
-//     Options.Exec execve, execveat) -> notify; sendto -> notify only when
-//     its 64-bit dest_addr (arg 4) is non-NULL; ptrace -> notify only for
-//     PTRACE_ATTACH and PTRACE_SEIZE on the full 64-bit request (and a
-//     few invalid requests that equal a syscall number: see nativePolicy).
-//     It was once assembled with go-seccomp-bpf's Program; the package
-//     now has one assembler (see nativePolicy for why the library's does
-//     not serve) and keeps the library for its syscall tables.
+//     - ptrace(2): PTRACE_ATTACH and PTRACE_SEIZE go up, on the low 32
+//     bits of a foreign ABI's request, on the full 64 bits of the native
+//     one (and a few invalid native requests that equal a syscall
+//     number: see argTable);
+//     - sendto(2), native: up only when its 64-bit dest_addr (arg 4) is
+//     non-NULL. A foreign sendto has no rows: it always goes up.
+//
+// go-seccomp-bpf once assembled the native part; the package keeps it for
+// its syscall tables only. Its argument comparisons are 64-bit only (no
+// low-word compare for C ints, no mask), and Policy.Assemble picks its
+// arch from runtime.GOARCH and sends a foreign arch to the default action
+// (allow), which the guard must decide first.
 //
 // # Why the guard comes first
 //
 // go-seccomp-bpf (whose Policy this program once used) sends a syscall of
 // a foreign architecture to the policy's default action. Our default is
 // allow, so an `int 0x80` (i386 ABI) from an amd64 process would skip
-// every rule. The guard therefore decides every non-native arch, and
-// every x32 nr, before the native policy runs: that part only ever sees
-// native 64-bit syscalls.
+// every rule. The guard therefore sends every non-native arch, and every
+// x32 nr, to its own dispatch before any native comparison: the native
+// rows only ever see native 64-bit syscalls.
 //
 // # Speed
 //
@@ -83,8 +94,10 @@
 // would outrank TRACE), clone(2) with CLONE_UNTRACED gets EPERM, and
 // clone3(2), whose flags the filter cannot read, ENOSYS. Evaluator runs an
 // assembled program in user space, for the tracer's syscall-entry stops.
-// ProbeListener tells whether a listener is already installed above this
-// process (the notify engine then gets EBUSY).
+// The guard's seccomp, clone and clone3 rules are a second table
+// (traceTable) for the same emitter. ProbeListener tells whether a
+// listener is already installed above this process (the notify engine
+// then gets EBUSY).
 //
 // # Installing
 //

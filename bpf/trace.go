@@ -78,13 +78,24 @@ func traceProgram(t target, prog []bpf.Instruction) ([]bpf.Instruction, error) {
 	return out, nil
 }
 
-// traceGuard is the guard of traceProgram, for every ABI of t; it falls
-// through to the rest of the program. Arguments are C ints: only their
-// low words count.
+// traceGuard is the guard of traceProgram, for every ABI of t: a
+// dispatch on nr to the blocks of traceTable. It falls through to the
+// rest of the program.
 func traceGuard(t target) ([]bpf.Instruction, error) {
 	a := newAsm()
-	native, compat := a.newLabel(), a.newLabel()
-	seccompCheck, cloneCheck, clone3, rest := a.newLabel(), a.newLabel(), a.newLabel(), a.newLabel()
+	native, compat, rest := a.newLabel(), a.newLabel(), a.newLabel()
+	blocks := planRuleBlocks(a, traceTable)
+	for _, sys := range traceSyscalls {
+		if _, ok := blocks.native[sys]; !ok {
+			return nil, fmt.Errorf("trace guard: no rules for %s", sys)
+		}
+		if _, ok := blocks.foreign[sys]; !ok {
+			return nil, fmt.Errorf("trace guard: no foreign rules for %s", sys)
+		}
+	}
+	if len(blocks.native) != len(traceSyscalls) {
+		return nil, fmt.Errorf("trace guard: rules for %d syscalls, %d dispatched", len(blocks.native), len(traceSyscalls))
+	}
 	a.load(offArch)
 	a.jump(bpf.JumpEqual, t.native.audit, native, next)
 	a.jump(bpf.JumpEqual, t.compat.audit, compat, rest)
@@ -92,34 +103,41 @@ func traceGuard(t target) ([]bpf.Instruction, error) {
 	a.mark(native)
 	a.load(offNr)
 	for _, bit := range nativeBits(t) {
-		a.jump(bpf.JumpEqual, seccompNrs[t.native.name]|bit, seccompCheck, next)
-		a.jump(bpf.JumpEqual, cloneNrs[t.native.name]|bit, cloneCheck, next)
-		a.jump(bpf.JumpEqual, clone3Nr|bit, clone3, next)
+		for _, sys := range traceSyscalls {
+			a.jump(bpf.JumpEqual, traceNr(t.native.name, sys)|bit, blocks.native[sys], next)
+		}
 	}
-	a.jump(bpf.JumpEqual, 0, rest, rest) // A is nr: always to rest
+	a.goTo(rest)
 
 	a.mark(compat)
 	a.load(offNr)
-	a.jump(bpf.JumpEqual, seccompNrs[t.compat.name], seccompCheck, next)
-	a.jump(bpf.JumpEqual, cloneNrs[t.compat.name], cloneCheck, next)
-	a.jump(bpf.JumpEqual, clone3Nr, clone3, rest)
+	for _, sys := range traceSyscalls {
+		a.jump(bpf.JumpEqual, traceNr(t.compat.name, sys), blocks.foreign[sys], next)
+	}
+	a.goTo(rest)
 
-	a.mark(seccompCheck)
-	a.load(argLo(0))
-	a.jump(bpf.JumpEqual, unix.SECCOMP_SET_MODE_FILTER, next, rest)
-	a.load(argLo(1))
-	a.jump(bpf.JumpBitsSet, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, next, rest)
-	a.ret(errBusy)
-
-	a.mark(cloneCheck)
-	a.load(argLo(0))
-	a.jump(bpf.JumpBitsSet, cloneFlag, next, rest)
-	a.ret(errPerm)
-
-	a.mark(clone3)
-	a.ret(errNoSys)
+	if err := blocks.emit(a, rest); err != nil {
+		return nil, err
+	}
+	a.placeRets()
 	a.mark(rest)
 	return a.resolve()
+}
+
+// traceSyscalls are the syscalls of traceTable.
+var traceSyscalls = []string{"seccomp", "clone", "clone3"}
+
+// traceNr is the number of one of traceSyscalls in the ABI named abi.
+func traceNr(abi, sys string) uint32 {
+	switch sys {
+	case "seccomp":
+		return seccompNrs[abi]
+	case "clone":
+		return cloneNrs[abi]
+	case "clone3":
+		return clone3Nr
+	}
+	panic("bpf: no number for " + sys)
 }
 
 // nativeBits are the nr bits of the native arch's ABIs: none, and x32's.

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,7 +22,23 @@ type recorder struct {
 	changed   chan struct{} // closed and replaced on every arrival
 	conns     []string
 	grams     []string
-	sentinels map[string]bool // source addresses of counts' own sentinels
+	sentinels []sentinel // counts' own, sent so far
+}
+
+// sentinel is one of counts' own connections or datagrams: it has
+// arrived once addr is in list at from or after (from is the list's
+// length before the sentinel was made). A source address alone does not
+// tell (a confined process's datagram may have come from the port the
+// sentinel's socket got later), so each sentinel takes exactly one
+// arrival out of the count.
+type sentinel struct {
+	list *[]string
+	addr string
+	from int
+}
+
+func (s sentinel) in() bool {
+	return slices.Contains((*s.list)[s.from:], s.addr)
 }
 
 func listen(t *testing.T, ip string) *recorder {
@@ -41,7 +58,7 @@ func listenAt(t *testing.T, ip string, port int) *recorder {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &recorder{addr: ln.Addr().String(), changed: make(chan struct{}), sentinels: map[string]bool{}}
+	r := &recorder{addr: ln.Addr().String(), changed: make(chan struct{})}
 	t.Cleanup(func() { ln.Close(); pc.Close() })
 	go func() {
 		for {
@@ -75,29 +92,23 @@ func (r *recorder) arrived(list *[]string, from string) {
 }
 
 // tally counts the arrivals that are not sentinels, and reports whether
-// every address in want has arrived.
-func (r *recorder) tally(want ...string) (conns, grams int, all bool, changed <-chan struct{}) {
+// every sentinel has arrived.
+func (r *recorder) tally() (conns, grams int, sentinelsIn bool, changed <-chan struct{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	seen := map[string]bool{}
-	for _, list := range [][]string{r.conns, r.grams} {
-		for _, a := range list {
-			seen[a] = true
+	conns, grams, sentinelsIn = len(r.conns), len(r.grams), true
+	for _, s := range r.sentinels {
+		if !s.in() {
+			sentinelsIn = false
+			continue
+		}
+		if s.list == &r.conns {
+			conns--
+		} else {
+			grams--
 		}
 	}
-	n := func(list []string) (k int) {
-		for _, a := range list {
-			if !r.sentinels[a] {
-				k++
-			}
-		}
-		return k
-	}
-	all = true
-	for _, w := range want {
-		all = all && seen[w]
-	}
-	return n(r.conns), n(r.grams), all, r.changed
+	return conns, grams, sentinelsIn, r.changed
 }
 
 // counts returns the counters once they reach at least the given minimums
@@ -127,23 +138,29 @@ func (r *recorder) counts(t *testing.T, minConns, minGrams int) (conns, grams in
 		c, g, _, _ := r.tally()
 		return c >= minConns && g >= minGrams
 	})
-	var sent []string
 	for _, network := range []string{"tcp", "udp"} {
+		r.mu.Lock()
+		s := sentinel{list: &r.grams}
+		if network == "tcp" {
+			s.list = &r.conns
+		}
+		s.from = len(*s.list)
+		r.mu.Unlock()
 		c, err := net.Dial(network, r.addr)
 		if err != nil {
 			t.Fatalf("sentinel: %v", err)
 		}
+		s.addr = c.LocalAddr().String()
 		r.mu.Lock()
-		r.sentinels[c.LocalAddr().String()] = true
+		r.sentinels = append(r.sentinels, s)
 		r.mu.Unlock()
-		sent = append(sent, c.LocalAddr().String())
 		if _, err := c.Write([]byte("sentinel")); err != nil {
 			t.Fatalf("sentinel: %v", err)
 		}
 		c.Close()
 	}
 	wait("the sentinels", func() bool {
-		_, _, all, _ := r.tally(sent...)
+		_, _, all, _ := r.tally()
 		return all
 	})
 	conns, grams, _, _ = r.tally()

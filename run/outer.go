@@ -125,8 +125,8 @@ func (h *outer) drop() {
 	}
 }
 
-// finish prints the summary when go test ran inside, the hub closed
-// (end); the status stays the command's unless nettrap failed.
+// finish, the hub closed (end), prints the summary when go test ran
+// inside; the status stays the command's unless nettrap failed.
 func (h *outer) finish(o Options, status int) int {
 	if n := h.srv.Lost(); n > 0 && status == 0 {
 		fmt.Fprintf(os.Stderr, "nettrap: %d denied attempts could not be put under their test (see above); failing the run\n", n)

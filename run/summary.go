@@ -54,13 +54,13 @@ func (o *summaryOut) close() error {
 // they run a test binary: a run that ran none (go test on packages with no
 // tests, a build that failed) ends without a summary.
 //
-// Whatever way a run ends, the directory is settled once: a run that ends
-// before its end (setup failed, the command could not start) removes it
-// (abort, deferred where it is made); from its end on (finishRun, and
-// confined.finish before it), the end settles it: released with a log
-// the summary names, removed when there is nothing to look at, and left
-// as it is where nettrap failed on the log (the error names it; a later
-// run clears it, see tmpdir).
+// Whatever way a run ends, the directory is settled once. A run that
+// stops short of its end (setup failed, the command could not start)
+// removes it: abort, deferred where it is made. The run's end
+// (confined.finish, finishRun) settles it itself: it releases it with a
+// log the summary names, removes it when there is nothing to look at, and
+// leaves it where nettrap failed on the log, whose error names it (a
+// later run clears it, see tmpdir).
 type runLog struct {
 	path  string
 	dir   string // "" when it could not be made (then the run is assumed to have run tests)
@@ -140,8 +140,8 @@ func (l *runLog) remove() {
 	}
 }
 
-// abort removes the run's directory when the run ends before its end
-// (see runLog); deferred where the directory is made.
+// abort removes the run's directory unless the run reached its end (see
+// runLog); deferred where the directory is made.
 func (l *runLog) abort() {
 	if !l.ended {
 		l.remove()

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/classify"
@@ -17,28 +18,32 @@ import (
 // confined is a run under the supervisor: a command (Command, Generic)
 // or a Go test binary (TestBinary).
 type confined struct {
-	o          Options
-	g          *guard.Guard
+	o Options
+	g *guard.Guard
+	// closeAudit closes the audit log and the DNS sinkhole; a second
+	// call does nothing and returns the first one's error.
 	closeAudit func() error
 	bin        *gotest.Binary // the test binary's wiring; nil for a command
 	hub        *outer         // the hub of a Command; nil when there is none
 	cmdEnv     []string       // the command's environment, when the hub set it
 }
 
-// runConfined runs the command under the supervisor.
+// runConfined runs the command under the supervisor: set up, start and
+// wait, then end the run (finish), whose status is the one to exit with.
+// What the setup acquires, the deferred release gives back on every path;
+// the signal forwarder and the reaper are given back before it, once the
+// run is over.
 func runConfined(o Options) error {
 	if code, err := lookCommand(o.Argv[0]); err != nil {
 		return cannotExec(code, "%v", err)
 	}
-	c, err := newConfined(o)
-	if err != nil {
+	c := &confined{o: o}
+	defer c.release()
+	if err := c.setup(); err != nil {
 		return err
 	}
 	cmd, err := c.command()
-	defer c.hub.close()
 	if err != nil {
-		c.closeAudit()
-		c.hub.drop()
 		return err
 	}
 	// Catch the signals before the child exists, so none is lost; the
@@ -55,43 +60,57 @@ func runConfined(o Options) error {
 	return c.finish(status)
 }
 
-// newConfined readies the guard, the audit log, and the attribution:
-// the test binary's tracker, or the hub of a command.
-func newConfined(o Options) (*confined, error) {
+// setup readies the guard, the audit log, and the attribution: the test
+// binary's tracker, or the hub of a command. What it got before an error
+// is in c, for release.
+func (c *confined) setup() error {
+	o := c.o
 	if o.Kind == TestBinary && o.AuditLog != "" && !filepath.IsAbs(o.AuditLog) && gotest.ParentIsGo() {
 		// go test runs each test binary in its package directory: a
 		// relative log would be one file per package, each with its own
 		// run id.
-		return nil, cantRun("%s %q is relative, but go test -exec runs each test binary in its own package directory (one log per package): give an absolute path, e.g. %s=$PWD/%s, or run nettrap -- go test, which makes it absolute",
+		return cantRun("%s %q is relative, but go test -exec runs each test binary in its own package directory (one log per package): give an absolute path, e.g. %s=$PWD/%s, or run nettrap -- go test, which makes it absolute",
 			o.Names.Source("audit-log"), o.AuditLog, o.Names.Var("audit-log"), o.AuditLog)
 	}
-	c := &confined{o: o}
 	logPath := o.AuditLog
 	if o.Kind == Command || o.Kind == GoTest {
 		h, err := prepareOuter(o)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if c.hub = h; h != nil {
 			logPath = h.log.path
 		} else if o.Kind == GoTest {
-			return nil, cantRun("go test needs the hub to name its tests and keep its cache sound; use --cache=off (go test -exec) where it cannot be made")
+			return cantRun("go test needs the hub to name its tests and keep its cache sound; use --cache=off (go test -exec) where it cannot be made")
 		}
 	}
 	var err error
 	if c.g, c.closeAudit, err = newGuard(o, logPath); err != nil {
-		c.hub.drop()
-		return nil, cantRun("%v", err)
+		return cantRun("%v", err)
 	}
 	if o.Kind == TestBinary {
 		markRan(o.OuterRun)
 		if c.bin, err = gotest.NewBinary(o.Argv, o.Package, os.Stdout, os.Stderr, o.AllowTests, o.Policy.Sealed); err != nil {
-			c.closeAudit()
-			return nil, cantRun("%v", err)
+			return cantRun("%v", err)
 		}
 		c.g.Attribution = c.bin.Tracker
 	}
-	return c, nil
+	return nil
+}
+
+// release gives back what the run holds, whichever way it ends, in this
+// order: the hub's socket, so that no inner adds a record to a closed
+// log; the audit log and the DNS sinkhole; then the hub's files, the
+// run's directory after the log in it is closed. At the end of a run
+// finish has closed the socket and the log already (and checked the
+// log's error, which is lost here) and settled the directory: then
+// release closes the summary file at most.
+func (c *confined) release() {
+	c.hub.close()
+	if c.closeAudit != nil {
+		c.closeAudit()
+	}
+	c.hub.drop()
 }
 
 // command is the command to start: the test binary with its pipe, or a
@@ -112,6 +131,7 @@ func (c *confined) command() (*exec.Cmd, error) {
 			return nil, cantRun("%v", err)
 		}
 		if err != nil {
+			// The run goes on without the hub: its files go now.
 			fmt.Fprintf(os.Stderr, "nettrap: go test inside will not name tests: %v (set TMPDIR to a writable directory)\n", err)
 			c.hub.drop()
 			c.hub = nil
@@ -129,7 +149,6 @@ func (c *confined) supervise(cmd *exec.Cmd, fw *forwarder, rp *reaper) (int, err
 	if c.o.Kind == GoTest || c.wrapsInTree() {
 		var err error
 		if so, err = c.execSupervision(); err != nil {
-			c.closeAudit()
 			return 0, cantRun("%v", err)
 		}
 	}
@@ -146,7 +165,6 @@ func (c *confined) supervise(cmd *exec.Cmd, fw *forwarder, rp *reaper) (int, err
 		c.bin.Output.Close() // the child has its copy; EOF comes when it is done
 	}
 	if err != nil {
-		c.closeAudit()
 		return 0, startError(c.o, err)
 	}
 	if c.bin != nil {
@@ -171,8 +189,10 @@ func (c *confined) finish(status int) error {
 	} else {
 		status = genericStatus(status, c.g.Counts().Denied)
 	}
-	// No inner can add records once the hub is closed.
-	c.hub.close()
+	// No inner can add records once the hub is closed: the log has its
+	// last record, and is closed here, before the summary reads it, its
+	// error failing the run (a full disk may show only then).
+	c.hub.end()
 	if err := c.closeAudit(); err != nil {
 		return cantRun("%v", err)
 	}
@@ -212,7 +232,8 @@ func testsByGoTest(kind Kind, parentIsGo bool) bool {
 }
 
 // newGuard is the guard of the run, writing to the audit log at logPath
-// ("" for none); closeAudit closes the log and the DNS sinkhole.
+// ("" for none); closeAudit closes the log and the DNS sinkhole, once
+// however often it is called.
 func newGuard(o Options, logPath string) (g *guard.Guard, closeAudit func() error, err error) {
 	ns, err := classify.LoadResolvConf(o.ResolvConf)
 	if err != nil {
@@ -241,7 +262,7 @@ func newGuard(o Options, logPath string) (g *guard.Guard, closeAudit func() erro
 			g.Sink = sink
 		}
 	}
-	return g, func() error {
+	return g, sync.OnceValue(func() error {
 		if sink != nil {
 			sink.Close()
 		}
@@ -249,5 +270,5 @@ func newGuard(o Options, logPath string) (g *guard.Guard, closeAudit func() erro
 			return log.Close()
 		}
 		return nil
-	}, nil
+	}), nil
 }

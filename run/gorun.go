@@ -10,7 +10,9 @@ import (
 
 // runGoTest runs `go test` unconfined, with every test binary under this
 // nettrap (go test -exec), then prints the run's summary from the shared
-// audit log. The status is the go command's own.
+// audit log. The status is the go command's own. The summary file and
+// the run's directory are given back by defers on every path (finishRun
+// closes the one, checked, and settles the other at the end of the run).
 func runGoTest(o Options) error {
 	i := gotest.TestIndex(o.Argv)
 	if u := gotest.UserExec(o.Argv[i+1:], os.Getenv("GOFLAGS")); u != "" {
@@ -32,16 +34,16 @@ func runGoTest(o Options) error {
 	if err != nil {
 		return cantRun("%v", err)
 	}
+	defer out.close()
 	engine, err := chooseEngine(o, out.w)
 	if err != nil {
-		out.close()
 		return err
 	}
 	log, err := prepareAuditLog(o.AuditLog)
 	if err != nil {
-		out.close()
 		return cantRun("%v", err)
 	}
+	defer log.abort()
 	argv := gotest.WithExec(o.Argv, i, execArg)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
@@ -52,8 +54,6 @@ func runGoTest(o Options) error {
 	status, err := startAndWait(cmd, rp, toTree(cmd), nil)
 	rp.done()
 	if err != nil {
-		out.close()
-		log.remove()
 		return cannotExec(execStatus(err), "cannot start %s: %v", o.Argv[0], err)
 	}
 	return exit(finishRun(o, log, out, status))

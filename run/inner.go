@@ -51,10 +51,12 @@ func runInnerTestBinary(o Options) error {
 	if err != nil {
 		return cantRun("%v", err)
 	}
+	// For an early return: the run closes the pipe's write end itself
+	// once the binary has its copy (then a second Close does nothing).
+	defer bin.Output.Close()
 	markRan(o.OuterRun)
 	cl, err := hub.Dial(o.Hub, bin.Tracker.Package, filepath.Base(o.Argv[0]), 0)
 	if err != nil {
-		bin.Output.Close()
 		return cantRun("%v (%s=%s)", err, o.Names.Var("hub"), o.Hub)
 	}
 	defer cl.Close()
@@ -62,7 +64,7 @@ func runInnerTestBinary(o Options) error {
 	cmd := exec.Command(bin.Argv[0], bin.Argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, bin.Output, bin.Output
 	status, err := startAndWait(cmd, nil, toProcess(cmd), bin.Started)
-	bin.Output.Close()
+	bin.Output.Close() // the binary has its copy: EOF comes when it is done
 	if err != nil {
 		return cantRun("cannot start %s: %v", o.Argv[0], err)
 	}

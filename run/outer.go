@@ -24,7 +24,7 @@ import (
 // summary when go test ran inside.
 type outer struct {
 	srv *hub.Server // nil until listen
-	log runLog
+	log *runLog
 	out *summaryOut
 }
 
@@ -35,7 +35,7 @@ type outer struct {
 func prepareOuter(o Options) (*outer, error) {
 	out, err := openSummary(o)
 	if err == nil {
-		var log runLog
+		var log *runLog
 		if log, err = prepareAuditLog(o.AuditLog); err == nil {
 			return &outer{log: log, out: out}, nil
 		}
@@ -49,24 +49,36 @@ func prepareOuter(o Options) (*outer, error) {
 }
 
 // listen opens the hub's socket and makes it g's attribution; env is the
-// environment of the confined command.
+// environment of the confined command. On an error the socket is closed
+// again, and h and g are as they were.
 func (h *outer) listen(o Options, g *guard.Guard) (env []string, err error) {
 	resolv, err := resolvForInners(o)
 	if err != nil {
 		return nil, err
 	}
-	if h.srv, err = hub.Listen(); err != nil {
+	srv, err := hub.Listen()
+	if err != nil {
 		return nil, err
 	}
-	h.srv.Messages = os.Stderr
-	h.srv.Records = g.WriteRecord
-	h.srv.Sealed = o.Policy.Sealed
-	g.Attribution = h.srv
-	env = o.Names.InnerEnv(os.Environ(), Inner{AuditLog: h.log.path, RunDir: h.log.dir, ResolvConf: resolv, RunID: o.RunID, Hub: h.srv.Path})
+	srv.Messages = os.Stderr
+	srv.Records = g.WriteRecord
+	srv.Sealed = o.Policy.Sealed
+	env = o.Names.InnerEnv(os.Environ(), Inner{AuditLog: h.log.path, RunDir: h.log.dir, ResolvConf: resolv, RunID: o.RunID, Hub: srv.Path})
+	if env, err = commandEnv(o, srv, env); err != nil {
+		srv.Close()
+		return nil, err
+	}
+	h.srv, g.Attribution = srv, srv
+	return env, nil
+}
+
+// commandEnv is the confined command's environment env, with what makes
+// the go commands in it run their test binaries under inner nettraps.
+func commandEnv(o Options, srv *hub.Server, env []string) ([]string, error) {
 	if o.Kind == GoTest {
 		// The go command itself is confined: no -exec, its test
 		// binaries are wrapped as they start (gocache.go).
-		h.srv.IsGo = isGo
+		srv.IsGo = isGo
 		return goTestEnv(env, o)
 	}
 	if wrapsTree(o) {
@@ -94,19 +106,28 @@ func (h *outer) close() {
 	}
 }
 
-// drop gives up the hub: its temporary log goes, a log the user named
-// stays.
+// end closes the hub's socket at the end of the run; from here the end
+// settles the run's directory (see runLog).
+func (h *outer) end() {
+	if h != nil {
+		h.close()
+		h.log.ended = true
+	}
+}
+
+// drop gives up the hub's files: the run's directory unless the run's
+// end settled it (runLog.abort; a temporary log goes, a log the user
+// named stays) and the summary file.
 func (h *outer) drop() {
 	if h != nil {
-		h.log.remove()
+		h.log.abort()
 		h.out.close()
 	}
 }
 
-// finish closes the hub and, when go test ran inside, prints the
-// summary; the status stays the command's unless nettrap failed.
+// finish, the hub closed (end), prints the summary when go test ran
+// inside; the status stays the command's unless nettrap failed.
 func (h *outer) finish(o Options, status int) int {
-	h.srv.Close()
 	if n := h.srv.Lost(); n > 0 && status == 0 {
 		fmt.Fprintf(os.Stderr, "nettrap: %d denied attempts could not be put under their test (see above); failing the run\n", n)
 		status = 1
@@ -114,7 +135,7 @@ func (h *outer) finish(o Options, status int) int {
 	if h.srv.Registered() == 0 {
 		// No go test ran inside: the denials are on stderr already, by
 		// process; a temporary log goes, a log the user named stays.
-		h.drop()
+		h.log.remove()
 		return status
 	}
 	return finishRun(o, h.log, h.out, status)

@@ -53,33 +53,41 @@ func (o *summaryOut) close() error {
 // default log (no --audit-log) and the mark the inner nettraps leave when
 // they run a test binary: a run that ran none (go test on packages with no
 // tests, a build that failed) ends without a summary.
+//
+// Whatever way a run ends, the directory is settled once. A run that
+// stops short of its end (setup failed, the command could not start)
+// removes it: abort, deferred where it is made. The run's end
+// (confined.finish, finishRun) settles it itself: it releases it with a
+// log the summary names, removes it when there is nothing to look at, and
+// leaves it where nettrap failed on the log, whose error names it (a
+// later run clears it, see tmpdir).
 type runLog struct {
-	path string
-	dir  string // "" when it could not be made (then the run is assumed to have run tests)
-	temp bool   // path is the default log, in dir
+	path  string
+	dir   string // "" when it could not be made (then the run is assumed to have run tests)
+	temp  bool   // path is the default log, in dir
+	ended bool   // the run reached its end, which settles dir: abort leaves it
 }
 
 // prepareAuditLog returns the run's audit log, absolute (the test binaries
 // run in their package directories), creating it to check it can be
 // written: in a new temporary directory unless the user named one.
-func prepareAuditLog(userLog string) (runLog, error) {
+func prepareAuditLog(userLog string) (*runLog, error) {
 	// Made by tmpdir, so that a run killed by a signal leaves nothing
 	// for good: the next run removes it.
 	dir, err := tmpdir.Make("nettrap-run-")
 	if err != nil && userLog == "" {
-		return runLog{}, fmt.Errorf("audit log directory: %w", err)
+		return nil, fmt.Errorf("audit log directory: %w", err)
 	}
-	l := runLog{path: userLog, dir: dir}
+	l := &runLog{path: userLog, dir: dir}
 	if l.path == "" {
 		l.path, l.temp = filepath.Join(dir, "audit.jsonl"), true
 	}
-	if l.path, err = filepath.Abs(l.path); err != nil {
-		l.remove()
-		return runLog{}, err
+	if l.path, err = filepath.Abs(l.path); err == nil {
+		err = touchAuditLog(l.path)
 	}
-	if err := touchAuditLog(l.path); err != nil {
+	if err != nil {
 		l.remove()
-		return runLog{}, err
+		return nil, err
 	}
 	return l, nil
 }
@@ -98,7 +106,7 @@ func markRan(outerRun string) {
 
 // ranTests: some inner nettrap ran a test binary (or there is no way to
 // know).
-func (l runLog) ranTests() bool {
+func (l *runLog) ranTests() bool {
 	if l.dir == "" {
 		return true
 	}
@@ -116,7 +124,7 @@ func touchAuditLog(path string) error {
 
 // release gives up the run's directory, which stays with the log the
 // summary names: with no owner, no later run takes it for a killed run's.
-func (l runLog) release() {
+func (l *runLog) release() {
 	if l.dir != "" {
 		if err := tmpdir.Release(l.dir); err != nil {
 			fmt.Fprintf(os.Stderr, "nettrap: %v; a later run may remove the log\n", err)
@@ -126,9 +134,17 @@ func (l runLog) release() {
 
 // remove deletes the run's directory, with the default log if it is
 // there; a log the user named stays.
-func (l runLog) remove() {
+func (l *runLog) remove() {
 	if l.dir != "" {
 		os.RemoveAll(l.dir)
+	}
+}
+
+// abort removes the run's directory unless the run reached its end (see
+// runLog); deferred where the directory is made.
+func (l *runLog) abort() {
+	if !l.ended {
+		l.remove()
 	}
 }
 
@@ -136,9 +152,10 @@ func (l runLog) remove() {
 // GitHub Actions when there, and gives the exit status: the go command's,
 // or 125 when nettrap itself failed somewhere. A temporary log with no
 // record is removed (nothing to look at); one with records is kept, and
-// the summary names it.
-func finishRun(o Options, log runLog, out *summaryOut, status int) int {
-	defer out.close()
+// the summary names it. The caller closes out when finishRun returns
+// early (finishRun closes it itself, and checks, once the summary is in).
+func finishRun(o Options, log *runLog, out *summaryOut, status int) int {
+	log.ended = true
 	recs, err := report.ReadFiles(log.path)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "nettrap: %v\n", err)

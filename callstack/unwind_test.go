@@ -1,0 +1,150 @@
+package callstack
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// want is a frame of the main module a test expects, innermost first.
+type want struct {
+	fn      string // short name
+	marker  string // its line: the marker's
+	inlined bool
+}
+
+func TestUnwindGoroutine(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkVictim(t, exe, nil, victimEnv+"=goroutine", "victim_test.go", []want{
+		{"callstack.victimInner", "inner", false},
+		{"callstack.victimInlined", "inlined", true},
+		{"callstack.victimOuter", "outer", false},
+		{"callstack.victimGoroutine", "goroutine", false},
+		{"callstack.victimStart.gowrap1", "go", false},
+	}, "github.com/nettrap/nettrap/callstack.victimGoroutine", false)
+}
+
+func TestUnwindTest(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkVictim(t, exe, []string{"-test.run=^TestCallstackVictim$"}, victimEnv+"=test", "victim_test.go", []want{
+		{"callstack.victimInner", "inner", false},
+		{"callstack.victimInlined", "inlined", true},
+		{"callstack.victimOuter", "outer", false},
+		{"callstack.TestCallstackVictim", "test", false},
+	}, "github.com/nettrap/nettrap/callstack.TestCallstackVictim", true)
+}
+
+func TestUnwindStripped(t *testing.T) { testFixture(t, "stripped") }
+
+func TestUnwindPIE(t *testing.T) { testFixture(t, "pie") }
+
+func testFixture(t *testing.T, mode string) {
+	exe := buildFixture(t, mode)
+	tab := checkVictim(t, exe, nil, "", filepath.Join("testdata", "fixture", "main.go"), []want{
+		{"main.inner", "inner", false},
+		{"main.inlined", "inlined", true},
+		{"main.outer", "outer", false},
+		{"main.reader", "reader", false},
+		{"main.start.gowrap1", "go", false},
+	}, "main.reader", false)
+	if tab.Module != "example.com/fixture" || tab.MainPackage != "example.com/fixture" {
+		t.Errorf("module %q, main package %q; want example.com/fixture", tab.Module, tab.MainPackage)
+	}
+	if tab.PIE != (mode == "pie") {
+		t.Errorf("PIE = %v", tab.PIE)
+	}
+}
+
+// checkVictim runs a victim, unwinds its blocked thread and checks the
+// frames of the main module (names, lines from the markers of src, in
+// order), the entry, Where, and that every frame is verified.
+func checkVictim(t *testing.T, exe string, args []string, env, src string, wants []want, entry string, isTest bool) *Table {
+	t.Helper()
+	v := startVictim(t, exe, args, env)
+	tab, err := Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := markers(t, src)
+	s, err := tab.UnwindThread(v.pid, v.tid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range s.Frames {
+		t.Logf("%#x %s %s:%d inlined=%v", f.PC, f.Func, f.File, f.Line, f.Inlined)
+	}
+	if !s.Complete || s.Stop != "" {
+		t.Fatalf("incomplete stack: %s", s.Stop)
+	}
+	if f := s.Frames[0].Func; !strings.HasPrefix(f, "internal/runtime/syscall") && !strings.HasPrefix(f, "syscall.") {
+		t.Errorf("innermost frame %s, want the syscall stub", f)
+	}
+	var got []Frame
+	for _, f := range s.Frames {
+		if tab.isUser(FuncPackage(f.Func), f.File) {
+			got = append(got, f)
+		}
+	}
+	if len(got) != len(wants) {
+		t.Fatalf("%d frames in the module, want %d", len(got), len(wants))
+	}
+	for i, w := range wants {
+		g := got[i]
+		if ShortName(g.Func) != w.fn || g.Line != lines[w.marker] || g.Inlined != w.inlined || filepath.Base(g.File) != filepath.Base(src) {
+			t.Errorf("frame %d: %s %s:%d inlined=%v; want %s %s:%d inlined=%v",
+				i, ShortName(g.Func), filepath.Base(g.File), g.Line, g.Inlined, w.fn, filepath.Base(src), lines[w.marker], w.inlined)
+		}
+	}
+	checkVerified(t, tab, v.pid, s)
+	w, ok := tab.Where(s)
+	if !ok {
+		t.Fatal("no frame in the module")
+	}
+	wantWhere := filepath.Base(src) + ":" + strconv.Itoa(lines[wants[0].marker]) + " (" + wants[0].fn + ")"
+	if w.String() != wantWhere || w.Entry != entry || w.EntryIsTest != isTest {
+		t.Errorf("where %q, entry %q (test %v); want %q, entry %q (test %v)", w, w.Entry, w.EntryIsTest, wantWhere, entry, isTest)
+	}
+	if want := strings.TrimPrefix(filepath.ToSlash(src), "testdata/fixture/"); w.RelFile != "callstack/"+want && w.RelFile != want {
+		t.Errorf("RelFile %q", w.RelFile)
+	}
+	return tab
+}
+
+// checkVerified checks each physical frame again, independently of
+// the unwinder: its pc is in its function, and every return address
+// follows a call instruction.
+func checkVerified(t *testing.T, tab *Table, pid int, s *Stack) {
+	t.Helper()
+	bias, err := tab.Bias(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tab.PIE == (bias == 0) {
+		t.Errorf("PIE %v, bias %#x", tab.PIE, bias)
+	}
+	for i, f := range s.Frames {
+		if i > 0 && f.PC == s.Frames[i-1].PC {
+			continue // an inlined call's function
+		}
+		if f.PC <= f.Entry {
+			t.Errorf("frame %d: pc %#x not after the entry %#x of %s", i, f.PC, f.Entry, f.Func)
+		}
+		if i == 0 {
+			continue
+		}
+		if err := tab.verifyReturn(f.PC - bias); err != nil {
+			t.Errorf("frame %d (%s): %v", i, f.Func, err)
+		}
+		if !afterCallAMD64(tab.code(f.PC-bias, 8)) && tab.Arch == AMD64 {
+			t.Errorf("frame %d (%s): not after a call", i, f.Func)
+		}
+	}
+}

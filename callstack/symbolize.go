@@ -1,6 +1,9 @@
 package callstack
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"strings"
+)
 
 // A Frame is one call on a stack: a function, and the position in it of
 // the call to the next inner frame (for the innermost frame, of the
@@ -10,8 +13,9 @@ type Frame struct {
 	// for the innermost frame, otherwise the return address into it.
 	// The logical frames of calls inlined into one function share it.
 	PC uint64
-	// Func is the function's symbol name as the runtime prints it:
-	// import/path.Func, import/path.(*T).Method, import/path.F.func1.
+	// Func is the function's name as the runtime prints it:
+	// import/path.Func, import/path.(*T).Method, import/path.F.func1,
+	// import/path.G[...] (the symbol, with type arguments elided).
 	// "" when the pc is in a call inlined into the function whose
 	// inline tree could not be read (Func of the next frame then names
 	// the function it was inlined into).
@@ -41,7 +45,7 @@ func (t *Table) symbolize(dst []Frame, f fn, pc, bias uint64, innermost bool) []
 	if !innermost {
 		lookup--
 	}
-	name := t.pcln.name(f.nameOff())
+	name := printName(t.pcln.name(f.nameOff()))
 	inl := f.pcdata(pcdataInlTreeIndex)
 	tree, haveTree := t.inlTree(f)
 	for i := 0; ; i++ {
@@ -65,7 +69,7 @@ func (t *Table) symbolize(dst []Frame, f fn, pc, bias uint64, innermost bool) []
 			return append(dst, fr, Frame{PC: pc, Entry: fr.Entry, Func: name})
 		}
 		e := tree[idx*16:]
-		fr.Func = t.pcln.name(binary.LittleEndian.Uint32(e[4:]))
+		fr.Func = printName(t.pcln.name(binary.LittleEndian.Uint32(e[4:])))
 		dst = append(dst, fr)
 		parent := int32(binary.LittleEndian.Uint32(e[8:]))
 		if parent < 0 || f.entry+uint64(parent) >= f.end {
@@ -82,4 +86,15 @@ func (t *Table) inlTree(f fn) ([]byte, bool) {
 		return nil, false
 	}
 	return t.gofunc[off:], true
+}
+
+// printName returns a function's symbol name as the runtime prints it:
+// the type arguments of a generic function elided ("[...]").
+func printName(name string) string {
+	i := strings.IndexByte(name, '[')
+	j := strings.LastIndexByte(name, ']')
+	if i < 0 || j <= i {
+		return name
+	}
+	return name[:i] + "[...]" + name[j+1:]
 }

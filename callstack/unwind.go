@@ -80,7 +80,7 @@ func (t *Table) Unwind(mem io.ReaderAt, bias uint64, r Regs) *Stack {
 		s.Frames = t.symbolize(s.Frames, f, pc, bias, innermost)
 		spd, ok := t.pcln.spdelta(f, pc-bias)
 		if !ok || spd < 0 || spd > 1<<30 {
-			s.Stop = fmt.Sprintf("no frame size for %#x in %s", pc, t.pcln.name(f.nameOff()))
+			s.Stop = fmt.Sprintf("no usable frame size at %#x in %s", pc, t.pcln.name(f.nameOff()))
 			return s
 		}
 		var ret, callerSP uint64

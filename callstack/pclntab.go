@@ -192,7 +192,7 @@ func (t *pclntab) spdelta(f fn, pc uint64) (int64, bool) {
 // pcvalue decodes the pc-value table at off in pctab for a function
 // starting at entry and returns the value at target.
 func (t *pclntab) pcvalue(off uint32, entry, target uint64) (int64, bool) {
-	if off == 0 || uint64(off) >= uint64(len(t.pctab)) || target < entry {
+	if off == 0 || uint64(off) >= uint64(len(t.pctab)) {
 		return 0, false
 	}
 	return decodePCValue(t.pctab[off:], t.quantum, entry, target)
@@ -203,6 +203,9 @@ func (t *pclntab) pcvalue(off uint32, entry, target uint64) (int64, bool) {
 // ending with a zero value delta after the first pair) from entry and
 // returns the value in force at target.
 func decodePCValue(p []byte, quantum, entry, target uint64) (int64, bool) {
+	if target < entry {
+		return 0, false
+	}
 	val := int64(-1)
 	pc := entry
 	for first := true; ; first = false {

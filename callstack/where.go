@@ -17,10 +17,11 @@ type Where struct {
 	// can be told (from the package's import path, or a -trimpath
 	// name); "" otherwise.
 	RelFile string
-	// Entry is the goroutine's entry function: the outermost frame, or
-	// for a goroutine the testing package started, the first frame it
-	// called (the test, benchmark or fuzz function). "" when the stack
-	// is not Complete.
+	// Entry is the goroutine's entry function: the outermost frame (for
+	// a go statement's wrapper pkg.F.gowrap1, the function it calls),
+	// or for a goroutine the testing package started, the first
+	// function it called (the test, benchmark or fuzz function). ""
+	// when the stack is not Complete.
 	Entry string
 	// EntryIsTest tells that Entry was called by the testing package's
 	// goroutine (testing.tRunner and the like): Entry is the test.
@@ -59,8 +60,11 @@ func entry(s *Stack) (string, bool) {
 	}
 	i := len(s.Frames) - 1
 	if FuncPackage(s.Frames[i].Func) == "testing" {
+		// The testing package's goroutine: the first function it
+		// called, past its own frames and those of a reflect call
+		// (fuzz functions).
 		for j := i - 1; j >= 0; j-- {
-			if FuncPackage(s.Frames[j].Func) != "testing" {
+			if !testingMachinery(FuncPackage(s.Frames[j].Func)) {
 				return s.Frames[j].Func, true
 			}
 		}
@@ -72,6 +76,12 @@ func entry(s *Stack) (string, bool) {
 		i--
 	}
 	return s.Frames[i].Func, false
+}
+
+// testingMachinery tells whether a package's frames stand between the
+// testing package's goroutine and the test function.
+func testingMachinery(pkg string) bool {
+	return pkg == "testing" || pkg == "reflect" || pkg == "runtime" || strings.HasPrefix(pkg, "internal/")
 }
 
 // isGowrap tells whether name is the compiler's wrapper of a go
@@ -134,9 +144,15 @@ func (t *Table) relFile(pkg, file string) string {
 }
 
 // FuncPackage returns the import path of the package of a function
-// symbol name: "example.com/m/pkg" for "example.com/m/pkg.(*T).M" or
-// "example.com/m/pkg.F[...].func1".
+// name: "example.com/m/pkg" for "example.com/m/pkg.(*T).M" or
+// "example.com/m/pkg.F[...].func1", "gopkg.in/yaml.v3" for the
+// linker's "gopkg.in/yaml%2ev3.Unmarshal".
 func FuncPackage(name string) string {
+	return unescapePath(rawPackage(name))
+}
+
+// rawPackage returns the package part of a symbol name, as written.
+func rawPackage(name string) string {
 	slash := strings.LastIndexByte(name, '/')
 	if b := strings.IndexByte(name, '['); b >= 0 && b < slash {
 		// A slash in type arguments.
@@ -149,9 +165,30 @@ func FuncPackage(name string) string {
 	return name[:slash+1+dot]
 }
 
+// unescapePath undoes the linker's escapes of an import path in a
+// symbol name (cmd/internal/objabi.PathToPrefix): %XX for a dot in the
+// last element, and for control characters, '%', '"' and non-ASCII.
+func unescapePath(p string) string {
+	if !strings.Contains(p, "%") {
+		return p
+	}
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		if p[i] == '%' && i+2 < len(p) {
+			if v, err := strconv.ParseUint(p[i+1:i+3], 16, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(p[i])
+	}
+	return b.String()
+}
+
 // ShortName returns a function's name with only the last element of its
 // package's import path: "pkg.(*T).M" for "example.com/m/pkg.(*T).M".
 func ShortName(name string) string {
-	pkg := FuncPackage(name)
-	return path.Base(pkg) + name[len(pkg):]
+	raw := rawPackage(name)
+	return path.Base(unescapePath(raw)) + name[len(raw):]
 }

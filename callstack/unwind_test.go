@@ -1,6 +1,7 @@
 package callstack
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -146,5 +147,76 @@ func checkVerified(t *testing.T, tab *Table, pid int, s *Stack) {
 		if !afterCallAMD64(tab.code(f.PC-bias, 8)) && tab.Arch == AMD64 {
 			t.Errorf("frame %d (%s): not after a call", i, f.Func)
 		}
+	}
+}
+
+// TestUnwindStops checks that the walk ends, saying why, at a return
+// address it cannot verify, and completes at runtime.goexit.
+func TestUnwindStops(t *testing.T) {
+	tab := selfTable(t)
+	f, ok := tab.pcln.find(funcPC(sortAndRead))
+	if !ok {
+		t.Fatal("sortAndRead not found")
+	}
+	// A pc of sortAndRead where it has its frame.
+	pc, size := f.entry, int64(0)
+	for ; pc < f.end; pc++ {
+		if d, ok := tab.pcln.spdelta(f, pc); ok && d > 0 {
+			size = d
+			break
+		}
+	}
+	if size == 0 {
+		t.Fatal("sortAndRead has no frame")
+	}
+	const sp = 0x7000_0000
+	slot := uint64(sp)
+	if tab.Arch == AMD64 {
+		slot += uint64(size)
+	}
+	for _, c := range []struct {
+		name     string
+		ret      uint64
+		complete bool
+		stop     string
+	}{
+		{"goexit", tab.goexit.entry + tab.pcln.quantum, true, ""},
+		{"a function's entry", f.entry, false, "not after a call instruction"},
+		{"outside the text", 0x10, false, "not in a Go function"},
+		{"nothing", 0, false, "reading the stack"},
+	} {
+		mem := fakeMemory{}
+		if c.ret != 0 {
+			mem[slot] = c.ret
+		}
+		s := tab.Unwind(mem, 0, Regs{PC: pc, SP: sp})
+		if s.Complete != c.complete || !strings.Contains(s.Stop, c.stop) || len(s.Frames) != 1 || !strings.HasSuffix(s.Frames[0].Func, ".sortAndRead") {
+			t.Errorf("%s: complete %v, stop %q, %d frames", c.name, s.Complete, s.Stop, len(s.Frames))
+		}
+	}
+	if s := tab.Unwind(fakeMemory{}, 0, Regs{PC: 0x10, SP: sp}); len(s.Frames) != 0 || !strings.Contains(s.Stop, "not in a Go function") {
+		t.Errorf("a pc outside Go code: %d frames, %q", len(s.Frames), s.Stop)
+	}
+	if tab.Arch != AMD64 {
+		return
+	}
+	// A stack of sortAndRead calling itself forever ends at MaxFrames.
+	var ret uint64
+	for a := f.entry; a+5 <= f.end && ret == 0; a++ {
+		if b := tab.code(a+5, 5); b[0] == 0xe8 && tab.verifyReturn(a+5) == nil {
+			ret = a + 5
+		}
+	}
+	d, ok := tab.pcln.spdelta(f, ret)
+	if ret == 0 || !ok || d <= 0 {
+		t.Fatalf("no call in sortAndRead (%#x, %d)", ret, d)
+	}
+	mem := fakeMemory{}
+	for i, at := 0, uint64(sp); i <= MaxFrames; i, at = i+1, at+uint64(d)+8 {
+		mem[at+uint64(d)] = ret
+	}
+	s := tab.Unwind(mem, 0, Regs{PC: ret, SP: sp})
+	if s.Complete || s.Stop != fmt.Sprintf("more than %d frames", MaxFrames) || len(s.Frames) < MaxFrames {
+		t.Errorf("an endless stack: complete %v, stop %q, %d frames", s.Complete, s.Stop, len(s.Frames))
 	}
 }

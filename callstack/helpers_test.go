@@ -26,6 +26,12 @@ type victim struct {
 // and for a thread of it blocked reading FD, and kills it at the end of
 // the test.
 func startVictim(tb testing.TB, exe string, args []string, env ...string) victim {
+	return startVictimIn(tb, unix.SYS_READ, exe, args, env...)
+}
+
+// startVictimIn is startVictim for a thread blocked in system call nr
+// on FD.
+func startVictimIn(tb testing.TB, nr int, exe string, args []string, env ...string) victim {
 	tb.Helper()
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), env...)
@@ -52,18 +58,24 @@ func startVictim(tb testing.TB, exe string, args []string, env ...string) victim
 	v.pid = cmd.Process.Pid
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		if tid := blockedReading(v.pid, v.fd); tid > 0 {
+		if tid := blockedIn(v.pid, nr, v.fd); tid > 0 {
 			v.tid = tid
 			return v
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	tb.Fatalf("no thread of victim %d blocked in read(%d)", v.pid, v.fd)
+	tb.Fatalf("no thread of victim %d blocked in system call %d on %d", v.pid, nr, v.fd)
 	return v
 }
 
 // blockedReading returns the thread of pid blocked in read(fd), or 0.
 func blockedReading(pid, fd int) int {
+	return blockedIn(pid, unix.SYS_READ, fd)
+}
+
+// blockedIn returns the thread of pid blocked in system call nr with
+// fd as its first argument, or 0.
+func blockedIn(pid, nr, fd int) int {
 	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	for _, e := range tasks {
 		tid, err := strconv.Atoi(e.Name())
@@ -71,7 +83,7 @@ func blockedReading(pid, fd int) int {
 			continue
 		}
 		s, err := ReadSyscall(tid)
-		if err == nil && s.Nr == unix.SYS_READ && s.Args[0] == uint64(fd) {
+		if err == nil && s.Nr == nr && s.Args[0] == uint64(fd) {
 			return tid
 		}
 	}

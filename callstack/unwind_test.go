@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // want is a frame of the main module a test expects, innermost first.
@@ -43,6 +45,20 @@ func TestUnwindTest(t *testing.T) {
 	}, "github.com/nettrap/nettrap/callstack.TestCallstackVictim", true)
 }
 
+// TestUnwindNotify unwinds a thread held by a seccomp user
+// notification in connect(2), as the notify engine holds one.
+func TestUnwindNotify(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := startVictimIn(t, unix.SYS_CONNECT, exe, nil, victimEnv+"=notify")
+	checkStack(t, exe, v, "victim_test.go", []want{
+		{"callstack.victimConnect", "connect", false},
+		{"callstack.TestMain", "notify", false},
+	}, "runtime.main", false)
+}
+
 func TestUnwindStripped(t *testing.T) { testFixture(t, "stripped") }
 
 func TestUnwindPIE(t *testing.T) { testFixture(t, "pie") }
@@ -69,7 +85,12 @@ func testFixture(t *testing.T, mode string) {
 // order), the entry, Where, and that every frame is verified.
 func checkVictim(t *testing.T, exe string, args []string, env, src string, wants []want, entry string, isTest bool) *Table {
 	t.Helper()
-	v := startVictim(t, exe, args, env)
+	return checkStack(t, exe, startVictim(t, exe, args, env), src, wants, entry, isTest)
+}
+
+// checkStack is checkVictim for a victim started.
+func checkStack(t *testing.T, exe string, v victim, src string, wants []want, entry string, isTest bool) *Table {
+	t.Helper()
 	tab, err := Open(exe)
 	if err != nil {
 		t.Fatal(err)

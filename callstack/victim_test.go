@@ -3,6 +3,7 @@ package callstack
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -26,6 +27,13 @@ func TestMain(m *testing.M) {
 		fd := victimPipe()
 		go victimDeep(5, fd) // at:deepgo
 		time.Sleep(time.Hour)
+	case "notify":
+		// The main goroutine, on the thread whose connect waits for a
+		// seccomp notification.
+		runtime.LockOSThread()
+		listener := notifyConnect()
+		victimConnect() // at:notify
+		listener.Close()
 	case "test":
 		os.Exit(m.Run()) // runs TestCallstackVictim only
 	}
@@ -90,4 +98,18 @@ func victimDeep(n, fd int) {
 		return
 	}
 	victimOuter(fd) // at:deepest
+}
+
+// victimConnect connects a socket, blocking until the seccomp
+// notification is answered (never).
+//
+//go:noinline
+func victimConnect() {
+	s, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("ready %d\n", s)
+	syscall.Connect(s, &syscall.SockaddrInet4{Port: 9, Addr: [4]byte{127, 0, 0, 1}}) // at:connect
+	panic("connect returned")
 }

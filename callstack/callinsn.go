@@ -94,7 +94,7 @@ func (t *Table) arm64Leaf(read func(uint64) (uint64, error), leaf fn, sp, bias u
 	}
 	link := ret - bias
 	if err := t.verifyReturn(link); err != nil {
-		return nil, 0, 0, fmt.Errorf("return address %#x of the caller of %s: %v", ret, name, err)
+		return nil, 0, 0, fmt.Errorf("return address %#x of the caller of %s: %w", ret, name, err)
 	}
 	b := t.code(link, 4)
 	entry, ok := blTarget(binary.LittleEndian.Uint32(b), link-4)

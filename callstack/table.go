@@ -203,3 +203,10 @@ func (t *Table) code(addr uint64, n int) []byte {
 	o := addr - t.textAddr
 	return t.text[o-min(o, uint64(n)) : o]
 }
+
+// SameFile tells whether fi (of /proc/PID/exe, say) is the file the
+// table was read from: device and inode, for a cache of tables.
+func (t *Table) SameFile(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && t.ino != 0 && uint64(st.Dev) == t.dev && st.Ino == t.ino
+}

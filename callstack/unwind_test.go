@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -239,5 +240,70 @@ func TestUnwindStops(t *testing.T) {
 	s := tab.Unwind(mem, 0, Regs{PC: ret, SP: sp})
 	if s.Complete || s.Stop != fmt.Sprintf("more than %d frames", MaxFrames) || len(s.Frames) < MaxFrames {
 		t.Errorf("an endless stack: complete %v, stop %q, %d frames", s.Complete, s.Stop, len(s.Frames))
+	}
+}
+
+// TestConcurrentUnwinds unwinds a victim from several goroutines
+// sharing one Table (run with -race), opened through /proc/PID/exe.
+func TestConcurrentUnwinds(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := startVictim(t, exe, nil, victimEnv+"=deep")
+	procExe := "/proc/" + strconv.Itoa(v.pid) + "/exe"
+	tab, err := Open(procExe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := os.Stat("/proc/self/cwd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tab.SameFile(fi) || tab.SameFile(other) {
+		t.Errorf("SameFile: %v for the executable, %v for a directory", tab.SameFile(fi), tab.SameFile(other))
+	}
+	want, err := tab.UnwindThread(v.pid, v.tid)
+	if err != nil || !want.Complete {
+		t.Fatalf("%v %+v", err, want)
+	}
+	lines := markers(t, "victim_test.go")
+	deep := 0
+	for _, f := range want.Frames {
+		if strings.HasSuffix(f.Func, ".victimDeep") {
+			deep++
+			if f.Line != lines["deep"] && f.Line != lines["deepest"] {
+				t.Errorf("victimDeep at line %d", f.Line)
+			}
+		}
+	}
+	if deep != 6 {
+		t.Errorf("%d frames of victimDeep, want 6", deep)
+	}
+	errs := make(chan string, 4)
+	for range 4 {
+		go func() {
+			for range 50 {
+				s, err := tab.UnwindThread(v.pid, v.tid)
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				if !slices.Equal(s.Frames, want.Frames) {
+					errs <- fmt.Sprintf("%d frames, want %d", len(s.Frames), len(want.Frames))
+					return
+				}
+			}
+			errs <- ""
+		}()
+	}
+	for range 4 {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
 	}
 }

@@ -38,6 +38,13 @@
 //     ends the walk. The arm64 code is built and vetted, not run, by
 //     the tests (the machines that run them are amd64).
 //
+// A goroutine's stack does not move while it is in a system call: the
+// runtime does not shrink the stack of a goroutine in one
+// (isShrinkStackSafe), and only the goroutine itself grows it. A
+// goroutine in a raw system call (no entersyscall) is running, for the
+// runtime, and is not moved either. The stack of a thread held in the
+// kernel can therefore be read a word at a time.
+//
 // Every return address is verified before it is used: it must be in a
 // known function, right after a call instruction (amd64: CALL rel32, or
 // an indirect CALL r/m64 of 2 to 8 bytes; arm64: BL or BLR), or be the
@@ -63,6 +70,7 @@
 // main but for a test binary's generated one), as "file.go:LINE
 // (pkg.Func)" with its file relative to the module's root when that can
 // be told, and the goroutine's entry function: the outermost frame, the
-// function a go statement's wrapper calls, or for the testing package's
-// goroutines the test, benchmark or fuzz function.
+// function a go statement's wrapper calls, main.main for the main
+// goroutine, or for the testing package's goroutines the test,
+// benchmark or fuzz function.
 package callstack

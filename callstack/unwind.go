@@ -78,7 +78,9 @@ func (t *Table) Unwind(mem io.ReaderAt, bias uint64, r Regs) *Stack {
 			return s
 		}
 		s.Frames = t.symbolize(s.Frames, f, pc, bias, innermost)
-		spd, ok := t.pcln.spdelta(f, pc-bias)
+		// At a return address, the frame size at the call: a call
+		// may be a function's last instruction.
+		spd, ok := t.pcln.spdelta(f, lookup)
 		if !ok || spd < 0 || spd > 1<<30 {
 			s.Stop = fmt.Sprintf("no usable frame size at %#x in %s", pc, t.pcln.name(f.nameOff()))
 			return s

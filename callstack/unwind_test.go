@@ -57,7 +57,7 @@ func TestUnwindNotify(t *testing.T) {
 	checkStack(t, exe, v, "victim_test.go", []want{
 		{"callstack.victimConnect", "connect", false},
 		{"callstack.TestMain", "notify", false},
-	}, "runtime.main", false)
+	}, "main.main", false)
 }
 
 func TestUnwindStripped(t *testing.T) { testFixture(t, "stripped") }

@@ -18,7 +18,8 @@ type Where struct {
 	// name); "" otherwise.
 	RelFile string
 	// Entry is the goroutine's entry function: the outermost frame (for
-	// a go statement's wrapper pkg.F.gowrap1, the function it calls),
+	// a go statement's wrapper pkg.F.gowrap1, the function it calls; for
+	// the main goroutine, main.main),
 	// or for a goroutine the testing package started, the first
 	// function it called (the test, benchmark or fuzz function). ""
 	// when the stack is not Complete.
@@ -70,9 +71,10 @@ func entry(s *Stack) (string, bool) {
 		}
 		return s.Frames[i].Func, false
 	}
-	if i > 0 && isGowrap(s.Frames[i].Func) {
+	if i > 0 && (isGowrap(s.Frames[i].Func) || s.Frames[i].Func == "runtime.main") {
 		// The wrapper of a go statement with arguments: the function
-		// the statement named is the next frame.
+		// the statement named is the next frame; the main goroutine's
+		// is main.main.
 		i--
 	}
 	return s.Frames[i].Func, false

@@ -96,7 +96,8 @@ func TestEntry(t *testing.T) {
 		{frames("syscall.Read", "m.FuzzA.func1", "runtime.call32", "runtime.reflectcall", "reflect.Value.call", "reflect.Value.Call", "testing.(*F).Fuzz.func1", "testing.tRunner"), "m.FuzzA.func1", true},
 		{frames("syscall.Read", "m.worker", "m.TestA.gowrap1"), "m.worker", false},
 		{frames("syscall.Read", "m.TestA.func2"), "m.TestA.func2", false},
-		{frames("syscall.Read", "main.main", "runtime.main"), "runtime.main", false},
+		{frames("syscall.Read", "main.main", "runtime.main"), "main.main", false},
+		{frames("runtime.main"), "runtime.main", false},
 		{&Stack{Frames: frames("syscall.Read", "m.x").Frames, Stop: "cut"}, "", false},
 	} {
 		e, isTest := entry(c.s)

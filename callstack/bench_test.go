@@ -42,3 +42,20 @@ func BenchmarkUnwind(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkOpen measures reading the tables of this test binary: what a
+// cache of tables saves.
+func BenchmarkOpen(b *testing.B) {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if fi, err := os.Stat(exe); err == nil {
+		b.ReportMetric(float64(fi.Size())/1e6, "MB-exe")
+	}
+	for b.Loop() {
+		if _, err := Open(exe); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

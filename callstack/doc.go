@@ -35,8 +35,9 @@
 //     own saved return address, which must follow a BL to the caller's
 //     entry, and the caller's pc is after its only BL to the leaf. A
 //     caller reached by BLR, or calling the leaf from several places,
-//     ends the walk. The arm64 code is built and vetted, not run, by
-//     the tests (the machines that run them are amd64).
+//     ends the walk. The tests run this code on a stack laid out as
+//     arm64 Go code lays it out, for the arm64 build of a fixture, not
+//     on a real arm64 thread (the machines that run them are amd64).
 //
 // A goroutine's stack does not move while it is in a system call: the
 // runtime does not shrink the stack of a goroutine in one

@@ -2,6 +2,7 @@ package callstack
 
 import (
 	"encoding/binary"
+	"io"
 	"testing"
 )
 
@@ -66,4 +67,42 @@ func FuzzPclntab(f *testing.F) {
 			fn.funcdataOff(funcdataInlTree)
 		}
 	})
+}
+
+// FuzzUnwind unwinds garbage stacks from garbage pcs with the tables of
+// this test binary: the walk must end, without a panic, every frame in
+// a function.
+func FuzzUnwind(f *testing.F) {
+	tab := selfTable(f)
+	f.Add(uint32(0x1000), []byte{1, 2, 3, 4, 5, 6, 7, 8}, uint64(0))
+	ret := make([]byte, 64)
+	binary.LittleEndian.PutUint64(ret[8:], tab.goexit.entry+1)
+	f.Add(uint32(0x2000), ret, uint64(0x10))
+	f.Fuzz(func(t *testing.T, pcOff uint32, stack []byte, lr uint64) {
+		const sp = 0x10000
+		pc := tab.textAddr + uint64(pcOff)%uint64(len(tab.text)+64)
+		s := tab.Unwind(bytesMemory{sp, stack}, 0, Regs{PC: pc, SP: sp, LR: lr})
+		if len(s.Frames) > MaxFrames*maxInline || s.Complete == (s.Stop != "") {
+			t.Fatalf("%d frames, complete %v, stop %q", len(s.Frames), s.Complete, s.Stop)
+		}
+		for _, fr := range s.Frames {
+			if fr.PC <= fr.Entry && fr.PC != pc {
+				t.Fatalf("frame %+v", fr)
+			}
+		}
+	})
+}
+
+// bytesMemory is a stack at base.
+type bytesMemory struct {
+	base uint64
+	b    []byte
+}
+
+func (m bytesMemory) ReadAt(p []byte, off int64) (int, error) {
+	o := uint64(off) - m.base
+	if uint64(off) < m.base || o+uint64(len(p)) > uint64(len(m.b)) {
+		return 0, io.ErrUnexpectedEOF
+	}
+	return copy(p, m.b[o:]), nil
 }

@@ -62,7 +62,7 @@ func (t *Table) symbolize(dst []Frame, f fn, pc, bias uint64, innermost bool) []
 			return append(dst, fr)
 		}
 		fr.Inlined = true
-		if !haveTree || uint64(idx+1)*16 > uint64(len(tree)) {
+		if !haveTree || idx >= int64(len(tree)/16) {
 			// The call's position is known, not its function, nor
 			// the position of the call in the function it was inlined
 			// into.

@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -108,44 +107,25 @@ func markers(tb testing.TB, file string) map[string]int {
 	return m
 }
 
-// fixtures builds testdata/fixture once per mode ("stripped": with
-// -ldflags='-s -w'; "pie": also -buildmode=pie -trimpath).
-var fixtures sync.Map // mode → *fixture
-
-type fixture struct {
-	once sync.Once
-	path string
-	err  error
-}
-
+// buildFixture builds testdata/fixture into a temporary directory of
+// the test: "stripped" with -ldflags='-s -w', "pie" also with
+// -buildmode=pie -trimpath.
 func buildFixture(tb testing.TB, mode string) string {
 	tb.Helper()
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		tb.Skipf("building the fixture needs the go command: %v", err)
 	}
-	v, _ := fixtures.LoadOrStore(mode, &fixture{})
-	f := v.(*fixture)
-	f.once.Do(func() {
-		dir, err := os.MkdirTemp("", "callstack-fixture-")
-		if err != nil {
-			f.err = err
-			return
-		}
-		f.path = filepath.Join(dir, "fixture-"+mode)
-		args := []string{"build", "-o", f.path, "-ldflags=-s -w"}
-		if mode == "pie" {
-			args = append(args, "-buildmode=pie", "-trimpath")
-		}
-		cmd := exec.Command(goCmd, append(args, ".")...)
-		cmd.Dir = filepath.Join("testdata", "fixture")
-		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			f.err = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	})
-	if f.err != nil {
-		tb.Fatal(f.err)
+	exe := filepath.Join(tb.TempDir(), "fixture-"+mode)
+	args := []string{"build", "-o", exe, "-ldflags=-s -w"}
+	if mode == "pie" {
+		args = append(args, "-buildmode=pie", "-trimpath")
 	}
-	return f.path
+	cmd := exec.Command(goCmd, append(args, ".")...)
+	cmd.Dir = filepath.Join("testdata", "fixture")
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return exe
 }

@@ -2,7 +2,10 @@ package callstack
 
 import (
 	"cmp"
+	"errors"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
@@ -214,29 +217,20 @@ func TestPclntabLayouts(t *testing.T) {
 
 func TestOpenErrors(t *testing.T) {
 	dir := t.TempDir()
-	text := dir + "/text"
-	os.WriteFile(text, []byte("#!/bin/sh\n"), 0o755)
-	if _, err := Open(text); err == nil {
+	script := filepath.Join(dir, "script")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(script); err == nil {
 		t.Error("opened a shell script")
 	}
-	if _, err := Open(dir + "/missing"); err == nil || !os.IsNotExist(errUnwrapAll(err)) {
-		t.Errorf("missing file: %v", err)
+	if _, err := Open(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a missing file: %v", err)
 	}
-	if c, err := os.ReadFile("/proc/self/exe"); err == nil && len(c) > 0 {
-		if _, err := os.Stat("/bin/true"); err == nil {
-			if _, err := Open("/bin/true"); err == nil || !strings.Contains(err.Error(), ".gopclntab") {
-				t.Errorf("/bin/true: %v, want no .gopclntab", err)
-			}
+	if _, err := os.Stat("/bin/true"); err == nil {
+		// A C program, most likely: no Go tables.
+		if _, err := Open("/bin/true"); err == nil || !strings.Contains(err.Error(), ".gopclntab") {
+			t.Errorf("/bin/true: %v, want no .gopclntab", err)
 		}
-	}
-}
-
-func errUnwrapAll(err error) error {
-	for {
-		u, ok := err.(interface{ Unwrap() error })
-		if !ok || u.Unwrap() == nil {
-			return err
-		}
-		err = u.Unwrap()
 	}
 }

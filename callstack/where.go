@@ -103,8 +103,14 @@ func isGowrap(name string) bool {
 
 // isUser tells whether a function of package pkg, in file, is the main
 // module's own: in the module's path, not vendored (the standard
-// library, runtime and internal packages are std's).
+// library, runtime and internal packages are std's); or of the package
+// built from files named on the command line.
 func (t *Table) isUser(pkg, file string) bool {
+	if strings.TrimSuffix(pkg, "_test") == "command-line-arguments" {
+		// Built from files named on the command line: the user's,
+		// module or not.
+		return true
+	}
 	if t.Module == "" {
 		return false
 	}

@@ -56,6 +56,9 @@ func TestIsUser(t *testing.T) {
 	if !local.isUser("app/server", "/src/app/server/s.go") || local.isUser("net/http", "/usr/local/go/src/net/http/client.go") {
 		t.Error("module app")
 	}
+	if !(&Table{}).isUser("command-line-arguments", "/src/x_test.go") || !(&Table{}).isUser("command-line-arguments_test", "/src/x_test.go") {
+		t.Error("a package built from files is not the user's")
+	}
 	if (&Table{}).isUser("main", "/src/m/main.go") {
 		t.Error("a frame is the user's without a module")
 	}

@@ -73,7 +73,7 @@ func blockedReading(pid, fd int) int {
 }
 
 // blockedIn returns the thread of pid blocked in system call nr with
-// fd as its first argument, or 0.
+// fd as its first argument (any when fd is -1), or 0.
 func blockedIn(pid, nr, fd int) int {
 	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	for _, e := range tasks {
@@ -82,7 +82,7 @@ func blockedIn(pid, nr, fd int) int {
 			continue
 		}
 		s, err := ReadSyscall(tid)
-		if err == nil && s.Nr == nr && s.Args[0] == uint64(fd) {
+		if err == nil && s.Nr == nr && (fd == -1 || s.Args[0] == uint64(fd)) {
 			return tid
 		}
 	}

@@ -54,10 +54,27 @@ func TestUnwindNotify(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := startVictimIn(t, unix.SYS_CONNECT, exe, nil, victimEnv+"=notify")
-	checkStack(t, exe, v, "victim_test.go", []want{
+	_, _ = checkStack(t, exe, v, "victim_test.go", []want{
 		{"callstack.victimConnect", "connect", false},
 		{"callstack.TestMain", "notify", false},
 	}, "main.main", false)
+}
+
+// TestUnwindDial unwinds a thread held in connect(2) under net.Dial:
+// through the net package to the caller.
+func TestUnwindDial(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := startVictimIn(t, unix.SYS_CONNECT, exe, nil, victimEnv+"=dial")
+	_, s := checkStack(t, exe, v, "victim_test.go", []want{
+		{"callstack.victimDial", "dial", false},
+		{"callstack.TestMain", "dialmain", false},
+	}, "main.main", false)
+	if !slices.ContainsFunc(s.Frames, func(f Frame) bool { return f.Func == "net.(*Dialer).DialContext" }) {
+		t.Error("no frame of net.(*Dialer).DialContext")
+	}
 }
 
 func TestUnwindStripped(t *testing.T) { testFixture(t, "stripped") }
@@ -86,11 +103,12 @@ func testFixture(t *testing.T, mode string) {
 // order), the entry, Where, and that every frame is verified.
 func checkVictim(t *testing.T, exe string, args []string, env, src string, wants []want, entry string, isTest bool) *Table {
 	t.Helper()
-	return checkStack(t, exe, startVictim(t, exe, args, env), src, wants, entry, isTest)
+	tab, _ := checkStack(t, exe, startVictim(t, exe, args, env), src, wants, entry, isTest)
+	return tab
 }
 
 // checkStack is checkVictim for a victim started.
-func checkStack(t *testing.T, exe string, v victim, src string, wants []want, entry string, isTest bool) *Table {
+func checkStack(t *testing.T, exe string, v victim, src string, wants []want, entry string, isTest bool) (*Table, *Stack) {
 	t.Helper()
 	tab, err := Open(exe)
 	if err != nil {
@@ -138,7 +156,7 @@ func checkStack(t *testing.T, exe string, v victim, src string, wants []want, en
 	if want := strings.TrimPrefix(filepath.ToSlash(src), "testdata/fixture/"); w.RelFile != "callstack/"+want && w.RelFile != want {
 		t.Errorf("RelFile %q", w.RelFile)
 	}
-	return tab
+	return tab, s
 }
 
 // checkVerified checks each physical frame again, independently of

@@ -2,6 +2,7 @@ package callstack
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"runtime"
 	"syscall"
@@ -33,6 +34,13 @@ func TestMain(m *testing.M) {
 		runtime.LockOSThread()
 		listener := notifyConnect()
 		victimConnect() // at:notify
+		listener.Close()
+	case "dial":
+		// The same through the net package.
+		runtime.LockOSThread()
+		listener := notifyConnect()
+		fmt.Println("ready -1")
+		victimDial() // at:dialmain
 		listener.Close()
 	case "test":
 		os.Exit(m.Run()) // runs TestCallstackVictim only
@@ -112,4 +120,13 @@ func victimConnect() {
 	fmt.Printf("ready %d\n", s)
 	syscall.Connect(s, &syscall.SockaddrInet4{Port: 9, Addr: [4]byte{127, 0, 0, 1}}) // at:connect
 	panic("connect returned")
+}
+
+// victimDial dials, blocking in connect until the seccomp notification
+// is answered (never).
+//
+//go:noinline
+func victimDial() {
+	net.Dial("tcp", "127.0.0.1:9") // at:dial
+	panic("dial returned")
 }

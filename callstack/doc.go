@@ -58,8 +58,9 @@
 // (cgo, the VDSO: frame pointers are not walked yet, Regs.FP is unused),
 // a frame whose pcsp table has no usable value (assembly that popped
 // its return address), stacks switched within the walk (signal
-// handlers, the system stack), executables whose text is split in
-// several sections (only very large arm64 or ppc64 ones).
+// handlers, the system stack, a cgo call's C code). A linux/amd64 or
+// linux/arm64 executable has one text section (the linker splits text
+// for arm, ppc64 and darwin/arm64 only), which the tables assume.
 //
 // # Where
 //

@@ -145,14 +145,38 @@ func (t *Table) read(ef *elf.File) error {
 // findGofunc returns the data from the module's go:func.* on (the base
 // of funcdata offsets), found through its moduledata: in the .go.module
 // section, or else in .noptrdata; nil when neither has it. A moduledata
-// is taken only when it names both this pclntab and this text.
+// is taken only when the words around gofunc name this executable's
+// sections: pcHeader and epclntab its .gopclntab, text its .text,
+// noptrdata, data and bss theirs, rodata its .rodata (the layout of
+// runtime.moduledata from Go 1.20 to 1.26).
 func findGofunc(ef *elf.File, pclnAddr uint64, pdata []byte, textAddr uint64) []byte {
 	const (
 		words       = 42 // up to epclntab
-		wText       = 22
-		wGofunc     = 40
 		wordsToScan = 1 << 16
 	)
+	addr := func(name string) uint64 {
+		if s := ef.Section(name); s != nil {
+			return s.Addr
+		}
+		return ^uint64(0)
+	}
+	want := map[int]uint64{
+		0:  pclnAddr,
+		22: textAddr,
+		24: addr(".noptrdata"),
+		26: addr(".data"),
+		28: addr(".bss"),
+		39: addr(".rodata"),
+		41: pclnAddr + uint64(len(pdata)),
+	}
+	matches := func(md []byte) bool {
+		for w, v := range want {
+			if binary.LittleEndian.Uint64(md[w*8:]) != v {
+				return false
+			}
+		}
+		return true
+	}
 	var md []byte
 	for _, name := range []string{".go.module", ".noptrdata"} {
 		s := ef.Section(name)
@@ -164,8 +188,7 @@ func findGofunc(ef *elf.File, pclnAddr uint64, pdata []byte, textAddr uint64) []
 			continue
 		}
 		for o := 0; o+words*8 <= len(b) && o < wordsToScan*8; o += 8 {
-			if binary.LittleEndian.Uint64(b[o:]) == pclnAddr &&
-				binary.LittleEndian.Uint64(b[o+wText*8:]) == textAddr {
+			if binary.LittleEndian.Uint64(b[o:]) == pclnAddr && matches(b[o:]) {
 				md = b[o:]
 				break
 			}
@@ -177,9 +200,10 @@ func findGofunc(ef *elf.File, pclnAddr uint64, pdata []byte, textAddr uint64) []
 	if md == nil {
 		return nil
 	}
+	const wGofunc = 40
 	g := binary.LittleEndian.Uint64(md[wGofunc*8:])
-	if ps := ef.Section(".gopclntab"); ps != nil && g >= ps.Addr && g < ps.Addr+uint64(len(pdata)) {
-		return pdata[g-ps.Addr:]
+	if g >= pclnAddr && g < pclnAddr+uint64(len(pdata)) {
+		return pdata[g-pclnAddr:]
 	}
 	for _, s := range ef.Sections {
 		if s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_ALLOC == 0 || g < s.Addr || g >= s.Addr+s.Size {

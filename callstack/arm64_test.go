@@ -19,7 +19,7 @@ import (
 func TestUnwindARM64Synthetic(t *testing.T) {
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
-		t.Skipf("building the fixture needs the go command: %v", err)
+		skipUnlessCI(t, "building the fixture needs the go command: %v", err)
 	}
 	exe := filepath.Join(t.TempDir(), "fixture-arm64")
 	cmd := exec.Command(goCmd, "build", "-o", exe, "-ldflags=-s -w", ".")

@@ -49,6 +49,7 @@ func TestUnwindTest(t *testing.T) {
 // TestUnwindNotify unwinds a thread held by a seccomp user
 // notification in connect(2), as the notify engine holds one.
 func TestUnwindNotify(t *testing.T) {
+	skipUnderNettrap(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -63,6 +64,7 @@ func TestUnwindNotify(t *testing.T) {
 // TestUnwindDial unwinds a thread held in connect(2) under net.Dial:
 // through the net package to the caller.
 func TestUnwindDial(t *testing.T) {
+	skipUnderNettrap(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -186,6 +186,17 @@ func TestSealedOwnServers(t *testing.T) {
 		if len(r.audit) != 0 || len(blockedLines(r.stderr)) != 0 {
 			t.Errorf("records %+v\nstderr: %s", r.audit, r.stderr)
 		}
+		// A listener of the tree that closes as the tree dials it is
+		// gone, not outside (Go's net/http suite does this by the
+		// hundred): some such dials once found it listed by sock_diag
+		// and held by no process, and were refused as outside.
+		r = e.guarded(t, u, []string{"--sealed"}, e.bins.Escapee, "own-servers-closing", "2000")
+		if o := parseEscapee(t, r); !o.OK {
+			t.Fatalf("own servers closing under --sealed: %s (%s)\nstderr: %s", o.Err, o.Errno, r.stderr)
+		}
+		if len(r.audit) != 0 || len(blockedLines(r.stderr)) != 0 {
+			t.Errorf("closing own servers: records %+v\nstderr: %s", r.audit, r.stderr)
+		}
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"strconv"
 	"sync"
@@ -180,6 +181,12 @@ func (s *borrowed) checkInetPeers(c *call) (r result, stop bool) {
 				continue
 			}
 			pid := procfs.SocketHolder(uint64(sk.INode))
+			if pid == 0 && closedSince(d.Addr, proto, sk.INode) {
+				// Nobody holds it and it is gone: a socket the tree
+				// closed while it connected to it (a test server
+				// shutting down as a client dials), not a peer outside.
+				continue
+			}
 			role := "receiver"
 			if stream {
 				role = "listener"
@@ -191,6 +198,23 @@ func (s *borrowed) checkInetPeers(c *call) (r result, stop bool) {
 		}
 	}
 	return result{}, false
+}
+
+// closedSince tells whether the socket of inode ino no longer takes what
+// goes to dest: a socket whose last descriptor was closed between the
+// dump and the look at the tree's descriptors. Asked only of a socket
+// that no process holds.
+func closedSince(dest netip.AddrPort, proto int, ino uint32) bool {
+	socks, err := inetReceivers(dest, proto)
+	if err != nil {
+		return false
+	}
+	for _, sk := range socks {
+		if sk.INode == ino {
+			return false
+		}
+	}
+	return true
 }
 
 // procSelfFd is the name of nettrap's descriptor fd as a unix address.

@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -152,4 +154,30 @@ func listenUnix(typ int, name string) (int, error) {
 		}
 	}
 	return fd, nil
+}
+
+// ownServersClosing listens on 127.0.0.1 n times and dials the listener
+// while another goroutine closes it: a test server shutting down as a
+// client connects. The dial may be refused; what matters is nettrap's
+// verdict (the listener was the tree's, closing, never one outside).
+func ownServersClosing(n string) error {
+	count, err := strconv.Atoi(n)
+	if err != nil {
+		return err
+	}
+	for range count {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+				c.Close()
+			}
+		})
+		wg.Go(func() { ln.Close() })
+		wg.Wait()
+	}
+	return nil
 }

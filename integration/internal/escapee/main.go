@@ -83,6 +83,8 @@ func main() {
 		err = tcpSend(args[0], args[1])
 	case op == "own-servers" && len(args) == 0:
 		err = ownServers()
+	case op == "own-servers-closing" && len(args) == 1:
+		err = ownServersClosing(args[0])
 	case op == "open-fd" && len(args) == 2:
 		err = openProc("/proc/"+pid(args[0])+"/fd/"+args[1], unix.O_RDWR)
 	default:

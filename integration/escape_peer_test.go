@@ -190,7 +190,7 @@ func TestSealedOwnServers(t *testing.T) {
 		// gone, not outside (Go's net/http suite does this by the
 		// hundred): some such dials once found it listed by sock_diag
 		// and held by no process, and were refused as outside.
-		r = e.guarded(t, u, []string{"--sealed"}, e.bins.Escapee, "own-servers-closing", "2000")
+		r = e.guarded(t, u, []string{"--sealed"}, e.bins.Escapee, "own-servers-closing", "1500")
 		if o := parseEscapee(t, r); !o.OK {
 			t.Fatalf("own servers closing under --sealed: %s (%s)\nstderr: %s", o.Err, o.Errno, r.stderr)
 		}

@@ -166,7 +166,28 @@ func (s *borrowed) boundPeer(name []byte, pinned, typ int) (p *decision.Peer, er
 		return nil, nil
 	}
 	pid := procfs.SocketHolder(uint64(l.ino))
+	if pid == 0 && unixClosedSince(list, l.ino) {
+		// Nobody holds it and it is gone: a socket the tree closed
+		// while it connected to it, not a peer outside (as for
+		// loopback, closedSince).
+		return nil, nil
+	}
 	return &decision.Peer{Name: l.name, PID: pid, Comm: procfs.Comm(pid), UID: l.uid, Role: role}, nil
+}
+
+// unixClosedSince tells whether list no longer has the socket of inode
+// ino.
+func unixClosedSince(list func() ([]unixDiag, error), ino uint32) bool {
+	ls, err := list()
+	if err != nil {
+		return false
+	}
+	for _, l := range ls {
+		if l.ino == ino {
+			return false
+		}
+	}
+	return true
 }
 
 // unseenListener: a socket file no listener of nettrap's namespace is

@@ -11,7 +11,8 @@
 //	tcp-send DST MSG            connect to DST and write MSG
 //	own-servers                 talk to unix and loopback sockets of its
 //	                            own (they must work under --sealed)
-//	own-servers-closing N       N times: listen on 127.0.0.1, dial it while
+//	own-servers-closing N       N times: listen on 127.0.0.1, a unix path
+//	                            and an abstract name, dial each while
 //	                            closing it (refused or not, never a peer
 //	                            outside the tree under --sealed)
 //	tcp DST [OPT=V...]          start a connect to DST (the SYN is the leak)

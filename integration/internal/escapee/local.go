@@ -156,28 +156,48 @@ func listenUnix(typ int, name string) (int, error) {
 	return fd, nil
 }
 
-// ownServersClosing listens on 127.0.0.1 n times and dials the listener
-// while another goroutine closes it: a test server shutting down as a
-// client connects. The dial may be refused; what matters is nettrap's
-// verdict (the listener was the tree's, closing, never one outside).
+// ownServersClosing listens n times on 127.0.0.1, on a unix path and
+// on an abstract unix name, and dials each listener while another
+// goroutine closes it: a test server shutting down as a client connects.
+// A dial may be refused; what matters is nettrap's verdict (the listener
+// was the tree's, closing, never one outside).
 func ownServersClosing(n string) error {
 	count, err := strconv.Atoi(n)
 	if err != nil {
 		return err
 	}
-	for range count {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return err
-		}
-		var wg sync.WaitGroup
-		wg.Go(func() {
-			if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
-				c.Close()
-			}
-		})
-		wg.Go(func() { ln.Close() })
-		wg.Wait()
+	dir, err := os.MkdirTemp("", "escapee-closing-")
+	if err != nil {
+		return err
 	}
+	defer os.RemoveAll(dir)
+	for i := range count {
+		for _, a := range [][2]string{
+			{"tcp", "127.0.0.1:0"},
+			{"unix", filepath.Join(dir, strconv.Itoa(i))},
+			{"unix", "@escapee-closing-" + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(i)},
+		} {
+			if err := dialClosing(a[0], a[1]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// dialClosing listens at addr and dials it while closing it.
+func dialClosing(network, addr string) error {
+	ln, err := net.Listen(network, addr)
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if c, err := net.Dial(network, ln.Addr().String()); err == nil {
+			c.Close()
+		}
+	})
+	wg.Go(func() { ln.Close() })
+	wg.Wait()
 	return nil
 }

@@ -66,7 +66,7 @@
 // runs quic-go's integrationtests/self bare and under nettrap.
 // syscount.sh counts the syscalls nettrap's own process makes per trapped
 // call (an allowed loopback connect, an emulated UDP sendto, a denied
-// connect; strace -c attached to nettrap while internal/syscount makes
+// connect; strace -c attached to nettrap while internal/workload (count) makes
 // the calls, in a private network namespace), for nettrap binaries or git
 // revisions side by side: `bench/syscount.sh [-n N] [-e notify,ptrace]
 // BASE-REV HEAD` as root says whether a change to the supervisor left its

@@ -12,7 +12,7 @@
 # A REVISION (anything that is not an executable file) is built with
 # `go build ./cmd/nettrap` in a temporary `git worktree`, removed at the
 # end. An executable may be a script that execs nettrap with flags (e.g.
-# `exec nettrap --emulate=off "$@"`: its call path differs, as it should). The victim (bench/internal/syscount) is built from this checkout,
+# `exec nettrap --emulate=off "$@"`: its call path differs, as it should). The victim (bench/internal/workload count) is built from this checkout,
 # the same for every binary. Three ops, one trapped call each:
 #
 #   connect    an allowed loopback TCP connect, to the victim's own
@@ -106,7 +106,7 @@ measure() {
 	# Both ends open read-write: neither open blocks, and the victim's
 	# opens find a peer at once.
 	exec 3<>"$dir/out" 4<>"$dir/in"
-	NETTRAP_ENGINE=$engine "$bin" -- "$dir/victim" "$op" "$calls" "$dir" \
+	NETTRAP_ENGINE=$engine "$bin" -- "$dir/victim" count "$op" "$calls" "$dir" \
 		>"$dir/nettrap.out" 2>"$dir/nettrap.err" &
 	np=$!
 	if ! await ready 120; then
@@ -200,7 +200,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-go build -o "$tmp/victim" ./bench/internal/syscount
+go build -o "$tmp/victim" ./bench/internal/workload
 
 pairs=()
 i=0

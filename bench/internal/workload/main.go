@@ -30,6 +30,9 @@ func main() {
 }
 
 func run(args []string) error {
+	if len(args) > 0 && args[0] == "count" {
+		return count(args[1:])
+	}
 	if len(args) != 2 {
 		return fmt.Errorf("usage: workload OP N (ops: %v)", opNames())
 	}

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/sockdiag"
 )
 
 // Sockets inherited from whoever started nettrap reach the network with
@@ -117,7 +118,7 @@ func networkSocket(fd int) (string, bool) {
 	}
 	typ, _ := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)
 	proto, _ := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_PROTOCOL)
-	desc := socketTypeName(domain, typ, proto) + " socket"
+	desc := sockdiag.SocketTypeName(domain, typ, proto) + " socket"
 	local, lerr := unix.Getsockname(fd)
 	peer, perr := unix.Getpeername(fd)
 	switch {

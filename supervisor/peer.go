@@ -15,6 +15,7 @@ import (
 	"github.com/nettrap/nettrap/classify"
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/sockdiag"
 )
 
 // Peers of the confined tree, under --sealed.
@@ -170,7 +171,7 @@ func (s *borrowed) checkInetPeers(c *call) (r result, stop bool) {
 			}
 			continue
 		}
-		socks, err := inetReceivers(d.Addr, proto)
+		socks, err := sockdiag.InetReceivers(d.Addr, proto)
 		if err != nil {
 			s.e.report(fmt.Errorf("allowed %s by pid %d denied: its peer cannot be checked: %w", c.Syscall.Name, c.TID, err))
 			return result{errno: unix.EPERM}, true

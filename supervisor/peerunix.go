@@ -10,6 +10,7 @@ import (
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/sockdiag"
 )
 
 // The unix peer checks of --sealed (see peer.go).
@@ -109,7 +110,7 @@ func pinnedCtx(caller *callerCtx) *callerCtx {
 
 // pin opens a unix path name with O_PATH as the caller resolves it.
 func pin(caller *callerCtx, name []byte) (fd int, errno unix.Errno, err error) {
-	path := unixName(name[2:])
+	path := sockdiag.UnixName(name[2:])
 	fd = -1
 	open := func() {
 		var e error
@@ -136,15 +137,15 @@ func pin(caller *callerCtx, name []byte) (fd int, errno unix.Errno, err error) {
 // name. p is nil when it is the tree's (or nettrap's), or when nothing is
 // bound there (the call then fails by itself).
 func (s *borrowed) boundPeer(name []byte, pinned, typ int) (p *decision.Peer, err error) {
-	role, list := "listener", unixListeners
+	role, list := "listener", sockdiag.UnixListeners
 	if typ == unix.SOCK_DGRAM {
-		role, list = "receiver", unixReceivers
+		role, list = "receiver", sockdiag.UnixReceivers
 	}
 	ls, err := list()
 	if err != nil {
 		return nil, err
 	}
-	var l *unixDiag
+	var l *sockdiag.UnixDiag
 	if pinned >= 0 {
 		var st unix.Stat_t
 		if err := unix.Fstat(pinned, &st); err != nil {
@@ -153,20 +154,20 @@ func (s *borrowed) boundPeer(name []byte, pinned, typ int) (p *decision.Peer, er
 		if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
 			return nil, nil // ECONNREFUSED, from the kernel
 		}
-		if l = listenerOf(ls, &st, ""); l == nil {
+		if l = sockdiag.ListenerOf(ls, &st, ""); l == nil {
 			return s.unseenListener(name, typ, role)
 		}
-	} else if l = listenerOf(ls, nil, unixName(name[2:])); l == nil {
+	} else if l = sockdiag.ListenerOf(ls, nil, sockdiag.UnixName(name[2:])); l == nil {
 		// No listener of that name in the socket's namespace:
 		// ECONNREFUSED, from the kernel (see verifyListener for one
 		// that comes in between).
 		return nil, nil
 	}
-	if s.e.tree.holds(uint64(l.ino)) {
+	if s.e.tree.holds(uint64(l.Ino)) {
 		return nil, nil
 	}
-	pid := procfs.SocketHolder(uint64(l.ino))
-	return &decision.Peer{Name: l.name, PID: pid, Comm: procfs.Comm(pid), UID: l.uid, Role: role}, nil
+	pid := procfs.SocketHolder(uint64(l.Ino))
+	return &decision.Peer{Name: l.Name, PID: pid, Comm: procfs.Comm(pid), UID: l.UID, Role: role}, nil
 }
 
 // unseenListener: a socket file no listener of nettrap's namespace is

@@ -6,6 +6,7 @@ import (
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/sockdiag"
 )
 
 // task is the supervisor's Task: it reads /proc and borrows the caller's
@@ -65,10 +66,10 @@ func (t *task) SockType() string {
 		switch c.Syscall.Kind {
 		case bpf.Connect, bpf.SendTo, bpf.SendMsg, bpf.SendMMsg:
 			if !c.Syscall.Foreign {
-				t.sock = socketType(t.Caller().PID, c.TID, int(int32(c.Args[0])))
+				t.sock = sockdiag.SocketType(t.Caller().PID, c.TID, int(int32(c.Args[0])))
 			}
 		case bpf.Socket:
-			t.sock = socketTypeName(c.Socket.Domain, c.Socket.Type, c.Socket.Protocol)
+			t.sock = sockdiag.SocketTypeName(c.Socket.Domain, c.Socket.Type, c.Socket.Protocol)
 		}
 	})
 	return t.sock

@@ -1,4 +1,4 @@
-package supervisor
+package sockdiag
 
 import (
 	"encoding/binary"
@@ -13,7 +13,7 @@ import (
 )
 
 // Socket diagnostics (NETLINK_SOCK_DIAG) for the peer checks of
-// --sealed (peer.go): which socket a unix datagram socket is connected
+// --sealed (supervisor/peer.go): which socket a unix datagram socket is connected
 // to, the name a unix socket was bound with, and which sockets listen on
 // (or are bound to) a loopback port. Asked from nettrap's own thread,
 // so in the network namespace nettrap started in: the kernel answers
@@ -66,37 +66,40 @@ func (r *unixDiagReq) Serialize() []byte {
 	return b
 }
 
-// unixDiag is what the kernel said about one unix socket.
-type unixDiag struct {
-	ino, peer uint32 // peer 0: none (not connected)
-	name      string // "" unnamed; "@…" abstract
+// UnixDiag is what the kernel said about one unix socket.
+type UnixDiag struct {
+	Ino, peer uint32 // peer 0: none (not connected)
+	Name      string // "" unnamed; "@…" abstract
 	named     bool
 	// vfsIno and vfsDev name the socket file of a path name
 	// (UNIX_DIAG_VFS; vfsDev as the kernel encodes a dev_t, as stat's
 	// st_dev).
 	vfsIno, vfsDev uint32
 	vfs            bool
-	uid            int // -1: not told
+	UID            int // -1: not told
 }
 
-// unixListeners lists the listening unix sockets (stream and seqpacket)
+// UnixListeners lists the listening unix sockets (stream and seqpacket)
 // of nettrap's network namespace, with their names and socket files.
-func unixListeners() (out []unixDiag, err error) {
+func UnixListeners() (out []UnixDiag, err error) {
 	return unixBound(1 << tcpListen)
 }
 
-// unixReceivers lists the datagram sockets that can receive: not
+// UnixReceivers lists the datagram sockets that can receive: not
 // connected (TCP_CLOSE) or connected (TCP_ESTABLISHED; such a socket
 // still receives from its peer).
-func unixReceivers() (out []unixDiag, err error) {
+func UnixReceivers() (out []UnixDiag, err error) {
 	return unixBound(1<<tcpClose | 1<<tcpEstablished)
 }
 
-// tcpEstablished is TCP_ESTABLISHED.
-const tcpEstablished = 1
+// tcpEstablished and tcpClose are TCP_ESTABLISHED and TCP_CLOSE.
+const (
+	tcpEstablished = 1
+	tcpClose       = 7
+)
 
 // unixBound lists the unix sockets in states, with names and files.
-func unixBound(states uint32) (out []unixDiag, err error) {
+func unixBound(states uint32) (out []UnixDiag, err error) {
 	for try := 0; try < 3; try++ {
 		if out, err = dumpUnix(states); !errors.Is(err, netlink.ErrDumpInterrupted) {
 			break
@@ -107,7 +110,7 @@ func unixBound(states uint32) (out []unixDiag, err error) {
 
 // dumpUnix is one try of unixBound: a dump the kernel says
 // was interrupted (the table changed meanwhile) may miss a socket.
-func dumpUnix(states uint32) ([]unixDiag, error) {
+func dumpUnix(states uint32) ([]UnixDiag, error) {
 	out, err := dumpDiag(&unixDiagReq{show: unixDiagShowName | unixDiagShowVFS | unixDiagShowUID, states: states}, parseUnixDiag)
 	if err != nil {
 		return nil, fmt.Errorf("unix_diag dump: %w", err)
@@ -121,15 +124,15 @@ func kernelDev(stDev uint64) uint32 {
 	return unix.Major(stDev)<<20 | unix.Minor(stDev)
 }
 
-// listenerOf finds among ls the listener bound to the socket file st
+// ListenerOf finds among ls the listener bound to the socket file st
 // (a path), or named name (abstract, "@…"); nil when none.
-func listenerOf(ls []unixDiag, st *unix.Stat_t, name string) *unixDiag {
+func ListenerOf(ls []UnixDiag, st *unix.Stat_t, name string) *UnixDiag {
 	for i := range ls {
 		l := &ls[i]
 		switch {
 		case st != nil && l.vfs && l.vfsIno == uint32(st.Ino) && l.vfsDev == kernelDev(st.Dev):
 			return l
-		case st == nil && l.named && l.name == name:
+		case st == nil && l.named && l.Name == name:
 			return l
 		}
 	}
@@ -140,34 +143,34 @@ func listenerOf(ls []unixDiag, st *unix.Stat_t, name string) *unixDiag {
 var errShortDiag = errors.New("unix_diag answer cut short")
 
 // parseUnixDiag reads a unix_diag_msg and its attributes.
-func parseUnixDiag(b []byte) (unixDiag, error) {
+func parseUnixDiag(b []byte) (UnixDiag, error) {
 	if len(b) < sizeofUnixDiagMsg || b[0] != unix.AF_UNIX {
-		return unixDiag{}, errShortDiag
+		return UnixDiag{}, errShortDiag
 	}
 	ne := binary.NativeEndian
-	d := unixDiag{ino: ne.Uint32(b[4:]), uid: -1}
+	d := UnixDiag{Ino: ne.Uint32(b[4:]), UID: -1}
 	for rest := b[sizeofUnixDiagMsg:]; len(rest) >= 4; {
 		n, typ := int(ne.Uint16(rest)), ne.Uint16(rest[2:])
 		if n < 4 || n > len(rest) {
-			return unixDiag{}, errShortDiag
+			return UnixDiag{}, errShortDiag
 		}
 		val := rest[4:n]
 		switch typ {
 		case netlink.UNIX_DIAG_PEER:
 			if len(val) < 4 {
-				return unixDiag{}, errShortDiag
+				return UnixDiag{}, errShortDiag
 			}
 			d.peer = ne.Uint32(val)
 		case netlink.UNIX_DIAG_NAME:
-			d.name, d.named = unixName(val), true
+			d.Name, d.named = UnixName(val), true
 		case unixDiagUID:
 			if len(val) < 4 {
-				return unixDiag{}, errShortDiag
+				return UnixDiag{}, errShortDiag
 			}
-			d.uid = int(ne.Uint32(val))
+			d.UID = int(ne.Uint32(val))
 		case netlink.UNIX_DIAG_VFS:
 			if len(val) < 8 {
-				return unixDiag{}, errShortDiag
+				return UnixDiag{}, errShortDiag
 			}
 			d.vfsIno, d.vfsDev, d.vfs = ne.Uint32(val), ne.Uint32(val[4:]), true
 		}
@@ -176,8 +179,8 @@ func parseUnixDiag(b []byte) (unixDiag, error) {
 	return d, nil
 }
 
-// unixName words a bound name as ss(8) does: an abstract one with @.
-func unixName(val []byte) string {
+// UnixName words a bound name as ss(8) does: an abstract one with @.
+func UnixName(val []byte) string {
 	if len(val) > 0 && val[0] == 0 {
 		return "@" + string(val[1:])
 	}
@@ -189,13 +192,13 @@ func unixName(val []byte) string {
 	return string(val)
 }
 
-// inetReceivers lists the inodes of the sockets, TCP (stream) or UDP,
+// InetReceivers lists the inodes of the sockets, TCP (stream) or UDP,
 // that would take a connection or a datagram to dest: every socket bound
 // to its port on its address, on the unspecified address of either
 // family (a dual-stack [::] socket takes IPv4 too), or on the v4-mapped
 // form. For TCP only listening sockets count. All of them, not the first:
 // with SO_REUSEPORT a listener of the tree can sit beside an outside one.
-func inetReceivers(dest netip.AddrPort, proto int) ([]*netlink.Socket, error) {
+func InetReceivers(dest netip.AddrPort, proto int) ([]*netlink.Socket, error) {
 	stream := proto == unix.IPPROTO_TCP
 	var all []*netlink.Socket
 	for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {

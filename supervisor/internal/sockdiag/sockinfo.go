@@ -1,4 +1,4 @@
-package supervisor
+package sockdiag
 
 import (
 	"fmt"
@@ -10,13 +10,13 @@ import (
 	"github.com/nettrap/nettrap/procfs"
 )
 
-// socketType tells what kind of socket fd is in process pid. It first
+// SocketType tells what kind of socket fd is in process pid. It first
 // borrows the descriptor with pidfd_getfd and asks the socket itself;
 // where that is refused (Docker's default profile denies pidfd_getfd
 // without CAP_SYS_PTRACE) it asks the socket's protocol name through
 // /proc, and last looks the socket's inode up in the target's
 // /proc/PID/net tables.
-func socketType(pid, tid, fd int) string {
+func SocketType(pid, tid, fd int) string {
 	if s := socketTypeByPidfd(pid, fd); s != "" {
 		return s
 	}
@@ -82,12 +82,12 @@ func socketTypeByPidfd(pid, fd int) string {
 	if err1 != nil || err2 != nil || err3 != nil {
 		return ""
 	}
-	return socketTypeName(domain, typ, proto)
+	return SocketTypeName(domain, typ, proto)
 }
 
-// socketTypeName names a (domain, type, protocol) triple the way people
+// SocketTypeName names a (domain, type, protocol) triple the way people
 // speak of sockets: tcp, udp, raw, unix-stream, packet, …
-func socketTypeName(domain, typ, proto int) string {
+func SocketTypeName(domain, typ, proto int) string {
 	switch domain {
 	case unix.AF_INET, unix.AF_INET6:
 		switch {

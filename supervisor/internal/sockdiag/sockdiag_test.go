@@ -1,4 +1,4 @@
-package supervisor
+package sockdiag
 
 import (
 	"encoding/binary"
@@ -38,23 +38,23 @@ func TestParseUnixDiag(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		msg  []byte
-		want unixDiag
+		want UnixDiag
 		bad  bool
 	}{
-		{"peer", diagMsg(7, diagAttr(netlink.UNIX_DIAG_PEER, le32(42))), unixDiag{uid: -1, ino: 7, peer: 42}, false},
-		{"path", diagMsg(7, diagAttr(netlink.UNIX_DIAG_NAME, []byte("/run/x.sock"))), unixDiag{uid: -1, ino: 7, name: "/run/x.sock", named: true}, false},
-		{"abstract", diagMsg(7, diagAttr(netlink.UNIX_DIAG_NAME, []byte("\x00agent"))), unixDiag{uid: -1, ino: 7, name: "@agent", named: true}, false},
+		{"peer", diagMsg(7, diagAttr(netlink.UNIX_DIAG_PEER, le32(42))), UnixDiag{UID: -1, Ino: 7, peer: 42}, false},
+		{"path", diagMsg(7, diagAttr(netlink.UNIX_DIAG_NAME, []byte("/run/x.sock"))), UnixDiag{UID: -1, Ino: 7, Name: "/run/x.sock", named: true}, false},
+		{"abstract", diagMsg(7, diagAttr(netlink.UNIX_DIAG_NAME, []byte("\x00agent"))), UnixDiag{UID: -1, Ino: 7, Name: "@agent", named: true}, false},
 		{"both", diagMsg(9, diagAttr(netlink.UNIX_DIAG_NAME, []byte("/a")), diagAttr(netlink.UNIX_DIAG_PEER, le32(3))),
-			unixDiag{uid: -1, ino: 9, peer: 3, name: "/a", named: true}, false},
-		{"vfs", diagMsg(7, diagAttr(netlink.UNIX_DIAG_VFS, append(le32(99), le32(0x803)...))), unixDiag{uid: -1, ino: 7, vfsIno: 99, vfsDev: 0x803, vfs: true}, false},
-		{"short vfs", diagMsg(7, diagAttr(netlink.UNIX_DIAG_VFS, le32(99))), unixDiag{}, true},
-		{"uid", diagMsg(7, diagAttr(unixDiagUID, le32(1000))), unixDiag{ino: 7, uid: 1000}, false},
-		{"unknown attribute", diagMsg(9, diagAttr(99, []byte{1, 2, 3, 4, 5})), unixDiag{uid: -1, ino: 9}, false},
-		{"none", diagMsg(5), unixDiag{uid: -1, ino: 5}, false},
-		{"short header", []byte{unix.AF_UNIX, 0, 0}, unixDiag{}, true},
-		{"not unix", append([]byte{unix.AF_INET}, make([]byte, 15)...), unixDiag{}, true},
-		{"attribute past the end", append(diagMsg(5), 40, 0, 2, 0), unixDiag{}, true},
-		{"short peer", diagMsg(5, diagAttr(netlink.UNIX_DIAG_PEER, []byte{1, 2})), unixDiag{}, true},
+			UnixDiag{UID: -1, Ino: 9, peer: 3, Name: "/a", named: true}, false},
+		{"vfs", diagMsg(7, diagAttr(netlink.UNIX_DIAG_VFS, append(le32(99), le32(0x803)...))), UnixDiag{UID: -1, Ino: 7, vfsIno: 99, vfsDev: 0x803, vfs: true}, false},
+		{"short vfs", diagMsg(7, diagAttr(netlink.UNIX_DIAG_VFS, le32(99))), UnixDiag{}, true},
+		{"uid", diagMsg(7, diagAttr(unixDiagUID, le32(1000))), UnixDiag{Ino: 7, UID: 1000}, false},
+		{"unknown attribute", diagMsg(9, diagAttr(99, []byte{1, 2, 3, 4, 5})), UnixDiag{UID: -1, Ino: 9}, false},
+		{"none", diagMsg(5), UnixDiag{UID: -1, Ino: 5}, false},
+		{"short header", []byte{unix.AF_UNIX, 0, 0}, UnixDiag{}, true},
+		{"not unix", append([]byte{unix.AF_INET}, make([]byte, 15)...), UnixDiag{}, true},
+		{"attribute past the end", append(diagMsg(5), 40, 0, 2, 0), UnixDiag{}, true},
+		{"short peer", diagMsg(5, diagAttr(netlink.UNIX_DIAG_PEER, []byte{1, 2})), UnixDiag{}, true},
 	} {
 		got, err := parseUnixDiag(tc.msg)
 		if (err != nil) != tc.bad || got != tc.want {
@@ -115,7 +115,7 @@ func TestUnixReceiversDump(t *testing.T) {
 	if err := unix.Fstat(srv, &st); err != nil {
 		t.Fatal(err)
 	}
-	got, err := unixReceivers()
+	got, err := UnixReceivers()
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("unix_diag dump: %v (CI=true, so this is fatal)", err)
@@ -123,9 +123,9 @@ func TestUnixReceiversDump(t *testing.T) {
 		t.Skipf("no unix_diag here: %v", err)
 	}
 	for _, d := range got {
-		if d.ino == uint32(st.Ino) {
-			if d.name != "@nettrap-sockdiag-test" || !d.named {
-				t.Errorf("socket %d listed as %+v, want the name @nettrap-sockdiag-test", d.ino, d)
+		if d.Ino == uint32(st.Ino) {
+			if d.Name != "@nettrap-sockdiag-test" || !d.named {
+				t.Errorf("socket %d listed as %+v, want the name @nettrap-sockdiag-test", d.Ino, d)
 			}
 			return
 		}
@@ -187,7 +187,7 @@ func TestInetReceivers(t *testing.T) {
 	defer f.Close()
 	var st unix.Stat_t
 	unix.Fstat(int(f.Fd()), &st)
-	socks, err := inetReceivers(ln.Addr().(*net.TCPAddr).AddrPort(), unix.IPPROTO_TCP)
+	socks, err := InetReceivers(ln.Addr().(*net.TCPAddr).AddrPort(), unix.IPPROTO_TCP)
 	if err != nil {
 		t.Skipf("no inet_diag here: %v", err)
 	}

@@ -1,4 +1,4 @@
-package supervisor
+package sockdiag
 
 import (
 	"net"
@@ -48,10 +48,10 @@ func TestSocketType(t *testing.T) {
 			t.Errorf("fd %d by pidfd: %q, want %q", tt.fd, byPidfd, tt.want)
 		}
 	}
-	if got := socketTypeName(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_SCTP); got != "sctp" {
+	if got := SocketTypeName(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_SCTP); got != "sctp" {
 		t.Errorf("sctp: %q", got)
 	}
-	if got := socketTypeName(unix.AF_PACKET, unix.SOCK_RAW, 0); got != "packet" {
+	if got := SocketTypeName(unix.AF_PACKET, unix.SOCK_RAW, 0); got != "packet" {
 		t.Errorf("packet: %q", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/decision"
+	"github.com/nettrap/nettrap/supervisor/internal/capless"
 )
 
 // Stats counts what the loop did.
@@ -38,7 +39,7 @@ type loop struct {
 	inflight sync.WaitGroup
 	errs     *errorLog
 	netns    *startingNetns // nil when it could not be read
-	capMaker *caplessMaker  // nil when the thread could not be made
+	capMaker *capless.Maker // nil when the thread could not be made
 	noAddfd  atomic.Bool    // the kernel refused SECCOMP_ADDFD_FLAG_SEND
 	// blocking: receivers block in RECV (receiver.go), which needs the
 	// filter to trap the call that wakes them (kick.go); otherwise the

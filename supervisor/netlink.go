@@ -7,6 +7,7 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
+	"github.com/nettrap/nettrap/supervisor/internal/capless"
 )
 
 // Netlink sockets in the starting namespace.
@@ -59,7 +60,7 @@ func (l *loop) capless(c *call) bool {
 // the caller then lets the call continue, as before.
 func (l *loop) handOver(c *call) bool {
 	typ := int(int32(c.Args[1]))
-	fd, err := l.capMaker.netlinkSocket(typ, int(int32(c.Args[2])))
+	fd, err := l.capMaker.NetlinkSocket(typ, int(int32(c.Args[2])))
 	if err != nil {
 		// The kernel's own answer to these arguments (EPROTONOSUPPORT,
 		// EINVAL, EMFILE…): the target gets it.
@@ -118,7 +119,7 @@ func (l *loop) sendCapless(c *call) bool {
 
 // sendCapless makes c's netlink send on the capability-free thread of m,
 // for both engines. ok is false when it cannot (see loop.sendCapless).
-func sendCapless(m *caplessMaker, c *call) (val int64, errno unix.Errno, ok bool) {
+func sendCapless(m *capless.Maker, c *call) (val int64, errno unix.Errno, ok bool) {
 	n := c.netlink
 	if m == nil || n == nil || n.control || n.oversize || len(n.payloads) != 1 {
 		return 0, 0, false
@@ -134,7 +135,7 @@ func sendCapless(m *caplessMaker, c *call) (val int64, errno unix.Errno, ok bool
 		flags = int(int32(c.Args[2])) // sendmsg(fd, msg, flags)
 	}
 	payload, to := n.payloads[0], n.dests[0]
-	m.do(func() { err = unix.Sendto(sfd, payload, flags, &to) })
+	m.Do(func() { err = unix.Sendto(sfd, payload, flags, &to) })
 	if err != nil {
 		return 0, errnoOf(err), true
 	}

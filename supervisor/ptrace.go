@@ -12,6 +12,7 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
+	"github.com/nettrap/nettrap/supervisor/internal/capless"
 )
 
 // The ptrace engine. The filter returns SECCOMP_RET_TRACE where the
@@ -71,7 +72,7 @@ type tracer struct {
 	sleeping     bool // the tracer is (about to be) blocked in wait4
 	wakerGone    bool // the waker died: the tracer polls instead
 	emu          *emulator
-	capMaker     *caplessMaker     // nil when the thread could not be made
+	capMaker     *capless.Maker    // nil when the thread could not be made
 	stopped      [2]int            // pipe: readable once stopping (the emulator's watch)
 	current      map[int]uint64    // the call each stopped tid waits in, by id
 	tracees      map[int]bool      // every tid seen and not seen to exit

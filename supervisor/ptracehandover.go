@@ -104,7 +104,7 @@ func (tr *tracer) startHandOver(c *call, atEntry bool) bool {
 		return false
 	}
 	typ := int(int32(c.Args[1]))
-	fd, err := tr.capMaker.netlinkSocket(typ, int(int32(c.Args[2])))
+	fd, err := tr.capMaker.NetlinkSocket(typ, int(int32(c.Args[2])))
 	if err != nil {
 		tr.skip(c.TID, -int64(errnoOf(err)), atEntry) // the kernel's own answer
 		return true

@@ -150,7 +150,7 @@ func (tr *tracer) wait(s *Session) error {
 	tr.stats.Vanished.Add(uint64(len(tr.current)))
 	tr.closeStopped()
 	if tr.capMaker != nil {
-		tr.capMaker.close()
+		tr.capMaker.Close()
 	}
 	close(s.reaped)
 	if tr.status.Exited() && tr.status.ExitStatus() == 0 {

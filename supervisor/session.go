@@ -14,6 +14,7 @@ import (
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/capless"
 )
 
 // Options configure a confined run.
@@ -285,7 +286,7 @@ func (e *notifyEngine) wait(s *Session) error {
 	unix.Close(e.listener)
 	e.loop.close()
 	if e.loop.capMaker != nil {
-		e.loop.capMaker.close()
+		e.loop.capMaker.Close()
 	}
 	return err
 }
@@ -338,11 +339,11 @@ func (s *Session) started(netns *startingNetns, emu *emulator) {
 // sockets and sends for the command (netlink.go), in the starting
 // namespace; nil when it cannot, which is said: netlink calls then keep
 // the target's capabilities.
-func (s *Session) caplessMaker(netns *startingNetns, netnsFD int) *caplessMaker {
+func (s *Session) caplessMaker(netns *startingNetns, netnsFD int) *capless.Maker {
 	if netns == nil {
 		return nil
 	}
-	m, err := newCaplessMaker(netns.id, netnsFD)
+	m, err := capless.NewMaker(netns.id, netnsFD)
 	if err != nil {
 		s.errs.add(fmt.Errorf("netlink calls keep the target's capabilities: %w", err))
 		return nil

@@ -6,7 +6,7 @@ import "runtime"
 // and waits for it.
 //
 // Some of nettrap's threads are not like the others: the capability-free
-// one (capless.go) and the caller threads (emucaller.go) change their own
+// one (internal/capless) and the caller threads (emucaller.go) change their own
 // credentials, root or namespaces, and each stays locked to its goroutine
 // for life. Any of them may be the thread-group leader, which is what
 // /proc/self shows, and the caller of plainThread may be locked to one.

@@ -1,4 +1,4 @@
-package supervisor
+package capless
 
 import (
 	"errors"
@@ -12,9 +12,9 @@ import (
 	"github.com/nettrap/nettrap/procfs"
 )
 
-// caplessMaker runs work on one locked OS thread whose capability sets
+// Maker runs work on one locked OS thread whose capability sets
 // are empty: it creates the netlink sockets handed to the target and
-// makes the netlink sends that name the kernel (see netlink.go). Linux
+// makes the netlink sends that name the kernel (see supervisor/netlink.go). Linux
 // credentials are per thread: capset acts on the calling thread only, and
 // the thread is never unlocked, so no other goroutine ever runs without
 // capabilities; it exits when the maker is closed.
@@ -24,7 +24,7 @@ import (
 // fresh netlink socket has no state (no address, no groups) until the
 // target binds or uses it, and the one file flag that matters,
 // O_NONBLOCK, is set on the taker's request.
-type caplessMaker struct {
+type Maker struct {
 	reqs   chan func()
 	refill chan sockKey // buffered: a full buffer only skips a refill
 
@@ -37,11 +37,11 @@ type sockKey struct{ typ, proto int } // typ without SOCK_NONBLOCK/SOCK_CLOEXEC
 // poolSize is how many sockets of one kind are kept ready.
 const poolSize = 2
 
-// newCaplessMaker starts the thread. netnsFD, when not -1, is the
+// NewMaker starts the thread. netnsFD, when not -1, is the
 // namespace the sockets must belong to: the thread enters it if it is not
 // there already (Go may start the thread from any other).
-func newCaplessMaker(netns procfs.NsID, netnsFD int) (*caplessMaker, error) {
-	m := &caplessMaker{reqs: make(chan func()), refill: make(chan sockKey, 16), pool: map[sockKey][]int{}}
+func NewMaker(netns procfs.NsID, netnsFD int) (*Maker, error) {
+	m := &Maker{reqs: make(chan func()), refill: make(chan sockKey, 16), pool: map[sockKey][]int{}}
 	ready := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -66,7 +66,7 @@ func newCaplessMaker(netns procfs.NsID, netnsFD int) (*caplessMaker, error) {
 
 // serve runs requests and refills until the maker is closed, then closes
 // the sockets still kept.
-func (m *caplessMaker) serve() {
+func (m *Maker) serve() {
 	for {
 		select {
 		case f, ok := <-m.reqs:
@@ -81,7 +81,7 @@ func (m *caplessMaker) serve() {
 	}
 }
 
-func (m *caplessMaker) fill(k sockKey) {
+func (m *Maker) fill(k sockKey) {
 	m.mu.Lock()
 	need := poolSize - len(m.pool[k])
 	m.mu.Unlock()
@@ -96,7 +96,7 @@ func (m *caplessMaker) fill(k sockKey) {
 	}
 }
 
-func (m *caplessMaker) drain() {
+func (m *Maker) drain() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for k, fds := range m.pool {
@@ -141,17 +141,17 @@ func dropCapabilities() error {
 	return nil
 }
 
-// do runs f on the capability-free thread and waits for it.
-func (m *caplessMaker) do(f func()) {
+// Do runs f on the capability-free thread and waits for it.
+func (m *Maker) Do(f func()) {
 	done := make(chan struct{})
 	m.reqs <- func() { f(); close(done) }
 	<-done
 }
 
-// netlinkSocket returns a netlink socket made on the capability-free
+// NetlinkSocket returns a netlink socket made on the capability-free
 // thread (close-on-exec; O_NONBLOCK when typ asks for it), from those
 // kept ready when there is one. The caller owns the descriptor.
-func (m *caplessMaker) netlinkSocket(typ, proto int) (fd int, err error) {
+func (m *Maker) NetlinkSocket(typ, proto int) (fd int, err error) {
 	k := sockKey{typ &^ (unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC), proto}
 	fd = -1
 	m.mu.Lock()
@@ -160,7 +160,7 @@ func (m *caplessMaker) netlinkSocket(typ, proto int) (fd int, err error) {
 	}
 	m.mu.Unlock()
 	if fd < 0 {
-		m.do(func() { fd, err = unix.Socket(unix.AF_NETLINK, k.typ|unix.SOCK_CLOEXEC, proto) })
+		m.Do(func() { fd, err = unix.Socket(unix.AF_NETLINK, k.typ|unix.SOCK_CLOEXEC, proto) })
 		if err != nil {
 			return -1, err
 		}
@@ -178,4 +178,4 @@ func (m *caplessMaker) netlinkSocket(typ, proto int) (fd int, err error) {
 	return fd, nil
 }
 
-func (m *caplessMaker) close() { close(m.reqs) }
+func (m *Maker) Close() { close(m.reqs) }

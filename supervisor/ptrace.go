@@ -46,7 +46,7 @@ import (
 // Decisions run on other goroutines, so a slow one (an inner nettrap
 // asked which test runs) never holds the other threads' stops; a decision
 // made wakes the tracer out of wait4 by stopping the waker, a child of the
-// tracer's thread that only pauses (ptracestub.go).
+// tracer's thread that only pauses (internal/ptracestub).
 type tracer struct {
 	decider      decision.Decider
 	stats        *Stats
@@ -266,7 +266,7 @@ func (tr *tracer) event(pid int, ws unix.WaitStatus) {
 		}
 		tr.resume(pid, 0) // fork, vfork, clone, exec, vfork-done
 	case sig == unix.SIGSTOP && pid == tr.main && !tr.handshake:
-		// The stub stopped itself once traced (ptracestub.go): this
+		// The stub stopped itself once traced (internal/ptracestub): this
 		// resume, like every other, turns on the stops the engine uses.
 		tr.handshake = true
 		tr.resume(pid, 0)

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/supervisor/internal/ptracestub"
 )
 
 // startPtrace starts cmd under the ptrace engine (ptrace.go): the stub is
@@ -72,9 +73,9 @@ func startPtrace(cmd *exec.Cmd, opts Options, prog []unix.SockFilter, choice Eng
 }
 
 // stubCmd makes cmd start the stub, which execs what cmd named once
-// traced (ptracestub.go).
+// traced (internal/ptracestub).
 func stubCmd(cmd *exec.Cmd, self string, prog []unix.SockFilter) {
-	cmd.Path, cmd.Args = self, append([]string{stubArgv0, encodeStubProgram(prog), cmd.Path}, cmd.Args...)
+	cmd.Path, cmd.Args = self, append([]string{ptracestub.StubArgv0, ptracestub.EncodeProgram(prog), cmd.Path}, cmd.Args...)
 }
 
 // forkStub starts the stub on a locked thread, which stays until the
@@ -108,7 +109,7 @@ func (tr *tracer) trace(self string, pid int, seized chan<- error) {
 	runtime.LockOSThread()
 	// No UnlockOSThread: when run returns the thread exits, and with it
 	// the tracing: PTRACE_O_EXITKILL kills whatever is still traced.
-	waker := &exec.Cmd{Path: self, Args: []string{wakerArgv0}, SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}}
+	waker := &exec.Cmd{Path: self, Args: []string{ptracestub.WakerArgv0}, SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}}
 	if err := waker.Start(); err != nil {
 		seized <- fmt.Errorf("%w: start the waker: %w", ErrNoPtrace, err)
 		close(tr.loopDone)

@@ -1,4 +1,4 @@
-package supervisor
+package ptracestub
 
 import (
 	"encoding/base64"
@@ -15,8 +15,8 @@ import (
 )
 
 // The ptrace engine starts the command through a stub: a copy of the
-// binary that links this package (nettrap, or a test binary), started
-// under argv[0] stubArgv0 with the filter in its arguments. Why: the
+// binary that links package supervisor (nettrap, or a test binary), started
+// under argv[0] StubArgv0 with the filter in its arguments. Why: the
 // tracer must be attached before the command makes its first call, and
 // the command's real parent must not be the tracer's thread (the tracer
 // waits for any of its children, and would take the command's exit from
@@ -30,12 +30,12 @@ import (
 // the filter and die at the exec.
 //
 // The waker is a second copy, started by the tracer's thread under
-// wakerArgv0, that only pauses: a decision made on another goroutine
+// WakerArgv0, that only pauses: a decision made on another goroutine
 // stops it with SIGSTOP, and the tracer, blocked in wait4, wakes (see
-// ptrace.go).
+// supervisor/ptrace.go).
 const (
-	stubArgv0  = "nettrap-ptrace-stub"
-	wakerArgv0 = "nettrap-ptrace-waker"
+	StubArgv0  = "nettrap-ptrace-stub"
+	WakerArgv0 = "nettrap-ptrace-waker"
 )
 
 func init() {
@@ -43,9 +43,9 @@ func init() {
 		return
 	}
 	switch os.Args[0] {
-	case stubArgv0:
+	case StubArgv0:
 		os.Exit(runStub(os.Args[1:]))
-	case wakerArgv0:
+	case WakerArgv0:
 		for {
 			unix.Pause()
 		}
@@ -68,7 +68,7 @@ func runStub(args []string) int {
 		fmt.Fprintln(os.Stderr, "nettrap: ptrace stub: missing arguments")
 		return stubNoFilter
 	}
-	prog, err := decodeStubProgram(args[0])
+	prog, err := decodeProgram(args[0])
 	if err == nil {
 		err = awaitTracer()
 	}
@@ -111,12 +111,12 @@ func awaitTracer() error {
 	return unix.Tgkill(unix.Getpid(), unix.Gettid(), unix.SIGSTOP)
 }
 
-// encodeStubProgram and decodeStubProgram carry the filter in argv.
-func encodeStubProgram(prog []unix.SockFilter) string {
+// EncodeProgram and decodeStubProgram carry the filter in argv.
+func EncodeProgram(prog []unix.SockFilter) string {
 	return base64.RawStdEncoding.EncodeToString(stubProgramBytes(prog))
 }
 
-func decodeStubProgram(s string) ([]unix.SockFilter, error) {
+func decodeProgram(s string) ([]unix.SockFilter, error) {
 	b, err := base64.RawStdEncoding.DecodeString(s)
 	size := len(stubProgramBytes(make([]unix.SockFilter, 1)))
 	if err != nil || len(b) == 0 || len(b)%size != 0 || len(b)/size > unix.BPF_MAXINSNS {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/tracee"
 )
 
 // errNoHandOver: nettrap cannot take a descriptor for the target and
@@ -91,10 +92,10 @@ func emulablePidfd(c *call) bool {
 // instead. It returns false when the thread is gone or killed.
 func (tr *tracer) dupSelf(c *call) bool {
 	var r unix.PtraceRegs
-	err := getRegs(c.TID, &r)
+	err := tracee.GetRegs(c.TID, &r)
 	if err == nil {
-		setCall(&r, unix.SYS_FCNTL, c.Args[1], unix.F_DUPFD_CLOEXEC, 0)
-		err = setRegs(c.TID, &r)
+		tracee.SetCall(&r, unix.SYS_FCNTL, c.Args[1], unix.F_DUPFD_CLOEXEC, 0)
+		err = tracee.SetRegs(c.TID, &r)
 	}
 	if err != nil {
 		if !errors.Is(err, unix.ESRCH) {

@@ -13,6 +13,7 @@ import (
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/supervisor/internal/capless"
+	"github.com/nettrap/nettrap/supervisor/internal/tracee"
 )
 
 // The ptrace engine. The filter returns SECCOMP_RET_TRACE where the
@@ -252,7 +253,7 @@ func (tr *tracer) event(pid int, ws unix.WaitStatus) {
 		if isStopSignal(sig) {
 			// Group-stop: stay stopped, but let the kernel report the
 			// SIGCONT that ends it (PTRACE_LISTEN).
-			tr.ptraceOK(pid, ptraceRaw(unix.PTRACE_LISTEN, pid, 0, 0))
+			tr.ptraceOK(pid, tracee.Ptrace(unix.PTRACE_LISTEN, pid, 0, 0))
 			return
 		}
 		tr.resume(pid, 0) // a new child's first stop, or our interrupt

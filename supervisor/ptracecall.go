@@ -8,12 +8,13 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
+	"github.com/nettrap/nettrap/supervisor/internal/tracee"
 )
 
 // seccompStop handles a stop of SECCOMP_RET_TRACE: the filter trapped
 // the call, which has not run yet.
 func (tr *tracer) seccompStop(pid int) {
-	var info syscallInfo
+	var info tracee.SyscallInfo
 	if !tr.syscallInfo(pid, &info) {
 		return
 	}
@@ -32,12 +33,12 @@ func (tr *tracer) seccompStop(pid int) {
 // decide; at exit a denial's errno is set again, since the kernel may
 // have overwritten the return value of a skipped call on the way.
 func (tr *tracer) syscallStop(pid int) {
-	var info syscallInfo
+	var info tracee.SyscallInfo
 	if !tr.syscallInfo(pid, &info) {
 		return
 	}
 	switch info.Op {
-	case syscallInfoEntry:
+	case tracee.InfoEntry:
 		if tr.eval == nil {
 			break // seccomp stops only: a hand-over's signal handler
 		}
@@ -51,10 +52,10 @@ func (tr *tracer) syscallStop(pid int) {
 			tr.dispatch(pid, &info, true)
 			return
 		}
-	case syscallInfoExit:
+	case tracee.InfoExit:
 		if r, ok := tr.exitRet[pid]; ok {
 			delete(tr.exitRet, pid)
-			if err := setReturn(pid, r); err != nil && !errors.Is(err, unix.ESRCH) {
+			if err := tracee.SetReturn(pid, r); err != nil && !errors.Is(err, unix.ESRCH) {
 				tr.report(fmt.Errorf("set the return value of tracee %d: %w", pid, err))
 			}
 		}
@@ -64,8 +65,8 @@ func (tr *tracer) syscallStop(pid int) {
 
 // syscallInfo reads the stopped call. A tracee it cannot read is denied
 // (its call must not run unread), or gone.
-func (tr *tracer) syscallInfo(pid int, info *syscallInfo) bool {
-	err := getSyscallInfo(pid, info)
+func (tr *tracer) syscallInfo(pid int, info *tracee.SyscallInfo) bool {
+	err := tracee.GetSyscallInfo(pid, info)
 	if err == nil {
 		return true
 	}
@@ -77,7 +78,7 @@ func (tr *tracer) syscallInfo(pid int, info *syscallInfo) bool {
 }
 
 // dispatch decides the call on another goroutine (see tracer).
-func (tr *tracer) dispatch(pid int, info *syscallInfo, atEntry bool) {
+func (tr *tracer) dispatch(pid int, info *tracee.SyscallInfo, atEntry bool) {
 	tr.stats.Notifications.Add(1)
 	c := tr.newCall(pid, info)
 	tr.current[pid] = c.ID
@@ -131,7 +132,7 @@ func (tr *tracer) aside(f func() traceAnswer) {
 }
 
 // newCall is the call a stop reports, with the supervisor's Task.
-func (tr *tracer) newCall(pid int, info *syscallInfo) *call {
+func (tr *tracer) newCall(pid int, info *tracee.SyscallInfo) *call {
 	c := &call{
 		Call: decision.Call{ID: tr.ids.Add(1), TID: pid,
 			Syscall: bpf.Lookup(info.Arch, int32(info.Nr)), Args: info.Args},
@@ -259,7 +260,7 @@ func (tr *tracer) deny(tid int, errno unix.Errno, atEntry bool) {
 // call cannot be made to skip is killed: resuming it would run the call.
 func (tr *tracer) skip(tid int, ret int64, atEntry bool) {
 	delete(tr.entryDecided, tid)
-	if err := skipSyscall(tid, ret); err != nil {
+	if err := tracee.SkipSyscall(tid, ret); err != nil {
 		if errors.Is(err, unix.ESRCH) {
 			tr.stats.Vanished.Add(1)
 			return

@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/tracee"
 )
 
 // Under the notify engine a netlink socket(2) made in the starting
@@ -99,7 +100,7 @@ func inOtherUserns(tid int) bool {
 // false, having done nothing, where it cannot: the call then runs as
 // asked.
 func (tr *tracer) startHandOver(c *call, atEntry bool) bool {
-	if tr.capMaker == nil || !handOverSupported || tr.noHandOver || !mayAdminNet(c.TID) ||
+	if tr.capMaker == nil || !tracee.HandOverSupported || tr.noHandOver || !mayAdminNet(c.TID) ||
 		!procfs.SamePIDNamespace(c.TID) {
 		return false
 	}
@@ -110,13 +111,13 @@ func (tr *tracer) startHandOver(c *call, atEntry bool) bool {
 		return true
 	}
 	h := &handOver{fd: fd, cloexec: typ&unix.SOCK_CLOEXEC != 0, atEntry: atEntry}
-	if err := getRegs(c.TID, &h.regs); err != nil {
+	if err := tracee.GetRegs(c.TID, &h.regs); err != nil {
 		unix.Close(fd)
 		return false
 	}
 	r := h.regs
-	setCall(&r, unix.SYS_PIDFD_OPEN, uint64(unix.Getpid()), 0, 0)
-	if err := setRegs(c.TID, &r); err != nil {
+	tracee.SetCall(&r, unix.SYS_PIDFD_OPEN, uint64(unix.Getpid()), 0, 0)
+	if err := tracee.SetRegs(c.TID, &r); err != nil {
 		unix.Close(fd)
 		return false
 	}
@@ -133,19 +134,19 @@ func (tr *tracer) startHandOver(c *call, atEntry bool) bool {
 // any other call's (a signal handler's) is handled as usual. It returns
 // false for those.
 func (tr *tracer) handOverStop(pid int, h *handOver) bool {
-	var info syscallInfo
-	if err := getSyscallInfo(pid, &info); err != nil {
+	var info tracee.SyscallInfo
+	if err := tracee.GetSyscallInfo(pid, &info); err != nil {
 		tr.endHandOver(pid, h)
 		return true
 	}
 	switch {
-	case info.Op != syscallInfoExit && !h.entered && info.Nr == h.nr && info.Args[0] == h.a0:
+	case info.Op != tracee.InfoExit && !h.entered && info.Nr == h.nr && info.Args[0] == h.a0:
 		h.entered = true
 		fallthrough
-	case info.Op == syscallInfoSeccomp && h.entered && info.Nr == h.nr:
+	case info.Op == tracee.InfoSeccomp && h.entered && info.Nr == h.nr:
 		tr.ptraceOK(pid, unix.PtraceSyscall(pid, 0))
 		return true
-	case info.Op != syscallInfoExit || !h.entered:
+	case info.Op != tracee.InfoExit || !h.entered:
 		return false
 	}
 	h.entered = false
@@ -219,9 +220,9 @@ func (tr *tracer) nextStep(pid int, h *handOver, ret int64) error {
 func (tr *tracer) rewind(pid int, h *handOver, nr, a0, a1, a2 uint64) error {
 	h.nr, h.a0, h.a1, h.a2 = nr, a0, a1, a2
 	r := h.regs
-	setCall(&r, nr, a0, a1, a2)
-	rewindSyscall(&r)
-	if err := setRegs(pid, &r); err != nil {
+	tracee.SetCall(&r, nr, a0, a1, a2)
+	tracee.RewindSyscall(&r)
+	if err := tracee.SetRegs(pid, &r); err != nil {
 		return err
 	}
 	return unix.PtraceSyscall(pid, 0)
@@ -233,8 +234,8 @@ func (tr *tracer) finishHandOver(pid int, h *handOver) {
 	tr.stats.Allowed.Add(1)
 	tr.stats.CaplessNetlink.Add(1)
 	r := h.regs
-	setResult(&r, h.newfd)
-	if err := setRegs(pid, &r); err != nil {
+	tracee.SetResult(&r, h.newfd)
+	if err := tracee.SetRegs(pid, &r); err != nil {
 		if !errors.Is(err, unix.ESRCH) {
 			tr.report(fmt.Errorf("answer socket(2) of tracee %d: %w; killing it", pid, err))
 			unix.Kill(pid, unix.SIGKILL)
@@ -253,9 +254,9 @@ func (tr *tracer) handOverFailed(pid int, h *handOver, errno unix.Errno) {
 	tr.report(fmt.Errorf("cannot hand netlink sockets over under the ptrace engine (%v): "+
 		"the confined processes' own netlink sockets keep their capabilities", errno))
 	r := h.regs
-	rewindSyscall(&r) // socket(2) again, let run this time
+	tracee.RewindSyscall(&r) // socket(2) again, let run this time
 	tr.plainOnce[pid] = true
-	if err := setRegs(pid, &r); err == nil {
+	if err := tracee.SetRegs(pid, &r); err == nil {
 		tr.resume(pid, 0)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/supervisor/internal/ptracestub"
+	"github.com/nettrap/nettrap/supervisor/internal/tracee"
 )
 
 // startPtrace starts cmd under the ptrace engine (ptrace.go): the stub is
@@ -116,7 +117,7 @@ func (tr *tracer) trace(self string, pid int, seized chan<- error) {
 		return
 	}
 	tr.waker, tr.main = waker.Process.Pid, pid
-	if err := ptraceRaw(unix.PTRACE_SEIZE, pid, 0, seizeOptions); err != nil {
+	if err := tracee.Ptrace(unix.PTRACE_SEIZE, pid, 0, seizeOptions); err != nil {
 		unix.Kill(tr.waker, unix.SIGKILL)
 		seized <- fmt.Errorf("%w: %w", ErrNoPtrace, os.NewSyscallError("ptrace(PTRACE_SEIZE)", err))
 		close(tr.loopDone)

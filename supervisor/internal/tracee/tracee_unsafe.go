@@ -1,4 +1,4 @@
-package supervisor
+package tracee
 
 import (
 	"unsafe"
@@ -6,11 +6,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// syscallInfo is struct ptrace_syscall_info (linux/ptrace.h, 5.3+), as
+// SyscallInfo is struct ptrace_syscall_info (linux/ptrace.h, 5.3+), as
 // PTRACE_GET_SYSCALL_INFO fills it at a seccomp stop or a syscall-entry
 // stop: the same arch, nr and arguments a notification carries, whatever
 // the tracee's ABI. At an exit stop Nr holds the return value.
-type syscallInfo struct {
+type SyscallInfo struct {
 	Op      uint8
 	_       uint8
 	Flags   uint16
@@ -23,14 +23,14 @@ type syscallInfo struct {
 	_       uint32
 }
 
-// Values of syscallInfo.Op.
+// Values of SyscallInfo.Op.
 const (
-	syscallInfoEntry   = 1
-	syscallInfoExit    = 2
-	syscallInfoSeccomp = 3
+	InfoEntry   = 1
+	InfoExit    = 2
+	InfoSeccomp = 3
 )
 
-func getSyscallInfo(tid int, info *syscallInfo) error {
+func GetSyscallInfo(tid int, info *SyscallInfo) error {
 	_, _, errno := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_GET_SYSCALL_INFO, uintptr(tid),
 		unsafe.Sizeof(*info), uintptr(unsafe.Pointer(info)), 0, 0)
 	if errno != 0 {
@@ -39,10 +39,10 @@ func getSyscallInfo(tid int, info *syscallInfo) error {
 	return nil
 }
 
-// ptraceRaw is ptrace(2) with plain arguments, for the requests x/sys/unix
+// Ptrace is ptrace(2) with plain arguments, for the requests x/sys/unix
 // wraps without the data they need (PTRACE_SEIZE's options) or not at all
 // (PTRACE_LISTEN).
-func ptraceRaw(req, pid int, addr, data uintptr) error {
+func Ptrace(req, pid int, addr, data uintptr) error {
 	_, _, errno := unix.Syscall6(unix.SYS_PTRACE, uintptr(req), uintptr(pid), addr, data, 0, 0)
 	if errno != 0 {
 		return errno

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/plainthread"
 )
 
 // Unix calls made as the caller would make them.
@@ -81,10 +82,10 @@ func (x *callerCtx) close() {
 }
 
 // newCallerPool learns nettrap's own credentials, root and mount
-// namespace, as its plain threads have them (see plainThread).
+// namespace, as its plain threads have them (see plainthread.Run).
 func newCallerPool() *callerPool {
 	p := &callerPool{}
-	plainThread(func() { p.learn() })
+	plainthread.Run(func() { p.learn() })
 	return p
 }
 

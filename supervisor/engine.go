@@ -10,6 +10,7 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/plainthread"
 )
 
 // Engine is how the supervisor learns of the calls its filter traps.
@@ -161,6 +162,6 @@ func ProbePtrace() error {
 func hasCapability(c int) bool {
 	var has bool
 	var err error
-	plainThread(func() { has, err = procfs.HasCapability(procfs.ThreadSelfPath("status"), "CapEff", c) })
+	plainthread.Run(func() { has, err = procfs.HasCapability(procfs.ThreadSelfPath("status"), "CapEff", c) })
 	return err == nil && has
 }

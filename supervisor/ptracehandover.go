@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/plainthread"
 	"github.com/nettrap/nettrap/supervisor/internal/tracee"
 )
 
@@ -91,7 +92,7 @@ func inOtherUserns(tid int) bool {
 		return false
 	}
 	var ours procfs.NsID
-	plainThread(func() { ours, err = procfs.Namespace(procfs.ThreadSelfPath("ns/user")) })
+	plainthread.Run(func() { ours, err = procfs.Namespace(procfs.ThreadSelfPath("ns/user")) })
 	return err == nil && theirs != ours
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/plainthread"
 )
 
 // redirect makes a denied connect or send to the stand-in of a.Redirect()
@@ -156,7 +157,7 @@ func sockaddrAddrPort(sa unix.Sockaddr) netip.AddrPort {
 func ownNetns(fd, tid int) bool {
 	var ns, self unix.Stat_t
 	var err error
-	plainThread(func() { err = unix.Stat(procfs.ThreadSelfPath("ns/net"), &self) })
+	plainthread.Run(func() { err = unix.Stat(procfs.ThreadSelfPath("ns/net"), &self) })
 	if err != nil {
 		return false
 	}

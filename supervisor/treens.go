@@ -5,6 +5,7 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/plainthread"
 )
 
 // Network namespaces the confined tree made.
@@ -45,7 +46,7 @@ type treeUserns struct {
 func (ns *startingNetns) setTree(pid int) {
 	var own procfs.NsID
 	var err error
-	plainThread(func() { own, err = procfs.Namespace(procfs.ThreadSelfPath("ns/user")) })
+	plainthread.Run(func() { own, err = procfs.Namespace(procfs.ThreadSelfPath("ns/user")) })
 	if err != nil {
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/supervisor/internal/ascaller"
 )
 
 // EmulateMode says whether allowed inet calls are made by the supervisor
@@ -87,7 +88,7 @@ type emulator struct {
 	// callers make unix calls as the caller (emucaller.go), made on
 	// first use.
 	callersOnce sync.Once
-	callers     *callerPool
+	callers     *ascaller.Pool
 	// tree is the confined tree, for the peer checks of --sealed
 	// (peer.go).
 	tree tree

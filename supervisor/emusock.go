@@ -2,18 +2,19 @@ package supervisor
 
 import (
 	"encoding/binary"
-	"errors"
 	"os"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/ascaller"
 )
 
 // errGone: the target left the call (it died, or a signal took it out)
-// while its socket was being borrowed. Nobody waits for the answer.
-var errGone = errors.New("target left the call")
+// while its socket was being borrowed. Nobody waits for the answer. It
+// is the caller threads' own (ascaller.ErrGone): either may say it.
+var errGone = ascaller.ErrGone
 
 // maxDatagram is the largest payload any inet datagram socket takes
 // (udp_sendmsg and ping_v4_sendmsg refuse more with EMSGSIZE), and
@@ -42,7 +43,7 @@ type borrowed struct {
 	family    int       // the socket's (AF_INET for any inet one)
 	// via makes the call's own syscalls as the caller (unix sockets:
 	// emucaller.go); nil: directly.
-	via *callerCtx
+	via *ascaller.Ctx
 	// dontWait: a first try that must not block (tryNow).
 	dontWait bool
 }

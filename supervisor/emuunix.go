@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/supervisor/internal/ascaller"
 )
 
 // Unix and netlink calls made by nettrap.
@@ -56,7 +57,7 @@ func (e *emulator) makeUnix(s *borrowed, c *call, typ int, mayBlock bool) (r res
 		return result{}, false, true // made aside: spare the work twice
 	}
 	paths, relative := unixPaths(c)
-	x, err := e.callerPool().context(c, s.pidfd, paths, relative)
+	x, err := e.callerPool().Context(c.TID, s.pidfd, paths, relative)
 	switch {
 	case errors.Is(err, errGone):
 		return result{errno: unix.EPERM}, true, false
@@ -64,9 +65,9 @@ func (e *emulator) makeUnix(s *borrowed, c *call, typ int, mayBlock bool) (r res
 		r, done = e.cannot(c, err)
 		return r, done, false
 	}
-	defer x.close()
-	if x.cwd >= 0 && x.root < 0 && x.creds == nil {
-		x.viaProc = viaProcCwd(c, x.cwd)
+	defer x.Close()
+	if x.Cwd >= 0 && x.Root < 0 && x.Creds == nil {
+		x.ViaProc = viaProcCwd(c, x.Cwd)
 	}
 	rights, errno, err := s.translateRights(c)
 	defer closeFds(rights)
@@ -120,8 +121,8 @@ func keepMsgs(c *call) func() {
 }
 
 // callerPool returns the emulator's caller threads (made on first use).
-func (e *emulator) callerPool() *callerPool {
-	e.callersOnce.Do(func() { e.callers = newCallerPool() })
+func (e *emulator) callerPool() *ascaller.Pool {
+	e.callersOnce.Do(func() { e.callers = ascaller.NewPool() })
 	return e.callers
 }
 
@@ -303,7 +304,7 @@ func (s *borrowed) sysConnect(name []byte) (errno unix.Errno) {
 	if s.via == nil {
 		return sysConnect(s.fd, name)
 	}
-	if err := s.via.run(func() { errno = sysConnect(s.fd, name) }); err != nil {
+	if err := s.via.Run(func() { errno = sysConnect(s.fd, name) }); err != nil {
 		return s.viaFailed(err)
 	}
 	return errno
@@ -313,7 +314,7 @@ func (s *borrowed) sysSendmsg(m *outMsg, flags int) (n int, errno unix.Errno) {
 	if s.via == nil {
 		return sysSendmsg(s.fd, m, flags)
 	}
-	if err := s.via.run(func() { n, errno = sysSendmsg(s.fd, m, flags) }); err != nil {
+	if err := s.via.Run(func() { n, errno = sysSendmsg(s.fd, m, flags) }); err != nil {
 		return 0, s.viaFailed(err)
 	}
 	return n, errno
@@ -323,7 +324,7 @@ func (s *borrowed) sysSendmmsg(msgs []outMsg, flags int) (n int, lens []uint32, 
 	if s.via == nil {
 		return sysSendmmsg(s.fd, msgs, flags)
 	}
-	if err := s.via.run(func() { n, lens, errno = sysSendmmsg(s.fd, msgs, flags) }); err != nil {
+	if err := s.via.Run(func() { n, lens, errno = sysSendmmsg(s.fd, msgs, flags) }); err != nil {
 		return 0, nil, s.viaFailed(err)
 	}
 	return n, lens, errno

@@ -1,6 +1,10 @@
 package supervisor
 
-import "time"
+import (
+	"time"
+
+	"github.com/nettrap/nettrap/supervisor/internal/ascaller"
+)
 
 // The internal tests' builders of control data, for the external tests
 // that send it to the kernel.
@@ -16,6 +20,5 @@ func DelayLoop(d time.Duration) { testHookBeforeRun = func() { time.Sleep(d) } }
 // CallerPoolCaps is what a new caller pool learns nettrap may do: switch
 // credentials, and chroot.
 func CallerPoolCaps() (canSwitch, canChroot bool, err error) {
-	p := newCallerPool()
-	return p.canSwitch, p.canChroot, p.err
+	return ascaller.NewPool().Caps()
 }

@@ -275,19 +275,3 @@ func sysSendmmsg(fd int, msgs []outMsg, flags int) (int, []uint32, unix.Errno) {
 	}
 	return int(n), lens, 0
 }
-
-// rawSetgroups sets the calling thread's supplementary groups: the raw
-// syscall acts on this thread alone (emucaller.go), where glibc and
-// x/sys/unix's Setgroups change every thread of the process.
-func rawSetgroups(groups []int) unix.Errno {
-	gids := make([]uint32, len(groups))
-	for i, g := range groups {
-		gids[i] = uint32(g)
-	}
-	var p unsafe.Pointer
-	if len(gids) > 0 {
-		p = unsafe.Pointer(&gids[0])
-	}
-	_, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, uintptr(len(gids)), uintptr(p), 0)
-	return e
-}

@@ -10,6 +10,7 @@ import (
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/ascaller"
 	"github.com/nettrap/nettrap/supervisor/internal/sockdiag"
 )
 
@@ -70,7 +71,7 @@ func (s *borrowed) checkUnixPeers(c *call, typ int) (u unixCheck, r result, stop
 			u.pins = append(u.pins, fd)
 			c.msgs[i].name = procSelfFd(fd)
 			pinned = fd
-			s.via = pinnedCtx(caller)
+			s.via = caller.Pinned()
 		}
 		var p *decision.Peer
 		var err error
@@ -96,20 +97,8 @@ func (s *borrowed) checkUnixPeers(c *call, typ int) (u unixCheck, r result, stop
 	return u, r, false
 }
 
-// pinnedCtx is how calls naming pinned paths are made: with the
-// caller's credentials (connect checks write permission on the socket
-// file), from nettrap's own root, where /proc/self/fd/N names nettrap's
-// descriptor (a root of the caller's, which it may have made, could hold
-// anything at /proc).
-func pinnedCtx(caller *callerCtx) *callerCtx {
-	if caller == nil {
-		return nil
-	}
-	return &callerCtx{cwd: -1, root: -1, creds: caller.creds, pool: caller.pool}
-}
-
 // pin opens a unix path name with O_PATH as the caller resolves it.
-func pin(caller *callerCtx, name []byte) (fd int, errno unix.Errno, err error) {
+func pin(caller *ascaller.Ctx, name []byte) (fd int, errno unix.Errno, err error) {
 	path := sockdiag.UnixName(name[2:])
 	fd = -1
 	open := func() {
@@ -122,7 +111,7 @@ func pin(caller *callerCtx, name []byte) (fd int, errno unix.Errno, err error) {
 			}
 		}
 	}
-	if err := caller.run(open); err != nil {
+	if err := caller.Run(open); err != nil {
 		return -1, 0, err
 	}
 	return fd, errno, nil
@@ -183,7 +172,7 @@ func (s *borrowed) unseenListener(name []byte, typ int, role string) (*decision.
 	}
 	defer unix.Close(fd)
 	var errno unix.Errno
-	if err := s.via.run(func() { errno = sysConnect(fd, name) }); err != nil {
+	if err := s.via.Run(func() { errno = sysConnect(fd, name) }); err != nil {
 		return nil, err
 	}
 	if errno == unix.ECONNREFUSED || errno == unix.ENOENT || errno == unix.EPROTOTYPE {

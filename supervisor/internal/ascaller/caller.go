@@ -1,4 +1,4 @@
-package supervisor
+package ascaller
 
 import (
 	"errors"
@@ -14,34 +14,11 @@ import (
 	"github.com/nettrap/nettrap/supervisor/internal/plainthread"
 )
 
-// Unix calls made as the caller would make them.
-//
-// A unix connect or send is checked by the kernel against the caller: a
-// path name resolves against its working directory and root (in its
-// mount namespace), the socket inode must be writable with its
-// credentials, and a stream connect records its credentials as the
-// peer's (SO_PEERCRED), a send attaches them for a receiver with
-// SO_PASSCRED. So such a call, made by nettrap for a target (emulate.go),
-// runs on a caller thread: an OS thread locked to its goroutine and never
-// unlocked (it dies with the goroutine), that unshared its fs_struct
-// (CLONE_FS) and, per call, changes its working directory to the
-// caller's, its root to the caller's where that differs from nettrap's
-// (chroot, CAP_SYS_CHROOT), and its credentials to the caller's where
-// they differ: setgroups, setresgid, setresuid and capset made raw, which
-// act on the calling thread alone (the libc and x/sys wrappers change
-// every thread). The saved uid stays 0, so the thread can change back.
-// Go never starts a new thread from a locked one (it asks its template
-// thread), so nothing inherits a changed thread's state.
-//
-// Calls that may block (a full backlog, a full receive queue) keep their
-// thread: a thread is started whenever none is idle, and at most
-// idleCallers are kept afterwards.
-
 // idleCallers is how many caller threads are kept waiting.
 const idleCallers = 2
 
-// callerPool hands out caller threads.
-type callerPool struct {
+// Pool hands out caller threads.
+type Pool struct {
 	own       procfs.Creds // nettrap's
 	ownRoot   unix.Stat_t
 	ownMnt    procfs.NsID
@@ -56,40 +33,40 @@ type callerPool struct {
 	idle []*callerThread
 }
 
-// callerCtx is how one call must be made: in the caller's working
+// Ctx is how one call must be made: in the caller's working
 // directory and root, with its credentials. The zero value (cwd and
 // root -1, creds nil) needs nothing: the call is made inline.
-type callerCtx struct {
-	cwd, root int // O_PATH descriptors; -1: not needed
-	creds     *procfs.Creds
-	pool      *callerPool
-	// viaProc: the relative names were rewritten to start at
+type Ctx struct {
+	Cwd, Root int // O_PATH descriptors; -1: not needed
+	Creds     *procfs.Creds
+	pool      *Pool
+	// ViaProc: the relative names were rewritten to start at
 	// /proc/self/fd/CWD (see viaProcCwd): the cwd is not changed to.
-	viaProc bool
+	ViaProc bool
 }
 
-func (x *callerCtx) inline() bool {
-	return (x.cwd < 0 || x.viaProc) && x.root < 0 && x.creds == nil
+func (x *Ctx) inline() bool {
+	return (x.Cwd < 0 || x.ViaProc) && x.Root < 0 && x.Creds == nil
 }
 
-func (x *callerCtx) close() {
-	if x.cwd >= 0 {
-		unix.Close(x.cwd)
+func (x *Ctx) Close() {
+	if x.Cwd >= 0 {
+		unix.Close(x.Cwd)
 	}
-	if x.root >= 0 {
-		unix.Close(x.root)
+	if x.Root >= 0 {
+		unix.Close(x.Root)
 	}
 }
 
-// newCallerPool learns nettrap's own credentials, root and mount
+// NewPool learns nettrap's own credentials, root and mount
 // namespace, as its plain threads have them (see plainthread.Run).
-func newCallerPool() *callerPool {
-	p := &callerPool{}
+func NewPool() *Pool {
+	p := &Pool{}
 	plainthread.Run(func() { p.learn() })
 	return p
 }
 
-func (p *callerPool) learn() {
+func (p *Pool) learn() {
 	var err error
 	if p.own, err = procfs.ReadCreds(procfs.ThreadSelfPath("status")); err != nil {
 		p.err = err
@@ -112,15 +89,37 @@ func (p *callerPool) learn() {
 	p.canChroot = has(unix.CAP_SYS_CHROOT)
 }
 
+// Pinned is how calls naming pinned paths are made: with the caller's
+// credentials (connect checks write permission on the socket file), from
+// nettrap's own root, where /proc/self/fd/N names nettrap's descriptor (a
+// root of the caller's, which it may have made, could hold anything at
+// /proc). A nil x gives nil.
+func (x *Ctx) Pinned() *Ctx {
+	if x == nil {
+		return nil
+	}
+	return &Ctx{Cwd: -1, Root: -1, Creds: x.Creds, pool: x.pool}
+}
+
+// Caps is what the pool learnt nettrap may do: switch credentials, and
+// chroot; err: the pool cannot work at all.
+func (p *Pool) Caps() (canSwitch, canChroot bool, err error) {
+	return p.canSwitch, p.canChroot, p.err
+}
+
+// ErrGone: the target left the call (it died, or a signal took it out)
+// while its state was being read. Nobody waits for the answer.
+var ErrGone = errors.New("target left the call")
+
 // errCallerState: the caller's state cannot be taken on (another
 // identity without the capability to switch, another root without
 // CAP_SYS_CHROOT).
 var errCallerState = errors.New("cannot act as the caller")
 
-// context learns how c must be made. pidfd names the caller (see
-// borrow). paths: some message names a path (relative: needs the working
-// directory). The caller must still be in the call afterwards
-// (c.pending), or what was read may be another task's.
+// Context learns how a call of thread tid must be made. pidfd names
+// the caller. paths: some message names a path (relative: needs the
+// working directory). The caller must still be in the call afterwards,
+// or what was read may be another task's. ErrGone: it is not.
 //
 // Reading /proc/TID/status costs some 50 µs, so the ids come from the
 // pidfd (PIDFD_GET_INFO, Linux 6.13+) and the capabilities from capget,
@@ -129,21 +128,21 @@ var errCallerState = errors.New("cannot act as the caller")
 // has its groups too, short of a setgroups of its own (CAP_SETGID): see
 // docs/checks.md, SO_PEERGROUPS. Capabilities matter to a path's permission
 // checks only.
-func (p *callerPool) context(c *call, pidfd int, paths, relative bool) (*callerCtx, error) {
-	x := &callerCtx{cwd: -1, root: -1, pool: p}
+func (p *Pool) Context(tid, pidfd int, paths, relative bool) (*Ctx, error) {
+	x := &Ctx{Cwd: -1, Root: -1, pool: p}
 	if p.err != nil {
 		return nil, p.err
 	}
-	creds, err := p.ids(c.TID, pidfd)
+	creds, err := p.ids(tid, pidfd)
 	if err != nil {
-		return nil, errGone
+		return nil, ErrGone
 	}
 	if paths {
-		if creds.CapEff, err = capEffective(c.TID); err != nil {
-			return nil, errGone
+		if creds.CapEff, err = capEffective(tid); err != nil {
+			return nil, ErrGone
 		}
 		if creds.CapEff != 0 {
-			userns, err := procfs.Namespace(procfs.TaskPath(c.TID, "ns/user"))
+			userns, err := procfs.Namespace(procfs.TaskPath(tid, "ns/user"))
 			if err != nil || userns != p.ownUser {
 				// Its capabilities hold in a user namespace of its
 				// own, not in nettrap's, where the call is made: it
@@ -160,31 +159,31 @@ func (p *callerPool) context(c *call, pidfd int, paths, relative bool) (*callerC
 			return nil, fmt.Errorf("%w: its credentials differ from nettrap's, which cannot change its own", errCallerState)
 		}
 		if creds.Groups == nil {
-			full, err := procfs.ReadCreds(procfs.TaskPath(c.TID, "status"))
+			full, err := procfs.ReadCreds(procfs.TaskPath(tid, "status"))
 			if err != nil {
-				return nil, errGone
+				return nil, ErrGone
 			}
 			creds.Groups = full.Groups
 		}
 		if !paths {
 			creds.CapEff = 0
 		}
-		x.creds = &creds
+		x.Creds = &creds
 	}
 	if !paths {
 		return x, nil
 	}
-	if err := x.openRoot(c.TID); err != nil {
-		x.close()
+	if err := x.openRoot(tid); err != nil {
+		x.Close()
 		return nil, err
 	}
 	if relative {
-		fd, err := unix.Open(procfs.TaskPath(c.TID, "cwd"), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		fd, err := unix.Open(procfs.TaskPath(tid, "cwd"), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			x.close()
+			x.Close()
 			return nil, fmt.Errorf("%w: working directory: %w", errCallerState, os.NewSyscallError("open", err))
 		}
-		x.cwd = fd
+		x.Cwd = fd
 	}
 	return x, nil
 }
@@ -192,7 +191,7 @@ func (p *callerPool) context(c *call, pidfd int, paths, relative bool) (*callerC
 // ids returns the caller's uids and gids (Groups nil: not read), from its
 // pidfd where the kernel tells them (6.13+), else from its status file
 // (Groups read too).
-func (p *callerPool) ids(tid, pidfd int) (procfs.Creds, error) {
+func (p *Pool) ids(tid, pidfd int) (procfs.Creds, error) {
 	if !p.noPidfdInfo.Load() {
 		info := unix.PidfdInfo{Mask: unix.PIDFD_INFO_CREDS}
 		err := unix.IoctlPidfdInfo(pidfd, &info)
@@ -223,7 +222,7 @@ func capEffective(tid int) (uint64, error) {
 
 // openRoot keeps the caller's root when it is not nettrap's own (another
 // directory, or the same one in another mount namespace).
-func (x *callerCtx) openRoot(tid int) error {
+func (x *Ctx) openRoot(tid int) error {
 	p := x.pool
 	mnt, err := procfs.Namespace(procfs.TaskPath(tid, "ns/mnt"))
 	if err != nil {
@@ -246,13 +245,13 @@ func (x *callerCtx) openRoot(tid int) error {
 		unix.Close(fd)
 		return fmt.Errorf("%w: its root differs from nettrap's, which lacks CAP_SYS_CHROOT", errCallerState)
 	}
-	x.root = fd
+	x.Root = fd
 	return nil
 }
 
-// run runs f as the caller: inline when nothing needs changing, on a
-// caller thread otherwise. An error says f did not run.
-func (x *callerCtx) run(f func()) error {
+// Run runs f as the caller: inline when nothing needs changing, on a
+// caller thread otherwise. An error says f did not Run.
+func (x *Ctx) Run(f func()) error {
 	if x == nil || x.inline() {
 		f()
 		return nil
@@ -269,7 +268,7 @@ func (x *callerCtx) run(f func()) error {
 	return err
 }
 
-func (p *callerPool) get() (*callerThread, error) {
+func (p *Pool) get() (*callerThread, error) {
 	p.mu.Lock()
 	if n := len(p.idle); n > 0 {
 		t := p.idle[n-1]
@@ -283,7 +282,7 @@ func (p *callerPool) get() (*callerThread, error) {
 
 // put keeps t for the next call, unless enough are kept or t could not
 // change back (its thread then ends).
-func (p *callerPool) put(t *callerThread, err error) {
+func (p *Pool) put(t *callerThread, err error) {
 	if !errors.Is(err, errTainted) {
 		p.mu.Lock()
 		if len(p.idle) < idleCallers {
@@ -335,9 +334,9 @@ func newCallerThread() (*callerThread, error) {
 }
 
 // as runs f in x's state, then changes back. It runs on the thread.
-func (t *callerThread) as(x *callerCtx, f func()) error {
-	if x.root >= 0 {
-		if err := chrootTo(x.root); err != nil {
+func (t *callerThread) as(x *Ctx, f func()) error {
+	if x.Root >= 0 {
+		if err := chrootTo(x.Root); err != nil {
 			if rerr := chrootTo(t.root); rerr != nil {
 				return fmt.Errorf("%w: %w", errTainted, rerr)
 			}
@@ -348,12 +347,12 @@ func (t *callerThread) as(x *callerCtx, f func()) error {
 	if err == nil {
 		f()
 	}
-	if x.creds != nil {
+	if x.Creds != nil {
 		if rerr := restoreCreds(x.pool.own); rerr != nil {
 			return fmt.Errorf("%w: %w", errTainted, rerr)
 		}
 	}
-	if x.root >= 0 {
+	if x.Root >= 0 {
 		if rerr := chrootTo(t.root); rerr != nil {
 			return fmt.Errorf("%w: %w", errTainted, rerr)
 		}
@@ -362,14 +361,14 @@ func (t *callerThread) as(x *callerCtx, f func()) error {
 }
 
 // enter changes to the caller's working directory and credentials.
-func (t *callerThread) enter(x *callerCtx) error {
-	if x.cwd >= 0 {
-		if err := unix.Fchdir(x.cwd); err != nil {
+func (t *callerThread) enter(x *Ctx) error {
+	if x.Cwd >= 0 {
+		if err := unix.Fchdir(x.Cwd); err != nil {
 			return os.NewSyscallError("fchdir", err)
 		}
 	}
-	if x.creds != nil {
-		return switchCreds(*x.creds, x.pool.own)
+	if x.Creds != nil {
+		return switchCreds(*x.Creds, x.pool.own)
 	}
 	return nil
 }

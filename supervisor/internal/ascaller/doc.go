@@ -6,9 +6,9 @@
 // mount namespace), the socket inode must be writable with its
 // credentials, and a stream connect records its credentials as the
 // peer's (SO_PEERCRED), a send attaches them for a receiver with
-// SO_PASSCRED. So such a call, made by nettrap for a target (supervisor/emuunix.go),
-// runs on a caller thread: an OS thread locked to its goroutine and never
-// unlocked (it dies with the goroutine), that unshared its fs_struct
+// SO_PASSCRED. So such a call, made by nettrap for a target
+// (supervisor/emuunix.go), runs on a caller thread: an OS thread locked
+// to its goroutine and never unlocked (it dies with the goroutine), that unshared its fs_struct
 // (CLONE_FS) and, per call, changes its working directory to the
 // caller's, its root to the caller's where that differs from nettrap's
 // (chroot, CAP_SYS_CHROOT), and its credentials to the caller's where

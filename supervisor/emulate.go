@@ -12,6 +12,7 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/supervisor/internal/ascaller"
+	"github.com/nettrap/nettrap/supervisor/internal/pidfds"
 )
 
 // EmulateMode says whether allowed inet calls are made by the supervisor
@@ -81,7 +82,7 @@ type emulator struct {
 	required bool // EmulateOn: a call that cannot be emulated is denied
 	notices  io.Writer
 	noted    sync.Once
-	pidfds   pidfds
+	pidfds   pidfds.Cache
 	watches  watcher     // calls that may block (emuwatch.go)
 	stop     int         // read end of the loop's wake pipe: readable once the loop stops
 	report   func(error) // the loop's own errors (loop.report)

@@ -9,6 +9,7 @@ import (
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/procfs"
 	"github.com/nettrap/nettrap/supervisor/internal/ascaller"
+	"github.com/nettrap/nettrap/supervisor/internal/pidfds"
 )
 
 // errGone: the target left the call (it died, or a signal took it out)
@@ -35,7 +36,7 @@ type borrowed struct {
 	fd, pidfd int
 	call      *call
 	e         *emulator
-	entry     *pidfdEntry
+	entry     *pidfds.Entry
 	left      bool      // answered before the call ended (emuintr.go; the watch's own)
 	tgid      int       // the caller's process, once left
 	w         watch     // while the call may block (emuwatch.go)
@@ -51,27 +52,27 @@ type borrowed struct {
 // borrow takes the call's socket from the calling thread, through a
 // pidfd on the thread (openPidfd), so that a thread with a file table of
 // its own (clone without CLONE_FILES) is served from that table. The
-// pidfd is cached (pidfds.go).
+// pidfd is cached (internal/pidfds).
 func borrow(c *call, e *emulator) (*borrowed, error) {
 	target := int(int32(c.Args[0]))
-	if ent := e.pidfds.get(c.TID); ent != nil {
-		fd, err := rawPidfdGetfd(ent.fd, target) // always close-on-exec
+	if ent := e.pidfds.Get(c.TID); ent != nil {
+		fd, err := rawPidfdGetfd(ent.FD, target) // always close-on-exec
 		if err == 0 {
 			return c.borrowed(fd, ent, e), nil
 		}
 		// The cached task is gone (ESRCH), or the descriptor is bad:
 		// either way, ask again with a fresh pidfd.
-		e.pidfds.drop(c.TID, ent)
-		e.pidfds.put(ent)
+		e.pidfds.Drop(c.TID, ent)
+		e.pidfds.Put(ent)
 	}
 	pidfd, err := openPidfd(c)
 	if err != nil {
 		return nil, err
 	}
-	ent := e.pidfds.add(c.TID, pidfd)
+	ent := e.pidfds.Add(c.TID, pidfd)
 	fd, errno := rawPidfdGetfd(pidfd, target)
 	if errno != 0 {
-		e.pidfds.put(ent)
+		e.pidfds.Put(ent)
 		if errno == unix.ESRCH {
 			return nil, errGone
 		}
@@ -82,9 +83,9 @@ func borrow(c *call, e *emulator) (*borrowed, error) {
 
 // borrowed fills the call's own borrowed (no allocation per call: a call
 // borrows its socket once at a time).
-func (c *call) borrowed(fd int, ent *pidfdEntry, e *emulator) *borrowed {
+func (c *call) borrowed(fd int, ent *pidfds.Entry, e *emulator) *borrowed {
 	s := &c.sock
-	*s = borrowed{fd: fd, pidfd: ent.fd, call: c, e: e, entry: ent}
+	*s = borrowed{fd: fd, pidfd: ent.FD, call: c, e: e, entry: ent}
 	return s
 }
 
@@ -117,7 +118,7 @@ func openPidfd(c *call) (int, error) {
 
 func (s *borrowed) close() {
 	unix.Close(s.fd)
-	s.e.pidfds.put(s.entry)
+	s.e.pidfds.Put(s.entry)
 }
 
 // blocks tells whether the call may block for long: a connect or a

@@ -1,4 +1,4 @@
-package supervisor
+package pidfds
 
 import (
 	"sync"
@@ -6,26 +6,27 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pidfds caches a pidfd per calling thread id, so that an emulated call
+// Cache caches a pidfd per calling thread id, so that an emulated call
 // does not pay pidfd_open and close each time (about a microsecond of the
 // few an emulated call adds).
 //
 // A cached pidfd never names another task than the one it was opened on:
 // it refers to that task's struct pid, which is not reused even when the
 // number is. Once that task is gone pidfd_getfd fails with ESRCH, and the
-// entry is dropped and opened anew (borrow checks the notification after a
-// fresh open, as without the cache). Entries are counted while in use, so
+// entry is dropped and opened anew (supervisor's borrow checks the notification after
+// a fresh open, as without the cache). Entries are counted while in use, so
 // that an eviction never closes a descriptor a call (or its watch) still
 // polls.
-type pidfds struct {
+type Cache struct {
 	mu sync.Mutex
-	m  map[int]*pidfdEntry
+	m  map[int]*Entry
 	// closeFD is unix.Close; the tests watch it.
 	closeFD func(int) error
 }
 
-type pidfdEntry struct {
-	fd      int
+// Entry is one cached pidfd, FD, counted while in use.
+type Entry struct {
+	FD      int
 	refs    int
 	dropped bool
 }
@@ -33,8 +34,8 @@ type pidfdEntry struct {
 // maxPidfds bounds the cache; past it, every unused entry is closed.
 const maxPidfds = 1024
 
-// get returns the cached entry for tid (counted in use), or nil.
-func (p *pidfds) get(tid int) *pidfdEntry {
+// Get returns the cached entry for tid (counted in use), or nil.
+func (p *Cache) Get(tid int) *Entry {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	e := p.m[tid]
@@ -44,12 +45,12 @@ func (p *pidfds) get(tid int) *pidfdEntry {
 	return e
 }
 
-// add caches a freshly opened pidfd for tid, counted in use.
-func (p *pidfds) add(tid, fd int) *pidfdEntry {
+// Add caches a freshly opened pidfd for tid, counted in use.
+func (p *Cache) Add(tid, fd int) *Entry {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.m == nil {
-		p.m = map[int]*pidfdEntry{}
+		p.m = map[int]*Entry{}
 	}
 	if len(p.m) >= maxPidfds {
 		for t, e := range p.m {
@@ -59,13 +60,13 @@ func (p *pidfds) add(tid, fd int) *pidfdEntry {
 	if old := p.m[tid]; old != nil {
 		p.dropLocked(tid, old)
 	}
-	e := &pidfdEntry{fd: fd, refs: 1}
+	e := &Entry{FD: fd, refs: 1}
 	p.m[tid] = e
 	return e
 }
 
-// drop forgets tid's entry e (its task is gone).
-func (p *pidfds) drop(tid int, e *pidfdEntry) {
+// Drop forgets tid's entry e (its task is gone).
+func (p *Cache) Drop(tid int, e *Entry) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.m[tid] == e {
@@ -73,15 +74,15 @@ func (p *pidfds) drop(tid int, e *pidfdEntry) {
 	}
 }
 
-func (p *pidfds) dropLocked(tid int, e *pidfdEntry) {
+func (p *Cache) dropLocked(tid int, e *Entry) {
 	delete(p.m, tid)
 	e.dropped = true
 	if e.refs == 0 {
-		p.close(e.fd)
+		p.close(e.FD)
 	}
 }
 
-func (p *pidfds) close(fd int) {
+func (p *Cache) close(fd int) {
 	if p.closeFD != nil {
 		p.closeFD(fd)
 		return
@@ -89,12 +90,12 @@ func (p *pidfds) close(fd int) {
 	unix.Close(fd)
 }
 
-// put ends a use of e.
-func (p *pidfds) put(e *pidfdEntry) {
+// Put ends a use of e.
+func (p *Cache) Put(e *Entry) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	e.refs--
 	if e.refs == 0 && e.dropped {
-		p.close(e.fd)
+		p.close(e.FD)
 	}
 }

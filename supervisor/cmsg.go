@@ -3,6 +3,7 @@ package supervisor
 import (
 	"encoding/binary"
 
+	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
 	"golang.org/x/sys/unix"
 )
 
@@ -33,7 +34,7 @@ type control struct {
 }
 
 // readControl reads and scans a message's control data.
-func readControl(m *memReader, h msghdr) (control, unix.Errno) {
+func readControl(m *targetmem.Reader, h msghdr) (control, unix.Errno) {
 	if h.control == 0 || h.controllen < sizeofCmsghdr {
 		return control{}, 0
 	}
@@ -41,7 +42,7 @@ func readControl(m *memReader, h msghdr) (control, unix.Errno) {
 		return control{}, unix.ENOBUFS
 	}
 	buf := make([]byte, h.controllen)
-	if err := m.read(h.control, buf); err != nil {
+	if err := m.Read(h.control, buf); err != nil {
 		return control{}, unix.EFAULT
 	}
 	c := scanControl(buf)

@@ -4,6 +4,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
 )
 
 // maxOptval bounds the option value an emulated setsockopt passes: every
@@ -16,7 +17,7 @@ const maxOptval = 512
 // the bytes the kernel would copy in, read once from the target
 // (readOptval) and kept, so that an allowed option is set with them.
 type optValue struct {
-	m      *memReader // while reading only
+	m      *targetmem.Reader // while reading only
 	optlen int64
 	got    []byte
 	// settable: the value was read without a fault, so the option may be
@@ -28,7 +29,7 @@ type optValue struct {
 // value once; a second read replaces the first.
 func (o *optValue) read(addr uint64, n int64) ([]byte, unix.Errno) {
 	b := make([]byte, n)
-	if err := o.m.read(addr, b); err != nil {
+	if err := o.m.Read(addr, b); err != nil {
 		return nil, unix.EFAULT
 	}
 	o.got = b

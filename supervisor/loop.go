@@ -12,6 +12,7 @@ import (
 
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/supervisor/internal/capless"
+	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
 )
 
 // Stats counts what the loop did.
@@ -165,8 +166,8 @@ func (l *loop) receive() *notif {
 func (l *loop) handle(n *notif) {
 	c := l.newCall(n)
 	if !c.Syscall.Foreign {
-		m := newMemReader(n.PID).useVM(&l.vmRead)
-		m.prefetch = l.emu != nil
+		m := targetmem.NewReader(n.PID).UseVM(&l.vmRead)
+		m.Prefetch = l.emu != nil
 		c.Dests, c.Err = readDests(m, c)
 		m.Close()
 	}

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
 )
 
 // Netlink sends that name the kernel as their destination.
@@ -32,12 +33,12 @@ const maxNetlinkPayload = 1 << 20
 
 // readNetlinkPayload reads the data of a send whose destination is
 // AF_NETLINK: the buffer of a sendto, or the iovecs of a msghdr.
-func readNetlinkPayload(m *memReader, base uint64, n uint64) ([]byte, unix.Errno) {
+func readNetlinkPayload(m *targetmem.Reader, base uint64, n uint64) ([]byte, unix.Errno) {
 	if n > maxNetlinkPayload {
 		return nil, 0
 	}
 	buf := make([]byte, n)
-	if err := m.read(base, buf); err != nil {
+	if err := m.Read(base, buf); err != nil {
 		return nil, unix.EFAULT
 	}
 	return buf, 0
@@ -46,14 +47,14 @@ func readNetlinkPayload(m *memReader, base uint64, n uint64) ([]byte, unix.Errno
 // readIovecs reads and concatenates the iovecs of a msghdr (msg_iov at
 // 16, msg_iovlen at 24). ok is false when they are more than
 // maxNetlinkPayload bytes.
-func readIovecs(m *memReader, hdr []byte) (data []byte, ok bool, errno unix.Errno) {
+func readIovecs(m *targetmem.Reader, hdr []byte) (data []byte, ok bool, errno unix.Errno) {
 	ne := binary.NativeEndian
 	iov, iovlen := ne.Uint64(hdr[16:24]), ne.Uint64(hdr[24:32])
 	if iovlen > uioMaxIOV {
 		return nil, false, unix.EMSGSIZE
 	}
 	vec := make([]byte, 16*iovlen)
-	if err := m.read(iov, vec); err != nil {
+	if err := m.Read(iov, vec); err != nil {
 		return nil, false, unix.EFAULT
 	}
 	for i := uint64(0); i < iovlen; i++ {

@@ -75,24 +75,6 @@ func ioctlPtrRaw(fd int, req uintptr, p unsafe.Pointer) error {
 	return nil
 }
 
-// processVMReadv reads into local from remote in task tid with a raw
-// syscall (see ioctlPtrRaw): it does not wait unless the target's pages
-// must be read back in.
-func processVMReadv(tid int, local []unix.Iovec, remote []unix.RemoteIovec) (int, error) {
-	var lp, rp unsafe.Pointer
-	if len(local) > 0 {
-		lp = unsafe.Pointer(&local[0])
-	}
-	if len(remote) > 0 {
-		rp = unsafe.Pointer(&remote[0])
-	}
-	n, _, e := unix.RawSyscall6(unix.SYS_PROCESS_VM_READV, uintptr(tid), uintptr(lp), uintptr(len(local)), uintptr(rp), uintptr(len(remote)), 0)
-	if e != 0 {
-		return 0, e
-	}
-	return int(n), nil
-}
-
 // recvNotif blocks until the kernel hands over one notification. The
 // struct must be zeroed before the call (the kernel rejects garbage).
 func recvNotif(fd int, n *notif) error {

@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
 )
 
 // smallIov is how many vectors a send may have and be read without an
@@ -74,12 +75,12 @@ func (s *borrowed) readRemote(addr uint64, buf []byte) unix.Errno {
 	}
 	local := []unix.Iovec{{Base: &buf[0]}}
 	local[0].SetLen(len(buf))
-	n, err := processVMReadv(s.call.TID, local, []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}})
+	n, err := targetmem.ProcessVMReadv(s.call.TID, local, []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}})
 	switch {
 	case err == unix.EPERM || err == unix.ENOSYS:
-		r := newMemReader(uint32(s.call.TID))
+		r := targetmem.NewReader(uint32(s.call.TID))
 		defer r.Close()
-		if r.read(addr, buf) != nil {
+		if r.Read(addr, buf) != nil {
 			return unix.EFAULT
 		}
 		return 0
@@ -144,7 +145,7 @@ func (s *borrowed) payload(typ int, bufs []remoteBuf) ([]byte, unix.Errno) {
 	}
 	local = append(local, unix.Iovec{Base: &out[0]})
 	local[0].SetLen(int(total))
-	n, err := processVMReadv(s.call.TID, local, remote)
+	n, err := targetmem.ProcessVMReadv(s.call.TID, local, remote)
 	if err == unix.EPERM || err == unix.ENOSYS {
 		return s.payloadByMem(out, remote)
 	}
@@ -181,11 +182,11 @@ func putPayloadBuf(b []byte) {
 // payloadByMem is payload through /proc/TID/mem, where process_vm_readv
 // is refused.
 func (s *borrowed) payloadByMem(out []byte, remote []unix.RemoteIovec) ([]byte, unix.Errno) {
-	r := newMemReader(uint32(s.call.TID))
+	r := targetmem.NewReader(uint32(s.call.TID))
 	defer r.Close()
 	off := 0
 	for _, b := range remote {
-		if r.read(uint64(b.Base), out[off:off+b.Len]) != nil {
+		if r.Read(uint64(b.Base), out[off:off+b.Len]) != nil {
 			return nil, unix.EFAULT
 		}
 		off += b.Len

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
+	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
 	"github.com/nettrap/nettrap/supervisor/internal/tracee"
 )
 
@@ -149,8 +150,8 @@ func (tr *tracer) newCall(pid int, info *tracee.SyscallInfo) *call {
 // kernel tells of them.
 func (tr *tracer) read(c *call) {
 	if !c.Syscall.Foreign {
-		m := newMemReader(uint32(c.TID)).useVM(&tr.vmRead)
-		m.prefetch = tr.emu != nil
+		m := targetmem.NewReader(uint32(c.TID)).UseVM(&tr.vmRead)
+		m.Prefetch = tr.emu != nil
 		c.Dests, c.Err = readDests(m, c)
 		m.Close()
 	}

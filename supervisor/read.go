@@ -8,13 +8,14 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/classify"
+	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
 )
 
 // readDests reads the destinations a call names from the stopped target,
 // mirroring what the kernel itself will copy in, so that what is checked is
 // what the kernel would use. Failures give the errno the kernel would give
 // for the same arguments.
-func readDests(m *memReader, c *call) ([]classify.Dest, unix.Errno) {
+func readDests(m *targetmem.Reader, c *call) ([]classify.Dest, unix.Errno) {
 	a := c.Args
 	switch c.Syscall.Kind {
 	case bpf.Connect:
@@ -52,7 +53,7 @@ func readDests(m *memReader, c *call) ([]classify.Dest, unix.Errno) {
 
 // addNetlinkPayload keeps the data of a sendto addressed to AF_NETLINK
 // (see nlmsg.go), and its address.
-func (c *call) addNetlinkPayload(m *memReader, base, n, name uint64) unix.Errno {
+func (c *call) addNetlinkPayload(m *targetmem.Reader, base, n, name uint64) unix.Errno {
 	if n > maxNetlinkPayload {
 		return c.addNetlinkMsg(m, name, nil, false, true)
 	}
@@ -65,7 +66,7 @@ func (c *call) addNetlinkPayload(m *memReader, base, n, name uint64) unix.Errno 
 
 // addNetlinkIovecs does the same for a message header of sendmsg or
 // sendmmsg.
-func (c *call) addNetlinkIovecs(m *memReader, raw []byte, h msghdr) unix.Errno {
+func (c *call) addNetlinkIovecs(m *targetmem.Reader, raw []byte, h msghdr) unix.Errno {
 	b, ok, errno := readIovecs(m, raw)
 	if errno != 0 {
 		return errno
@@ -76,9 +77,9 @@ func (c *call) addNetlinkIovecs(m *memReader, raw []byte, h msghdr) unix.Errno {
 // addNetlinkMsg records one message: its destination (read again here:
 // it was checked to be a whole sockaddr_nl already), its data, and
 // whether it has control data or was too large to read.
-func (c *call) addNetlinkMsg(m *memReader, name uint64, data []byte, control, oversize bool) unix.Errno {
+func (c *call) addNetlinkMsg(m *targetmem.Reader, name uint64, data []byte, control, oversize bool) unix.Errno {
 	sa := make([]byte, sizeofSockaddrNetlink)
-	if m.read(name, sa) != nil {
+	if m.Read(name, sa) != nil {
 		return unix.EFAULT
 	}
 	if c.netlink == nil {
@@ -110,14 +111,14 @@ const (
 // readAttachType follows __sys_bpf: size bytes of attr are copied
 // (at most the kernel's union; the rest reads as zero), so an attr
 // shorter than 12 bytes has attach_type 0.
-func readAttachType(m *memReader, c *call) unix.Errno {
+func readAttachType(m *targetmem.Reader, c *call) unix.Errno {
 	size := uint32(c.Args[2])
 	if size > bpfAttrPageSize {
 		return unix.E2BIG
 	}
 	buf := make([]byte, bpfAttachTypeOff+4)
 	n := min(size, uint32(len(buf)))
-	if n > 0 && m.read(c.Args[1], buf[:n]) != nil {
+	if n > 0 && m.Read(c.Args[1], buf[:n]) != nil {
 		return unix.EFAULT
 	}
 	c.AttachType = binary.NativeEndian.Uint32(buf[bpfAttachTypeOff:])
@@ -145,13 +146,13 @@ func (c *call) oneMsg(m rawMsg) []rawMsg {
 // emulated send need not check again (emusock.go). A payload over a
 // datagram's size, or any failure, reads the address alone, as the kernel
 // would: the payload is then read when the call is made.
-func readSendTo(m *memReader, c *call) (*classify.Dest, []byte, []byte, unix.Errno) {
+func readSendTo(m *targetmem.Reader, c *call) (*classify.Dest, []byte, []byte, unix.Errno) {
 	a := c.Args
 	n := int64(int32(a[5]))
-	if m.prefetch && n > 0 && n <= sizeofSockaddrStorage && a[2] > 0 && a[2] <= maxDatagram {
+	if m.Prefetch && n > 0 && n <= sizeofSockaddrStorage && a[2] > 0 && a[2] <= maxDatagram {
 		name := make([]byte, n)
 		p := getPayloadBuf(int(a[2]), true)
-		if m.readPair(a[4], name, a[1], p) {
+		if m.ReadPair(a[4], name, a[1], p) {
 			d, err := classify.Parse(name, classify.OpSend)
 			if err != nil {
 				putPayloadBuf(p)
@@ -169,7 +170,7 @@ func readSendTo(m *memReader, c *call) (*classify.Dest, []byte, []byte, unix.Err
 // is EINVAL, zero means no address, an unreadable buffer is EFAULT. It
 // returns the bytes read too: an emulated call uses them, not the
 // target's memory, which another thread may have changed since.
-func readSockaddr(m *memReader, addr uint64, n int64, op classify.Op) (*classify.Dest, []byte, unix.Errno) {
+func readSockaddr(m *targetmem.Reader, addr uint64, n int64, op classify.Op) (*classify.Dest, []byte, unix.Errno) {
 	if n < 0 || n > sizeofSockaddrStorage {
 		return nil, nil, unix.EINVAL
 	}
@@ -182,7 +183,7 @@ func readSockaddr(m *memReader, addr uint64, n int64, op classify.Op) (*classify
 		return &classify.Dest{NoDest: true}, nil, 0
 	}
 	buf := make([]byte, n)
-	if err := m.read(addr, buf); err != nil {
+	if err := m.Read(addr, buf); err != nil {
 		return nil, nil, unix.EFAULT
 	}
 	d, err := classify.Parse(buf, op)
@@ -203,14 +204,14 @@ func readSockaddr(m *memReader, addr uint64, n int64, op classify.Op) (*classify
 // message k > 0 ends the vector there: the kernel will never look past it,
 // and the call is decided on messages 0..k-1. At k == 0 the call fails
 // with that message's errno, as it would in the kernel.
-func readMsgDests(m *memReader, c *call, vec uint64, count, stride int) ([]classify.Dest, unix.Errno) {
+func readMsgDests(m *targetmem.Reader, c *call, vec uint64, count, stride int) ([]classify.Dest, unix.Errno) {
 	hdrs := make([]byte, count*stride)
-	if err := m.read(vec, hdrs); err != nil {
+	if err := m.Read(vec, hdrs); err != nil {
 		// Some header is unreadable: find the first one.
 		hdrs = hdrs[:0]
 		for i := 0; i < count; i++ {
 			one := make([]byte, stride)
-			if m.read(vec+uint64(i*stride), one) != nil {
+			if m.Read(vec+uint64(i*stride), one) != nil {
 				break
 			}
 			hdrs = append(hdrs, one...)
@@ -254,7 +255,7 @@ func readMsgDests(m *memReader, c *call, vec uint64, count, stride int) ([]class
 	return dests, 0
 }
 
-func readMsgName(m *memReader, h msghdr) (*classify.Dest, []byte, unix.Errno) {
+func readMsgName(m *targetmem.Reader, h msghdr) (*classify.Dest, []byte, unix.Errno) {
 	if h.name == 0 || h.namelen == 0 {
 		return nil, nil, 0
 	}

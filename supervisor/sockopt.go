@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
 )
 
 // Sizes of the option structs the kernel copies in (64-bit layouts; the
@@ -29,7 +30,7 @@ const (
 // the option does in c. An optval the kernel would refuse as too short
 // sets nothing: that call fails in the kernel without any effect. An
 // unreadable one fails with EFAULT, as in the kernel.
-func readSockOpt(m *memReader, c *call) unix.Errno {
+func readSockOpt(m *targetmem.Reader, c *call) unix.Errno {
 	o, ok := bpf.LookupSockOpt(uint32(c.Args[1]), uint32(c.Args[2]))
 	if !ok {
 		return 0 // the filter sends no other option; nothing to check

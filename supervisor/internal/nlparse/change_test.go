@@ -1,4 +1,4 @@
-package supervisor
+package nlparse
 
 import (
 	"encoding/binary"
@@ -61,7 +61,7 @@ func TestChangeRequest(t *testing.T) {
 		{"sock_diag", unix.NETLINK_SOCK_DIAG, nlmsg(unix.SOCK_DIAG_BY_FAMILY, dump, 56), ""},
 	}
 	for _, tt := range tests {
-		if got := changeRequest(tt.proto, tt.b); got != tt.want {
+		if got := ChangeRequest(tt.proto, tt.b); got != tt.want {
 			t.Errorf("%s: changeRequest = %q, want %q", tt.name, got, tt.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package supervisor
+package nlparse
 
 import (
 	"encoding/binary"
@@ -85,7 +85,7 @@ func TestRouteFdOffsets(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var got []uint32
-			for _, off := range routeFdOffsets(c.p) {
+			for _, off := range RouteFdOffsets(c.p) {
 				got = append(got, binary.NativeEndian.Uint32(c.p[off:]))
 			}
 			if !slices.Equal(got, c.want) {
@@ -104,7 +104,7 @@ func FuzzRouteFdOffsets(f *testing.F) {
 	f.Add(tcBPFFilter("bpf", 11))
 	f.Fuzz(func(t *testing.T, p []byte) {
 		seen := map[int]bool{}
-		for _, off := range routeFdOffsets(p) {
+		for _, off := range RouteFdOffsets(p) {
 			if off < 0 || off+4 > len(p) || seen[off] {
 				t.Fatalf("offset %d of %d bytes (seen %v)", off, len(p), seen[off])
 			}

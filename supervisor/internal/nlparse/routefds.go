@@ -9,15 +9,15 @@ import (
 
 // Descriptors named inside rtnetlink requests.
 //
-// Some rtnetlink attributes carry a descriptor number: a network
-// namespace (IFLA_NET_NS_FD, also in a veth, vxcan or netkit peer's own
-// attributes; NETNSA_FD) or a BPF program (IFLA_XDP_FD and
-// IFLA_XDP_EXPECTED_FD, a tc "bpf" filter's TCA_BPF_FD). The kernel looks
-// the number up in the sender's table while it handles the request, in
-// sendmsg. A request nettrap sends for a target (supervisor/emuunix.go) would name
-// nettrap's descriptors: a veth whose peer goes to "fd 5" would fail, or
-// move the peer somewhere else. So each such attribute is rewritten, in
-// nettrap's copy of the request, with a copy of the caller's descriptor
+// Some rtnetlink attributes carry a descriptor number: a network namespace
+// (IFLA_NET_NS_FD, also in a veth, vxcan or netkit peer's own attributes;
+// NETNSA_FD) or a BPF program (IFLA_XDP_FD and IFLA_XDP_EXPECTED_FD, a tc
+// "bpf" filter's TCA_BPF_FD). The kernel looks the number up in the
+// sender's table while it handles the request, in sendmsg. A request
+// nettrap sends for a target (supervisor/emuunix.go) would name nettrap's
+// descriptors: a veth whose peer goes to "fd 5" would fail, or move the
+// peer somewhere else. So each such attribute is rewritten, in nettrap's
+// copy of the request, with a copy of the caller's descriptor
 // (pidfd_getfd), closed once the call returns. The kernel's own checks
 // then see the object the caller named. Descriptors of other attributes
 // (tc actions, generic netlink families) are not translated: the number

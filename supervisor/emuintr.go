@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/rawsock"
 	"golang.org/x/sys/unix"
 )
 
@@ -59,7 +60,7 @@ func (s *borrowed) interrupt() bool {
 // EINPROGRESS when it starts the connect, EALREADY when the socket was
 // connecting already (see resumedConnect).
 func (s *borrowed) timedOut() unix.Errno {
-	if set, err := rawSendTimeout(s.fd); err != 0 || !set {
+	if set, err := rawsock.SendTimeout(s.fd); err != 0 || !set {
 		return unix.EALREADY // no timeout: nothing to tell apart
 	}
 	ti, err := unix.GetsockoptTCPInfo(s.fd, unix.IPPROTO_TCP, unix.TCP_INFO)

@@ -13,6 +13,7 @@ import (
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/supervisor/internal/ascaller"
 	"github.com/nettrap/nettrap/supervisor/internal/pidfds"
+	"github.com/nettrap/nettrap/supervisor/internal/rawsock"
 )
 
 // EmulateMode says whether allowed inet calls are made by the supervisor
@@ -242,7 +243,7 @@ func (s *borrowed) tryNow(c *call, typ int) (r result, done, wouldBlock bool) {
 // descriptor that is no socket says ENOTSOCK itself.
 func (s *borrowed) kind(c *call, connect bool) (typ, family int, err error) {
 	if !connect {
-		t, errno := rawSockoptInt(s.fd, unix.SO_TYPE)
+		t, errno := rawsock.SockoptInt(s.fd, unix.SO_TYPE)
 		if errno != 0 {
 			return 0, 0, sockoptErr(errno)
 		}
@@ -251,7 +252,7 @@ func (s *borrowed) kind(c *call, connect bool) (typ, family int, err error) {
 	if inetNamed(c) != 0 {
 		return typ, unix.AF_INET, nil
 	}
-	domain, errno := rawSockoptInt(s.fd, unix.SO_DOMAIN)
+	domain, errno := rawsock.SockoptInt(s.fd, unix.SO_DOMAIN)
 	if errno != 0 {
 		return 0, 0, sockoptErr(errno)
 	}

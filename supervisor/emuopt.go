@@ -4,6 +4,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/supervisor/internal/rawsock"
 	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
 )
 
@@ -65,6 +66,6 @@ func setOpt(s *borrowed, c *call) result {
 	}
 	var buf [maxOptval]byte
 	copy(buf[:], c.opt.got)
-	errno := rawSetsockopt(s.fd, int(int32(c.Args[1])), int(int32(c.Args[2])), buf[:], int32(optlen))
+	errno := rawsock.Setsockopt(s.fd, int(int32(c.Args[1])), int(int32(c.Args[2])), buf[:], int32(optlen))
 	return result{errno: errno}
 }

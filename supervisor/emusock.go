@@ -10,6 +10,7 @@ import (
 	"github.com/nettrap/nettrap/procfs"
 	"github.com/nettrap/nettrap/supervisor/internal/ascaller"
 	"github.com/nettrap/nettrap/supervisor/internal/pidfds"
+	"github.com/nettrap/nettrap/supervisor/internal/rawsock"
 )
 
 // errGone: the target left the call (it died, or a signal took it out)
@@ -56,7 +57,7 @@ type borrowed struct {
 func borrow(c *call, e *emulator) (*borrowed, error) {
 	target := int(int32(c.Args[0]))
 	if ent := e.pidfds.Get(c.TID); ent != nil {
-		fd, err := rawPidfdGetfd(ent.FD, target) // always close-on-exec
+		fd, err := rawsock.PidfdGetfd(ent.FD, target) // always close-on-exec
 		if err == 0 {
 			return c.borrowed(fd, ent, e), nil
 		}
@@ -70,7 +71,7 @@ func borrow(c *call, e *emulator) (*borrowed, error) {
 		return nil, err
 	}
 	ent := e.pidfds.Add(c.TID, pidfd)
-	fd, errno := rawPidfdGetfd(pidfd, target)
+	fd, errno := rawsock.PidfdGetfd(pidfd, target)
 	if errno != 0 {
 		e.pidfds.Put(ent)
 		if errno == unix.ESRCH {
@@ -133,7 +134,7 @@ func (s *borrowed) blocks(c *call, typ int) bool {
 	if c.Syscall.Kind == bpf.Connect && s.family == unix.AF_UNIX && typ == unix.SOCK_DGRAM {
 		return false // it only names the peer
 	}
-	fl, err := rawFileFlags(s.fd)
+	fl, err := rawsock.FileFlags(s.fd)
 	if err != 0 || fl&unix.O_NONBLOCK != 0 {
 		return false
 	}
@@ -175,7 +176,7 @@ func (s *borrowed) send(c *call, typ int) result {
 	if typ == unix.SOCK_STREAM && c.Syscall.Kind != bpf.SendMMsg {
 		return s.sendStream(c, flags)
 	}
-	var msgs []outMsg
+	var msgs []rawsock.Msg
 	checked := false // every byte was read before the notification was checked
 	switch c.Syscall.Kind {
 	case bpf.SendTo:
@@ -186,7 +187,7 @@ func (s *borrowed) send(c *call, typ int) result {
 				return result{errno: errno}
 			}
 		}
-		msgs = []outMsg{{name: c.msgs[0].name, payload: p}}
+		msgs = []rawsock.Msg{{Name: c.msgs[0].name, Payload: p}}
 	default:
 		for i, m := range c.msgs {
 			p, errno := s.msgPayload(typ, m)
@@ -196,12 +197,12 @@ func (s *borrowed) send(c *call, typ int) result {
 				}
 				break // sendmmsg sends what comes before a bad message
 			}
-			msgs = append(msgs, outMsg{name: m.name, control: m.control, payload: p})
+			msgs = append(msgs, rawsock.Msg{Name: m.name, Control: m.control, Payload: p})
 		}
 	}
 	defer func() {
 		for _, m := range msgs {
-			putPayloadBuf(m.payload)
+			putPayloadBuf(m.Payload)
 		}
 	}()
 	if !checked && !c.pending() {
@@ -244,7 +245,7 @@ func (s *borrowed) sendStream(c *call, flags int) result {
 			return result{errno: errno}
 		}
 	}
-	m := outMsg{name: c.msgs[0].name, control: c.msgs[0].control}
+	m := rawsock.Msg{Name: c.msgs[0].name, Control: c.msgs[0].control}
 	var sent int64
 	for first := true; first || len(bufs) > 0; first = false {
 		p, errno := s.payload(unix.SOCK_STREAM, bufs)
@@ -253,7 +254,7 @@ func (s *borrowed) sendStream(c *call, flags int) result {
 		}
 		var n int
 		if errno == 0 {
-			m.payload = p
+			m.Payload = p
 			n, errno = s.sysSendmsg(&m, flags|unix.MSG_NOSIGNAL)
 			putPayloadBuf(p)
 		}
@@ -269,7 +270,7 @@ func (s *borrowed) sendStream(c *call, flags int) result {
 			break
 		}
 		bufs = skip(bufs, uint64(n))
-		m.name, m.control, flags = nil, nil, flags&^unix.MSG_FASTOPEN
+		m.Name, m.Control, flags = nil, nil, flags&^unix.MSG_FASTOPEN
 	}
 	return result{val: sent}
 }
@@ -284,7 +285,7 @@ func (s *borrowed) sigpipe(errno unix.Errno, flags int) {
 
 // sendmmsg sends the messages in one call, as the target would have, and
 // writes each sent message's msg_len back into the target's vector.
-func (s *borrowed) sendmmsg(msgs []outMsg, flags int) result {
+func (s *borrowed) sendmmsg(msgs []rawsock.Msg, flags int) result {
 	if len(msgs) == 0 {
 		return result{}
 	}
@@ -310,9 +311,4 @@ func writeLens(tid int, vec uint64, lens []uint32) {
 		riov[i] = unix.RemoteIovec{Base: uintptr(vec) + uintptr(i*sizeofMmsghdr+sizeofMsghdr), Len: 4}
 	}
 	unix.ProcessVMWritev(tid, liov, riov, 0)
-}
-
-// outMsg is one message to send: checked name and control, payload.
-type outMsg struct {
-	name, control, payload []byte
 }

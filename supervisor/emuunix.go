@@ -12,6 +12,7 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/supervisor/internal/ascaller"
+	"github.com/nettrap/nettrap/supervisor/internal/rawsock"
 )
 
 // Unix and netlink calls made by nettrap.
@@ -51,7 +52,7 @@ func (e *emulator) makeUnix(s *borrowed, c *call, typ int, mayBlock bool) (r res
 		// A datagram connect never waits (see blocks): worth a
 		// getsockopt under the ptrace engine, which makes a call that
 		// may wait aside.
-		typ, _ = rawSockoptInt(s.fd, unix.SO_TYPE)
+		typ, _ = rawsock.SockoptInt(s.fd, unix.SO_TYPE)
 	}
 	if !mayBlock && c.Syscall.Kind == bpf.Connect && s.blocks(c, typ) {
 		return result{}, false, true // made aside: spare the work twice
@@ -226,7 +227,7 @@ func (s *borrowed) rights(ctl []byte) (out []byte, fds []int, errno unix.Errno, 
 				out = append([]byte(nil), ctl...)
 			}
 			for p := off + sizeofCmsghdr; p+4 <= off+int(n); p += 4 {
-				fd, e := rawPidfdGetfd(s.pidfd, int(int32(ne.Uint32(ctl[p:]))))
+				fd, e := rawsock.PidfdGetfd(s.pidfd, int(int32(ne.Uint32(ctl[p:]))))
 				switch e {
 				case 0:
 				case unix.EBADF:
@@ -302,29 +303,29 @@ func netlinkDest(name []byte) int {
 // syscalls as the caller (s.via), or directly.
 func (s *borrowed) sysConnect(name []byte) (errno unix.Errno) {
 	if s.via == nil {
-		return sysConnect(s.fd, name)
+		return rawsock.Connect(s.fd, name)
 	}
-	if err := s.via.Run(func() { errno = sysConnect(s.fd, name) }); err != nil {
+	if err := s.via.Run(func() { errno = rawsock.Connect(s.fd, name) }); err != nil {
 		return s.viaFailed(err)
 	}
 	return errno
 }
 
-func (s *borrowed) sysSendmsg(m *outMsg, flags int) (n int, errno unix.Errno) {
+func (s *borrowed) sysSendmsg(m *rawsock.Msg, flags int) (n int, errno unix.Errno) {
 	if s.via == nil {
-		return sysSendmsg(s.fd, m, flags)
+		return rawsock.Sendmsg(s.fd, m, flags)
 	}
-	if err := s.via.Run(func() { n, errno = sysSendmsg(s.fd, m, flags) }); err != nil {
+	if err := s.via.Run(func() { n, errno = rawsock.Sendmsg(s.fd, m, flags) }); err != nil {
 		return 0, s.viaFailed(err)
 	}
 	return n, errno
 }
 
-func (s *borrowed) sysSendmmsg(msgs []outMsg, flags int) (n int, lens []uint32, errno unix.Errno) {
+func (s *borrowed) sysSendmmsg(msgs []rawsock.Msg, flags int) (n int, lens []uint32, errno unix.Errno) {
 	if s.via == nil {
-		return sysSendmmsg(s.fd, msgs, flags)
+		return rawsock.Sendmmsg(s.fd, msgs, flags)
 	}
-	if err := s.via.Run(func() { n, lens, errno = sysSendmmsg(s.fd, msgs, flags) }); err != nil {
+	if err := s.via.Run(func() { n, lens, errno = rawsock.Sendmmsg(s.fd, msgs, flags) }); err != nil {
 		return 0, nil, s.viaFailed(err)
 	}
 	return n, lens, errno

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/nettrap/nettrap/supervisor/internal/nlparse"
+	"github.com/nettrap/nettrap/supervisor/internal/rawsock"
 	"golang.org/x/sys/unix"
 )
 
@@ -14,16 +15,16 @@ import (
 // copies, which the caller closes after the call. A negative value names
 // no descriptor (IFLA_XDP_FD -1 detaches) and is kept. A bad descriptor
 // is the call's errno (EBADF), as the kernel would answer.
-func (s *borrowed) translateRouteFds(msgs []outMsg) (fds []int, errno unix.Errno, err error) {
+func (s *borrowed) translateRouteFds(msgs []rawsock.Msg) (fds []int, errno unix.Errno, err error) {
 	ne := binary.NativeEndian
 	for i := range msgs {
-		p := msgs[i].payload
+		p := msgs[i].Payload
 		for _, off := range nlparse.RouteFdOffsets(p) {
 			n := int32(ne.Uint32(p[off:]))
 			if n < 0 {
 				continue
 			}
-			fd, e := rawPidfdGetfd(s.pidfd, int(n))
+			fd, e := rawsock.PidfdGetfd(s.pidfd, int(n))
 			switch e {
 			case 0:
 			case unix.EBADF:
@@ -45,8 +46,8 @@ func (s *borrowed) translateRouteFds(msgs []outMsg) (fds []int, errno unix.Errno
 // other than the caller's own (a bad descriptor) fails the call closed
 // (EPERM), and the supervisor says why: the request is not sent with
 // numbers that name nettrap's table.
-func (s *borrowed) netlinkFds(msgs []outMsg) ([]int, unix.Errno) {
-	proto, errno := rawSockoptInt(s.fd, unix.SO_PROTOCOL)
+func (s *borrowed) netlinkFds(msgs []rawsock.Msg) ([]int, unix.Errno) {
+	proto, errno := rawsock.SockoptInt(s.fd, unix.SO_PROTOCOL)
 	if errno != 0 {
 		return nil, errno
 	}

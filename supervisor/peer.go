@@ -15,6 +15,7 @@ import (
 	"github.com/nettrap/nettrap/classify"
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/rawsock"
 	"github.com/nettrap/nettrap/supervisor/internal/sockdiag"
 )
 
@@ -144,7 +145,7 @@ func (s *borrowed) outside(c *call, orig []byte, p decision.Peer) (r result, sto
 // checkInetPeers checks every loopback (or unspecified) destination of
 // an inet call (see the top of this file).
 func (s *borrowed) checkInetPeers(c *call) (r result, stop bool) {
-	proto, errno := rawSockoptInt(s.fd, unix.SO_PROTOCOL)
+	proto, errno := rawsock.SockoptInt(s.fd, unix.SO_PROTOCOL)
 	if errno != 0 {
 		return result{errno: unix.EPERM}, true
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
 	"github.com/nettrap/nettrap/supervisor/internal/ascaller"
+	"github.com/nettrap/nettrap/supervisor/internal/rawsock"
 	"github.com/nettrap/nettrap/supervisor/internal/sockdiag"
 )
 
@@ -172,7 +173,7 @@ func (s *borrowed) unseenListener(name []byte, typ int, role string) (*decision.
 	}
 	defer unix.Close(fd)
 	var errno unix.Errno
-	if err := s.via.Run(func() { errno = sysConnect(fd, name) }); err != nil {
+	if err := s.via.Run(func() { errno = rawsock.Connect(fd, name) }); err != nil {
 		return nil, err
 	}
 	if errno == unix.ECONNREFUSED || errno == unix.ENOENT || errno == unix.EPROTOTYPE {

@@ -93,6 +93,7 @@ func (k *kernelMsg) fill(m *Msg) {
 	}
 }
 
+// Sendmsg sends m in one sendmsg.
 func Sendmsg(fd int, m *Msg, flags int) (int, unix.Errno) {
 	var k kernelMsg
 	k.fill(m)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/supervisor/internal/capless"
+	"github.com/nettrap/nettrap/supervisor/internal/errlog"
 	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
 )
 
@@ -38,7 +39,7 @@ type loop struct {
 	wake     [2]int        // pipe: a write stops the loop
 	done     chan struct{} // closed by the goroutine that ends the loop
 	inflight sync.WaitGroup
-	errs     *errorLog
+	errs     *errlog.Log
 	netns    *startingNetns // nil when it could not be read
 	capMaker *capless.Maker // nil when the thread could not be made
 	noAddfd  atomic.Bool    // the kernel refused SECCOMP_ADDFD_FLAG_SEND
@@ -51,7 +52,7 @@ type loop struct {
 	stopping atomic.Bool
 }
 
-func newLoop(listener int, d decision.Decider, stats *Stats, errs *errorLog) (*loop, error) {
+func newLoop(listener int, d decision.Decider, stats *Stats, errs *errlog.Log) (*loop, error) {
 	l := &loop{listener: listener, decider: d, stats: stats, errs: errs, done: make(chan struct{})}
 	if err := unix.Pipe2(l.wake[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
 		return nil, os.NewSyscallError("pipe2", err)
@@ -255,7 +256,7 @@ func decideWith(d decision.Decider, report func(error), c *call) (a decision.Ans
 	return d.Decide(&c.Call)
 }
 
-func (l *loop) report(err error) { l.errs.add(err) }
+func (l *loop) report(err error) { l.errs.Add(err) }
 
 // stop asks run to end. The caller then waits for run to return, and only
 // then for inflight: before run has returned the polling goroutine may

@@ -13,6 +13,7 @@ import (
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/supervisor/internal/capless"
+	"github.com/nettrap/nettrap/supervisor/internal/errlog"
 	"github.com/nettrap/nettrap/supervisor/internal/tracee"
 )
 
@@ -51,7 +52,7 @@ import (
 type tracer struct {
 	decider      decision.Decider
 	stats        *Stats
-	errs         *errorLog
+	errs         *errlog.Log
 	netns        *startingNetns
 	syscalls     bool            // decide at syscall-entry stops (a listener above)
 	eval         *bpf.Evaluator  // the program, for entry stops
@@ -204,7 +205,7 @@ func (tr *tracer) wakerEvent(ws unix.WaitStatus) {
 	}
 }
 
-func (tr *tracer) report(err error) { tr.errs.add(err) }
+func (tr *tracer) report(err error) { tr.errs.Add(err) }
 
 func (tr *tracer) closeStopped() {
 	unix.Close(tr.stopped[0])

@@ -15,6 +15,8 @@ import (
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
 	"github.com/nettrap/nettrap/supervisor/internal/capless"
+	"github.com/nettrap/nettrap/supervisor/internal/errlog"
+	"github.com/nettrap/nettrap/supervisor/internal/inherit"
 )
 
 // Options configure a confined run.
@@ -62,7 +64,7 @@ type Session struct {
 	Userns UsernsChoice
 
 	eng  engine
-	errs errorLog
+	errs errlog.Log
 	// reaped releases the thread that forked the child (see Start).
 	reaped chan struct{}
 }
@@ -307,7 +309,7 @@ func (e *notifyEngine) waitStatus(s *Session) (syscall.WaitStatus, bool) {
 // thread that forks it (PR_SET_PDEATHSIG, see Start), and it is kept from
 // namespaces it did not make (userns.go).
 func prepareCommand(cmd *exec.Cmd, uc UsernsChoice, notices io.Writer) error {
-	if err := closeInheritedSockets(cmd, notices); err != nil {
+	if err := inherit.CloseSockets(cmd, notices); err != nil {
 		return err
 	}
 	setNotDumpable()
@@ -345,7 +347,7 @@ func (s *Session) caplessMaker(netns *startingNetns, netnsFD int) *capless.Maker
 	}
 	m, err := capless.NewMaker(netns.id, netnsFD)
 	if err != nil {
-		s.errs.add(fmt.Errorf("netlink calls keep the target's capabilities: %w", err))
+		s.errs.Add(fmt.Errorf("netlink calls keep the target's capabilities: %w", err))
 		return nil
 	}
 	return m
@@ -375,4 +377,4 @@ func closeFD(fd int) {
 
 // Errors returns the supervisor's own errors (not the command's), for the
 // caller to report: the first 16, then "and N more". It never blocks.
-func (s *Session) Errors() []error { return s.errs.take() }
+func (s *Session) Errors() []error { return s.errs.Take() }

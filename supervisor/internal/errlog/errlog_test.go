@@ -1,4 +1,4 @@
-package supervisor
+package errlog
 
 import (
 	"errors"
@@ -8,11 +8,11 @@ import (
 
 // Errors past maxErrors are counted and said, not dropped.
 func TestErrorLogCountsTheRest(t *testing.T) {
-	var l errorLog
+	var l Log
 	for i := range maxErrors + 5 {
-		l.add(fmt.Errorf("error %d", i))
+		l.Add(fmt.Errorf("error %d", i))
 	}
-	got := l.take()
+	got := l.Take()
 	if len(got) != maxErrors+1 {
 		t.Fatalf("%d errors, want %d and a count", len(got), maxErrors)
 	}
@@ -22,11 +22,11 @@ func TestErrorLogCountsTheRest(t *testing.T) {
 	if last := got[maxErrors].Error(); last != "and 5 more" {
 		t.Errorf("last error %q, want %q", last, "and 5 more")
 	}
-	if again := l.take(); len(again) != 0 {
+	if again := l.Take(); len(again) != 0 {
 		t.Errorf("taken twice: %v", again)
 	}
-	l.add(errors.New("late"))
-	if late := l.take(); len(late) != 1 || late[0].Error() != "late" {
+	l.Add(errors.New("late"))
+	if late := l.Take(); len(late) != 1 || late[0].Error() != "late" {
 		t.Errorf("after a take: %v, want the late error alone", late)
 	}
 }

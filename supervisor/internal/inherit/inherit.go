@@ -1,4 +1,4 @@
-package supervisor
+package inherit
 
 import (
 	"fmt"
@@ -14,31 +14,16 @@ import (
 	"github.com/nettrap/nettrap/supervisor/internal/sockdiag"
 )
 
-// Sockets inherited from whoever started nettrap reach the network with
-// no call for the filter to see: a shell's `exec 3<>/dev/tcp/host/80`
-// followed by `nettrap -- sh -c 'echo x >&3'` writes to that host. So
-// before the command starts:
-//
-//   - an inherited descriptor that would pass to it (not close-on-exec)
-//     and is a socket of any family but unix and netlink is closed, with a
-//     one-line notice naming it and its peer. Closing, not failing: CI
-//     runners and daemons often leak descriptors into their jobs, and the
-//     job does not need them. Pipes and files (make's jobserver) pass
-//     untouched;
-//   - a network socket given as the command's stdin, stdout or stderr, or
-//     in ExtraFiles, cannot be closed without breaking the command: Start
-//     refuses to run it, naming the descriptor and its peer.
-
 // passedSocket describes a socket that would reach the command.
 type passedSocket struct {
 	fd   int
 	desc string // "tcp 10.0.0.2:41234 -> 203.0.113.7:80"
 }
 
-// closeInheritedSockets closes the inherited network sockets that would
+// CloseSockets closes the inherited network sockets that would
 // pass to cmd, telling w about each, and fails if cmd's own stdio or
 // ExtraFiles are network sockets.
-func closeInheritedSockets(cmd *exec.Cmd, w io.Writer) error {
+func CloseSockets(cmd *exec.Cmd, w io.Writer) error {
 	if err := checkGivenFiles(cmd); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package supervisor
+package errlog
 
 import (
 	"fmt"
@@ -10,15 +10,15 @@ import (
 // otherwise fill the memory and the terminal.
 const maxErrors = 16
 
-// errorLog keeps the first maxErrors errors and counts the others, so that
+// Log keeps the first maxErrors errors and counts the others, so that
 // none is dropped silently.
-type errorLog struct {
+type Log struct {
 	mu   sync.Mutex
 	errs []error
 	more int
 }
 
-func (e *errorLog) add(err error) {
+func (e *Log) Add(err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if len(e.errs) < maxErrors {
@@ -28,9 +28,9 @@ func (e *errorLog) add(err error) {
 	e.more++
 }
 
-// take returns the errors kept so far, followed by "and N more" when some
+// Take returns the errors kept so far, followed by "and N more" when some
 // were only counted, and starts over.
-func (e *errorLog) take() []error {
+func (e *Log) Take() []error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	errs := e.errs

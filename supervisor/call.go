@@ -6,6 +6,7 @@ import (
 	"github.com/nettrap/nettrap/classify"
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/namespace"
 )
 
 // call is one intercepted syscall as the engines hold it: the decoded
@@ -26,7 +27,7 @@ type call struct {
 
 	// holder is the engine that holds the caller stopped in the call.
 	holder holder
-	netns  *startingNetns
+	netns  *namespace.Starting
 	// emulating: allowed calls are made by nettrap (an emulator runs).
 	emulating bool
 	// inTree: the decision allowed the call as one in a namespace of the

@@ -151,7 +151,7 @@ func (e *emulator) make(c *call, mayBlock bool) (r result, done, wouldBlock bool
 		return r, done, false
 	}
 	defer s.close()
-	if c.inTree && !c.netns.ownsSocket(s.fd) {
+	if c.inTree && !c.netns.OwnsSocket(s.fd) {
 		// Another socket was put at the number after the decision.
 		e.report(fmt.Errorf("allowed %s by pid %d denied: its descriptor no longer names a socket of a namespace the tree made", c.Syscall.Name, c.TID))
 		return result{errno: unix.EPERM}, true, false

@@ -13,6 +13,7 @@ import (
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/supervisor/internal/capless"
 	"github.com/nettrap/nettrap/supervisor/internal/errlog"
+	"github.com/nettrap/nettrap/supervisor/internal/namespace"
 	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
 )
 
@@ -40,9 +41,9 @@ type loop struct {
 	done     chan struct{} // closed by the goroutine that ends the loop
 	inflight sync.WaitGroup
 	errs     *errlog.Log
-	netns    *startingNetns // nil when it could not be read
-	capMaker *capless.Maker // nil when the thread could not be made
-	noAddfd  atomic.Bool    // the kernel refused SECCOMP_ADDFD_FLAG_SEND
+	netns    *namespace.Starting // nil when it could not be read
+	capMaker *capless.Maker      // nil when the thread could not be made
+	noAddfd  atomic.Bool         // the kernel refused SECCOMP_ADDFD_FLAG_SEND
 	// blocking: receivers block in RECV (receiver.go), which needs the
 	// filter to trap the call that wakes them (kick.go); otherwise the
 	// loop polls before each RECV (serve).

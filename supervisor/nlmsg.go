@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/namespace"
 	"github.com/nettrap/nettrap/supervisor/internal/nlparse"
 	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
 )
@@ -112,9 +113,9 @@ func (c *call) netlinkRequest() (ours bool, change string) {
 // calling thread's /proc/TID/net/netlink, which lists the thread's
 // namespace only.
 func (c *call) netlinkProtocol(fd int) (proto int, ok bool) {
-	if c.netns != nil && c.netns.cookie != 0 {
+	if c.netns != nil && c.netns.Cookie != 0 {
 		if proto, cookie, err := c.borrowedProtocol(fd); err == nil {
-			return proto, cookie == c.netns.cookie
+			return proto, cookie == c.netns.Cookie
 		}
 	}
 	proto, found := procfs.NetlinkProtocol(c.TID, fd)
@@ -141,7 +142,7 @@ func (c *call) borrowedProtocol(fd int) (proto int, cookie uint64, err error) {
 		return -1, 0, err
 	}
 	if proto, err = unix.GetsockoptInt(sfd, unix.SOL_SOCKET, unix.SO_PROTOCOL); err == nil {
-		cookie, err = netnsCookie(sfd)
+		cookie, err = namespace.SocketCookie(sfd)
 	}
 	if err != nil {
 		unix.Close(sfd)

@@ -15,6 +15,7 @@ import (
 	"github.com/nettrap/nettrap/classify"
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/namespace"
 	"github.com/nettrap/nettrap/supervisor/internal/rawsock"
 	"github.com/nettrap/nettrap/supervisor/internal/sockdiag"
 )
@@ -103,15 +104,15 @@ var errPeerUnchecked = errors.New("its peer must be checked, which needs nettrap
 // tree made (whatever it reaches there is the tree's), in the one
 // nettrap started in (which its sock_diag sees), or elsewhere.
 func (s *borrowed) peerNetns(c *call) (treeOwned, starting bool) {
-	if c.netns.ownsSocket(s.fd) {
+	if c.netns.OwnsSocket(s.fd) {
 		return true, false
 	}
 	if c.netns == nil {
 		return false, true
 	}
-	if c.netns.cookie != 0 {
-		cookie, err := netnsCookie(s.fd)
-		return false, err == nil && cookie == c.netns.cookie
+	if c.netns.Cookie != 0 {
+		cookie, err := namespace.SocketCookie(s.fd)
+		return false, err == nil && cookie == c.netns.Cookie
 	}
 	nsfd, err := unix.IoctlRetInt(s.fd, unix.SIOCGSKNS)
 	if err != nil {
@@ -122,7 +123,7 @@ func (s *borrowed) peerNetns(c *call) (treeOwned, starting bool) {
 	if unix.Fstat(nsfd, &st) != nil {
 		return false, false
 	}
-	return false, procfs.NsID{Dev: st.Dev, Ino: st.Ino} == c.netns.id
+	return false, procfs.NsID{Dev: st.Dev, Ino: st.Ino} == c.netns.ID
 }
 
 // outside asks the decider about message i's destination; stop says the

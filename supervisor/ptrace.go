@@ -14,6 +14,7 @@ import (
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/supervisor/internal/capless"
 	"github.com/nettrap/nettrap/supervisor/internal/errlog"
+	"github.com/nettrap/nettrap/supervisor/internal/namespace"
 	"github.com/nettrap/nettrap/supervisor/internal/tracee"
 )
 
@@ -53,7 +54,7 @@ type tracer struct {
 	decider      decision.Decider
 	stats        *Stats
 	errs         *errlog.Log
-	netns        *startingNetns
+	netns        *namespace.Starting
 	syscalls     bool            // decide at syscall-entry stops (a listener above)
 	eval         *bpf.Evaluator  // the program, for entry stops
 	vmRead       atomic.Bool     // read target memory with process_vm_readv (mem.go)

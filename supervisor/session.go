@@ -17,6 +17,7 @@ import (
 	"github.com/nettrap/nettrap/supervisor/internal/capless"
 	"github.com/nettrap/nettrap/supervisor/internal/errlog"
 	"github.com/nettrap/nettrap/supervisor/internal/inherit"
+	"github.com/nettrap/nettrap/supervisor/internal/namespace"
 )
 
 // Options configure a confined run.
@@ -164,7 +165,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	type started struct {
 		listener int
 		killable bool
-		netns    *startingNetns
+		netns    *namespace.Starting
 		netnsFD  int
 		err      error
 	}
@@ -327,10 +328,10 @@ func prepareCommand(cmd *exec.Cmd, uc UsernsChoice, notices io.Writer) error {
 // user namespace of its own, the network namespaces its tree makes are
 // told apart from the starting one (treens.go); the emulator's peer
 // checks learn the tree's root (peer.go).
-func (s *Session) started(netns *startingNetns, emu *emulator) {
+func (s *Session) started(netns *namespace.Starting, emu *emulator) {
 	pid := s.Cmd.Process.Pid
 	if s.Userns.Method == NsUserns && netns != nil {
-		netns.setTree(pid)
+		netns.SetTree(pid)
 	}
 	if emu != nil {
 		emu.tree.setRoot(pid)
@@ -341,11 +342,11 @@ func (s *Session) started(netns *startingNetns, emu *emulator) {
 // sockets and sends for the command (netlink.go), in the starting
 // namespace; nil when it cannot, which is said: netlink calls then keep
 // the target's capabilities.
-func (s *Session) caplessMaker(netns *startingNetns, netnsFD int) *capless.Maker {
+func (s *Session) caplessMaker(netns *namespace.Starting, netnsFD int) *capless.Maker {
 	if netns == nil {
 		return nil
 	}
-	m, err := capless.NewMaker(netns.id, netnsFD)
+	m, err := capless.NewMaker(netns.ID, netnsFD)
 	if err != nil {
 		s.errs.Add(fmt.Errorf("netlink calls keep the target's capabilities: %w", err))
 		return nil
@@ -357,8 +358,8 @@ func (s *Session) caplessMaker(netns *startingNetns, netnsFD int) *capless.Maker
 // namespace and opens it, for the capability-free thread to enter. nil and
 // -1 when it cannot: every call then counts as made in the starting
 // namespace (the strict reading), and netlink sockets are not handed over.
-func startingNetnsOfThread() (*startingNetns, int) {
-	ns, err := readStartingNetns()
+func startingNetnsOfThread() (*namespace.Starting, int) {
+	ns, err := namespace.Read()
 	if err != nil {
 		return nil, -1
 	}

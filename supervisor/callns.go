@@ -4,46 +4,13 @@ import (
 	"errors"
 	"os"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/namespace"
+	"golang.org/x/sys/unix"
 )
 
-// startingNetns is the network namespace the command started in: the one
-// of the thread that forked it. nettrap guards that namespace; one the
-// test makes for itself is its own business.
-type startingNetns struct {
-	id procfs.NsID
-	// cookie is the namespace's SO_NETNS_COOKIE (5.14+), 0 when the
-	// kernel has none: then a socket's namespace cannot be told, and the
-	// calling thread's stands in for it.
-	cookie uint64
-	// tree is the command's own user namespace (treens.go), once known.
-	tree treeUserns
-}
-
-// readStartingNetns reads the namespace of the calling thread, which must
-// be locked (it is the thread that forks the command).
-func readStartingNetns() (startingNetns, error) {
-	id, err := procfs.Namespace(procfs.ThreadSelfPath("ns/net"))
-	if err != nil {
-		return startingNetns{}, err
-	}
-	s := startingNetns{id: id}
-	if fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0); err == nil {
-		s.cookie, _ = netnsCookie(fd)
-		unix.Close(fd)
-	}
-	return s, nil
-}
-
-func netnsCookie(fd int) (uint64, error) {
-	v, err := unix.GetsockoptUint64(fd, unix.SOL_SOCKET, unix.SO_NETNS_COOKIE)
-	if err != nil {
-		return 0, os.NewSyscallError("getsockopt(SO_NETNS_COOKIE)", err)
-	}
-	return v, nil
-}
+// The namespaces a call acts in, as the decoder and the emulator ask.
 
 // inStartingNetns reports whether the calling thread is in the network
 // namespace nettrap started the command in. The thread cannot change
@@ -55,7 +22,7 @@ func (c *call) inStartingNetns() bool {
 		return true
 	}
 	id, err := procfs.Namespace(procfs.TaskPath(c.TID, "ns/net"))
-	return err != nil || id == c.netns.id
+	return err != nil || id == c.netns.ID
 }
 
 // socketInStartingNetns reports whether descriptor fd of the caller is a
@@ -66,13 +33,13 @@ func (c *call) inStartingNetns() bool {
 // calling thread's namespace decides. A descriptor that is not open, or
 // not a socket, changes no namespace: the kernel fails the ioctl.
 func (c *call) socketInStartingNetns(fd int) bool {
-	if c.netns == nil || c.netns.cookie == 0 {
+	if c.netns == nil || c.netns.Cookie == 0 {
 		return c.inStartingNetns()
 	}
 	cookie, err := c.socketCookie(fd)
 	switch {
 	case err == nil:
-		return cookie == c.netns.cookie
+		return cookie == c.netns.Cookie
 	case errors.Is(err, unix.EBADF), errors.Is(err, unix.ENOTSOCK):
 		return false
 	}
@@ -85,7 +52,7 @@ func (c *call) socketCookie(fd int) (uint64, error) {
 		return 0, err
 	}
 	defer unix.Close(sfd)
-	return netnsCookie(sfd)
+	return namespace.SocketCookie(sfd)
 }
 
 // borrow takes a copy of the caller's descriptor fd (pidfd_getfd); the
@@ -101,4 +68,26 @@ func (c *call) borrow(fd int) (int, error) {
 		return -1, os.NewSyscallError("pidfd_getfd", err)
 	}
 	return sfd, nil
+}
+
+// treeNetns answers Task.TreeNetns for c (see task.TreeNetns).
+func (c *call) treeNetns() bool {
+	if !c.netns.HasTree() || c.Syscall.Foreign || c.Err != 0 {
+		return false
+	}
+	switch c.Syscall.Kind {
+	case bpf.Socket:
+		return c.netns.OwnsThread(c.TID)
+	case bpf.Connect, bpf.SendTo, bpf.SendMsg, bpf.SendMMsg:
+		if !c.emulating {
+			return false // the kernel would look the descriptor up again
+		}
+		sfd, err := c.borrow(int(int32(c.Args[0])))
+		if err != nil {
+			return false
+		}
+		defer unix.Close(sfd)
+		return c.netns.OwnsSocket(sfd)
+	}
+	return false
 }

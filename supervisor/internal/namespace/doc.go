@@ -3,7 +3,7 @@
 // whether a call or a socket acts in it, and which network namespaces
 // belong to the confined tree (SetTree, OwnsSocket, OwnsThread).
 //
-// Network namespaces the confined tree made.
+// # The tree's namespaces
 //
 // Where the command runs in a user namespace of its own
 // (supervisor/userns.go), every network namespace its tree makes is owned

@@ -7,6 +7,7 @@ import (
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
 	"github.com/nettrap/nettrap/supervisor/internal/namespace"
+	"github.com/nettrap/nettrap/supervisor/internal/unotify"
 )
 
 // call is one intercepted syscall as the engines hold it: the decoded
@@ -70,11 +71,11 @@ func (c *call) pending() bool { return c.holder.pending(c) }
 func (c *call) answerEarly(errno unix.Errno) { c.holder.answerEarly(c, errno) }
 
 // pending implements holder: the notification is still valid.
-func (l *loop) pending(c *call) bool { return idValid(l.listener, c.ID) }
+func (l *loop) pending(c *call) bool { return unotify.IDValid(l.listener, c.ID) }
 
 // answerEarly implements holder.
 func (l *loop) answerEarly(c *call, errno unix.Errno) {
-	sendResp(l.listener, &notifResp{ID: c.ID, Error: -int32(errno)})
+	unotify.Send(l.listener, &unotify.Resp{ID: c.ID, Error: -int32(errno)})
 }
 
 // keepsTID implements holder: a notified thread that leaves the call may

@@ -10,6 +10,7 @@ import (
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/procfs"
 	"github.com/nettrap/nettrap/supervisor/internal/tracee"
+	"github.com/nettrap/nettrap/supervisor/internal/unotify"
 )
 
 // errNoHandOver: nettrap cannot take a descriptor for the target and
@@ -54,8 +55,8 @@ func (l *loop) pidfdGetfd(c *call) bool {
 		return true
 	}
 	defer unix.Close(int(fd))
-	a := notifAddfd{ID: c.ID, Flags: unix.SECCOMP_ADDFD_FLAG_SEND, Srcfd: uint32(fd), NewfdFlags: unix.O_CLOEXEC}
-	_, err = addFD(l.listener, &a)
+	a := unotify.Addfd{ID: c.ID, Flags: unix.SECCOMP_ADDFD_FLAG_SEND, Srcfd: uint32(fd), NewfdFlags: unix.O_CLOEXEC}
+	_, err = unotify.AddFD(l.listener, &a)
 	switch {
 	case err == nil:
 		l.stats.Allowed.Add(1)
@@ -74,7 +75,7 @@ func (l *loop) pidfdGetfd(c *call) bool {
 // answer to what nettrap made for it), counted as allowed.
 func (l *loop) answerErrno(c *call, errno unix.Errno) {
 	l.stats.Allowed.Add(1)
-	l.send(&notifResp{ID: c.ID, Error: -int32(errno)})
+	l.send(&unotify.Resp{ID: c.ID, Error: -int32(errno)})
 }
 
 // emulablePidfd tells an allowed native pidfd_getfd, which both engines

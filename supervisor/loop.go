@@ -15,6 +15,7 @@ import (
 	"github.com/nettrap/nettrap/supervisor/internal/errlog"
 	"github.com/nettrap/nettrap/supervisor/internal/namespace"
 	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
+	"github.com/nettrap/nettrap/supervisor/internal/unotify"
 )
 
 // Stats counts what the loop did.
@@ -119,7 +120,7 @@ func (l *loop) serve() {
 
 // next waits for a notification and receives it. It returns nil when
 // there was none to receive after all, and end when the loop must stop.
-func (l *loop) next() (n *notif, end bool) {
+func (l *loop) next() (n *unotify.Notif, end bool) {
 	fds := []unix.PollFd{
 		{Fd: int32(l.listener), Events: unix.POLLIN},
 		{Fd: int32(l.wake[0]), Events: unix.POLLIN},
@@ -146,9 +147,9 @@ func (l *loop) next() (n *notif, end bool) {
 }
 
 // receive takes one notification from the kernel, or returns nil.
-func (l *loop) receive() *notif {
-	n := new(notif)
-	if err := recvNotif(l.listener, n); err != nil {
+func (l *loop) receive() *unotify.Notif {
+	n := new(unotify.Notif)
+	if err := unotify.Recv(l.listener, n); err != nil {
 		// ENOENT: the target left the syscall (a signal, Go's SIGURG
 		// preemption, death) between poll and RECV. EINTR: our own
 		// thread was interrupted. Both are normal.
@@ -165,7 +166,7 @@ func (l *loop) receive() *notif {
 // the one it was (the memory read belongs to the right task), decides and
 // answers. Every path ends in an answer or a vanished target: a target is
 // never left waiting.
-func (l *loop) handle(n *notif) {
+func (l *loop) handle(n *unotify.Notif) {
 	c := l.newCall(n)
 	if !c.Syscall.Foreign {
 		m := targetmem.NewReader(n.PID).UseVM(&l.vmRead)
@@ -173,7 +174,7 @@ func (l *loop) handle(n *notif) {
 		c.Dests, c.Err = readDests(m, c)
 		m.Close()
 	}
-	if !idValid(l.listener, n.ID) {
+	if !unotify.IDValid(l.listener, n.ID) {
 		l.stats.Vanished.Add(1)
 		return
 	}
@@ -190,12 +191,12 @@ func (l *loop) handle(n *notif) {
 // by the supervisor.
 func (l *loop) answerValue(c *call, v int64) {
 	l.stats.Allowed.Add(1)
-	l.send(&notifResp{ID: c.ID, Val: v})
+	l.send(&unotify.Resp{ID: c.ID, Val: v})
 }
 
 // send sends one response; a target that left the call is counted.
-func (l *loop) send(resp *notifResp) {
-	if err := sendResp(l.listener, resp); err != nil {
+func (l *loop) send(resp *unotify.Resp) {
+	if err := unotify.Send(l.listener, resp); err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			l.stats.Vanished.Add(1)
 			return
@@ -215,7 +216,7 @@ func (l *loop) answer(c *call, a decision.Answer) {
 			return
 		}
 	}
-	resp := notifResp{ID: c.ID}
+	resp := unotify.Resp{ID: c.ID}
 	r, how := settle(l.emu, c, a, true, l.report)
 	switch {
 	case how == emulated:

@@ -8,6 +8,7 @@ import (
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/supervisor/internal/capless"
+	"github.com/nettrap/nettrap/supervisor/internal/unotify"
 )
 
 // Netlink sockets in the starting namespace.
@@ -68,11 +69,11 @@ func (l *loop) handOver(c *call) bool {
 		return true
 	}
 	defer unix.Close(fd)
-	a := notifAddfd{ID: c.ID, Flags: unix.SECCOMP_ADDFD_FLAG_SEND, Srcfd: uint32(fd)}
+	a := unotify.Addfd{ID: c.ID, Flags: unix.SECCOMP_ADDFD_FLAG_SEND, Srcfd: uint32(fd)}
 	if typ&unix.SOCK_CLOEXEC != 0 {
 		a.NewfdFlags = unix.O_CLOEXEC
 	}
-	_, err = addFD(l.listener, &a)
+	_, err = unotify.AddFD(l.listener, &a)
 	switch {
 	case err == nil:
 		l.stats.Allowed.Add(1)

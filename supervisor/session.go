@@ -18,6 +18,7 @@ import (
 	"github.com/nettrap/nettrap/supervisor/internal/errlog"
 	"github.com/nettrap/nettrap/supervisor/internal/inherit"
 	"github.com/nettrap/nettrap/supervisor/internal/namespace"
+	"github.com/nettrap/nettrap/supervisor/internal/unotify"
 )
 
 // Options configure a confined run.
@@ -219,7 +220,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	s.started(st.netns, emu)
 	ne.listener, s.KillableRecv = st.listener, st.killable
 	if os.Getenv(noSyncWakeUpEnv) == "" {
-		s.SyncWakeUp = setSyncWakeUp(ne.listener)
+		s.SyncWakeUp = unotify.SetSyncWakeUp(ne.listener)
 	}
 	l, err := newLoop(ne.listener, opts.Decider, &s.Stats, &s.errs)
 	if err != nil {

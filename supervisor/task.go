@@ -7,6 +7,7 @@ import (
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
 	"github.com/nettrap/nettrap/supervisor/internal/sockdiag"
+	"github.com/nettrap/nettrap/supervisor/internal/unotify"
 )
 
 // task is the supervisor's Task: it reads /proc and borrows the caller's
@@ -22,7 +23,7 @@ type task struct {
 }
 
 // newCall is the call of notification n, with the supervisor's Task.
-func (l *loop) newCall(n *notif) *call {
+func (l *loop) newCall(n *unotify.Notif) *call {
 	c := &call{
 		Call: decision.Call{ID: n.ID, TID: int(n.PID),
 			Syscall: bpf.Lookup(n.Data.Arch, n.Data.Nr), Args: n.Data.Args},

@@ -1,4 +1,4 @@
-package supervisor
+package unotify
 
 import (
 	"fmt"
@@ -12,32 +12,32 @@ import (
 // golang.org/x/sys/unix has the constants and ioctl numbers but not the
 // structs, so those are written out here.
 
-// seccompData is struct seccomp_data.
-type seccompData struct {
+// Data is struct seccomp_data.
+type Data struct {
 	Nr   int32
 	Arch uint32
 	IP   uint64
 	Args [6]uint64
 }
 
-// notif is struct seccomp_notif (80 bytes).
-type notif struct {
+// Notif is struct seccomp_notif (80 bytes).
+type Notif struct {
 	ID    uint64
 	PID   uint32
 	Flags uint32
-	Data  seccompData
+	Data  Data
 }
 
-// notifResp is struct seccomp_notif_resp (24 bytes).
-type notifResp struct {
+// Resp is struct seccomp_notif_resp (24 bytes).
+type Resp struct {
 	ID    uint64
 	Val   int64
 	Error int32
 	Flags uint32
 }
 
-// notifAddfd is struct seccomp_notif_addfd (24 bytes).
-type notifAddfd struct {
+// Addfd is struct seccomp_notif_addfd (24 bytes).
+type Addfd struct {
 	ID         uint64
 	Flags      uint32
 	Srcfd      uint32
@@ -47,12 +47,12 @@ type notifAddfd struct {
 
 // Compile-time checks that the layouts match the kernel's.
 var (
-	_ [24 - unsafe.Sizeof(notifAddfd{})]struct{}
-	_ [unsafe.Sizeof(notifAddfd{}) - 24]struct{}
-	_ [80 - unsafe.Sizeof(notif{})]struct{}
-	_ [unsafe.Sizeof(notif{}) - 80]struct{}
-	_ [24 - unsafe.Sizeof(notifResp{})]struct{}
-	_ [unsafe.Sizeof(notifResp{}) - 24]struct{}
+	_ [24 - unsafe.Sizeof(Addfd{})]struct{}
+	_ [unsafe.Sizeof(Addfd{}) - 24]struct{}
+	_ [80 - unsafe.Sizeof(Notif{})]struct{}
+	_ [unsafe.Sizeof(Notif{}) - 80]struct{}
+	_ [24 - unsafe.Sizeof(Resp{})]struct{}
+	_ [unsafe.Sizeof(Resp{}) - 24]struct{}
 )
 
 func ioctlPtr(fd int, req uintptr, p unsafe.Pointer) error {
@@ -75,20 +75,20 @@ func ioctlPtrRaw(fd int, req uintptr, p unsafe.Pointer) error {
 	return nil
 }
 
-// recvNotif blocks until the kernel hands over one notification. The
+// Recv blocks until the kernel hands over one notification. The
 // struct must be zeroed before the call (the kernel rejects garbage).
-func recvNotif(fd int, n *notif) error {
-	*n = notif{}
+func Recv(fd int, n *Notif) error {
+	*n = Notif{}
 	return ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(n))
 }
 
-// sendResp answers one notification. ENOENT means the target is gone or
+// Send answers one notification. ENOENT means the target is gone or
 // its syscall was interrupted: the caller treats it as normal.
-func sendResp(fd int, r *notifResp) error {
+func Send(fd int, r *Resp) error {
 	return ioctlPtrRaw(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(r))
 }
 
-// addFD installs a copy of srcfd in the target of notification a.ID
+// AddFD installs a copy of srcfd in the target of notification a.ID
 // (SECCOMP_IOCTL_NOTIF_ADDFD, 5.9+) and returns its number there. With
 // SECCOMP_ADDFD_FLAG_SEND (5.14+) the same step answers the notification:
 // the target's syscall returns that number.
@@ -100,7 +100,7 @@ func sendResp(fd int, r *notifResp) error {
 // ioctl, restarted, says EINPROGRESS (kernel/seccomp.c,
 // seccomp_notify_addfd). So the thread blocks every signal it can for
 // the call; they are delivered after.
-func addFD(fd int, a *notifAddfd) (int, error) {
+func AddFD(fd int, a *Addfd) (int, error) {
 	if a.Flags&unix.SECCOMP_ADDFD_FLAG_SEND != 0 {
 		runtime.LockOSThread() // the mask is the thread's
 		defer runtime.UnlockOSThread()
@@ -121,19 +121,19 @@ func addFD(fd int, a *notifAddfd) (int, error) {
 	return int(r), nil
 }
 
-// idValid reports whether the notification is still pending, i.e. the
+// IDValid reports whether the notification is still pending, i.e. the
 // task that raised it still waits in that very syscall. It must be asked
 // after reading target memory: if the task died and its pid was reused,
 // what was read belongs to somebody else.
 // x/sys has the _IOW form of SECCOMP_IOCTL_NOTIF_ID_VALID; kernels
 // before 5.10 knew only _IOR, and accept both since.
-func idValid(fd int, id uint64) bool {
+func IDValid(fd int, id uint64) bool {
 	return ioctlPtrRaw(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == nil
 }
 
-// setSyncWakeUp asks the kernel (6.6+) to wake the supervisor on the
+// SetSyncWakeUp asks the kernel (6.6+) to wake the supervisor on the
 // target's CPU, which cuts the round trip. Unsupported is not an error.
-func setSyncWakeUp(fd int) bool {
+func SetSyncWakeUp(fd int) bool {
 	// The flags travel as the ioctl argument itself, not behind a pointer.
 	// SECCOMP_IOCTL_NOTIF_SET_FLAGS is 6.6+.
 	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)

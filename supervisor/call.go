@@ -7,6 +7,7 @@ import (
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
 	"github.com/nettrap/nettrap/supervisor/internal/namespace"
+	"github.com/nettrap/nettrap/supervisor/internal/sockopt"
 	"github.com/nettrap/nettrap/supervisor/internal/unotify"
 )
 
@@ -21,7 +22,7 @@ type call struct {
 	// must not read the address a second time (emulate.go).
 	msgs []rawMsg
 	// opt is a trapped setsockopt's value as read (emuopt.go).
-	opt optValue
+	opt sockopt.Value
 	// pidfdTarget is the process a pidfd_getfd's pidfd named when it
 	// was decided (emupidfd.go).
 	pidfdTarget int

@@ -4,10 +4,11 @@ import (
 	"errors"
 	"os"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/procfs"
 	"github.com/nettrap/nettrap/supervisor/internal/namespace"
-	"golang.org/x/sys/unix"
 )
 
 // The namespaces a call acts in, as the decoder and the emulator ask.

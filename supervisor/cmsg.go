@@ -3,8 +3,10 @@ package supervisor
 import (
 	"encoding/binary"
 
-	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/supervisor/internal/sockopt"
+	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
 )
 
 const (
@@ -73,10 +75,10 @@ func scanControl(b []byte) control {
 			level == unix.IPPROTO_IPV6 && (typ == unix.IPV6_RTHDR || typ == unix.IPV6_2292RTHDR):
 			c.sourceRoute = true
 		case level == unix.IPPROTO_IP && typ == unix.IP_PKTINFO && len(data) >= sizeofInPktinfo:
-			c.pin = firstPin(c.pin, pinnedIndex(int32(binary.NativeEndian.Uint32(data[0:]))))
+			c.pin = firstPin(c.pin, sockopt.PinnedIndex(int32(binary.NativeEndian.Uint32(data[0:]))))
 		case level == unix.IPPROTO_IPV6 && (typ == unix.IPV6_PKTINFO || typ == unix.IPV6_2292PKTINFO) &&
 			len(data) >= sizeofIn6Pktinfo:
-			c.pin = firstPin(c.pin, pinnedIndex(int32(binary.NativeEndian.Uint32(data[16:]))))
+			c.pin = firstPin(c.pin, sockopt.PinnedIndex(int32(binary.NativeEndian.Uint32(data[16:]))))
 		}
 		off += int((n + 7) &^ 7)
 	}

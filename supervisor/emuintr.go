@@ -3,9 +3,10 @@ package supervisor
 import (
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/nettrap/nettrap/procfs"
 	"github.com/nettrap/nettrap/supervisor/internal/rawsock"
-	"golang.org/x/sys/unix"
 )
 
 // A blocking connect the kernel makes sleeps interruptibly: a signal the

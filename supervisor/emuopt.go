@@ -1,11 +1,8 @@
 package supervisor
 
 import (
-	"golang.org/x/sys/unix"
-
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/supervisor/internal/rawsock"
-	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
 )
 
 // maxOptval bounds the option value an emulated setsockopt passes: every
@@ -13,29 +10,6 @@ import (
 // (struct group_source_req), and each one that checks optlen against a
 // size refuses a length above 512 just as it refuses the original one.
 const maxOptval = 512
-
-// optValue is the value of a trapped setsockopt as the decision read it:
-// the bytes the kernel would copy in, read once from the target
-// (readOptval) and kept, so that an allowed option is set with them.
-type optValue struct {
-	m      *targetmem.Reader // while reading only
-	optlen int64
-	got    []byte
-	// settable: the value was read without a fault, so the option may be
-	// set by the supervisor (setOpt).
-	settable bool
-}
-
-// read reads n bytes at addr and keeps them. A trapped option reads its
-// value once; a second read replaces the first.
-func (o *optValue) read(addr uint64, n int64) ([]byte, unix.Errno) {
-	b := make([]byte, n)
-	if err := o.m.Read(addr, b); err != nil {
-		return nil, unix.EFAULT
-	}
-	o.got = b
-	return b, 0
-}
 
 // emulableOpt tells whether c is a setsockopt the supervisor sets itself
 // when it is allowed: an interface pin (to lo or to none) or a multicast
@@ -47,7 +21,7 @@ func (o *optValue) read(addr uint64, n int64) ([]byte, unix.Errno) {
 // CAP_NET_ADMIN over, which the kernel checks itself (docs/threat-model.md,
 // "Nothing nettrap checked is read again").
 func emulableOpt(c *call) bool {
-	if !c.opt.settable {
+	if !c.opt.Settable {
 		return false
 	}
 	o, ok := bpf.LookupSockOpt(uint32(c.Args[1]), uint32(c.Args[2]))
@@ -60,12 +34,12 @@ func emulableOpt(c *call) bool {
 // already bound (CAP_NET_RAW) is then nettrap's: a target without it can
 // move its socket to lo or to no interface, nowhere else.
 func setOpt(s *borrowed, c *call) result {
-	optlen := c.opt.optlen
+	optlen := c.opt.Optlen
 	if optlen > maxOptval {
 		optlen = maxOptval
 	}
 	var buf [maxOptval]byte
-	copy(buf[:], c.opt.got)
+	copy(buf[:], c.opt.Got)
 	errno := rawsock.Setsockopt(s.fd, int(int32(c.Args[1])), int(int32(c.Args[2])), buf[:], int32(optlen))
 	return result{errno: errno}
 }

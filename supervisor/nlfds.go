@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"os"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/nettrap/nettrap/supervisor/internal/nlparse"
 	"github.com/nettrap/nettrap/supervisor/internal/rawsock"
-	"golang.org/x/sys/unix"
 )
 
 // translateRouteFds rewrites the descriptor attributes of every message

@@ -8,8 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nettrap/nettrap/supervisor/internal/unotify"
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/supervisor/internal/unotify"
 )
 
 // receivers is the state of the blocking receive loop (runBlocking).

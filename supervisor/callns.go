@@ -8,6 +8,7 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/ascaller"
 	"github.com/nettrap/nettrap/supervisor/internal/namespace"
 )
 
@@ -91,4 +92,31 @@ func (c *call) treeNetns() bool {
 		return c.netns.OwnsSocket(sfd)
 	}
 	return false
+}
+
+// openPidfd opens a pidfd on the calling thread (PIDFD_THREAD, 6.9+), or
+// on its thread group where the kernel refuses that (before 6.9), and checks that the
+// notification is still pending afterwards: only then does the pidfd name
+// the caller (its tid may have been reused by another task in between).
+// errGone: the caller left the call.
+func openPidfd(c *call) (int, error) {
+	fd, err := unix.PidfdOpen(c.TID, unix.PIDFD_THREAD)
+	if err == unix.EINVAL {
+		tgid, terr := procfs.ThreadGroup(c.TID)
+		if terr != nil {
+			return -1, ascaller.ErrGone
+		}
+		fd, err = unix.PidfdOpen(tgid, 0)
+	}
+	if err == unix.ESRCH {
+		return -1, ascaller.ErrGone
+	}
+	if err != nil {
+		return -1, os.NewSyscallError("pidfd_open", err)
+	}
+	if !c.pending() {
+		unix.Close(fd)
+		return -1, ascaller.ErrGone
+	}
+	return fd, nil
 }

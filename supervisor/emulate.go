@@ -102,17 +102,6 @@ type result struct {
 	errno unix.Errno
 }
 
-// rawMsg is one message as the decision saw it: the address and control
-// bytes as read, and where the payload lies in the target (sendmsg and
-// sendmmsg; connect and sendto keep only name).
-type rawMsg struct {
-	name, control []byte
-	iov, iovlen   uint64
-	// payload of a sendto, read with its address before the notification
-	// was checked (read.go's readSendTo); nil: read it when sending.
-	payload []byte
-}
-
 // emulable tells whether a call is of a kind emulation may take.
 func emulable(c *call) bool {
 	if c.Syscall.Foreign {

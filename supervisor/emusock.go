@@ -7,7 +7,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
-	"github.com/nettrap/nettrap/procfs"
 	"github.com/nettrap/nettrap/supervisor/internal/ascaller"
 	"github.com/nettrap/nettrap/supervisor/internal/pidfds"
 	"github.com/nettrap/nettrap/supervisor/internal/rawsock"
@@ -17,18 +16,6 @@ import (
 // while its socket was being borrowed. Nobody waits for the answer. It
 // is the caller threads' own (ascaller.ErrGone): either may say it.
 var errGone = ascaller.ErrGone
-
-// maxDatagram is the largest payload any inet datagram socket takes
-// (udp_sendmsg and ping_v4_sendmsg refuse more with EMSGSIZE), and
-// maxStreamSend bounds one emulated TCP Fast Open send: a longer one
-// sends a prefix and returns its length, as a stream send may.
-// maxLocalDatagram bounds a unix or netlink datagram, which the kernel
-// bounds by the socket's send buffer (SO_SNDBUF less 32 bytes).
-const (
-	maxDatagram      = 0xffff
-	maxStreamSend    = 1 << 20
-	maxLocalDatagram = 8 << 20
-)
 
 // borrowed is the supervisor's copy of a target's socket, taken with
 // pidfd_getfd. It is the same open file description: same socket, same
@@ -88,33 +75,6 @@ func (c *call) borrowed(fd int, ent *pidfds.Entry, e *emulator) *borrowed {
 	s := &c.sock
 	*s = borrowed{fd: fd, pidfd: ent.FD, call: c, e: e, entry: ent}
 	return s
-}
-
-// openPidfd opens a pidfd on the calling thread (PIDFD_THREAD, 6.9+), or
-// on its thread group where the kernel refuses that (before 6.9), and checks that the
-// notification is still pending afterwards: only then does the pidfd name
-// the caller (its tid may have been reused by another task in between).
-// errGone: the caller left the call.
-func openPidfd(c *call) (int, error) {
-	fd, err := unix.PidfdOpen(c.TID, unix.PIDFD_THREAD)
-	if err == unix.EINVAL {
-		tgid, terr := procfs.ThreadGroup(c.TID)
-		if terr != nil {
-			return -1, errGone
-		}
-		fd, err = unix.PidfdOpen(tgid, 0)
-	}
-	if err == unix.ESRCH {
-		return -1, errGone
-	}
-	if err != nil {
-		return -1, os.NewSyscallError("pidfd_open", err)
-	}
-	if !c.pending() {
-		unix.Close(fd)
-		return -1, errGone
-	}
-	return fd, nil
 }
 
 func (s *borrowed) close() {

@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"encoding/binary"
-	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -153,30 +152,6 @@ func (s *borrowed) payload(typ int, bufs []remoteBuf) ([]byte, unix.Errno) {
 		return nil, unix.EFAULT
 	}
 	return out, 0
-}
-
-// payloadPool recycles payload buffers of up to a datagram's size: a
-// buffer per emulated send made the supervisor's garbage collector run
-// every few hundred sends (quic-go's GSO batches are ~5 KiB each).
-// It holds arrays, whose pointers a slice converts to and from without
-// an allocation (a *[]byte would be allocated anew at each Put).
-var payloadPool = sync.Pool{New: func() any { return new([maxDatagram]byte) }}
-
-// getPayloadBuf returns a buffer of n bytes, from the pool if pooled (not
-// for sendmmsg, whose messages all hold theirs at once: a pooled buffer
-// each would be 64 KiB each).
-func getPayloadBuf(n int, pooled bool) []byte {
-	if n > maxDatagram || !pooled {
-		return make([]byte, n)
-	}
-	return payloadPool.Get().(*[maxDatagram]byte)[:n]
-}
-
-// putPayloadBuf recycles b once nothing refers to it any more.
-func putPayloadBuf(b []byte) {
-	if cap(b) == maxDatagram {
-		payloadPool.Put((*[maxDatagram]byte)(b[:maxDatagram]))
-	}
 }
 
 // payloadByMem is payload through /proc/TID/mem, where process_vm_readv

@@ -264,3 +264,14 @@ func readMsgName(m *targetmem.Reader, h msghdr) (*classify.Dest, []byte, unix.Er
 	}
 	return readSockaddr(m, h.name, int64(min(h.namelen, sizeofSockaddrStorage)), classify.OpSend)
 }
+
+// rawMsg is one message as the decision saw it: the address and control
+// bytes as read, and where the payload lies in the target (sendmsg and
+// sendmmsg; connect and sendto keep only name).
+type rawMsg struct {
+	name, control []byte
+	iov, iovlen   uint64
+	// payload of a sendto, read with its address before the notification
+	// was checked (read.go's readSendTo); nil: read it when sending.
+	payload []byte
+}

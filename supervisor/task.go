@@ -7,7 +7,6 @@ import (
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
 	"github.com/nettrap/nettrap/supervisor/internal/sockdiag"
-	"github.com/nettrap/nettrap/supervisor/internal/unotify"
 )
 
 // task is the supervisor's Task: it reads /proc and borrows the caller's
@@ -20,20 +19,6 @@ type task struct {
 	sock       string
 	treeOnce   sync.Once
 	tree       bool
-}
-
-// newCall is the call of notification n, with the supervisor's Task.
-func (l *loop) newCall(n *unotify.Notif) *call {
-	c := &call{
-		Call: decision.Call{ID: n.ID, TID: int(n.PID),
-			Syscall: bpf.Lookup(n.Data.Arch, n.Data.Nr), Args: n.Data.Args},
-		holder:    l,
-		netns:     l.netns,
-		emulating: l.emu != nil,
-	}
-	c.task.c = c
-	c.Task = &c.task
-	return c
 }
 
 // Pending implements Task.

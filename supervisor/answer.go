@@ -60,14 +60,14 @@ func settle(emu *emulator, c *call, a decision.Answer, mayBlock bool, report fun
 		}
 		return result{}, carryOn
 	}
-	c.peer = a.Peer()
+	c.Peer = a.Peer()
 	r, done, blocks := emu.make(c, mayBlock)
 	switch {
 	case blocks:
 		return result{}, wouldBlock
 	case done:
 		return r, emulated
-	case c.peer != nil:
+	case c.Peer != nil:
 		return result{errno: unix.EPERM}, answered // never continued unchecked
 	}
 	return result{}, carryOn

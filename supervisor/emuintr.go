@@ -53,7 +53,7 @@ func (s *borrowed) interrupt() bool {
 	}
 	s.tgid, s.left = tgid, true
 	// ENOENT: the thread left the call by itself (it was killed).
-	s.call.answerEarly(intr)
+	s.call.AnswerEarly(intr)
 	return true
 }
 

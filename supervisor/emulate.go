@@ -140,7 +140,7 @@ func (e *emulator) make(c *call, mayBlock bool) (r result, done, wouldBlock bool
 		return r, done, false
 	}
 	defer s.close()
-	if c.inTree && !c.netns.OwnsSocket(s.fd) {
+	if c.InTree && !c.Netns.OwnsSocket(s.fd) {
 		// Another socket was put at the number after the decision.
 		e.report(fmt.Errorf("allowed %s by pid %d denied: its descriptor no longer names a socket of a namespace the tree made", c.Syscall.Name, c.TID))
 		return result{errno: unix.EPERM}, true, false
@@ -160,7 +160,7 @@ func (e *emulator) make(c *call, mayBlock bool) (r result, done, wouldBlock bool
 	s.family = family
 	switch family {
 	case unix.AF_INET, unix.AF_INET6:
-		if c.peer != nil {
+		if c.Peer != nil {
 			if r, stop := s.checkInetPeers(c); stop {
 				return r, true, false
 			}
@@ -170,7 +170,7 @@ func (e *emulator) make(c *call, mayBlock bool) (r result, done, wouldBlock bool
 	case unix.AF_NETLINK:
 		return e.makeNetlink(s, c, typ, mayBlock)
 	case unix.AF_PACKET:
-		if !c.inTree {
+		if !c.InTree {
 			r, done = e.cannot(c, fmt.Errorf("%s on a packet socket", c.Syscall.Name))
 			return r, done, false
 		}
@@ -194,11 +194,11 @@ func (s *borrowed) makeNow(c *call, typ int, mayBlock bool) (r result, done, wou
 		e := s.e
 		defer e.watches.end(e.watches.begin(s, e.stop, connect))
 		if connect {
-			return s.resumedConnect(c.msgs[0].name, s.timedOut()), true, false
+			return s.resumedConnect(c.Msgs[0].Name, s.timedOut()), true, false
 		}
 	}
 	if connect {
-		return s.connect(c.msgs[0].name), true, false
+		return s.connect(c.Msgs[0].Name), true, false
 	}
 	return s.send(c, typ), true, false
 }
@@ -219,7 +219,7 @@ func (s *borrowed) tryNow(c *call, typ int) (r result, done, wouldBlock bool) {
 	r = s.send(c, typ)
 	s.dontWait = false
 	if r.errno == unix.EAGAIN {
-		c.msgs[0].payload = nil // back in the pool: read it again
+		c.Msgs[0].Payload = nil // back in the pool: read it again
 		return result{}, false, true
 	}
 	return r, true, false
@@ -264,14 +264,14 @@ func sockoptErr(errno unix.Errno) error {
 // reads its control messages first, so a bad descriptor in SCM_RIGHTS
 // says EBADF, not EINVAL.)
 func inetNamed(c *call) int {
-	if len(c.msgs) == 0 {
+	if len(c.Msgs) == 0 {
 		return 0
 	}
-	for _, m := range c.msgs {
-		if len(m.name) < 2 {
+	for _, m := range c.Msgs {
+		if len(m.Name) < 2 {
 			return 0
 		}
-		switch binary.NativeEndian.Uint16(m.name) {
+		switch binary.NativeEndian.Uint16(m.Name) {
 		case unix.AF_INET, unix.AF_INET6:
 		default:
 			return 0
@@ -285,7 +285,7 @@ func inetNamed(c *call) int {
 // namespace of the tree's (treens.go), and reported as a supervisor error
 // (the call was allowed); continued in the kernel otherwise, said once.
 func (e *emulator) cannot(c *call, err error) (result, bool) {
-	if e.required || c.inTree {
+	if e.required || c.InTree {
 		e.report(fmt.Errorf("allowed %s by pid %d denied: it cannot be made race-free (%w)", c.Syscall.Name, c.TID, err))
 		return result{errno: unix.EPERM}, true
 	}

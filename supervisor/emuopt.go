@@ -21,7 +21,7 @@ const maxOptval = 512
 // CAP_NET_ADMIN over, which the kernel checks itself (docs/threat-model.md,
 // "Nothing nettrap checked is read again").
 func emulableOpt(c *call) bool {
-	if !c.opt.Settable {
+	if !c.Opt.Settable {
 		return false
 	}
 	o, ok := bpf.LookupSockOpt(uint32(c.Args[1]), uint32(c.Args[2]))
@@ -34,12 +34,12 @@ func emulableOpt(c *call) bool {
 // already bound (CAP_NET_RAW) is then nettrap's: a target without it can
 // move its socket to lo or to no interface, nowhere else.
 func setOpt(s *borrowed, c *call) result {
-	optlen := c.opt.Optlen
+	optlen := c.Opt.Optlen
 	if optlen > maxOptval {
 		optlen = maxOptval
 	}
 	var buf [maxOptval]byte
-	copy(buf[:], c.opt.Got)
+	copy(buf[:], c.Opt.Got)
 	errno := rawsock.Setsockopt(s.fd, int(int32(c.Args[1])), int(int32(c.Args[2])), buf[:], int32(optlen))
 	return result{errno: errno}
 }

@@ -42,7 +42,7 @@ func (l *loop) pidfdGetfd(c *call) bool {
 		return false
 	}
 	defer s.close()
-	if procfs.PidfdTarget(os.Getpid(), s.fd) != c.pidfdTarget || c.pidfdTarget == 0 {
+	if procfs.PidfdTarget(os.Getpid(), s.fd) != c.PidfdTarget || c.PidfdTarget == 0 {
 		// Swapped since the decision (or no pidfd): what the kernel
 		// would take now was never checked.
 		l.answerErrno(c, unix.EPERM)

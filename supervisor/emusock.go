@@ -8,6 +8,7 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/supervisor/internal/ascaller"
+	"github.com/nettrap/nettrap/supervisor/internal/decode"
 	"github.com/nettrap/nettrap/supervisor/internal/pidfds"
 	"github.com/nettrap/nettrap/supervisor/internal/rawsock"
 )
@@ -53,7 +54,7 @@ func borrow(c *call, e *emulator) (*borrowed, error) {
 		e.pidfds.Drop(c.TID, ent)
 		e.pidfds.Put(ent)
 	}
-	pidfd, err := openPidfd(c)
+	pidfd, err := decode.OpenPidfd(&c.Call)
 	if err != nil {
 		return nil, err
 	}
@@ -140,16 +141,16 @@ func (s *borrowed) send(c *call, typ int) result {
 	checked := false // every byte was read before the notification was checked
 	switch c.Syscall.Kind {
 	case bpf.SendTo:
-		p := c.msgs[0].payload
+		p := c.Msgs[0].Payload
 		if checked = p != nil; !checked {
 			var errno unix.Errno
 			if p, errno = s.payload(typ, []remoteBuf{{c.Args[1], c.Args[2]}}); errno != 0 {
 				return result{errno: errno}
 			}
 		}
-		msgs = []rawsock.Msg{{Name: c.msgs[0].name, Payload: p}}
+		msgs = []rawsock.Msg{{Name: c.Msgs[0].Name, Payload: p}}
 	default:
-		for i, m := range c.msgs {
+		for i, m := range c.Msgs {
 			p, errno := s.msgPayload(typ, m)
 			if errno != 0 {
 				if i == 0 {
@@ -157,15 +158,15 @@ func (s *borrowed) send(c *call, typ int) result {
 				}
 				break // sendmmsg sends what comes before a bad message
 			}
-			msgs = append(msgs, rawsock.Msg{Name: m.name, Control: m.control, Payload: p})
+			msgs = append(msgs, rawsock.Msg{Name: m.Name, Control: m.Control, Payload: p})
 		}
 	}
 	defer func() {
 		for _, m := range msgs {
-			putPayloadBuf(m.Payload)
+			decode.PutPayloadBuf(m.Payload)
 		}
 	}()
-	if !checked && !c.pending() {
+	if !checked && !c.Pending() {
 		return result{errno: unix.EPERM} // what was read may be another task's
 	}
 	if s.family == unix.AF_NETLINK {
@@ -201,22 +202,22 @@ func (s *borrowed) sendStream(c *call, flags int) result {
 		bufs = []remoteBuf{{c.Args[1], c.Args[2]}}
 	} else {
 		var errno unix.Errno
-		if bufs, errno = s.iovecs(c.msgs[0]); errno != 0 {
+		if bufs, errno = s.iovecs(c.Msgs[0]); errno != 0 {
 			return result{errno: errno}
 		}
 	}
-	m := rawsock.Msg{Name: c.msgs[0].name, Control: c.msgs[0].control}
+	m := rawsock.Msg{Name: c.Msgs[0].Name, Control: c.Msgs[0].Control}
 	var sent int64
 	for first := true; first || len(bufs) > 0; first = false {
 		p, errno := s.payload(unix.SOCK_STREAM, bufs)
-		if errno == 0 && !c.pending() {
+		if errno == 0 && !c.Pending() {
 			errno = unix.EPERM // what was read may be another task's
 		}
 		var n int
 		if errno == 0 {
 			m.Payload = p
 			n, errno = s.sysSendmsg(&m, flags|unix.MSG_NOSIGNAL)
-			putPayloadBuf(p)
+			decode.PutPayloadBuf(p)
 		}
 		if errno != 0 {
 			if sent > 0 {
@@ -268,7 +269,7 @@ func writeLens(tid int, vec uint64, lens []uint32) {
 		binary.NativeEndian.PutUint32(local[4*i:], l)
 		liov[i] = unix.Iovec{Base: &local[4*i]}
 		liov[i].SetLen(4)
-		riov[i] = unix.RemoteIovec{Base: uintptr(vec) + uintptr(i*sizeofMmsghdr+sizeofMsghdr), Len: 4}
+		riov[i] = unix.RemoteIovec{Base: uintptr(vec) + uintptr(i*decode.SizeofMmsghdr+decode.SizeofMsghdr), Len: 4}
 	}
 	unix.ProcessVMWritev(tid, liov, riov, 0)
 }

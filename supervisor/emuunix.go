@@ -12,6 +12,7 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/supervisor/internal/ascaller"
+	"github.com/nettrap/nettrap/supervisor/internal/decode"
 	"github.com/nettrap/nettrap/supervisor/internal/rawsock"
 )
 
@@ -82,11 +83,11 @@ func (e *emulator) makeUnix(s *borrowed, c *call, typ int, mayBlock bool) (r res
 	// What was read of /proc/TID may be another task's if the caller left
 	// the call. (A tracee cannot: its tid stays until its tracer reaps
 	// it, and the tracer waits for this answer.)
-	if !c.holder.keepsTID() && !c.pending() {
+	if !c.Holder.KeepsTID() && !c.Pending() {
 		return result{errno: unix.EPERM}, true, false
 	}
 	s.via = x
-	if c.peer == nil {
+	if c.Peer == nil {
 		return s.makeNow(c, typ, mayBlock)
 	}
 	u, r, stop := s.checkUnixPeers(c, typ)
@@ -108,15 +109,15 @@ func (e *emulator) makeUnix(s *borrowed, c *call, typ int, mayBlock bool) (r res
 // by the ptrace engine, when the first try would have blocked) starts
 // from what was checked.
 func keepMsgs(c *call) func() {
-	all := c.msgs
+	all := c.Msgs
 	saved := make([][2][]byte, len(all))
 	for i, m := range all {
-		saved[i] = [2][]byte{m.name, m.control}
+		saved[i] = [2][]byte{m.Name, m.Control}
 	}
 	return func() {
-		c.msgs = all
+		c.Msgs = all
 		for i := range all {
-			all[i].name, all[i].control = saved[i][0], saved[i][1]
+			all[i].Name, all[i].Control = saved[i][0], saved[i][1]
 		}
 	}
 }
@@ -130,10 +131,10 @@ func (e *emulator) callerPool() *ascaller.Pool {
 // unixPaths tells whether some message names a unix path, and whether
 // some such path is relative.
 func unixPaths(c *call) (paths, relative bool) {
-	for _, m := range c.msgs {
-		if len(m.name) > 2 && binary.NativeEndian.Uint16(m.name) == unix.AF_UNIX && m.name[2] != 0 {
+	for _, m := range c.Msgs {
+		if len(m.Name) > 2 && binary.NativeEndian.Uint16(m.Name) == unix.AF_UNIX && m.Name[2] != 0 {
 			paths = true
-			relative = relative || m.name[2] != '/'
+			relative = relative || m.Name[2] != '/'
 		}
 	}
 	return paths, relative
@@ -149,12 +150,12 @@ func unixPaths(c *call) (paths, relative bool) {
 // listener's bound name, a datagram's receiver the sender's).
 func viaProcCwd(c *call, cwd int) bool {
 	prefix := "/proc/self/fd/" + strconv.Itoa(cwd) + "/"
-	names := make([][]byte, len(c.msgs))
-	for i, m := range c.msgs {
-		if len(m.name) <= 2 || binary.NativeEndian.Uint16(m.name) != unix.AF_UNIX || m.name[2] == 0 || m.name[2] == '/' {
+	names := make([][]byte, len(c.Msgs))
+	for i, m := range c.Msgs {
+		if len(m.Name) <= 2 || binary.NativeEndian.Uint16(m.Name) != unix.AF_UNIX || m.Name[2] == 0 || m.Name[2] == '/' {
 			continue
 		}
-		rel := m.name[2:]
+		rel := m.Name[2:]
 		if n := bytes.IndexByte(rel, 0); n >= 0 {
 			rel = rel[:n]
 		}
@@ -168,7 +169,7 @@ func viaProcCwd(c *call, cwd int) bool {
 	}
 	for i, n := range names {
 		if n != nil {
-			c.msgs[i].name = n
+			c.Msgs[i].Name = n
 		}
 	}
 	return true
@@ -188,8 +189,8 @@ var errCredentials = errors.New("SCM_CREDENTIALS would be checked against nettra
 // the kernel); in a later message of a sendmmsg it ends the vector there,
 // as the kernel's sendmmsg stops there.
 func (s *borrowed) translateRights(c *call) (fds []int, errno unix.Errno, err error) {
-	for i := range c.msgs {
-		ctl, add, errno, err := s.rights(c.msgs[i].control)
+	for i := range c.Msgs {
+		ctl, add, errno, err := s.rights(c.Msgs[i].Control)
 		fds = append(fds, add...)
 		if err != nil {
 			return fds, 0, err
@@ -198,10 +199,10 @@ func (s *borrowed) translateRights(c *call) (fds []int, errno unix.Errno, err er
 			if i == 0 {
 				return fds, errno, nil
 			}
-			c.msgs = c.msgs[:i]
+			c.Msgs = c.Msgs[:i]
 			return fds, 0, nil
 		}
-		c.msgs[i].control = ctl
+		c.Msgs[i].Control = ctl
 	}
 	return fds, 0, nil
 }
@@ -212,11 +213,11 @@ func (s *borrowed) translateRights(c *call) (fds []int, errno unix.Errno, err er
 func (s *borrowed) rights(ctl []byte) (out []byte, fds []int, errno unix.Errno, err error) {
 	out = ctl
 	ne := binary.NativeEndian
-	for off := 0; off+sizeofCmsghdr <= len(ctl); {
+	for off := 0; off+decode.SizeofCmsghdr <= len(ctl); {
 		n := ne.Uint64(ctl[off:])
 		level := int32(ne.Uint32(ctl[off+8:]))
 		typ := int32(ne.Uint32(ctl[off+12:]))
-		if n < sizeofCmsghdr || n > uint64(len(ctl)-off) {
+		if n < decode.SizeofCmsghdr || n > uint64(len(ctl)-off) {
 			break
 		}
 		if level == unix.SOL_SOCKET && typ == unix.SCM_CREDENTIALS {
@@ -226,7 +227,7 @@ func (s *borrowed) rights(ctl []byte) (out []byte, fds []int, errno unix.Errno, 
 			if &out[0] == &ctl[0] {
 				out = append([]byte(nil), ctl...)
 			}
-			for p := off + sizeofCmsghdr; p+4 <= off+int(n); p += 4 {
+			for p := off + decode.SizeofCmsghdr; p+4 <= off+int(n); p += 4 {
 				fd, e := rawsock.PidfdGetfd(s.pidfd, int(int32(ne.Uint32(ctl[p:]))))
 				switch e {
 				case 0:
@@ -251,16 +252,16 @@ func (e *emulator) makeNetlink(s *borrowed, c *call, typ int, mayBlock bool) (r 
 	defer keepMsgs(c)()
 	connect := c.Syscall.Kind == bpf.Connect
 	stripped := false
-	for i := range c.msgs {
-		m := &c.msgs[i]
-		if len(m.control) > 0 {
+	for i := range c.Msgs {
+		m := &c.Msgs[i]
+		if len(m.Control) > 0 {
 			r, done = e.cannot(c, errors.New("netlink control data"))
 			return r, done, false
 		}
-		switch netlinkDest(m.name) {
+		switch netlinkDest(m.Name) {
 		case nlKernel:
 			if !connect {
-				m.name, stripped = nil, true
+				m.Name, stripped = nil, true
 			}
 		case nlOther:
 			r, done = e.cannot(c, errors.New("a netlink destination other than the kernel"))
@@ -290,7 +291,7 @@ func netlinkDest(name []byte) int {
 	switch {
 	case len(name) == 0:
 		return nlNone
-	case len(name) < sizeofSockaddrNetlink || binary.NativeEndian.Uint16(name) != unix.AF_NETLINK:
+	case len(name) < decode.SizeofSockaddrNetlink || binary.NativeEndian.Uint16(name) != unix.AF_NETLINK:
 		return nlInvalid
 	}
 	if binary.NativeEndian.Uint32(name[4:]) == 0 && binary.NativeEndian.Uint32(name[8:]) == 0 {

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/decision"
+	"github.com/nettrap/nettrap/supervisor/internal/decode"
 )
 
 // watchedPair is a borrowed socket (one end of a socketpair) of a call
@@ -40,7 +41,7 @@ func watchedPair(t *testing.T) (s *borrowed, peer int, child *exec.Cmd, stop int
 			unix.Close(fd)
 		}
 	})
-	c := &call{Call: decision.Call{TID: child.Process.Pid}}
+	c := &call{Call: decode.Call{Call: decision.Call{TID: child.Process.Pid}}}
 	c.sock = borrowed{fd: fds[0], pidfd: pidfd, call: c}
 	return &c.sock, fds[1], child, pipe[0]
 }

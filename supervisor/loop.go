@@ -12,6 +12,7 @@ import (
 
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/supervisor/internal/capless"
+	"github.com/nettrap/nettrap/supervisor/internal/decode"
 	"github.com/nettrap/nettrap/supervisor/internal/errlog"
 	"github.com/nettrap/nettrap/supervisor/internal/namespace"
 	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
@@ -171,15 +172,15 @@ func (l *loop) handle(n *unotify.Notif) {
 	if !c.Syscall.Foreign {
 		m := targetmem.NewReader(n.PID).UseVM(&l.vmRead)
 		m.Prefetch = l.emu != nil
-		c.Dests, c.Err = readDests(m, c)
+		c.Dests, c.Err = decode.ReadDests(m, &c.Call)
 		m.Close()
 	}
 	if !unotify.IDValid(l.listener, n.ID) {
 		l.stats.Vanished.Add(1)
 		return
 	}
-	defer c.release()
-	c.decode()
+	defer c.Release()
+	c.Decode()
 	a := l.decide(c)
 	if a.Capless() && l.capless(c) {
 		return
@@ -252,10 +253,10 @@ func decideWith(d decision.Decider, report func(error), c *call) (a decision.Ans
 	if c.Err != 0 {
 		// Unreadable or malformed arguments: the decider still sees the
 		// call (to audit it), but cannot turn it into an allow.
-		d.Decide(&c.Call)
+		d.Decide(&c.Call.Call)
 		return decision.Deny(c.Err)
 	}
-	return d.Decide(&c.Call)
+	return d.Decide(&c.Call.Call)
 }
 
 func (l *loop) report(err error) { l.errs.Add(err) }

@@ -121,12 +121,12 @@ func (l *loop) sendCapless(c *call) bool {
 // sendCapless makes c's netlink send on the capability-free thread of m,
 // for both engines. ok is false when it cannot (see loop.sendCapless).
 func sendCapless(m *capless.Maker, c *call) (val int64, errno unix.Errno, ok bool) {
-	n := c.netlink
-	if m == nil || n == nil || n.control || n.oversize || len(n.payloads) != 1 {
+	n := c.Netlink
+	if m == nil || n == nil || n.Control || n.Oversize || len(n.Payloads) != 1 {
 		return 0, 0, false
 	}
 	// Borrowed when the socket was found to be ours (NetlinkSend).
-	sfd := n.sock
+	sfd := n.Sock
 	if sfd < 0 {
 		return 0, 0, false
 	}
@@ -135,7 +135,7 @@ func sendCapless(m *capless.Maker, c *call) (val int64, errno unix.Errno, ok boo
 	if c.Syscall.Kind == bpf.SendMsg {
 		flags = int(int32(c.Args[2])) // sendmsg(fd, msg, flags)
 	}
-	payload, to := n.payloads[0], n.dests[0]
+	payload, to := n.Payloads[0], n.Dests[0]
 	m.Do(func() { err = unix.Sendto(sfd, payload, flags, &to) })
 	if err != nil {
 		return 0, errnoOf(err), true

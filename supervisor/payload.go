@@ -6,6 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/supervisor/internal/decode"
 	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
 )
 
@@ -29,7 +30,7 @@ const sizeofIovec = 16 // struct iovec on 64-bit ABIs
 // msgPayload reads a message's iovec array, then its payload. It follows
 // the kernel's checks of copy_msghdr_from_user and import_iovec: more
 // than UIO_MAXIOV vectors is EMSGSIZE, an unreadable array EFAULT.
-func (s *borrowed) msgPayload(typ int, m rawMsg) ([]byte, unix.Errno) {
+func (s *borrowed) msgPayload(typ int, m decode.RawMsg) ([]byte, unix.Errno) {
 	bufs, errno := s.iovecs(m)
 	if errno != 0 {
 		return nil, errno
@@ -38,22 +39,22 @@ func (s *borrowed) msgPayload(typ int, m rawMsg) ([]byte, unix.Errno) {
 }
 
 // iovecs reads a message's iovec array.
-func (s *borrowed) iovecs(m rawMsg) ([]remoteBuf, unix.Errno) {
-	if m.iovlen > uioMaxIOV {
+func (s *borrowed) iovecs(m decode.RawMsg) ([]remoteBuf, unix.Errno) {
+	if m.Iovlen > decode.UioMaxIOV {
 		return nil, unix.EMSGSIZE
 	}
-	if m.iovlen == 0 {
+	if m.Iovlen == 0 {
 		return nil, 0
 	}
 	var raw []byte
 	var bufs []remoteBuf
-	if m.iovlen <= smallIov {
+	if m.Iovlen <= smallIov {
 		// Most sends have one or two vectors: the call's own storage.
-		raw, bufs = s.small.iovRaw[:m.iovlen*sizeofIovec], s.small.iovBufs[:m.iovlen]
+		raw, bufs = s.small.iovRaw[:m.Iovlen*sizeofIovec], s.small.iovBufs[:m.Iovlen]
 	} else {
-		raw, bufs = make([]byte, m.iovlen*sizeofIovec), make([]remoteBuf, m.iovlen)
+		raw, bufs = make([]byte, m.Iovlen*sizeofIovec), make([]remoteBuf, m.Iovlen)
 	}
-	if errno := s.readRemote(m.iov, raw); errno != 0 {
+	if errno := s.readRemote(m.Iov, raw); errno != 0 {
 		return nil, errno
 	}
 	for i := range bufs {
@@ -113,18 +114,18 @@ func (s *borrowed) payload(typ int, bufs []remoteBuf) ([]byte, unix.Errno) {
 		}
 		total += b.len
 	}
-	limit := uint64(maxStreamSend)
+	limit := uint64(decode.MaxStreamSend)
 	if typ != unix.SOCK_STREAM {
-		limit = maxDatagram
+		limit = decode.MaxDatagram
 		if s.family == unix.AF_UNIX || s.family == unix.AF_NETLINK {
-			limit = maxLocalDatagram // the kernel's own limit is the send buffer
+			limit = decode.MaxLocalDatagram // the kernel's own limit is the send buffer
 		}
 		if total > limit {
 			return nil, unix.EMSGSIZE
 		}
 	}
 	total = min(total, limit)
-	out := getPayloadBuf(int(total), s.call.Syscall.Kind != bpf.SendMMsg)
+	out := decode.GetPayloadBuf(int(total), s.call.Syscall.Kind != bpf.SendMMsg)
 	local := s.small.local[:0]
 	remote := s.small.remote[:0]
 	if len(bufs) > smallIov {

@@ -104,15 +104,15 @@ var errPeerUnchecked = errors.New("its peer must be checked, which needs nettrap
 // tree made (whatever it reaches there is the tree's), in the one
 // nettrap started in (which its sock_diag sees), or elsewhere.
 func (s *borrowed) peerNetns(c *call) (treeOwned, starting bool) {
-	if c.netns.OwnsSocket(s.fd) {
+	if c.Netns.OwnsSocket(s.fd) {
 		return true, false
 	}
-	if c.netns == nil {
+	if c.Netns == nil {
 		return false, true
 	}
-	if c.netns.Cookie != 0 {
+	if c.Netns.Cookie != 0 {
 		cookie, err := namespace.SocketCookie(s.fd)
-		return false, err == nil && cookie == c.netns.Cookie
+		return false, err == nil && cookie == c.Netns.Cookie
 	}
 	nsfd, err := unix.IoctlRetInt(s.fd, unix.SIOCGSKNS)
 	if err != nil {
@@ -123,7 +123,7 @@ func (s *borrowed) peerNetns(c *call) (treeOwned, starting bool) {
 	if unix.Fstat(nsfd, &st) != nil {
 		return false, false
 	}
-	return false, procfs.NsID{Dev: st.Dev, Ino: st.Ino} == c.netns.ID
+	return false, procfs.NsID{Dev: st.Dev, Ino: st.Ino} == c.Netns.ID
 }
 
 // outside asks the decider about message i's destination; stop says the
@@ -137,7 +137,7 @@ func (s *borrowed) outside(c *call, orig []byte, p decision.Peer) (r result, sto
 	if err != nil {
 		return result{errno: unix.EINVAL}, true
 	}
-	if errno := c.peer.Outside(d, p); errno != 0 {
+	if errno := c.Peer.Outside(d, p); errno != 0 {
 		return result{errno: errno}, true
 	}
 	return result{}, false
@@ -154,8 +154,8 @@ func (s *borrowed) checkInetPeers(c *call) (r result, stop bool) {
 	if !stream && proto != unix.IPPROTO_UDP && proto != unix.IPPROTO_UDPLITE {
 		return result{}, false // nothing listens for it (ping sockets)
 	}
-	for _, m := range c.msgs {
-		d, err := classify.Parse(m.name, classify.OpSend)
+	for _, m := range c.Msgs {
+		d, err := classify.Parse(m.Name, classify.OpSend)
 		if err != nil || (d.Family != unix.AF_INET && d.Family != unix.AF_INET6) {
 			continue
 		}
@@ -168,7 +168,7 @@ func (s *borrowed) checkInetPeers(c *call) (r result, stop bool) {
 			return result{}, false
 		}
 		if !starting {
-			if r, stop := s.outside(c, m.name, decision.Peer{UID: -1, Why: "in a network namespace nettrap cannot inspect"}); stop {
+			if r, stop := s.outside(c, m.Name, decision.Peer{UID: -1, Why: "in a network namespace nettrap cannot inspect"}); stop {
 				return r, true
 			}
 			continue
@@ -187,7 +187,7 @@ func (s *borrowed) checkInetPeers(c *call) (r result, stop bool) {
 			if stream {
 				role = "listener"
 			}
-			if r, stop := s.outside(c, m.name, decision.Peer{PID: pid, Comm: procfs.Comm(pid), UID: int(sk.UID), Role: role}); stop {
+			if r, stop := s.outside(c, m.Name, decision.Peer{PID: pid, Comm: procfs.Comm(pid), UID: int(sk.UID), Role: role}); stop {
 				return r, true
 			}
 			break // a rule names it: the others do not matter

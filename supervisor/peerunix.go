@@ -39,12 +39,12 @@ func (s *borrowed) checkUnixPeers(c *call, typ int) (u unixCheck, r result, stop
 		return u, r, false
 	}
 	caller := s.via // resolves names as the caller: cwd, root, credentials
-	orig := make([][]byte, len(c.msgs))
-	for i := range c.msgs {
-		orig[i] = c.msgs[i].name
+	orig := make([][]byte, len(c.Msgs))
+	for i := range c.Msgs {
+		orig[i] = c.Msgs[i].Name
 	}
-	for i := range c.msgs {
-		name := c.msgs[i].name
+	for i := range c.Msgs {
+		name := c.Msgs[i].Name
 		if len(name) <= 2 || binary.NativeEndian.Uint16(name) != unix.AF_UNIX {
 			continue // unnamed: the kernel refuses it, nothing is reached
 		}
@@ -70,16 +70,16 @@ func (s *borrowed) checkUnixPeers(c *call, typ int) (u unixCheck, r result, stop
 				return u, result{errno: errno}, true
 			}
 			u.pins = append(u.pins, fd)
-			c.msgs[i].name = procSelfFd(fd)
+			c.Msgs[i].Name = procSelfFd(fd)
 			pinned = fd
 			s.via = caller.Pinned()
 		}
 		var p *decision.Peer
 		var err error
 		if typ == unix.SOCK_DGRAM {
-			p, err = s.boundPeer(c.msgs[i].name, pinned, unix.SOCK_DGRAM)
+			p, err = s.boundPeer(c.Msgs[i].Name, pinned, unix.SOCK_DGRAM)
 		} else {
-			p, err = s.boundPeer(c.msgs[i].name, pinned, unix.SOCK_STREAM)
+			p, err = s.boundPeer(c.Msgs[i].Name, pinned, unix.SOCK_STREAM)
 			// An abstract name found the tree's, or free: verified
 			// after the connect. One outside that a rule lets through
 			// is reached by its name, whoever holds it by then.

@@ -32,7 +32,7 @@ import (
 //     thread dies: a SIGKILLed nettrap lets nothing through.
 //   - Every ABI. PTRACE_GET_SYSCALL_INFO reports (arch, nr, args) as a
 //     notification does, for 32-bit calls too; the decision is the
-//     notify engine's (decide, decode, readDests).
+//     notify engine's (decide, decode.ReadDests, Call.Decode).
 //   - A listener above. A filter with a listener above nettrap's (WSL2's
 //     init, for bind and listen) outranks TRACE on the calls it traps,
 //     and a call it answers CONTINUE would never stop for us. Syscall-

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
+	"github.com/nettrap/nettrap/supervisor/internal/decode"
 	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
 	"github.com/nettrap/nettrap/supervisor/internal/tracee"
 )
@@ -94,12 +95,12 @@ func (tr *tracer) dispatch(pid int, info *tracee.SyscallInfo, atEntry bool) {
 		return
 	}
 	tr.read(c)
-	if q, ok := tr.decider.(decision.QuickDecider); !ok || !q.Quick(&c.Call) {
+	if q, ok := tr.decider.(decision.QuickDecider); !ok || !q.Quick(&c.Call.Call) {
 		// A decision that may wait for a confined process (an inner
 		// nettrap asked which test runs) needs the tracer free to serve
 		// that process's stops: any tracee may stop for a signal.
 		tr.aside(func() traceAnswer {
-			defer c.release()
+			defer c.Release()
 			ans, _ := tr.carryOut(c, tr.judge(c, atEntry), true)
 			return ans
 		})
@@ -110,13 +111,13 @@ func (tr *tracer) dispatch(pid int, info *tracee.SyscallInfo, atEntry bool) {
 		// An emulated call that may block for long: made aside, so the
 		// other stops are served meanwhile.
 		tr.aside(func() traceAnswer {
-			defer c.release()
+			defer c.Release()
 			ans, _ := tr.carryOut(c, ans, true)
 			return ans
 		})
 		return
 	}
-	c.release()
+	c.Release()
 	tr.apply(ans)
 }
 
@@ -134,15 +135,9 @@ func (tr *tracer) aside(f func() traceAnswer) {
 
 // newCall is the call a stop reports, with the supervisor's Task.
 func (tr *tracer) newCall(pid int, info *tracee.SyscallInfo) *call {
-	c := &call{
-		Call: decision.Call{ID: tr.ids.Add(1), TID: pid,
-			Syscall: bpf.Lookup(info.Arch, int32(info.Nr)), Args: info.Args},
-		holder:    tr,
-		netns:     tr.netns,
-		emulating: tr.emu != nil,
-	}
-	c.task.c = c
-	c.Task = &c.task
+	c := &call{Call: decode.Call{Call: decision.Call{ID: tr.ids.Add(1), TID: pid,
+		Syscall: bpf.Lookup(info.Arch, int32(info.Nr)), Args: info.Args}}}
+	c.Bind(tr, tr.netns, tr.emu != nil)
 	return c
 }
 
@@ -152,10 +147,10 @@ func (tr *tracer) read(c *call) {
 	if !c.Syscall.Foreign {
 		m := targetmem.NewReader(uint32(c.TID)).UseVM(&tr.vmRead)
 		m.Prefetch = tr.emu != nil
-		c.Dests, c.Err = readDests(m, c)
+		c.Dests, c.Err = decode.ReadDests(m, &c.Call)
 		m.Close()
 	}
-	c.decode()
+	c.Decode()
 }
 
 // judge asks the decider about the call read.
@@ -178,7 +173,7 @@ func (tr *tracer) carryOut(c *call, ans traceAnswer, mayBlock bool) (_ traceAnsw
 		}
 	}
 	if tr.emu != nil && ans.a.Allowed() && emulablePidfd(c) {
-		if c.pidfdTarget == c.Task.Caller().PID && c.Args[2] == 0 {
+		if c.PidfdTarget == c.Task.Caller().PID && c.Args[2] == 0 {
 			ans.dupSelf = true
 		} else if r, done := tr.emu.cannot(c, errNoHandOver); done {
 			// No ADDFD here: the kernel would look the pidfd up again.

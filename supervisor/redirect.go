@@ -59,7 +59,7 @@ func (e *emulator) redirect(c *call, a decision.Answer) (int64, unix.Errno) {
 		local = netip.AddrPortFrom(to.Addr().Unmap(), local.Port())
 	}
 	rd.Done(local, true)
-	c.msgs[0].name = name
+	c.Msgs[0].Name = name
 	r := s.send(c, typ)
 	return r.val, r.errno
 }

@@ -71,7 +71,7 @@ func (m *Reader) Close() error {
 	return unix.Close(m.fd)
 }
 
-// Read fills buf from address addr, all of it or errFault.
+// Read fills buf from address addr, all of it or ErrFault.
 func (m *Reader) Read(addr uint64, buf []byte) error {
 	if len(buf) == 0 {
 		return nil

@@ -1,4 +1,4 @@
-package supervisor
+package decode
 
 import "encoding/binary"
 
@@ -15,11 +15,11 @@ type msghdr struct {
 }
 
 const (
-	sizeofMsghdr          = 56 // struct msghdr on 64-bit ABIs
-	sizeofMmsghdr         = 64 // struct mmsghdr: msghdr + unsigned msg_len + padding
+	SizeofMsghdr          = 56 // struct msghdr on 64-bit ABIs
+	SizeofMmsghdr         = 64 // struct mmsghdr: msghdr + unsigned msg_len + padding
 	sizeofSockaddrStorage = 128
-	sizeofSockaddrNetlink = 12   // struct sockaddr_nl
-	uioMaxIOV             = 1024 // UIO_MAXIOV: the kernel clamps sendmmsg's vlen to it
+	SizeofSockaddrNetlink = 12   // struct sockaddr_nl
+	UioMaxIOV             = 1024 // UIO_MAXIOV: the kernel clamps sendmmsg's vlen to it
 )
 
 func parseMsghdr(b []byte) msghdr {

@@ -1,4 +1,4 @@
-package supervisor
+package decode
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package supervisor
+package decode
 
 import (
 	"sync"
@@ -6,13 +6,14 @@ import (
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/namespace"
 	"github.com/nettrap/nettrap/supervisor/internal/sockdiag"
 )
 
 // task is the supervisor's Task: it reads /proc and borrows the caller's
 // socket on first use only, and remembers the answers for the call.
 type task struct {
-	c          *call
+	c          *Call
 	callerOnce sync.Once
 	caller     decision.Caller
 	sockOnce   sync.Once
@@ -21,11 +22,20 @@ type task struct {
 	tree       bool
 }
 
+// Bind makes c a call held by h, of a command started in ns, with
+// allowed calls made by nettrap if emulating; its Task is the
+// supervisor's.
+func (c *Call) Bind(h Holder, ns *namespace.Starting, emulating bool) {
+	c.Holder, c.Netns, c.Emulating = h, ns, emulating
+	c.task.c = c
+	c.Task = &c.task
+}
+
 // Pending implements Task.
 // A traced caller stays in its stop until the tracer resumes it: it is
 // pending while it exists.
 func (t *task) Pending() bool {
-	return t.c.pending()
+	return t.c.Pending()
 }
 
 // Caller implements Task. The task is gone when the notification is no
@@ -67,11 +77,11 @@ func (t *task) PathExists(path string) bool {
 }
 
 // TreeNetns implements Task. A yes binds the call: it is allowed only as
-// a call nettrap makes itself on a socket of the tree's (emulate.go).
+// a call nettrap makes itself on a socket of the tree's (supervisor/emulate.go).
 func (t *task) TreeNetns() bool {
 	t.treeOnce.Do(func() {
-		t.tree = t.c.treeNetns() && t.c.pending()
-		t.c.inTree = t.tree
+		t.tree = t.c.treeNetns() && t.c.Pending()
+		t.c.InTree = t.tree
 	})
 	return t.tree
 }

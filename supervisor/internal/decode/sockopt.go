@@ -1,4 +1,4 @@
-package supervisor
+package decode
 
 import (
 	"golang.org/x/sys/unix"
@@ -13,7 +13,7 @@ import (
 // the option does in c. An optval the kernel would refuse as too short
 // sets nothing: that call fails in the kernel without any effect. An
 // unreadable one fails with EFAULT, as in the kernel.
-func readSockOpt(m *targetmem.Reader, c *call) unix.Errno {
+func readSockOpt(m *targetmem.Reader, c *Call) unix.Errno {
 	o, ok := bpf.LookupSockOpt(uint32(c.Args[1]), uint32(c.Args[2]))
 	if !ok {
 		return 0 // the filter sends no other option; nothing to check
@@ -22,10 +22,10 @@ func readSockOpt(m *targetmem.Reader, c *call) unix.Errno {
 	optval, optlen := c.Args[3], int64(int32(c.Args[4]))
 	// Every option read below reads its value once, through c.opt, which
 	// keeps the bytes: an allowed option is then set by the supervisor
-	// with those very bytes (emuopt.go), never read again by the kernel.
-	c.opt = sockopt.Value{M: m, Optlen: optlen}
-	defer func() { c.opt.M = nil }()
-	r := &c.opt
+	// with those very bytes (supervisor/emuopt.go), never read again by the kernel.
+	c.Opt = sockopt.Value{M: m, Optlen: optlen}
+	defer func() { c.Opt.M = nil }()
+	r := &c.Opt
 	switch o.Effect {
 	case bpf.SourceRouteOpt:
 		c.SourceRoute = true
@@ -33,7 +33,7 @@ func readSockOpt(m *targetmem.Reader, c *call) unix.Errno {
 	case bpf.PinOpt:
 		pin, errno := sockopt.ReadPin(r, o, optval, optlen)
 		c.Pin = pin
-		c.opt.Settable = errno == 0
+		c.Opt.Settable = errno == 0
 		return errno
 	case bpf.NetfilterOpt:
 		// A table or IPVS service of the socket's namespace: which one
@@ -42,7 +42,7 @@ func readSockOpt(m *targetmem.Reader, c *call) unix.Errno {
 		return 0
 	case bpf.JoinOpt:
 		j, errno := sockopt.ReadJoin(r, o, optval, optlen)
-		c.opt.Settable = errno == 0
+		c.Opt.Settable = errno == 0
 		if j.Ifindex != sockopt.LoopbackIndex {
 			// A join on lo, named by its index, is announced on lo
 			// only: nothing to decide, like a pin to lo.

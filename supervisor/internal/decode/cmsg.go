@@ -1,4 +1,4 @@
-package supervisor
+package decode
 
 import (
 	"encoding/binary"
@@ -10,7 +10,7 @@ import (
 )
 
 const (
-	sizeofCmsghdr = 16 // struct cmsghdr on 64-bit ABIs: size_t len; int level; int type
+	SizeofCmsghdr = 16 // struct cmsghdr on 64-bit ABIs: size_t len; int level; int type
 	// maxControl bounds how much control data is read. The kernel copies
 	// msg_control into a buffer of at most optmem_max (128 KiB by default)
 	// and fails with ENOBUFS past that.
@@ -37,7 +37,7 @@ type control struct {
 
 // readControl reads and scans a message's control data.
 func readControl(m *targetmem.Reader, h msghdr) (control, unix.Errno) {
-	if h.control == 0 || h.controllen < sizeofCmsghdr {
+	if h.control == 0 || h.controllen < SizeofCmsghdr {
 		return control{}, 0
 	}
 	if h.controllen > maxControl {
@@ -62,14 +62,14 @@ func readControl(m *targetmem.Reader, h msghdr) (control, unix.Errno) {
 // A pktinfo shorter than its struct makes the kernel fail the call.
 func scanControl(b []byte) control {
 	var c control
-	for off := 0; off+sizeofCmsghdr <= len(b); {
+	for off := 0; off+SizeofCmsghdr <= len(b); {
 		n := binary.NativeEndian.Uint64(b[off:])
 		level := int32(binary.NativeEndian.Uint32(b[off+8:]))
 		typ := int32(binary.NativeEndian.Uint32(b[off+12:]))
-		if n < sizeofCmsghdr || n > uint64(len(b)-off) {
+		if n < SizeofCmsghdr || n > uint64(len(b)-off) {
 			return c
 		}
-		data := b[off+sizeofCmsghdr : off+int(n)]
+		data := b[off+SizeofCmsghdr : off+int(n)]
 		switch {
 		case level == unix.IPPROTO_IP && typ == unix.IP_RETOPTS,
 			level == unix.IPPROTO_IPV6 && (typ == unix.IPV6_RTHDR || typ == unix.IPV6_2292RTHDR):

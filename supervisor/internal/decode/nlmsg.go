@@ -1,4 +1,4 @@
-package supervisor
+package decode
 
 import (
 	"encoding/binary"
@@ -15,7 +15,7 @@ import (
 // Netlink sends that name the kernel as their destination.
 //
 // The socket-file check the capability-free handover relies on (see
-// netlink.go) is skipped by the kernel when a message carries a
+// supervisor/netlink.go) is skipped by the kernel when a message carries a
 // destination address (netlink_sendmsg sets NETLINK_SKB_DST, and
 // __netlink_ns_capable then looks at the sender only). Go's
 // syscall.NetlinkRIB, iproute2 and most libraries address the kernel
@@ -23,7 +23,7 @@ import (
 // sendmsg are trapped anyway, and their destination is AF_NETLINK. A
 // request that changes the namespace is denied when the socket belongs to
 // the namespace nettrap started in; the others are sent by the supervisor
-// itself from its thread without capabilities (netlink.go), so what the
+// itself from its thread without capabilities (supervisor/netlink.go), so what the
 // kernel gets is what was read, and the kernel checks that sender. Where
 // the socket cannot be borrowed, or for sendmmsg, the call continues in
 // the kernel, which reads it again (the CONTINUE race).
@@ -51,7 +51,7 @@ func readNetlinkPayload(m *targetmem.Reader, base uint64, n uint64) ([]byte, uni
 func readIovecs(m *targetmem.Reader, hdr []byte) (data []byte, ok bool, errno unix.Errno) {
 	ne := binary.NativeEndian
 	iov, iovlen := ne.Uint64(hdr[16:24]), ne.Uint64(hdr[24:32])
-	if iovlen > uioMaxIOV {
+	if iovlen > UioMaxIOV {
 		return nil, false, unix.EMSGSIZE
 	}
 	vec := make([]byte, 16*iovlen)
@@ -72,14 +72,14 @@ func readIovecs(m *targetmem.Reader, hdr []byte) (data []byte, ok bool, errno un
 	return data, true, 0
 }
 
-// netlinkSend is what a netlink send to the kernel asked for: one entry
+// NetlinkSend is what a netlink send to the kernel asked for: one entry
 // per message that names an AF_NETLINK destination.
-type netlinkSend struct {
-	payloads [][]byte // nil for a message too large to read
-	dests    []unix.SockaddrNetlink
-	control  bool // some message carries control data
-	oversize bool
-	sock     int // the socket borrowed from the target, or -1
+type NetlinkSend struct {
+	Payloads [][]byte // nil for a message too large to read
+	Dests    []unix.SockaddrNetlink
+	Control  bool // some message carries control data
+	Oversize bool
+	Sock     int // the socket borrowed from the target, or -1
 }
 
 // netlinkRequest tells whether the call sends netlink messages that name
@@ -87,19 +87,19 @@ type netlinkSend struct {
 // and names the first request among them that changes that namespace
 // ("RTM_NEWROUTE", "nfnetlink message …"), "" when none does
 // (Call.NetlinkOurs, Call.NetlinkChange).
-func (c *call) netlinkRequest() (ours bool, change string) {
-	n := c.netlink
+func (c *Call) netlinkRequest() (ours bool, change string) {
+	n := c.Netlink
 	proto, ours := c.netlinkProtocol(int(int32(c.Args[0])))
 	switch {
 	case !ours:
 		return false, ""
-	case n.oversize:
+	case n.Oversize:
 		return true, fmt.Sprintf("netlink message over %d bytes", maxNetlinkPayload)
 	case proto < 0:
 		// Ours, but its protocol could not be learnt: strict.
 		return true, "netlink message on a socket of unknown protocol"
 	}
-	for _, p := range n.payloads {
+	for _, p := range n.Payloads {
 		if change = nlparse.ChangeRequest(proto, p); change != "" {
 			return true, change
 		}
@@ -112,10 +112,10 @@ func (c *call) netlinkRequest() (ours bool, change string) {
 // socket; where that is refused it looks the socket's inode up in the
 // calling thread's /proc/TID/net/netlink, which lists the thread's
 // namespace only.
-func (c *call) netlinkProtocol(fd int) (proto int, ok bool) {
-	if c.netns != nil && c.netns.Cookie != 0 {
+func (c *Call) netlinkProtocol(fd int) (proto int, ok bool) {
+	if c.Netns != nil && c.Netns.Cookie != 0 {
 		if proto, cookie, err := c.borrowedProtocol(fd); err == nil {
-			return proto, cookie == c.netns.Cookie
+			return proto, cookie == c.Netns.Cookie
 		}
 	}
 	proto, found := procfs.NetlinkProtocol(c.TID, fd)
@@ -130,7 +130,7 @@ func (c *call) netlinkProtocol(fd int) (proto int, ok bool) {
 
 // borrowedProtocol borrows the socket and asks it. The copy is kept in
 // c.netlink for the send (see sendCapless) and closed with the call.
-func (c *call) borrowedProtocol(fd int) (proto int, cookie uint64, err error) {
+func (c *Call) borrowedProtocol(fd int) (proto int, cookie uint64, err error) {
 	sfd, err := c.borrow(fd)
 	if err != nil {
 		return 0, 0, err
@@ -148,14 +148,14 @@ func (c *call) borrowedProtocol(fd int) (proto int, cookie uint64, err error) {
 		unix.Close(sfd)
 		return 0, 0, err
 	}
-	c.netlink.sock = sfd
+	c.Netlink.Sock = sfd
 	return proto, cookie, nil
 }
 
-// release closes what the call borrowed from the target.
-func (c *call) release() {
-	if c.netlink != nil && c.netlink.sock >= 0 {
-		unix.Close(c.netlink.sock)
-		c.netlink.sock = -1
+// Release closes what the call borrowed from the target.
+func (c *Call) Release() {
+	if c.Netlink != nil && c.Netlink.Sock >= 0 {
+		unix.Close(c.Netlink.Sock)
+		c.Netlink.Sock = -1
 	}
 }

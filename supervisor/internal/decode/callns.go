@@ -1,4 +1,4 @@
-package supervisor
+package decode
 
 import (
 	"errors"
@@ -19,12 +19,12 @@ import (
 // namespace while it is stopped in the call (setns and unshare act on the
 // caller only), so the answer holds until the call is answered. When it
 // cannot be told (the thread is gone) the answer is yes: the strict one.
-func (c *call) inStartingNetns() bool {
-	if c.netns == nil {
+func (c *Call) inStartingNetns() bool {
+	if c.Netns == nil {
 		return true
 	}
 	id, err := procfs.Namespace(procfs.TaskPath(c.TID, "ns/net"))
-	return err != nil || id == c.netns.ID
+	return err != nil || id == c.Netns.ID
 }
 
 // socketInStartingNetns reports whether descriptor fd of the caller is a
@@ -34,21 +34,21 @@ func (c *call) inStartingNetns() bool {
 // default profile denies pidfd_getfd; a kernel without the cookie) the
 // calling thread's namespace decides. A descriptor that is not open, or
 // not a socket, changes no namespace: the kernel fails the ioctl.
-func (c *call) socketInStartingNetns(fd int) bool {
-	if c.netns == nil || c.netns.Cookie == 0 {
+func (c *Call) socketInStartingNetns(fd int) bool {
+	if c.Netns == nil || c.Netns.Cookie == 0 {
 		return c.inStartingNetns()
 	}
 	cookie, err := c.socketCookie(fd)
 	switch {
 	case err == nil:
-		return cookie == c.netns.Cookie
+		return cookie == c.Netns.Cookie
 	case errors.Is(err, unix.EBADF), errors.Is(err, unix.ENOTSOCK):
 		return false
 	}
 	return c.inStartingNetns()
 }
 
-func (c *call) socketCookie(fd int) (uint64, error) {
+func (c *Call) socketCookie(fd int) (uint64, error) {
 	sfd, err := c.borrow(fd)
 	if err != nil {
 		return 0, err
@@ -59,8 +59,8 @@ func (c *call) socketCookie(fd int) (uint64, error) {
 
 // borrow takes a copy of the caller's descriptor fd (pidfd_getfd); the
 // caller closes it.
-func (c *call) borrow(fd int) (int, error) {
-	pidfd, err := openPidfd(c)
+func (c *Call) borrow(fd int) (int, error) {
+	pidfd, err := OpenPidfd(c)
 	if err != nil {
 		return -1, err
 	}
@@ -73,15 +73,15 @@ func (c *call) borrow(fd int) (int, error) {
 }
 
 // treeNetns answers Task.TreeNetns for c (see task.TreeNetns).
-func (c *call) treeNetns() bool {
-	if !c.netns.HasTree() || c.Syscall.Foreign || c.Err != 0 {
+func (c *Call) treeNetns() bool {
+	if !c.Netns.HasTree() || c.Syscall.Foreign || c.Err != 0 {
 		return false
 	}
 	switch c.Syscall.Kind {
 	case bpf.Socket:
-		return c.netns.OwnsThread(c.TID)
+		return c.Netns.OwnsThread(c.TID)
 	case bpf.Connect, bpf.SendTo, bpf.SendMsg, bpf.SendMMsg:
-		if !c.emulating {
+		if !c.Emulating {
 			return false // the kernel would look the descriptor up again
 		}
 		sfd, err := c.borrow(int(int32(c.Args[0])))
@@ -89,17 +89,17 @@ func (c *call) treeNetns() bool {
 			return false
 		}
 		defer unix.Close(sfd)
-		return c.netns.OwnsSocket(sfd)
+		return c.Netns.OwnsSocket(sfd)
 	}
 	return false
 }
 
-// openPidfd opens a pidfd on the calling thread (PIDFD_THREAD, 6.9+), or
+// OpenPidfd opens a pidfd on the calling thread (PIDFD_THREAD, 6.9+), or
 // on its thread group where the kernel refuses that (before 6.9), and checks that the
 // notification is still pending afterwards: only then does the pidfd name
 // the caller (its tid may have been reused by another task in between).
 // errGone: the caller left the call.
-func openPidfd(c *call) (int, error) {
+func OpenPidfd(c *Call) (int, error) {
 	fd, err := unix.PidfdOpen(c.TID, unix.PIDFD_THREAD)
 	if err == unix.EINVAL {
 		tgid, terr := procfs.ThreadGroup(c.TID)
@@ -114,7 +114,7 @@ func openPidfd(c *call) (int, error) {
 	if err != nil {
 		return -1, os.NewSyscallError("pidfd_open", err)
 	}
-	if !c.pending() {
+	if !c.Pending() {
 		unix.Close(fd)
 		return -1, ascaller.ErrGone
 	}

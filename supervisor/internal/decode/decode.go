@@ -1,4 +1,4 @@
-package supervisor
+package decode
 
 import (
 	"golang.org/x/sys/unix"
@@ -8,13 +8,13 @@ import (
 	"github.com/nettrap/nettrap/procfs"
 )
 
-// decode fills the fields of c that come from the kernel rather than the
+// Decode fills the fields of c that come from the kernel rather than the
 // target's memory: the namespace a call acts on, what a netlink send
 // asks for, whom a cross-process call reaches. Each is learnt only for
 // the kinds of call that need it, so that an allowed connect costs
 // nothing here. It runs after the notification was found still pending:
 // the tid still names the caller.
-func (c *call) decode() {
+func (c *Call) Decode() {
 	if c.Syscall.Kind == bpf.Socket {
 		c.Socket = decision.SocketArgs{Domain: int(int32(c.Args[0])), Type: int(c.Args[1]) & 0xf, Protocol: int(int32(c.Args[2]))}
 	}
@@ -39,7 +39,7 @@ func (c *call) decode() {
 	case bpf.Ptrace, bpf.ProcessVMWritev, bpf.PidfdGetfd:
 		c.OwnDescendant = c.reachesDescendant()
 	}
-	if c.netlink != nil {
+	if c.Netlink != nil {
 		c.NetlinkOurs, c.NetlinkChange = c.netlinkRequest()
 	}
 }
@@ -52,7 +52,7 @@ func (c *call) decode() {
 // (ProbeEmulation). Pids in ptrace and process_vm_writev are numbers of
 // the caller's pid namespace: in another one they cannot be looked up
 // here, and the answer is no.
-func (c *call) reachesDescendant() bool {
+func (c *Call) reachesDescendant() bool {
 	caller := c.Task.Caller()
 	if caller.Gone {
 		return false
@@ -64,7 +64,7 @@ func (c *call) reachesDescendant() bool {
 		return procfs.SamePIDNamespace(c.TID) && procfs.IsDescendant(int(int32(c.Args[0])), caller.PID)
 	case bpf.PidfdGetfd:
 		target := procfs.PidfdTarget(c.TID, int(int32(c.Args[0])))
-		c.pidfdTarget = target
+		c.PidfdTarget = target
 		return target == caller.PID || procfs.IsDescendant(target, caller.PID)
 	}
 	return false

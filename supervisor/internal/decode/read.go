@@ -1,4 +1,4 @@
-package supervisor
+package decode
 
 import (
 	"encoding/binary"
@@ -11,36 +11,36 @@ import (
 	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
 )
 
-// readDests reads the destinations a call names from the stopped target,
+// ReadDests reads the destinations a call names from the stopped target,
 // mirroring what the kernel itself will copy in, so that what is checked is
 // what the kernel would use. Failures give the errno the kernel would give
 // for the same arguments.
-func readDests(m *targetmem.Reader, c *call) ([]classify.Dest, unix.Errno) {
+func ReadDests(m *targetmem.Reader, c *Call) ([]classify.Dest, unix.Errno) {
 	a := c.Args
 	switch c.Syscall.Kind {
 	case bpf.Connect:
 		d, raw, errno := readSockaddr(m, a[1], int64(int32(a[2])), classify.OpConnect)
-		c.msgs = c.oneMsg(rawMsg{name: raw})
+		c.Msgs = c.oneMsg(RawMsg{Name: raw})
 		return c.oneDest(d, errno)
 	case bpf.SendTo:
 		if a[4] == 0 { // the BPF program lets these through; be safe anyway
-			c.msgs = c.oneMsg(rawMsg{})
+			c.Msgs = c.oneMsg(RawMsg{})
 			return nil, 0
 		}
 		d, raw, payload, errno := readSendTo(m, c)
-		c.msgs = c.oneMsg(rawMsg{name: raw, payload: payload})
+		c.Msgs = c.oneMsg(RawMsg{Name: raw, Payload: payload})
 		if errno == 0 && d != nil && d.Family == unix.AF_NETLINK {
 			errno = c.addNetlinkPayload(m, a[1], a[2], a[4])
 		}
 		return c.oneDest(d, errno)
 	case bpf.SendMsg:
-		return readMsgDests(m, c, a[1], 1, sizeofMsghdr)
+		return readMsgDests(m, c, a[1], 1, SizeofMsghdr)
 	case bpf.SendMMsg:
 		vlen := uint32(a[2])
-		if vlen > uioMaxIOV {
-			vlen = uioMaxIOV // __sys_sendmmsg clamps rather than fails
+		if vlen > UioMaxIOV {
+			vlen = UioMaxIOV // __sys_sendmmsg clamps rather than fails
 		}
-		return readMsgDests(m, c, a[1], int(vlen), sizeofMmsghdr)
+		return readMsgDests(m, c, a[1], int(vlen), SizeofMmsghdr)
 	case bpf.SetSockOpt:
 		return nil, readSockOpt(m, c)
 	case bpf.Ioctl:
@@ -53,7 +53,7 @@ func readDests(m *targetmem.Reader, c *call) ([]classify.Dest, unix.Errno) {
 
 // addNetlinkPayload keeps the data of a sendto addressed to AF_NETLINK
 // (see nlmsg.go), and its address.
-func (c *call) addNetlinkPayload(m *targetmem.Reader, base, n, name uint64) unix.Errno {
+func (c *Call) addNetlinkPayload(m *targetmem.Reader, base, n, name uint64) unix.Errno {
 	if n > maxNetlinkPayload {
 		return c.addNetlinkMsg(m, name, nil, false, true)
 	}
@@ -66,7 +66,7 @@ func (c *call) addNetlinkPayload(m *targetmem.Reader, base, n, name uint64) unix
 
 // addNetlinkIovecs does the same for a message header of sendmsg or
 // sendmmsg.
-func (c *call) addNetlinkIovecs(m *targetmem.Reader, raw []byte, h msghdr) unix.Errno {
+func (c *Call) addNetlinkIovecs(m *targetmem.Reader, raw []byte, h msghdr) unix.Errno {
 	b, ok, errno := readIovecs(m, raw)
 	if errno != 0 {
 		return errno
@@ -77,20 +77,20 @@ func (c *call) addNetlinkIovecs(m *targetmem.Reader, raw []byte, h msghdr) unix.
 // addNetlinkMsg records one message: its destination (read again here:
 // it was checked to be a whole sockaddr_nl already), its data, and
 // whether it has control data or was too large to read.
-func (c *call) addNetlinkMsg(m *targetmem.Reader, name uint64, data []byte, control, oversize bool) unix.Errno {
-	sa := make([]byte, sizeofSockaddrNetlink)
+func (c *Call) addNetlinkMsg(m *targetmem.Reader, name uint64, data []byte, control, oversize bool) unix.Errno {
+	sa := make([]byte, SizeofSockaddrNetlink)
 	if m.Read(name, sa) != nil {
 		return unix.EFAULT
 	}
-	if c.netlink == nil {
-		c.netlink = &netlinkSend{sock: -1}
+	if c.Netlink == nil {
+		c.Netlink = &NetlinkSend{Sock: -1}
 	}
-	n := c.netlink
-	n.control = n.control || control
-	n.oversize = n.oversize || oversize
-	n.dests = append(n.dests, unix.SockaddrNetlink{Family: unix.AF_NETLINK,
+	n := c.Netlink
+	n.Control = n.Control || control
+	n.Oversize = n.Oversize || oversize
+	n.Dests = append(n.Dests, unix.SockaddrNetlink{Family: unix.AF_NETLINK,
 		Pid: binary.NativeEndian.Uint32(sa[4:]), Groups: binary.NativeEndian.Uint32(sa[8:])})
-	n.payloads = append(n.payloads, data)
+	n.Payloads = append(n.Payloads, data)
 	return 0
 }
 
@@ -111,7 +111,7 @@ const (
 // readAttachType follows __sys_bpf: size bytes of attr are copied
 // (at most the kernel's union; the rest reads as zero), so an attr
 // shorter than 12 bytes has attach_type 0.
-func readAttachType(m *targetmem.Reader, c *call) unix.Errno {
+func readAttachType(m *targetmem.Reader, c *Call) unix.Errno {
 	size := uint32(c.Args[2])
 	if size > bpfAttrPageSize {
 		return unix.E2BIG
@@ -126,7 +126,7 @@ func readAttachType(m *targetmem.Reader, c *call) unix.Errno {
 }
 
 // oneDest returns d as the call's one destination, in c's own storage.
-func (c *call) oneDest(d *classify.Dest, errno unix.Errno) ([]classify.Dest, unix.Errno) {
+func (c *Call) oneDest(d *classify.Dest, errno unix.Errno) ([]classify.Dest, unix.Errno) {
 	if errno != 0 || d == nil {
 		return nil, errno
 	}
@@ -135,7 +135,7 @@ func (c *call) oneDest(d *classify.Dest, errno unix.Errno) ([]classify.Dest, uni
 }
 
 // oneMsg returns m as c's one message, in c's own storage.
-func (c *call) oneMsg(m rawMsg) []rawMsg {
+func (c *Call) oneMsg(m RawMsg) []RawMsg {
 	c.msg1[0] = m
 	return c.msg1[:]
 }
@@ -143,24 +143,24 @@ func (c *call) oneMsg(m rawMsg) []rawMsg {
 // readSendTo reads a sendto's address, and where the call may be
 // emulated its payload too, in the same process_vm_readv: a syscall less,
 // and the ID_VALID that follows covers the payload as well, so the
-// emulated send need not check again (emusock.go). A payload over a
+// emulated send need not check again (supervisor/emusock.go). A payload over a
 // datagram's size, or any failure, reads the address alone, as the kernel
 // would: the payload is then read when the call is made.
-func readSendTo(m *targetmem.Reader, c *call) (*classify.Dest, []byte, []byte, unix.Errno) {
+func readSendTo(m *targetmem.Reader, c *Call) (*classify.Dest, []byte, []byte, unix.Errno) {
 	a := c.Args
 	n := int64(int32(a[5]))
-	if m.Prefetch && n > 0 && n <= sizeofSockaddrStorage && a[2] > 0 && a[2] <= maxDatagram {
+	if m.Prefetch && n > 0 && n <= sizeofSockaddrStorage && a[2] > 0 && a[2] <= MaxDatagram {
 		name := make([]byte, n)
-		p := getPayloadBuf(int(a[2]), true)
+		p := GetPayloadBuf(int(a[2]), true)
 		if m.ReadPair(a[4], name, a[1], p) {
 			d, err := classify.Parse(name, classify.OpSend)
 			if err != nil {
-				putPayloadBuf(p)
+				PutPayloadBuf(p)
 				return nil, nil, nil, unix.EINVAL
 			}
 			return &d, name, p, 0
 		}
-		putPayloadBuf(p)
+		PutPayloadBuf(p)
 	}
 	d, raw, errno := readSockaddr(m, a[4], n, classify.OpSend)
 	return d, raw, nil, errno
@@ -204,7 +204,7 @@ func readSockaddr(m *targetmem.Reader, addr uint64, n int64, op classify.Op) (*c
 // message k > 0 ends the vector there: the kernel will never look past it,
 // and the call is decided on messages 0..k-1. At k == 0 the call fails
 // with that message's errno, as it would in the kernel.
-func readMsgDests(m *targetmem.Reader, c *call, vec uint64, count, stride int) ([]classify.Dest, unix.Errno) {
+func readMsgDests(m *targetmem.Reader, c *Call, vec uint64, count, stride int) ([]classify.Dest, unix.Errno) {
 	hdrs := make([]byte, count*stride)
 	if err := m.Read(vec, hdrs); err != nil {
 		// Some header is unreadable: find the first one.
@@ -224,7 +224,7 @@ func readMsgDests(m *targetmem.Reader, c *call, vec uint64, count, stride int) (
 	var dests []classify.Dest
 	if count == 1 {
 		// One message (every sendmsg): the call's own storage.
-		dests, c.msgs = c.dest1[:0], c.msg1[:0]
+		dests, c.Msgs = c.dest1[:0], c.msg1[:0]
 	}
 	for i := 0; i < count; i++ {
 		h := parseMsghdr(hdrs[i*stride:])
@@ -247,7 +247,7 @@ func readMsgDests(m *targetmem.Reader, c *call, vec uint64, count, stride int) (
 		if d != nil {
 			dests = append(dests, *d)
 		}
-		c.msgs = append(c.msgs, rawMsg{name: name, control: ctl.raw, iov: h.iov, iovlen: h.iovlen})
+		c.Msgs = append(c.Msgs, RawMsg{Name: name, Control: ctl.raw, Iov: h.iov, Iovlen: h.iovlen})
 	}
 	if len(dests) == 0 {
 		dests = nil // as without the call's storage
@@ -265,13 +265,13 @@ func readMsgName(m *targetmem.Reader, h msghdr) (*classify.Dest, []byte, unix.Er
 	return readSockaddr(m, h.name, int64(min(h.namelen, sizeofSockaddrStorage)), classify.OpSend)
 }
 
-// rawMsg is one message as the decision saw it: the address and control
+// RawMsg is one message as the decision saw it: the address and control
 // bytes as read, and where the payload lies in the target (sendmsg and
 // sendmmsg; connect and sendto keep only name).
-type rawMsg struct {
-	name, control []byte
-	iov, iovlen   uint64
-	// payload of a sendto, read with its address before the notification
+type RawMsg struct {
+	Name, Control []byte
+	Iov, Iovlen   uint64
+	// Payload of a sendto, read with its address before the notification
 	// was checked (read.go's readSendTo); nil: read it when sending.
-	payload []byte
+	Payload []byte
 }

@@ -21,25 +21,25 @@ func (l *loop) newCall(n *unotify.Notif) *call {
 	return c
 }
 
-// Pending implements holder: the notification is still valid.
+// Pending implements decode.Holder: the notification is still valid.
 func (l *loop) Pending(c *decode.Call) bool { return unotify.IDValid(l.listener, c.ID) }
 
-// AnswerEarly implements holder.
+// AnswerEarly implements decode.Holder.
 func (l *loop) AnswerEarly(c *decode.Call, errno unix.Errno) {
 	unotify.Send(l.listener, &unotify.Resp{ID: c.ID, Error: -int32(errno)})
 }
 
-// KeepsTID implements holder: a notified thread that leaves the call may
+// KeepsTID implements decode.Holder: a notified thread that leaves the call may
 // exit and its tid be reused.
 func (l *loop) KeepsTID() bool { return false }
 
-// Pending implements holder. A traced caller stays in its stop until
+// Pending implements decode.Holder. A traced caller stays in its stop until
 // the tracer resumes it: it waits while it exists.
 func (tr *tracer) Pending(c *decode.Call) bool {
 	return procfs.Running(c.TID) // a SIGKILLed one is a zombie at once
 }
 
-// AnswerEarly implements holder. Under the ptrace engine the call is
+// AnswerEarly implements decode.Holder. Under the ptrace engine the call is
 // skipped, so the kernel's restart code never sees it: ERESTARTSYS would
 // reach user space, and EINTR is answered instead.
 func (tr *tracer) AnswerEarly(c *decode.Call, errno unix.Errno) {
@@ -50,5 +50,5 @@ func (tr *tracer) AnswerEarly(c *decode.Call, errno unix.Errno) {
 	tr.post(traceAnswer{tid: c.TID, id: c.ID, ret: &ret, early: true})
 }
 
-// KeepsTID implements holder.
+// KeepsTID implements decode.Holder.
 func (tr *tracer) KeepsTID() bool { return true }

@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/decision"
+	"github.com/nettrap/nettrap/supervisor/internal/emulate"
 )
 
 // The answer path both engines share. Each engine first takes the steps
@@ -39,36 +40,36 @@ const (
 // checked is made by nettrap or refused, never continued; a denied call
 // with a stand-in is made to the stand-in. emu is nil when allowed calls
 // continue in the kernel.
-func settle(emu *emulator, c *call, a decision.Answer, mayBlock bool, report func(error)) (result, outcome) {
-	canEmulate := emu != nil && emulable(c)
+func settle(emu *emulate.Emulator, c *emulate.Call, a decision.Answer, mayBlock bool, report func(error)) (emulate.Result, outcome) {
+	canEmulate := emu != nil && emulate.Emulable(c)
 	if !a.Allowed() {
 		rd := a.Redirect()
 		switch {
 		case rd == nil:
-			return result{}, carryOn
+			return emulate.Result{}, carryOn
 		case !canEmulate:
 			rd.Done(netip.AddrPort{}, false)
-			return result{}, carryOn
+			return emulate.Result{}, carryOn
 		}
-		val, errno := emu.redirect(c, a)
-		return result{val: val, errno: errno}, answered
+		val, errno := emu.Redirect(c, a)
+		return emulate.Result{Val: val, Errno: errno}, answered
 	}
 	if !canEmulate {
 		if a.Peer() != nil {
-			report(fmt.Errorf("allowed %s by pid %d denied: %w", c.Syscall.Name, c.TID, errPeerUnchecked))
-			return result{errno: unix.EPERM}, answered
+			report(fmt.Errorf("allowed %s by pid %d denied: %w", c.Syscall.Name, c.TID, emulate.ErrPeerUnchecked))
+			return emulate.Result{Errno: unix.EPERM}, answered
 		}
-		return result{}, carryOn
+		return emulate.Result{}, carryOn
 	}
 	c.Peer = a.Peer()
-	r, done, blocks := emu.make(c, mayBlock)
+	r, done, blocks := emu.Make(c, mayBlock)
 	switch {
 	case blocks:
-		return result{}, wouldBlock
+		return emulate.Result{}, wouldBlock
 	case done:
 		return r, emulated
 	case c.Peer != nil:
-		return result{errno: unix.EPERM}, answered // never continued unchecked
+		return emulate.Result{Errno: unix.EPERM}, answered // never continued unchecked
 	}
-	return result{}, carryOn
+	return emulate.Result{}, carryOn
 }

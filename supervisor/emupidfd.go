@@ -9,6 +9,7 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/emulate"
 	"github.com/nettrap/nettrap/supervisor/internal/tracee"
 	"github.com/nettrap/nettrap/supervisor/internal/unotify"
 )
@@ -29,10 +30,10 @@ var errNoHandOver = errors.New("pidfd_getfd: nettrap cannot hand the descriptor 
 // in the target (ADDFD with SEND: the call returns the new descriptor,
 // close-on-exec as pidfd_getfd's own). It returns false, without
 // answering, where it cannot: the caller answers then.
-func (l *loop) pidfdGetfd(c *call) bool {
-	s, err := borrow(c, l.emu)
+func (l *loop) pidfdGetfd(c *emulate.Call) bool {
+	s, err := emulate.Borrow(c, l.emu)
 	switch {
-	case errors.Is(err, errGone):
+	case errors.Is(err, emulate.ErrGone):
 		l.stats.Vanished.Add(1)
 		return true
 	case errors.Is(err, unix.EBADF):
@@ -41,14 +42,14 @@ func (l *loop) pidfdGetfd(c *call) bool {
 	case err != nil:
 		return false
 	}
-	defer s.close()
-	if procfs.PidfdTarget(os.Getpid(), s.fd) != c.PidfdTarget || c.PidfdTarget == 0 {
+	defer s.Close()
+	if procfs.PidfdTarget(os.Getpid(), s.FD) != c.PidfdTarget || c.PidfdTarget == 0 {
 		// Swapped since the decision (or no pidfd): what the kernel
 		// would take now was never checked.
 		l.answerErrno(c, unix.EPERM)
 		return true
 	}
-	fd, _, errno := unix.Syscall(unix.SYS_PIDFD_GETFD, uintptr(s.fd), uintptr(int32(c.Args[1])), uintptr(c.Args[2]))
+	fd, _, errno := unix.Syscall(unix.SYS_PIDFD_GETFD, uintptr(s.FD), uintptr(int32(c.Args[1])), uintptr(c.Args[2]))
 	if errno != 0 {
 		l.stats.Emulated.Add(1)
 		l.answerErrno(c, errno)
@@ -73,14 +74,14 @@ func (l *loop) pidfdGetfd(c *call) bool {
 
 // answerErrno answers c with an errno of the call's own (the kernel's
 // answer to what nettrap made for it), counted as allowed.
-func (l *loop) answerErrno(c *call, errno unix.Errno) {
+func (l *loop) answerErrno(c *emulate.Call, errno unix.Errno) {
 	l.stats.Allowed.Add(1)
 	l.send(&unotify.Resp{ID: c.ID, Error: -int32(errno)})
 }
 
 // emulablePidfd tells an allowed native pidfd_getfd, which both engines
 // must not let the kernel look up again.
-func emulablePidfd(c *call) bool {
+func emulablePidfd(c *emulate.Call) bool {
 	return c.Syscall.Kind == bpf.PidfdGetfd && !c.Syscall.Foreign
 }
 
@@ -91,7 +92,7 @@ func emulablePidfd(c *call) bool {
 // target may not take one from nettrap, which is not dumpable.) A
 // pidfd_getfd aimed at a descendant goes through emulator.cannot
 // instead. It returns false when the thread is gone or killed.
-func (tr *tracer) dupSelf(c *call) bool {
+func (tr *tracer) dupSelf(c *emulate.Call) bool {
 	var r unix.PtraceRegs
 	err := tracee.GetRegs(c.TID, &r)
 	if err == nil {

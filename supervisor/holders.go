@@ -7,6 +7,7 @@ import (
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
 	"github.com/nettrap/nettrap/supervisor/internal/decode"
+	"github.com/nettrap/nettrap/supervisor/internal/emulate"
 	"github.com/nettrap/nettrap/supervisor/internal/unotify"
 )
 
@@ -14,8 +15,8 @@ import (
 // notify engine's calls.
 
 // newCall is the call of notification n, with the supervisor's Task.
-func (l *loop) newCall(n *unotify.Notif) *call {
-	c := &call{Call: decode.Call{Call: decision.Call{ID: n.ID, TID: int(n.PID),
+func (l *loop) newCall(n *unotify.Notif) *emulate.Call {
+	c := &emulate.Call{Call: decode.Call{Call: decision.Call{ID: n.ID, TID: int(n.PID),
 		Syscall: bpf.Lookup(n.Data.Arch, n.Data.Nr), Args: n.Data.Args}}}
 	c.Bind(l, l.netns, l.emu != nil)
 	return c
@@ -43,7 +44,7 @@ func (tr *tracer) Pending(c *decode.Call) bool {
 // skipped, so the kernel's restart code never sees it: ERESTARTSYS would
 // reach user space, and EINTR is answered instead.
 func (tr *tracer) AnswerEarly(c *decode.Call, errno unix.Errno) {
-	if errno == errRestartSys {
+	if errno == emulate.ErrRestartSys {
 		errno = unix.EINTR
 	}
 	ret := -int64(errno)

@@ -13,6 +13,7 @@ import (
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/supervisor/internal/capless"
 	"github.com/nettrap/nettrap/supervisor/internal/decode"
+	"github.com/nettrap/nettrap/supervisor/internal/emulate"
 	"github.com/nettrap/nettrap/supervisor/internal/errlog"
 	"github.com/nettrap/nettrap/supervisor/internal/namespace"
 	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
@@ -36,8 +37,8 @@ type Stats struct {
 type loop struct {
 	listener int
 	decider  decision.Decider
-	emu      *emulator   // nil: allowed calls always continue in the kernel
-	vmRead   atomic.Bool // read target memory with process_vm_readv (mem.go)
+	emu      *emulate.Emulator // nil: allowed calls always continue in the kernel
+	vmRead   atomic.Bool       // read target memory with process_vm_readv (mem.go)
 	stats    *Stats
 	wake     [2]int        // pipe: a write stops the loop
 	done     chan struct{} // closed by the goroutine that ends the loop
@@ -190,7 +191,7 @@ func (l *loop) handle(n *unotify.Notif) {
 
 // answerValue answers c with a return value of its own: the call was made
 // by the supervisor.
-func (l *loop) answerValue(c *call, v int64) {
+func (l *loop) answerValue(c *emulate.Call, v int64) {
 	l.stats.Allowed.Add(1)
 	l.send(&unotify.Resp{ID: c.ID, Val: v})
 }
@@ -207,13 +208,13 @@ func (l *loop) send(resp *unotify.Resp) {
 }
 
 // answer sends the answer to c, counting it.
-func (l *loop) answer(c *call, a decision.Answer) {
+func (l *loop) answer(c *emulate.Call, a decision.Answer) {
 	if a.Allowed() && l.emu != nil && emulablePidfd(c) {
 		if l.pidfdGetfd(c) {
 			return
 		}
-		if r, done := l.emu.cannot(c, errNoHandOver); done {
-			l.answerErrno(c, r.errno)
+		if r, done := l.emu.Cannot(c, errNoHandOver); done {
+			l.answerErrno(c, r.Errno)
 			return
 		}
 	}
@@ -224,7 +225,7 @@ func (l *loop) answer(c *call, a decision.Answer) {
 		l.stats.Emulated.Add(1)
 		fallthrough
 	case how == answered:
-		resp.Val, resp.Error = r.val, -int32(r.errno)
+		resp.Val, resp.Error = r.Val, -int32(r.Errno)
 	case a.Allowed():
 		resp.Flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
 	default:
@@ -239,11 +240,11 @@ func (l *loop) answer(c *call, a decision.Answer) {
 }
 
 // decide asks the decider (decideWith).
-func (l *loop) decide(c *call) decision.Answer { return decideWith(l.decider, l.report, c) }
+func (l *loop) decide(c *emulate.Call) decision.Answer { return decideWith(l.decider, l.report, c) }
 
 // decideWith asks d, and fails the call closed if d panics: a bug in a
 // policy must never let a call through nor hang the target.
-func decideWith(d decision.Decider, report func(error), c *call) (a decision.Answer) {
+func decideWith(d decision.Decider, report func(error), c *emulate.Call) (a decision.Answer) {
 	defer func() {
 		if r := recover(); r != nil {
 			report(fmt.Errorf("decider panicked on %s: %v", c.Syscall.Name, r))

@@ -8,6 +8,7 @@ import (
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/supervisor/internal/capless"
+	"github.com/nettrap/nettrap/supervisor/internal/emulate"
 	"github.com/nettrap/nettrap/supervisor/internal/unotify"
 )
 
@@ -40,7 +41,7 @@ import (
 // a netlink socket(2) is handed over, a netlink send made by the
 // supervisor. It returns false, without answering, when that cannot be
 // done; the call then continues in the kernel, as before.
-func (l *loop) capless(c *call) bool {
+func (l *loop) capless(c *emulate.Call) bool {
 	if l.capMaker == nil {
 		return false
 	}
@@ -59,7 +60,7 @@ func (l *loop) capless(c *call) bool {
 // with SEND, so the call returns the new descriptor). It returns false,
 // without answering, only when the kernel cannot do that (before 5.14):
 // the caller then lets the call continue, as before.
-func (l *loop) handOver(c *call) bool {
+func (l *loop) handOver(c *emulate.Call) bool {
 	typ := int(int32(c.Args[1]))
 	fd, err := l.capMaker.NetlinkSocket(typ, int(int32(c.Args[2])))
 	if err != nil {
@@ -104,7 +105,7 @@ func (l *loop) handOver(c *call) bool {
 // (the byte count, or its errno). Where the socket cannot be borrowed
 // (pidfd_getfd refused) the call continues in the kernel, decided on
 // what was read.
-func (l *loop) sendCapless(c *call) bool {
+func (l *loop) sendCapless(c *emulate.Call) bool {
 	val, errno, ok := sendCapless(l.capMaker, c)
 	switch {
 	case !ok:
@@ -120,7 +121,7 @@ func (l *loop) sendCapless(c *call) bool {
 
 // sendCapless makes c's netlink send on the capability-free thread of m,
 // for both engines. ok is false when it cannot (see loop.sendCapless).
-func sendCapless(m *capless.Maker, c *call) (val int64, errno unix.Errno, ok bool) {
+func sendCapless(m *capless.Maker, c *emulate.Call) (val int64, errno unix.Errno, ok bool) {
 	n := c.Netlink
 	if m == nil || n == nil || n.Control || n.Oversize || len(n.Payloads) != 1 {
 		return 0, 0, false

@@ -13,6 +13,7 @@ import (
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/supervisor/internal/capless"
+	"github.com/nettrap/nettrap/supervisor/internal/emulate"
 	"github.com/nettrap/nettrap/supervisor/internal/errlog"
 	"github.com/nettrap/nettrap/supervisor/internal/namespace"
 	"github.com/nettrap/nettrap/supervisor/internal/tracee"
@@ -74,7 +75,7 @@ type tracer struct {
 	answers      []traceAnswer
 	sleeping     bool // the tracer is (about to be) blocked in wait4
 	wakerGone    bool // the waker died: the tracer polls instead
-	emu          *emulator
+	emu          *emulate.Emulator
 	capMaker     *capless.Maker    // nil when the thread could not be made
 	stopped      [2]int            // pipe: readable once stopping (the emulator's watch)
 	current      map[int]uint64    // the call each stopped tid waits in, by id
@@ -95,7 +96,7 @@ type traceAnswer struct {
 	// call (emulation, a redirect), or answers it early (emuintr.go).
 	ret   *int64
 	early bool
-	call  *call // the call decided, for a hand-over
+	call  *emulate.Call // the call decided, for a hand-over
 	// dupSelf: an allowed pidfd_getfd on the caller's own pidfd, run as
 	// the dup it is (emupidfd.go's tracer.dupSelf).
 	dupSelf bool

@@ -9,6 +9,7 @@ import (
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/supervisor/internal/decode"
+	"github.com/nettrap/nettrap/supervisor/internal/emulate"
 	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
 	"github.com/nettrap/nettrap/supervisor/internal/tracee"
 )
@@ -134,8 +135,8 @@ func (tr *tracer) aside(f func() traceAnswer) {
 }
 
 // newCall is the call a stop reports, with the supervisor's Task.
-func (tr *tracer) newCall(pid int, info *tracee.SyscallInfo) *call {
-	c := &call{Call: decode.Call{Call: decision.Call{ID: tr.ids.Add(1), TID: pid,
+func (tr *tracer) newCall(pid int, info *tracee.SyscallInfo) *emulate.Call {
+	c := &emulate.Call{Call: decode.Call{Call: decision.Call{ID: tr.ids.Add(1), TID: pid,
 		Syscall: bpf.Lookup(info.Arch, int32(info.Nr)), Args: info.Args}}}
 	c.Bind(tr, tr.netns, tr.emu != nil)
 	return c
@@ -143,7 +144,7 @@ func (tr *tracer) newCall(pid int, info *tracee.SyscallInfo) *call {
 
 // read reads the call's arguments from the stopped tracee, and what the
 // kernel tells of them.
-func (tr *tracer) read(c *call) {
+func (tr *tracer) read(c *emulate.Call) {
 	if !c.Syscall.Foreign {
 		m := targetmem.NewReader(uint32(c.TID)).UseVM(&tr.vmRead)
 		m.Prefetch = tr.emu != nil
@@ -154,7 +155,7 @@ func (tr *tracer) read(c *call) {
 }
 
 // judge asks the decider about the call read.
-func (tr *tracer) judge(c *call, atEntry bool) traceAnswer {
+func (tr *tracer) judge(c *emulate.Call, atEntry bool) traceAnswer {
 	return traceAnswer{tid: c.TID, id: c.ID, a: decideWith(tr.decider, tr.report, c), atEntry: atEntry, call: c}
 }
 
@@ -162,7 +163,7 @@ func (tr *tracer) judge(c *call, atEntry bool) traceAnswer {
 // as under the notify engine: the kernel never reads the address a second
 // time), or a denied one to its stand-in. With mayBlock false a call that
 // may block for long is not made: blocks says so.
-func (tr *tracer) carryOut(c *call, ans traceAnswer, mayBlock bool) (_ traceAnswer, blocks bool) {
+func (tr *tracer) carryOut(c *emulate.Call, ans traceAnswer, mayBlock bool) (_ traceAnswer, blocks bool) {
 	if ans.a.Capless() && c.Syscall.Kind != bpf.Socket {
 		// A netlink send naming the kernel: made without capabilities,
 		// with the bytes checked (netlink.go).
@@ -175,9 +176,9 @@ func (tr *tracer) carryOut(c *call, ans traceAnswer, mayBlock bool) (_ traceAnsw
 	if tr.emu != nil && ans.a.Allowed() && emulablePidfd(c) {
 		if c.PidfdTarget == c.Task.Caller().PID && c.Args[2] == 0 {
 			ans.dupSelf = true
-		} else if r, done := tr.emu.cannot(c, errNoHandOver); done {
+		} else if r, done := tr.emu.Cannot(c, errNoHandOver); done {
 			// No ADDFD here: the kernel would look the pidfd up again.
-			ans.ret = retOf(r.val, r.errno)
+			ans.ret = retOf(r.Val, r.Errno)
 		}
 		return ans, false
 	}
@@ -187,9 +188,9 @@ func (tr *tracer) carryOut(c *call, ans traceAnswer, mayBlock bool) (_ traceAnsw
 		return ans, true
 	case emulated:
 		tr.stats.Emulated.Add(1)
-		ans.ret = retOf(r.val, r.errno)
+		ans.ret = retOf(r.Val, r.Errno)
 	case answered:
-		ans.ret = retOf(r.val, r.errno)
+		ans.ret = retOf(r.Val, r.Errno)
 	}
 	if !ans.a.Allowed() {
 		ans.a = decision.Deny(ans.a.Errno()) // its redirect is settled
@@ -198,7 +199,7 @@ func (tr *tracer) carryOut(c *call, ans traceAnswer, mayBlock bool) (_ traceAnsw
 }
 
 // isNetlinkSocket tells a native socket(AF_NETLINK, …).
-func isNetlinkSocket(c *call) bool {
+func isNetlinkSocket(c *emulate.Call) bool {
 	return c != nil && c.Syscall.Kind == bpf.Socket && !c.Syscall.Foreign && int32(c.Args[0]) == unix.AF_NETLINK
 }
 

@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/emulate"
 	"github.com/nettrap/nettrap/supervisor/internal/plainthread"
 	"github.com/nettrap/nettrap/supervisor/internal/tracee"
 )
@@ -100,7 +101,7 @@ func inOtherUserns(tid int) bool {
 // to the thread stopped in c, a native socket(AF_NETLINK, …). It returns
 // false, having done nothing, where it cannot: the call then runs as
 // asked.
-func (tr *tracer) startHandOver(c *call, atEntry bool) bool {
+func (tr *tracer) startHandOver(c *emulate.Call, atEntry bool) bool {
 	if tr.capMaker == nil || !tracee.HandOverSupported || tr.noHandOver || !mayAdminNet(c.TID) ||
 		!procfs.SamePIDNamespace(c.TID) {
 		return false

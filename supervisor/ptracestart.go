@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/supervisor/internal/emulate"
 	"github.com/nettrap/nettrap/supervisor/internal/ptracestub"
 	"github.com/nettrap/nettrap/supervisor/internal/tracee"
 )
@@ -20,7 +21,7 @@ import (
 // started by one locked thread (the parent the command's PDEATHSIG
 // watches, as under the notify engine), seized and fed the filter by the
 // tracer's thread.
-func startPtrace(cmd *exec.Cmd, opts Options, prog []unix.SockFilter, choice EngineChoice, uc UsernsChoice, emu *emulator, emuErr error, notices io.Writer) (*Session, error) {
+func startPtrace(cmd *exec.Cmd, opts Options, prog []unix.SockFilter, choice EngineChoice, uc UsernsChoice, emu *emulate.Emulator, emuErr error, notices io.Writer) (*Session, error) {
 	if cmd.Err != nil {
 		return nil, cmd.Err
 	}
@@ -52,7 +53,7 @@ func startPtrace(cmd *exec.Cmd, opts Options, prog []unix.SockFilter, choice Eng
 		return nil, os.NewSyscallError("pipe2", err)
 	}
 	if emu != nil {
-		emu.stop, emu.report = tr.stopped[0], tr.report
+		emu.Stop, emu.Report = tr.stopped[0], tr.report
 		tr.emu = emu
 	}
 

@@ -15,6 +15,7 @@ import (
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
 	"github.com/nettrap/nettrap/supervisor/internal/capless"
+	"github.com/nettrap/nettrap/supervisor/internal/emulate"
 	"github.com/nettrap/nettrap/supervisor/internal/errlog"
 	"github.com/nettrap/nettrap/supervisor/internal/inherit"
 	"github.com/nettrap/nettrap/supervisor/internal/namespace"
@@ -132,11 +133,11 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	if notices == nil {
 		notices = os.Stderr
 	}
-	var emu *emulator
+	var emu *emulate.Emulator
 	var emuErr error
 	if opts.Emulate != EmulateOff {
 		if emuErr = ProbeEmulation(); emuErr == nil {
-			emu = &emulator{required: opts.Emulate == EmulateOn, notices: notices}
+			emu = &emulate.Emulator{Required: opts.Emulate == EmulateOn, Notices: notices}
 		} else if opts.Emulate == EmulateOn {
 			return nil, emuErr
 		} else {
@@ -232,7 +233,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 		return nil, err
 	}
 	if emu != nil {
-		emu.stop, emu.report = l.wake[0], l.report
+		emu.Stop, emu.Report = l.wake[0], l.report
 		l.emu = emu
 	}
 	// process_vm_readv first, emulating or not: one syscall per read where
@@ -329,13 +330,13 @@ func prepareCommand(cmd *exec.Cmd, uc UsernsChoice, notices io.Writer) error {
 // user namespace of its own, the network namespaces its tree makes are
 // told apart from the starting one (treens.go); the emulator's peer
 // checks learn the tree's root (peer.go).
-func (s *Session) started(netns *namespace.Starting, emu *emulator) {
+func (s *Session) started(netns *namespace.Starting, emu *emulate.Emulator) {
 	pid := s.Cmd.Process.Pid
 	if s.Userns.Method == NsUserns && netns != nil {
 		netns.SetTree(pid)
 	}
 	if emu != nil {
-		emu.tree.setRoot(pid)
+		emu.Tree.SetRoot(pid)
 	}
 }
 

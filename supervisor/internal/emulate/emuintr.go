@@ -1,4 +1,4 @@
-package supervisor
+package emulate
 
 import (
 	"time"
@@ -25,11 +25,11 @@ import (
 // watch starts after 1–2 ms (emuwatch.go): a connect that returns at
 // once costs nothing more.
 
-// errRestartSys is the kernel's ERESTARTSYS. Answered only while a signal
+// ErrRestartSys is the kernel's ERESTARTSYS. Answered only while a signal
 // is pending for the thread, it never reaches user space: the signal code
 // makes it EINTR or restarts the call (seccomp's own interrupted wait
 // returns it the same way).
-const errRestartSys = unix.Errno(512)
+const ErrRestartSys = unix.Errno(512)
 
 // tcpClose is TCP_CLOSE, the state of a TCP socket not connected yet.
 const tcpClose = 7
@@ -42,13 +42,13 @@ const signalPoll = 5 * time.Millisecond
 // (sock_intr_errno). The connect runs on in the loop's goroutine, whose
 // answer, when it ends, finds the call gone. It returns whether it
 // answered.
-func (s *borrowed) interrupt() bool {
+func (s *Borrowed) interrupt() bool {
 	tgid, ok := signalFor(s.call.TID)
 	if !ok {
 		return false
 	}
-	intr := errRestartSys
-	if tv, err := unix.GetsockoptTimeval(s.fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO); err == nil && tv.Nano() != 0 {
+	intr := ErrRestartSys
+	if tv, err := unix.GetsockoptTimeval(s.FD, unix.SOL_SOCKET, unix.SO_SNDTIMEO); err == nil && tv.Nano() != 0 {
 		intr = unix.EINTR
 	}
 	s.tgid, s.left = tgid, true
@@ -60,11 +60,11 @@ func (s *borrowed) interrupt() bool {
 // timedOut is what a blocking connect says when its SO_SNDTIMEO runs out:
 // EINPROGRESS when it starts the connect, EALREADY when the socket was
 // connecting already (see resumedConnect).
-func (s *borrowed) timedOut() unix.Errno {
-	if set, err := rawsock.SendTimeout(s.fd); err != 0 || !set {
+func (s *Borrowed) timedOut() unix.Errno {
+	if set, err := rawsock.SendTimeout(s.FD); err != 0 || !set {
 		return unix.EALREADY // no timeout: nothing to tell apart
 	}
-	ti, err := unix.GetsockoptTCPInfo(s.fd, unix.IPPROTO_TCP, unix.TCP_INFO)
+	ti, err := unix.GetsockoptTCPInfo(s.FD, unix.IPPROTO_TCP, unix.TCP_INFO)
 	if err == nil && ti.State == tcpClose {
 		return unix.EINPROGRESS
 	}

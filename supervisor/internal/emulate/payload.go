@@ -1,4 +1,4 @@
-package supervisor
+package emulate
 
 import (
 	"encoding/binary"
@@ -30,7 +30,7 @@ const sizeofIovec = 16 // struct iovec on 64-bit ABIs
 // msgPayload reads a message's iovec array, then its payload. It follows
 // the kernel's checks of copy_msghdr_from_user and import_iovec: more
 // than UIO_MAXIOV vectors is EMSGSIZE, an unreadable array EFAULT.
-func (s *borrowed) msgPayload(typ int, m decode.RawMsg) ([]byte, unix.Errno) {
+func (s *Borrowed) msgPayload(typ int, m decode.RawMsg) ([]byte, unix.Errno) {
 	bufs, errno := s.iovecs(m)
 	if errno != 0 {
 		return nil, errno
@@ -39,7 +39,7 @@ func (s *borrowed) msgPayload(typ int, m decode.RawMsg) ([]byte, unix.Errno) {
 }
 
 // iovecs reads a message's iovec array.
-func (s *borrowed) iovecs(m decode.RawMsg) ([]remoteBuf, unix.Errno) {
+func (s *Borrowed) iovecs(m decode.RawMsg) ([]remoteBuf, unix.Errno) {
 	if m.Iovlen > decode.UioMaxIOV {
 		return nil, unix.EMSGSIZE
 	}
@@ -69,7 +69,7 @@ func (s *borrowed) iovecs(m decode.RawMsg) ([]remoteBuf, unix.Errno) {
 // readRemote fills buf from addr in the target: with process_vm_readv,
 // one syscall, or where that is refused through /proc/TID/mem (an open,
 // a pread and a close per call, paid by every sendmsg otherwise).
-func (s *borrowed) readRemote(addr uint64, buf []byte) unix.Errno {
+func (s *Borrowed) readRemote(addr uint64, buf []byte) unix.Errno {
 	if addr == 0 {
 		return unix.EFAULT
 	}
@@ -106,7 +106,7 @@ func skip(bufs []remoteBuf, n uint64) []remoteBuf {
 // payload reads the bytes a send would copy from the target. A racing
 // change of the payload is the target's own business (it could as well
 // have sent other bytes); only the address is a matter of policy.
-func (s *borrowed) payload(typ int, bufs []remoteBuf) ([]byte, unix.Errno) {
+func (s *Borrowed) payload(typ int, bufs []remoteBuf) ([]byte, unix.Errno) {
 	var total uint64
 	for _, b := range bufs {
 		if int64(b.len) < 0 || total+b.len < total {
@@ -157,7 +157,7 @@ func (s *borrowed) payload(typ int, bufs []remoteBuf) ([]byte, unix.Errno) {
 
 // payloadByMem is payload through /proc/TID/mem, where process_vm_readv
 // is refused.
-func (s *borrowed) payloadByMem(out []byte, remote []unix.RemoteIovec) ([]byte, unix.Errno) {
+func (s *Borrowed) payloadByMem(out []byte, remote []unix.RemoteIovec) ([]byte, unix.Errno) {
 	r := targetmem.NewReader(uint32(s.call.TID))
 	defer r.Close()
 	off := 0

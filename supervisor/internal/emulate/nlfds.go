@@ -1,4 +1,4 @@
-package supervisor
+package emulate
 
 import (
 	"encoding/binary"
@@ -16,7 +16,7 @@ import (
 // copies, which the caller closes after the call. A negative value names
 // no descriptor (IFLA_XDP_FD -1 detaches) and is kept. A bad descriptor
 // is the call's errno (EBADF), as the kernel would answer.
-func (s *borrowed) translateRouteFds(msgs []rawsock.Msg) (fds []int, errno unix.Errno, err error) {
+func (s *Borrowed) translateRouteFds(msgs []rawsock.Msg) (fds []int, errno unix.Errno, err error) {
 	ne := binary.NativeEndian
 	for i := range msgs {
 		p := msgs[i].Payload
@@ -47,8 +47,8 @@ func (s *borrowed) translateRouteFds(msgs []rawsock.Msg) (fds []int, errno unix.
 // other than the caller's own (a bad descriptor) fails the call closed
 // (EPERM), and the supervisor says why: the request is not sent with
 // numbers that name nettrap's table.
-func (s *borrowed) netlinkFds(msgs []rawsock.Msg) ([]int, unix.Errno) {
-	proto, errno := rawsock.SockoptInt(s.fd, unix.SO_PROTOCOL)
+func (s *Borrowed) netlinkFds(msgs []rawsock.Msg) ([]int, unix.Errno) {
+	proto, errno := rawsock.SockoptInt(s.FD, unix.SO_PROTOCOL)
 	if errno != 0 {
 		return nil, errno
 	}
@@ -57,7 +57,7 @@ func (s *borrowed) netlinkFds(msgs []rawsock.Msg) ([]int, unix.Errno) {
 	}
 	fds, errno, err := s.translateRouteFds(msgs)
 	if err != nil {
-		s.e.report(fmt.Errorf("allowed %s by pid %d failed: %w", s.call.Syscall.Name, s.call.TID, err))
+		s.e.Report(fmt.Errorf("allowed %s by pid %d failed: %w", s.call.Syscall.Name, s.call.TID, err))
 		return fds, unix.EPERM
 	}
 	return fds, errno

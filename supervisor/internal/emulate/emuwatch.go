@@ -1,4 +1,4 @@
-package supervisor
+package emulate
 
 import (
 	"sync"
@@ -31,7 +31,7 @@ type watcher struct {
 
 // watch is one listed call; it lives in the call's borrowed socket.
 type watch struct {
-	s       *borrowed
+	s       *Borrowed
 	stop    int // read end of the loop's wake pipe
 	connect bool
 	ticks   int           // ticks seen while listed
@@ -48,7 +48,7 @@ const watchAfter = time.Millisecond
 const watchIdleTicks = 50
 
 // begin lists s's call until end. stop is the loop's wake pipe.
-func (w *watcher) begin(s *borrowed, stop int, connect bool) *watch {
+func (w *watcher) begin(s *Borrowed, stop int, connect bool) *watch {
 	wt := &s.w
 	*wt = watch{s: s, stop: stop, connect: connect, efd: -1}
 	w.mu.Lock()
@@ -124,7 +124,7 @@ func (w *watcher) startLocked(wt *watch) {
 // readable), the loop to stop, or done; on the first two it shuts the
 // socket down. For a connect it also looks for a signal every
 // signalPoll, until it has answered the call early.
-func (s *borrowed) shutdownOnExit(done, stop int, connect bool) {
+func (s *Borrowed) shutdownOnExit(done, stop int, connect bool) {
 	fds := []unix.PollFd{
 		{Fd: int32(s.pidfd), Events: unix.POLLIN},
 		{Fd: int32(stop), Events: unix.POLLIN},
@@ -154,7 +154,7 @@ func (s *borrowed) shutdownOnExit(done, stop int, connect bool) {
 			fds[0].Fd = -1
 			continue
 		}
-		unix.Shutdown(s.fd, unix.SHUT_RDWR)
+		unix.Shutdown(s.FD, unix.SHUT_RDWR)
 		return
 	}
 }

@@ -1,4 +1,4 @@
-package supervisor
+package emulate
 
 import (
 	"encoding/binary"
@@ -16,57 +16,7 @@ import (
 	"github.com/nettrap/nettrap/supervisor/internal/rawsock"
 )
 
-// EmulateMode says whether allowed inet calls are made by the supervisor
-// (see emulate.go's emulator) or continued in the kernel.
-type EmulateMode int
-
-const (
-	// EmulateAuto emulates where pidfd_getfd works, and continues in the
-	// kernel elsewhere (saying so once).
-	EmulateAuto EmulateMode = iota
-	// EmulateOn requires emulation: Start fails where it cannot work, and
-	// an allowed call that cannot be emulated is denied (sealed mode).
-	EmulateOn
-	// EmulateOff always continues in the kernel.
-	EmulateOff
-)
-
-// ParseEmulateMode reads "auto", "on" or "off".
-func ParseEmulateMode(s string) (EmulateMode, error) {
-	switch s {
-	case "auto", "":
-		return EmulateAuto, nil
-	case "on":
-		return EmulateOn, nil
-	case "off":
-		return EmulateOff, nil
-	}
-	return 0, fmt.Errorf("emulate: %q is not auto, on or off", s)
-}
-
-// ErrNoEmulation wraps every reason emulation cannot work here.
-var ErrNoEmulation = errors.New("emulation of allowed calls unavailable")
-
-// ProbeEmulation tells whether this process may take descriptors from
-// other processes with pidfd_getfd. It borrows one of its own: a process
-// may always access itself, so what is tested is the kernel (5.6+) and the
-// seccomp profile nettrap itself runs under (Docker's default profile
-// allows pidfd_getfd only with CAP_SYS_PTRACE).
-func ProbeEmulation() error {
-	pidfd, err := unix.PidfdOpen(os.Getpid(), 0)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrNoEmulation, os.NewSyscallError("pidfd_open", err))
-	}
-	defer unix.Close(pidfd)
-	fd, err := unix.PidfdGetfd(pidfd, pidfd, 0)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrNoEmulation, os.NewSyscallError("pidfd_getfd", err))
-	}
-	unix.Close(fd)
-	return nil
-}
-
-// emulator makes allowed connects and sends itself, on the target's own
+// Emulator makes allowed connects and sends itself, on the target's own
 // socket (borrowed with pidfd_getfd), with the bytes the decision was
 // made on. An allowed call answered with CONTINUE is read a second time by
 // the kernel, and another thread of the target can change the address, or
@@ -76,34 +26,34 @@ func ProbeEmulation() error {
 //
 // Every socket family a confined process can hold is emulated: inet
 // (connects, datagram and stream sends), unix (made as the caller would:
-// emucaller.go, emuunix.go) and netlink (sends to the kernel, without
+// internal/ascaller, emuunix.go) and netlink (sends to the kernel, without
 // their address: emuunix.go). What cannot be made faithfully (unix
-// SCM_CREDENTIALS, netlink to another port or group) goes to cannot.
-type emulator struct {
-	required bool // EmulateOn: a call that cannot be emulated is denied
-	notices  io.Writer
+// SCM_CREDENTIALS, netlink to another port or group) goes to Cannot.
+type Emulator struct {
+	Required bool // EmulateOn: a call that cannot be emulated is denied
+	Notices  io.Writer
 	noted    sync.Once
 	pidfds   pidfds.Cache
 	watches  watcher     // calls that may block (emuwatch.go)
-	stop     int         // read end of the loop's wake pipe: readable once the loop stops
-	report   func(error) // the loop's own errors (loop.report)
-	// callers make unix calls as the caller (emucaller.go), made on
+	Stop     int         // read end of the loop's wake pipe: readable once the loop stops
+	Report   func(error) // the engine's own errors (supervisor's loop.report, tracer.report)
+	// callers make unix calls as the caller (internal/ascaller), made on
 	// first use.
 	callersOnce sync.Once
 	callers     *ascaller.Pool
-	// tree is the confined tree, for the peer checks of --sealed
+	// Tree is the confined tree, for the peer checks of --sealed
 	// (peer.go).
-	tree tree
+	Tree Tree
 }
 
-// result is what an emulated call returns to the target.
-type result struct {
-	val   int64
-	errno unix.Errno
+// Result is what an emulated call returns to the target.
+type Result struct {
+	Val   int64
+	Errno unix.Errno
 }
 
-// emulable tells whether a call is of a kind emulation may take.
-func emulable(c *call) bool {
+// Emulable tells whether a call is of a kind emulation may take.
+func Emulable(c *Call) bool {
 	if c.Syscall.Foreign {
 		return false
 	}
@@ -119,31 +69,31 @@ func emulable(c *call) bool {
 // perform makes an allowed call in the supervisor. done is false when the
 // call should continue in the kernel after all (a call that cannot be
 // emulated, in auto mode: see cannot).
-func (e *emulator) perform(c *call) (r result, done bool) {
-	r, done, _ = e.make(c, true)
+func (e *Emulator) perform(c *Call) (r Result, done bool) {
+	r, done, _ = e.Make(c, true)
 	return r, done
 }
 
-// make is perform with a choice: a caller that must not wait long (the
+// Make is perform with a choice: a caller that must not wait long (the
 // ptrace engine's tracer, which serves every stop) passes mayBlock false,
 // and a call that may block (a connect, a stream send, or a unix or
 // netlink send on a blocking socket) is then not made: wouldBlock says so.
-func (e *emulator) make(c *call, mayBlock bool) (r result, done, wouldBlock bool) {
-	s, err := borrow(c, e)
+func (e *Emulator) Make(c *Call, mayBlock bool) (r Result, done, wouldBlock bool) {
+	s, err := Borrow(c, e)
 	switch {
-	case errors.Is(err, errGone):
-		return result{errno: unix.EPERM}, true, false // nobody will read the answer
+	case errors.Is(err, ErrGone):
+		return Result{Errno: unix.EPERM}, true, false // nobody will read the answer
 	case errors.Is(err, unix.EBADF):
-		return result{errno: unix.EBADF}, true, false // as the kernel would say
+		return Result{Errno: unix.EBADF}, true, false // as the kernel would say
 	case err != nil:
-		r, done = e.cannot(c, err)
+		r, done = e.Cannot(c, err)
 		return r, done, false
 	}
-	defer s.close()
-	if c.InTree && !c.Netns.OwnsSocket(s.fd) {
+	defer s.Close()
+	if c.InTree && !c.Netns.OwnsSocket(s.FD) {
 		// Another socket was put at the number after the decision.
-		e.report(fmt.Errorf("allowed %s by pid %d denied: its descriptor no longer names a socket of a namespace the tree made", c.Syscall.Name, c.TID))
-		return result{errno: unix.EPERM}, true, false
+		e.Report(fmt.Errorf("allowed %s by pid %d denied: its descriptor no longer names a socket of a namespace the tree made", c.Syscall.Name, c.TID))
+		return Result{Errno: unix.EPERM}, true, false
 	}
 	if c.Syscall.Kind == bpf.SetSockOpt {
 		return setOpt(s, c), true, false
@@ -152,9 +102,9 @@ func (e *emulator) make(c *call, mayBlock bool) (r result, done, wouldBlock bool
 	typ, family, err := s.kind(c, connect)
 	switch {
 	case errors.Is(err, unix.ENOTSOCK):
-		return result{errno: unix.ENOTSOCK}, true, false
+		return Result{Errno: unix.ENOTSOCK}, true, false
 	case err != nil:
-		r, done = e.cannot(c, err)
+		r, done = e.Cannot(c, err)
 		return r, done, false
 	}
 	s.family = family
@@ -171,13 +121,13 @@ func (e *emulator) make(c *call, mayBlock bool) (r result, done, wouldBlock bool
 		return e.makeNetlink(s, c, typ, mayBlock)
 	case unix.AF_PACKET:
 		if !c.InTree {
-			r, done = e.cannot(c, fmt.Errorf("%s on a packet socket", c.Syscall.Name))
+			r, done = e.Cannot(c, fmt.Errorf("%s on a packet socket", c.Syscall.Name))
 			return r, done, false
 		}
 		// Allowed only in a namespace of the tree's, checked above on
 		// this very socket: made with the bytes the decision read.
 	default:
-		r, done = e.cannot(c, fmt.Errorf("%s on a socket of family %d", c.Syscall.Name, family))
+		r, done = e.Cannot(c, fmt.Errorf("%s on a socket of family %d", c.Syscall.Name, family))
 		return r, done, false
 	}
 	return s.makeNow(c, typ, mayBlock)
@@ -185,14 +135,14 @@ func (e *emulator) make(c *call, mayBlock bool) (r result, done, wouldBlock bool
 
 // makeNow makes the call on the borrowed socket, under a watch when it
 // may block (see make).
-func (s *borrowed) makeNow(c *call, typ int, mayBlock bool) (r result, done, wouldBlock bool) {
+func (s *Borrowed) makeNow(c *Call, typ int, mayBlock bool) (r Result, done, wouldBlock bool) {
 	connect := c.Syscall.Kind == bpf.Connect
 	if s.blocks(c, typ) {
 		if !mayBlock {
 			return s.tryNow(c, typ)
 		}
 		e := s.e
-		defer e.watches.end(e.watches.begin(s, e.stop, connect))
+		defer e.watches.end(e.watches.begin(s, e.Stop, connect))
 		if connect {
 			return s.resumedConnect(c.Msgs[0].Name, s.timedOut()), true, false
 		}
@@ -210,17 +160,17 @@ func (s *borrowed) makeNow(c *call, typ int, mayBlock bool) (r result, done, wou
 // says the caller must make it where it may wait. (Under the ptrace
 // engine most unix sockets are blocking, and a call made aside costs two
 // thread hand-offs and a stop.)
-func (s *borrowed) tryNow(c *call, typ int) (r result, done, wouldBlock bool) {
+func (s *Borrowed) tryNow(c *Call, typ int) (r Result, done, wouldBlock bool) {
 	local := s.family == unix.AF_UNIX || s.family == unix.AF_NETLINK
 	if !local || typ == unix.SOCK_STREAM || (c.Syscall.Kind != bpf.SendTo && c.Syscall.Kind != bpf.SendMsg) {
-		return result{}, false, true
+		return Result{}, false, true
 	}
 	s.dontWait = true
 	r = s.send(c, typ)
 	s.dontWait = false
-	if r.errno == unix.EAGAIN {
+	if r.Errno == unix.EAGAIN {
 		c.Msgs[0].Payload = nil // back in the pool: read it again
-		return result{}, false, true
+		return Result{}, false, true
 	}
 	return r, true, false
 }
@@ -230,9 +180,9 @@ func (s *borrowed) tryNow(c *call, typ int) (r result, done, wouldBlock bool) {
 // socket every message of the call names an inet address on (see
 // inetNamed). That spares a getsockopt or two per call; a connect on a
 // descriptor that is no socket says ENOTSOCK itself.
-func (s *borrowed) kind(c *call, connect bool) (typ, family int, err error) {
+func (s *Borrowed) kind(c *Call, connect bool) (typ, family int, err error) {
 	if !connect {
-		t, errno := rawsock.SockoptInt(s.fd, unix.SO_TYPE)
+		t, errno := rawsock.SockoptInt(s.FD, unix.SO_TYPE)
 		if errno != 0 {
 			return 0, 0, sockoptErr(errno)
 		}
@@ -241,7 +191,7 @@ func (s *borrowed) kind(c *call, connect bool) (typ, family int, err error) {
 	if inetNamed(c) != 0 {
 		return typ, unix.AF_INET, nil
 	}
-	domain, errno := rawsock.SockoptInt(s.fd, unix.SO_DOMAIN)
+	domain, errno := rawsock.SockoptInt(s.FD, unix.SO_DOMAIN)
 	if errno != 0 {
 		return 0, 0, sockoptErr(errno)
 	}
@@ -263,7 +213,7 @@ func sockoptErr(errno unix.Errno) error {
 // gives the target the errno the kernel would. (One nuance: a unix socket
 // reads its control messages first, so a bad descriptor in SCM_RIGHTS
 // says EBADF, not EINVAL.)
-func inetNamed(c *call) int {
+func inetNamed(c *Call) int {
 	if len(c.Msgs) == 0 {
 		return 0
 	}
@@ -280,23 +230,23 @@ func inetNamed(c *call) int {
 	return unix.AF_INET
 }
 
-// cannot handles a call that emulation cannot take: denied when
+// Cannot handles a call that emulation Cannot take: denied when
 // emulation is required, or when the call was allowed as one in a
-// namespace of the tree's (treens.go), and reported as a supervisor error
+// namespace of the tree's (internal/namespace), and reported as a supervisor error
 // (the call was allowed); continued in the kernel otherwise, said once.
-func (e *emulator) cannot(c *call, err error) (result, bool) {
-	if e.required || c.InTree {
-		e.report(fmt.Errorf("allowed %s by pid %d denied: it cannot be made race-free (%w)", c.Syscall.Name, c.TID, err))
-		return result{errno: unix.EPERM}, true
+func (e *Emulator) Cannot(c *Call, err error) (Result, bool) {
+	if e.Required || c.InTree {
+		e.Report(fmt.Errorf("allowed %s by pid %d denied: it cannot be made race-free (%w)", c.Syscall.Name, c.TID, err))
+		return Result{Errno: unix.EPERM}, true
 	}
 	e.noted.Do(func() {
-		fmt.Fprintf(e.notices, "nettrap: emulation unavailable for some calls (%v): they continue in the kernel, where a racing thread could change their address or descriptor\n", err)
+		fmt.Fprintf(e.Notices, "nettrap: emulation unavailable for some calls (%v): they continue in the kernel, where a racing thread could change their address or descriptor\n", err)
 	})
-	return result{}, false
+	return Result{}, false
 }
 
 // sendFlags returns the flags argument of a send.
-func sendFlags(c *call) int {
+func sendFlags(c *Call) int {
 	switch c.Syscall.Kind {
 	case bpf.SendTo, bpf.SendMMsg:
 		return int(int32(c.Args[3]))

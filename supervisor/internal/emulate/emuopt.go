@@ -1,4 +1,4 @@
-package supervisor
+package emulate
 
 import (
 	"github.com/nettrap/nettrap/bpf"
@@ -20,7 +20,7 @@ const maxOptval = 512
 // to the kernel: it acts only on a namespace the caller holds
 // CAP_NET_ADMIN over, which the kernel checks itself (docs/threat-model.md,
 // "Nothing nettrap checked is read again").
-func emulableOpt(c *call) bool {
+func emulableOpt(c *Call) bool {
 	if !c.Opt.Settable {
 		return false
 	}
@@ -33,13 +33,13 @@ func emulableOpt(c *call) bool {
 // kernel reads. The capability check of SO_BINDTODEVICE on a socket
 // already bound (CAP_NET_RAW) is then nettrap's: a target without it can
 // move its socket to lo or to no interface, nowhere else.
-func setOpt(s *borrowed, c *call) result {
+func setOpt(s *Borrowed, c *Call) Result {
 	optlen := c.Opt.Optlen
 	if optlen > maxOptval {
 		optlen = maxOptval
 	}
 	var buf [maxOptval]byte
 	copy(buf[:], c.Opt.Got)
-	errno := rawsock.Setsockopt(s.fd, int(int32(c.Args[1])), int(int32(c.Args[2])), buf[:], int32(optlen))
-	return result{errno: errno}
+	errno := rawsock.Setsockopt(s.FD, int(int32(c.Args[1])), int(int32(c.Args[2])), buf[:], int32(optlen))
+	return Result{Errno: errno}
 }

@@ -1,4 +1,4 @@
-package supervisor
+package emulate
 
 import (
 	"encoding/binary"
@@ -13,18 +13,18 @@ import (
 	"github.com/nettrap/nettrap/supervisor/internal/rawsock"
 )
 
-// errGone: the target left the call (it died, or a signal took it out)
+// ErrGone: the target left the call (it died, or a signal took it out)
 // while its socket was being borrowed. Nobody waits for the answer. It
 // is the caller threads' own (ascaller.ErrGone): either may say it.
-var errGone = ascaller.ErrGone
+var ErrGone = ascaller.ErrGone
 
-// borrowed is the supervisor's copy of a target's socket, taken with
+// Borrowed is the supervisor's copy of a target's socket, taken with
 // pidfd_getfd. It is the same open file description: same socket, same
 // O_NONBLOCK, same options (SO_SNDTIMEO, TCP_FASTOPEN, UDP_SEGMENT …).
-type borrowed struct {
-	fd, pidfd int
-	call      *call
-	e         *emulator
+type Borrowed struct {
+	FD, pidfd int
+	call      *Call
+	e         *Emulator
 	entry     *pidfds.Entry
 	left      bool      // answered before the call ended (emuintr.go; the watch's own)
 	tgid      int       // the caller's process, once left
@@ -32,17 +32,17 @@ type borrowed struct {
 	small     smallIovs // a send's vectors (payload.go)
 	family    int       // the socket's (AF_INET for any inet one)
 	// via makes the call's own syscalls as the caller (unix sockets:
-	// emucaller.go); nil: directly.
+	// internal/ascaller); nil: directly.
 	via *ascaller.Ctx
 	// dontWait: a first try that must not block (tryNow).
 	dontWait bool
 }
 
-// borrow takes the call's socket from the calling thread, through a
+// Borrow takes the call's socket from the calling thread, through a
 // pidfd on the thread (openPidfd), so that a thread with a file table of
 // its own (clone without CLONE_FILES) is served from that table. The
 // pidfd is cached (internal/pidfds).
-func borrow(c *call, e *emulator) (*borrowed, error) {
+func Borrow(c *Call, e *Emulator) (*Borrowed, error) {
 	target := int(int32(c.Args[0]))
 	if ent := e.pidfds.Get(c.TID); ent != nil {
 		fd, err := rawsock.PidfdGetfd(ent.FD, target) // always close-on-exec
@@ -63,7 +63,7 @@ func borrow(c *call, e *emulator) (*borrowed, error) {
 	if errno != 0 {
 		e.pidfds.Put(ent)
 		if errno == unix.ESRCH {
-			return nil, errGone
+			return nil, ErrGone
 		}
 		return nil, os.NewSyscallError("pidfd_getfd", errno)
 	}
@@ -72,14 +72,14 @@ func borrow(c *call, e *emulator) (*borrowed, error) {
 
 // borrowed fills the call's own borrowed (no allocation per call: a call
 // borrows its socket once at a time).
-func (c *call) borrowed(fd int, ent *pidfds.Entry, e *emulator) *borrowed {
+func (c *Call) borrowed(fd int, ent *pidfds.Entry, e *Emulator) *Borrowed {
 	s := &c.sock
-	*s = borrowed{fd: fd, pidfd: ent.FD, call: c, e: e, entry: ent}
+	*s = Borrowed{FD: fd, pidfd: ent.FD, call: c, e: e, entry: ent}
 	return s
 }
 
-func (s *borrowed) close() {
-	unix.Close(s.fd)
+func (s *Borrowed) Close() {
+	unix.Close(s.FD)
 	s.e.pidfds.Put(s.entry)
 }
 
@@ -87,7 +87,7 @@ func (s *borrowed) close() {
 // stream send on a blocking socket, without MSG_DONTWAIT. (An inet
 // datagram send blocks only while the send buffer drains; a unix or
 // netlink one waits for its receiver to read.)
-func (s *borrowed) blocks(c *call, typ int) bool {
+func (s *Borrowed) blocks(c *Call, typ int) bool {
 	local := s.family == unix.AF_UNIX || s.family == unix.AF_NETLINK
 	if c.Syscall.Kind != bpf.Connect && typ != unix.SOCK_STREAM && !local {
 		return false
@@ -95,7 +95,7 @@ func (s *borrowed) blocks(c *call, typ int) bool {
 	if c.Syscall.Kind == bpf.Connect && s.family == unix.AF_UNIX && typ == unix.SOCK_DGRAM {
 		return false // it only names the peer
 	}
-	fl, err := rawsock.FileFlags(s.fd)
+	fl, err := rawsock.FileFlags(s.FD)
 	if err != 0 || fl&unix.O_NONBLOCK != 0 {
 		return false
 	}
@@ -106,7 +106,7 @@ func (s *borrowed) blocks(c *call, typ int) bool {
 // interrupted by a signal to the supervisor's thread is resumed (the
 // target never saw that signal); if the connection completed meanwhile,
 // the resumed connect says EISCONN, which means success here.
-func (s *borrowed) connect(name []byte) result {
+func (s *Borrowed) connect(name []byte) Result {
 	return s.resumedConnect(name, unix.EALREADY)
 }
 
@@ -114,7 +114,7 @@ func (s *borrowed) connect(name []byte) result {
 // a resumed connect times out it says EALREADY (the socket was
 // connecting when it came), and the answer is timedOut, what the first
 // call would have said (EINPROGRESS if it started the connect).
-func (s *borrowed) resumedConnect(name []byte, timedOut unix.Errno) result {
+func (s *Borrowed) resumedConnect(name []byte, timedOut unix.Errno) Result {
 	errno := s.sysConnect(name)
 	for errno == unix.EINTR {
 		switch errno = s.sysConnect(name); errno {
@@ -124,12 +124,12 @@ func (s *borrowed) resumedConnect(name []byte, timedOut unix.Errno) result {
 			errno = timedOut
 		}
 	}
-	return result{errno: errno}
+	return Result{Errno: errno}
 }
 
 // send makes the call's send(s) with the checked addresses and control
 // data and the payload read from the target now.
-func (s *borrowed) send(c *call, typ int) result {
+func (s *Borrowed) send(c *Call, typ int) Result {
 	flags := sendFlags(c)
 	if s.dontWait {
 		flags |= unix.MSG_DONTWAIT
@@ -145,7 +145,7 @@ func (s *borrowed) send(c *call, typ int) result {
 		if checked = p != nil; !checked {
 			var errno unix.Errno
 			if p, errno = s.payload(typ, []remoteBuf{{c.Args[1], c.Args[2]}}); errno != 0 {
-				return result{errno: errno}
+				return Result{Errno: errno}
 			}
 		}
 		msgs = []rawsock.Msg{{Name: c.Msgs[0].Name, Payload: p}}
@@ -154,7 +154,7 @@ func (s *borrowed) send(c *call, typ int) result {
 			p, errno := s.msgPayload(typ, m)
 			if errno != 0 {
 				if i == 0 {
-					return result{errno: errno}
+					return Result{Errno: errno}
 				}
 				break // sendmmsg sends what comes before a bad message
 			}
@@ -167,23 +167,23 @@ func (s *borrowed) send(c *call, typ int) result {
 		}
 	}()
 	if !checked && !c.Pending() {
-		return result{errno: unix.EPERM} // what was read may be another task's
+		return Result{Errno: unix.EPERM} // what was read may be another task's
 	}
 	if s.family == unix.AF_NETLINK {
 		fds, errno := s.netlinkFds(msgs)
 		defer closeFds(fds)
 		if errno != 0 {
-			return result{errno: errno}
+			return Result{Errno: errno}
 		}
 	}
-	var r result
+	var r Result
 	if c.Syscall.Kind == bpf.SendMMsg {
 		r = s.sendmmsg(msgs, flags)
 	} else {
 		n, errno := s.sysSendmsg(&msgs[0], flags|unix.MSG_NOSIGNAL)
-		r = result{val: int64(n), errno: errno}
+		r = Result{Val: int64(n), Errno: errno}
 	}
-	s.sigpipe(r.errno, flags)
+	s.sigpipe(r.Errno, flags)
 	return r
 }
 
@@ -196,14 +196,14 @@ func (s *borrowed) send(c *call, typ int) result {
 // MSG_FASTOPEN: it connects, the rest go over the connection. (Without
 // MSG_FASTOPEN a connected TCP socket ignores the address, and an
 // unconnected one fails as in the kernel.)
-func (s *borrowed) sendStream(c *call, flags int) result {
+func (s *Borrowed) sendStream(c *Call, flags int) Result {
 	var bufs []remoteBuf
 	if c.Syscall.Kind == bpf.SendTo {
 		bufs = []remoteBuf{{c.Args[1], c.Args[2]}}
 	} else {
 		var errno unix.Errno
 		if bufs, errno = s.iovecs(c.Msgs[0]); errno != 0 {
-			return result{errno: errno}
+			return Result{Errno: errno}
 		}
 	}
 	m := rawsock.Msg{Name: c.Msgs[0].Name, Control: c.Msgs[0].Control}
@@ -224,7 +224,7 @@ func (s *borrowed) sendStream(c *call, flags int) result {
 				break // the kernel, too, returns what it sent before an error
 			}
 			s.sigpipe(errno, flags)
-			return result{errno: errno}
+			return Result{Errno: errno}
 		}
 		sent += int64(n)
 		if n < len(p) {
@@ -233,12 +233,12 @@ func (s *borrowed) sendStream(c *call, flags int) result {
 		bufs = skip(bufs, uint64(n))
 		m.Name, m.Control, flags = nil, nil, flags&^unix.MSG_FASTOPEN
 	}
-	return result{val: sent}
+	return Result{Val: sent}
 }
 
 // sigpipe sends the caller the SIGPIPE the kernel would have sent it
 // with EPIPE (the supervisor's own sends pass MSG_NOSIGNAL).
-func (s *borrowed) sigpipe(errno unix.Errno, flags int) {
+func (s *Borrowed) sigpipe(errno unix.Errno, flags int) {
 	if errno == unix.EPIPE && flags&unix.MSG_NOSIGNAL == 0 {
 		unix.PidfdSendSignal(s.pidfd, unix.SIGPIPE, nil, 0)
 	}
@@ -246,16 +246,16 @@ func (s *borrowed) sigpipe(errno unix.Errno, flags int) {
 
 // sendmmsg sends the messages in one call, as the target would have, and
 // writes each sent message's msg_len back into the target's vector.
-func (s *borrowed) sendmmsg(msgs []rawsock.Msg, flags int) result {
+func (s *Borrowed) sendmmsg(msgs []rawsock.Msg, flags int) Result {
 	if len(msgs) == 0 {
-		return result{}
+		return Result{}
 	}
 	n, lens, errno := s.sysSendmmsg(msgs, flags|unix.MSG_NOSIGNAL)
 	if n > 0 {
 		writeLens(s.call.TID, s.call.Args[1], lens[:n])
-		return result{val: int64(n)}
+		return Result{Val: int64(n)}
 	}
-	return result{errno: errno}
+	return Result{Errno: errno}
 }
 
 // writeLens stores msg_len of the first len(lens) mmsghdrs at vec. A

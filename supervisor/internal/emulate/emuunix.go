@@ -1,4 +1,4 @@
-package supervisor
+package emulate
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ import (
 // the socket it borrowed, with the bytes it checked (emulate.go).
 //
 // Unix: a path name is resolved as the caller would resolve it, with its
-// credentials (a caller thread, emucaller.go); an abstract or unnamed
+// credentials (a caller thread, internal/ascaller); an abstract or unnamed
 // address belongs to the socket's own network namespace, and is made on
 // a caller thread only when the caller's credentials differ from
 // nettrap's (a stream connect records them as the peer's, a send
@@ -47,24 +47,24 @@ import (
 // emulated; nor is control data.
 
 // makeUnix makes a call on a unix socket.
-func (e *emulator) makeUnix(s *borrowed, c *call, typ int, mayBlock bool) (r result, done, wouldBlock bool) {
+func (e *Emulator) makeUnix(s *Borrowed, c *Call, typ int, mayBlock bool) (r Result, done, wouldBlock bool) {
 	defer keepMsgs(c)()
 	if c.Syscall.Kind == bpf.Connect {
 		// A datagram connect never waits (see blocks): worth a
 		// getsockopt under the ptrace engine, which makes a call that
 		// may wait aside.
-		typ, _ = rawsock.SockoptInt(s.fd, unix.SO_TYPE)
+		typ, _ = rawsock.SockoptInt(s.FD, unix.SO_TYPE)
 	}
 	if !mayBlock && c.Syscall.Kind == bpf.Connect && s.blocks(c, typ) {
-		return result{}, false, true // made aside: spare the work twice
+		return Result{}, false, true // made aside: spare the work twice
 	}
 	paths, relative := unixPaths(c)
 	x, err := e.callerPool().Context(c.TID, s.pidfd, paths, relative)
 	switch {
-	case errors.Is(err, errGone):
-		return result{errno: unix.EPERM}, true, false
+	case errors.Is(err, ErrGone):
+		return Result{Errno: unix.EPERM}, true, false
 	case err != nil:
-		r, done = e.cannot(c, err)
+		r, done = e.Cannot(c, err)
 		return r, done, false
 	}
 	defer x.Close()
@@ -75,16 +75,16 @@ func (e *emulator) makeUnix(s *borrowed, c *call, typ int, mayBlock bool) (r res
 	defer closeFds(rights)
 	switch {
 	case err != nil:
-		r, done = e.cannot(c, err)
+		r, done = e.Cannot(c, err)
 		return r, done, false
 	case errno != 0:
-		return result{errno: errno}, true, false
+		return Result{Errno: errno}, true, false
 	}
 	// What was read of /proc/TID may be another task's if the caller left
 	// the call. (A tracee cannot: its tid stays until its tracer reaps
 	// it, and the tracer waits for this answer.)
 	if !c.Holder.KeepsTID() && !c.Pending() {
-		return result{errno: unix.EPERM}, true, false
+		return Result{Errno: unix.EPERM}, true, false
 	}
 	s.via = x
 	if c.Peer == nil {
@@ -108,7 +108,7 @@ func (e *emulator) makeUnix(s *borrowed, c *call, typ int, mayBlock bool) (r res
 // function it returns puts them back, so that a call made again (aside,
 // by the ptrace engine, when the first try would have blocked) starts
 // from what was checked.
-func keepMsgs(c *call) func() {
+func keepMsgs(c *Call) func() {
 	all := c.Msgs
 	saved := make([][2][]byte, len(all))
 	for i, m := range all {
@@ -123,14 +123,14 @@ func keepMsgs(c *call) func() {
 }
 
 // callerPool returns the emulator's caller threads (made on first use).
-func (e *emulator) callerPool() *ascaller.Pool {
+func (e *Emulator) callerPool() *ascaller.Pool {
 	e.callersOnce.Do(func() { e.callers = ascaller.NewPool() })
 	return e.callers
 }
 
 // unixPaths tells whether some message names a unix path, and whether
 // some such path is relative.
-func unixPaths(c *call) (paths, relative bool) {
+func unixPaths(c *Call) (paths, relative bool) {
 	for _, m := range c.Msgs {
 		if len(m.Name) > 2 && binary.NativeEndian.Uint16(m.Name) == unix.AF_UNIX && m.Name[2] != 0 {
 			paths = true
@@ -148,7 +148,7 @@ func unixPaths(c *call) (paths, relative bool) {
 // lands on its working directory, ".." and absolute symlinks meet the
 // same root), and no name is visible to a peer (a stream peer sees the
 // listener's bound name, a datagram's receiver the sender's).
-func viaProcCwd(c *call, cwd int) bool {
+func viaProcCwd(c *Call, cwd int) bool {
 	prefix := "/proc/self/fd/" + strconv.Itoa(cwd) + "/"
 	names := make([][]byte, len(c.Msgs))
 	for i, m := range c.Msgs {
@@ -188,7 +188,7 @@ var errCredentials = errors.New("SCM_CREDENTIALS would be checked against nettra
 // call. A bad descriptor in message 0 is the call's errno (EBADF, as in
 // the kernel); in a later message of a sendmmsg it ends the vector there,
 // as the kernel's sendmmsg stops there.
-func (s *borrowed) translateRights(c *call) (fds []int, errno unix.Errno, err error) {
+func (s *Borrowed) translateRights(c *Call) (fds []int, errno unix.Errno, err error) {
 	for i := range c.Msgs {
 		ctl, add, errno, err := s.rights(c.Msgs[i].Control)
 		fds = append(fds, add...)
@@ -210,7 +210,7 @@ func (s *borrowed) translateRights(c *call) (fds []int, errno unix.Errno, err er
 // rights translates one message's control data (see translateRights).
 // A malformed message ends the walk, as in the kernel, which then fails
 // the call itself.
-func (s *borrowed) rights(ctl []byte) (out []byte, fds []int, errno unix.Errno, err error) {
+func (s *Borrowed) rights(ctl []byte) (out []byte, fds []int, errno unix.Errno, err error) {
 	out = ctl
 	ne := binary.NativeEndian
 	for off := 0; off+decode.SizeofCmsghdr <= len(ctl); {
@@ -248,14 +248,14 @@ func (s *borrowed) rights(ctl []byte) (out []byte, fds []int, errno unix.Errno, 
 }
 
 // makeNetlink makes a call on a netlink socket.
-func (e *emulator) makeNetlink(s *borrowed, c *call, typ int, mayBlock bool) (r result, done, wouldBlock bool) {
+func (e *Emulator) makeNetlink(s *Borrowed, c *Call, typ int, mayBlock bool) (r Result, done, wouldBlock bool) {
 	defer keepMsgs(c)()
 	connect := c.Syscall.Kind == bpf.Connect
 	stripped := false
 	for i := range c.Msgs {
 		m := &c.Msgs[i]
 		if len(m.Control) > 0 {
-			r, done = e.cannot(c, errors.New("netlink control data"))
+			r, done = e.Cannot(c, errors.New("netlink control data"))
 			return r, done, false
 		}
 		switch netlinkDest(m.Name) {
@@ -264,15 +264,15 @@ func (e *emulator) makeNetlink(s *borrowed, c *call, typ int, mayBlock bool) (r 
 				m.Name, stripped = nil, true
 			}
 		case nlOther:
-			r, done = e.cannot(c, errors.New("a netlink destination other than the kernel"))
+			r, done = e.Cannot(c, errors.New("a netlink destination other than the kernel"))
 			return r, done, false
 		}
 	}
 	if stripped {
-		sa, err := unix.Getpeername(s.fd)
+		sa, err := unix.Getpeername(s.FD)
 		nl, ok := sa.(*unix.SockaddrNetlink)
 		if err != nil || !ok || nl.Pid != 0 || nl.Groups != 0 {
-			r, done = e.cannot(c, errors.New("a netlink socket connected to another peer than the kernel"))
+			r, done = e.Cannot(c, errors.New("a netlink socket connected to another peer than the kernel"))
 			return r, done, false
 		}
 	}
@@ -302,31 +302,31 @@ func netlinkDest(name []byte) int {
 
 // sysConnect, sysSendmsg and sysSendmmsg make the borrowed socket's
 // syscalls as the caller (s.via), or directly.
-func (s *borrowed) sysConnect(name []byte) (errno unix.Errno) {
+func (s *Borrowed) sysConnect(name []byte) (errno unix.Errno) {
 	if s.via == nil {
-		return rawsock.Connect(s.fd, name)
+		return rawsock.Connect(s.FD, name)
 	}
-	if err := s.via.Run(func() { errno = rawsock.Connect(s.fd, name) }); err != nil {
+	if err := s.via.Run(func() { errno = rawsock.Connect(s.FD, name) }); err != nil {
 		return s.viaFailed(err)
 	}
 	return errno
 }
 
-func (s *borrowed) sysSendmsg(m *rawsock.Msg, flags int) (n int, errno unix.Errno) {
+func (s *Borrowed) sysSendmsg(m *rawsock.Msg, flags int) (n int, errno unix.Errno) {
 	if s.via == nil {
-		return rawsock.Sendmsg(s.fd, m, flags)
+		return rawsock.Sendmsg(s.FD, m, flags)
 	}
-	if err := s.via.Run(func() { n, errno = rawsock.Sendmsg(s.fd, m, flags) }); err != nil {
+	if err := s.via.Run(func() { n, errno = rawsock.Sendmsg(s.FD, m, flags) }); err != nil {
 		return 0, s.viaFailed(err)
 	}
 	return n, errno
 }
 
-func (s *borrowed) sysSendmmsg(msgs []rawsock.Msg, flags int) (n int, lens []uint32, errno unix.Errno) {
+func (s *Borrowed) sysSendmmsg(msgs []rawsock.Msg, flags int) (n int, lens []uint32, errno unix.Errno) {
 	if s.via == nil {
-		return rawsock.Sendmmsg(s.fd, msgs, flags)
+		return rawsock.Sendmmsg(s.FD, msgs, flags)
 	}
-	if err := s.via.Run(func() { n, lens, errno = rawsock.Sendmmsg(s.fd, msgs, flags) }); err != nil {
+	if err := s.via.Run(func() { n, lens, errno = rawsock.Sendmmsg(s.FD, msgs, flags) }); err != nil {
 		return 0, nil, s.viaFailed(err)
 	}
 	return n, lens, errno
@@ -334,7 +334,7 @@ func (s *borrowed) sysSendmmsg(msgs []rawsock.Msg, flags int) (n int, lens []uin
 
 // viaFailed: a caller thread could not take the caller's state. The call
 // was not made; it fails closed, and the supervisor says why.
-func (s *borrowed) viaFailed(err error) unix.Errno {
-	s.e.report(fmt.Errorf("allowed %s by pid %d failed: %w", s.call.Syscall.Name, s.call.TID, err))
+func (s *Borrowed) viaFailed(err error) unix.Errno {
+	s.e.Report(fmt.Errorf("allowed %s by pid %d failed: %w", s.call.Syscall.Name, s.call.TID, err))
 	return unix.EPERM
 }

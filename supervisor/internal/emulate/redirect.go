@@ -1,4 +1,4 @@
-package supervisor
+package emulate
 
 import (
 	"encoding/binary"
@@ -12,42 +12,42 @@ import (
 	"github.com/nettrap/nettrap/supervisor/internal/plainthread"
 )
 
-// redirect makes a denied connect or send to the stand-in of a.Redirect()
+// Redirect makes a denied connect or send to the stand-in of a.Redirect()
 // instead, on the target's own socket: the DNS sinkhole, which answers a
 // resolver at once and learns the name it asked for. It calls Done
 // exactly once, before the stand-in can see any traffic of the target's,
 // and returns the answer's value and errno: a.Errno() when it cannot
-// redirect. Only connect, sendto and sendmsg are redirected (a sendmmsg
+// Redirect. Only connect, sendto and sendmsg are redirected (a sendmmsg
 // fails as decided: one vector could mix destinations).
-func (e *emulator) redirect(c *call, a decision.Answer) (int64, unix.Errno) {
+func (e *Emulator) Redirect(c *Call, a decision.Answer) (int64, unix.Errno) {
 	rd := a.Redirect()
 	s, to, ok := e.standInFor(c, rd)
 	if !ok {
 		rd.Done(netip.AddrPort{}, false)
 		return 0, a.Errno()
 	}
-	defer s.close()
+	defer s.Close()
 	name := sockaddrBytes(to)
 	if c.Syscall.Kind == bpf.Connect {
 		// EINPROGRESS (a non-blocking socket) is a redirect under way:
 		// the target learns the outcome on its own socket.
 		r := s.connect(name)
-		local, err := localAddr(s.fd)
-		if (r.errno != 0 && r.errno != unix.EINPROGRESS) || err != nil {
+		local, err := localAddr(s.FD)
+		if (r.Errno != 0 && r.Errno != unix.EINPROGRESS) || err != nil {
 			rd.Done(netip.AddrPort{}, false)
 			return 0, a.Errno()
 		}
 		rd.Done(local, true)
-		return 0, r.errno
+		return 0, r.Errno
 	}
 	// A send carries the query itself: the stand-in must know where it
 	// comes from before it arrives, so an unbound socket is bound first,
 	// as the send would have bound it (any address, an ephemeral port).
-	typ, err := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_TYPE)
-	local, lerr := localAddr(s.fd)
+	typ, err := unix.GetsockoptInt(s.FD, unix.SOL_SOCKET, unix.SO_TYPE)
+	local, lerr := localAddr(s.FD)
 	if err == nil && lerr == nil && local.Port() == 0 {
-		if lerr = unix.Bind(s.fd, anyAddr(to)); lerr == nil {
-			local, lerr = localAddr(s.fd)
+		if lerr = unix.Bind(s.FD, anyAddr(to)); lerr == nil {
+			local, lerr = localAddr(s.FD)
 		}
 	}
 	if err != nil || lerr != nil || typ == unix.SOCK_STREAM {
@@ -61,26 +61,26 @@ func (e *emulator) redirect(c *call, a decision.Answer) (int64, unix.Errno) {
 	rd.Done(local, true)
 	c.Msgs[0].Name = name
 	r := s.send(c, typ)
-	return r.val, r.errno
+	return r.Val, r.Errno
 }
 
 // standInFor borrows the call's socket and picks the stand-in's address
 // for it; ok is false when the call cannot be redirected.
-func (e *emulator) standInFor(c *call, rd *decision.Redirect) (*borrowed, netip.AddrPort, bool) {
+func (e *Emulator) standInFor(c *Call, rd *decision.Redirect) (*Borrowed, netip.AddrPort, bool) {
 	if c.Syscall.Kind == bpf.SendMMsg || len(c.Dests) != 1 {
 		return nil, netip.AddrPort{}, false
 	}
-	s, err := borrow(c, e)
+	s, err := Borrow(c, e)
 	if err != nil {
 		return nil, netip.AddrPort{}, false
 	}
-	domain, err := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_DOMAIN)
+	domain, err := unix.GetsockoptInt(s.FD, unix.SOL_SOCKET, unix.SO_DOMAIN)
 	if err == nil {
-		if to, ok := standIn(domain, c.Dests[0].Addr.Addr(), rd); ok && ownNetns(s.fd, c.TID) {
+		if to, ok := standIn(domain, c.Dests[0].Addr.Addr(), rd); ok && ownNetns(s.FD, c.TID) {
 			return s, to, true
 		}
 	}
-	s.close()
+	s.Close()
 	return nil, netip.AddrPort{}, false
 }
 

@@ -1,4 +1,4 @@
-package supervisor
+package emulate
 
 import (
 	"encoding/binary"
@@ -53,21 +53,21 @@ import (
 //     Between that look and the call another process could start
 //     listening on the port: docs/threat-model.md says so.
 
-// tree is the confined tree, for the peer checks: its first process,
+// Tree is the confined Tree, for the peer checks: its first process,
 // and which of its processes held a socket when last looked at.
-type tree struct {
+type Tree struct {
 	root atomic.Int64
 	mu   sync.Mutex
 	seen map[uint64]int // socket inode → a tree process that held it
 }
 
-// setRoot is called once the command runs.
-func (t *tree) setRoot(pid int) { t.root.Store(int64(pid)) }
+// SetRoot is called once the command runs.
+func (t *Tree) SetRoot(pid int) { t.root.Store(int64(pid)) }
 
 // has tells whether pid is nettrap, the command or a descendant of it.
 // (A daemon the tree double-forked is reparented away: it counts as
 // outside, which fails closed.)
-func (t *tree) has(pid int) bool {
+func (t *Tree) has(pid int) bool {
 	root := int(t.root.Load())
 	return pid > 0 && (pid == os.Getpid() || pid == root || procfs.IsDescendant(pid, root))
 }
@@ -79,7 +79,7 @@ func (t *tree) has(pid int) bool {
 // gone), and only then is the whole tree read (every process's parent,
 // every descriptor of the tree's), which costs milliseconds on a busy
 // machine.
-func (t *tree) holds(ino uint64) bool {
+func (t *Tree) holds(ino uint64) bool {
 	t.mu.Lock()
 	pid, ok := t.seen[ino]
 	t.mu.Unlock()
@@ -97,24 +97,24 @@ func (t *tree) holds(ino uint64) bool {
 	return ok
 }
 
-// errPeerUnchecked: a call with a PeerCheck that nettrap cannot make.
-var errPeerUnchecked = errors.New("its peer must be checked, which needs nettrap to make the call")
+// ErrPeerUnchecked: a call with a PeerCheck that nettrap cannot make.
+var ErrPeerUnchecked = errors.New("its peer must be checked, which needs nettrap to make the call")
 
 // peerNetns tells where the borrowed socket lives: in a namespace the
 // tree made (whatever it reaches there is the tree's), in the one
 // nettrap started in (which its sock_diag sees), or elsewhere.
-func (s *borrowed) peerNetns(c *call) (treeOwned, starting bool) {
-	if c.Netns.OwnsSocket(s.fd) {
+func (s *Borrowed) peerNetns(c *Call) (treeOwned, starting bool) {
+	if c.Netns.OwnsSocket(s.FD) {
 		return true, false
 	}
 	if c.Netns == nil {
 		return false, true
 	}
 	if c.Netns.Cookie != 0 {
-		cookie, err := namespace.SocketCookie(s.fd)
+		cookie, err := namespace.SocketCookie(s.FD)
 		return false, err == nil && cookie == c.Netns.Cookie
 	}
-	nsfd, err := unix.IoctlRetInt(s.fd, unix.SIOCGSKNS)
+	nsfd, err := unix.IoctlRetInt(s.FD, unix.SIOCGSKNS)
 	if err != nil {
 		return false, false
 	}
@@ -128,31 +128,31 @@ func (s *borrowed) peerNetns(c *call) (treeOwned, starting bool) {
 
 // outside asks the decider about message i's destination; stop says the
 // call ends with r.
-func (s *borrowed) outside(c *call, orig []byte, p decision.Peer) (r result, stop bool) {
+func (s *Borrowed) outside(c *Call, orig []byte, p decision.Peer) (r Result, stop bool) {
 	op := classify.OpSend
 	if c.Syscall.Kind == bpf.Connect {
 		op = classify.OpConnect
 	}
 	d, err := classify.Parse(orig, op)
 	if err != nil {
-		return result{errno: unix.EINVAL}, true
+		return Result{Errno: unix.EINVAL}, true
 	}
 	if errno := c.Peer.Outside(d, p); errno != 0 {
-		return result{errno: errno}, true
+		return Result{Errno: errno}, true
 	}
-	return result{}, false
+	return Result{}, false
 }
 
 // checkInetPeers checks every loopback (or unspecified) destination of
 // an inet call (see the top of this file).
-func (s *borrowed) checkInetPeers(c *call) (r result, stop bool) {
-	proto, errno := rawsock.SockoptInt(s.fd, unix.SO_PROTOCOL)
+func (s *Borrowed) checkInetPeers(c *Call) (r Result, stop bool) {
+	proto, errno := rawsock.SockoptInt(s.FD, unix.SO_PROTOCOL)
 	if errno != 0 {
-		return result{errno: unix.EPERM}, true
+		return Result{Errno: unix.EPERM}, true
 	}
 	stream := proto == unix.IPPROTO_TCP
 	if !stream && proto != unix.IPPROTO_UDP && proto != unix.IPPROTO_UDPLITE {
-		return result{}, false // nothing listens for it (ping sockets)
+		return Result{}, false // nothing listens for it (ping sockets)
 	}
 	for _, m := range c.Msgs {
 		d, err := classify.Parse(m.Name, classify.OpSend)
@@ -165,7 +165,7 @@ func (s *borrowed) checkInetPeers(c *call) (r result, stop bool) {
 		}
 		treeOwned, starting := s.peerNetns(c)
 		if treeOwned {
-			return result{}, false
+			return Result{}, false
 		}
 		if !starting {
 			if r, stop := s.outside(c, m.Name, decision.Peer{UID: -1, Why: "in a network namespace nettrap cannot inspect"}); stop {
@@ -175,11 +175,11 @@ func (s *borrowed) checkInetPeers(c *call) (r result, stop bool) {
 		}
 		socks, err := sockdiag.InetReceivers(d.Addr, proto)
 		if err != nil {
-			s.e.report(fmt.Errorf("allowed %s by pid %d denied: its peer cannot be checked: %w", c.Syscall.Name, c.TID, err))
-			return result{errno: unix.EPERM}, true
+			s.e.Report(fmt.Errorf("allowed %s by pid %d denied: its peer cannot be checked: %w", c.Syscall.Name, c.TID, err))
+			return Result{Errno: unix.EPERM}, true
 		}
 		for _, sk := range socks {
-			if s.e.tree.holds(uint64(sk.INode)) {
+			if s.e.Tree.holds(uint64(sk.INode)) {
 				continue
 			}
 			pid := procfs.SocketHolder(uint64(sk.INode))
@@ -193,7 +193,7 @@ func (s *borrowed) checkInetPeers(c *call) (r result, stop bool) {
 			break // a rule names it: the others do not matter
 		}
 	}
-	return result{}, false
+	return Result{}, false
 }
 
 // procSelfFd is the name of nettrap's descriptor fd as a unix address.

@@ -1,4 +1,4 @@
-package supervisor
+package emulate
 
 import (
 	"os"
@@ -14,7 +14,7 @@ import (
 
 // watchedPair is a borrowed socket (one end of a socketpair) of a call
 // by a sleeping child, the other end, and the loop's stop pipe.
-func watchedPair(t *testing.T) (s *borrowed, peer int, child *exec.Cmd, stop int) {
+func watchedPair(t *testing.T) (s *Borrowed, peer int, child *exec.Cmd, stop int) {
 	t.Helper()
 	child = exec.Command("sleep", "60")
 	if err := child.Start(); err != nil {
@@ -41,8 +41,8 @@ func watchedPair(t *testing.T) (s *borrowed, peer int, child *exec.Cmd, stop int
 			unix.Close(fd)
 		}
 	})
-	c := &call{Call: decode.Call{Call: decision.Call{TID: child.Process.Pid}}}
-	c.sock = borrowed{fd: fds[0], pidfd: pidfd, call: c}
+	c := &Call{Call: decode.Call{Call: decision.Call{TID: child.Process.Pid}}}
+	c.sock = Borrowed{FD: fds[0], pidfd: pidfd, call: c}
 	return &c.sock, fds[1], child, pipe[0]
 }
 

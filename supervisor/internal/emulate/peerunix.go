@@ -1,4 +1,4 @@
-package supervisor
+package emulate
 
 import (
 	"encoding/binary"
@@ -33,7 +33,7 @@ func (u *unixCheck) close() { closeFds(u.pins) }
 // address; a seqpacket send goes to the peer its connect checked). It
 // pins path names (c.msgs is rewritten; makeUnix's keepMsgs puts them
 // back).
-func (s *borrowed) checkUnixPeers(c *call, typ int) (u unixCheck, r result, stop bool) {
+func (s *Borrowed) checkUnixPeers(c *Call, typ int) (u unixCheck, r Result, stop bool) {
 	connect := c.Syscall.Kind == bpf.Connect
 	if !connect && typ != unix.SOCK_DGRAM {
 		return u, r, false
@@ -63,11 +63,11 @@ func (s *borrowed) checkUnixPeers(c *call, typ int) (u unixCheck, r result, stop
 		} else {
 			fd, errno, err := pin(caller, name)
 			if err != nil {
-				r, _ = s.e.cannot(c, err)
+				r, _ = s.e.Cannot(c, err)
 				return u, r, true
 			}
 			if errno != 0 {
-				return u, result{errno: errno}, true
+				return u, Result{Errno: errno}, true
 			}
 			u.pins = append(u.pins, fd)
 			c.Msgs[i].Name = procSelfFd(fd)
@@ -87,8 +87,8 @@ func (s *borrowed) checkUnixPeers(c *call, typ int) (u unixCheck, r result, stop
 		}
 		switch {
 		case err != nil:
-			s.e.report(fmt.Errorf("allowed %s by pid %d denied: its peer cannot be checked: %w", c.Syscall.Name, c.TID, err))
-			return u, result{errno: unix.EPERM}, true
+			s.e.Report(fmt.Errorf("allowed %s by pid %d denied: its peer cannot be checked: %w", c.Syscall.Name, c.TID, err))
+			return u, Result{Errno: unix.EPERM}, true
 		case p != nil:
 			if r, stop := s.outside(c, orig[i], *p); stop {
 				return u, r, true
@@ -126,7 +126,7 @@ func pin(caller *ascaller.Ctx, name []byte) (fd int, errno unix.Errno, err error
 // datagram), the one bound to the pinned socket file, or to the abstract
 // name. p is nil when it is the tree's (or nettrap's), or when nothing is
 // bound there (the call then fails by itself).
-func (s *borrowed) boundPeer(name []byte, pinned, typ int) (p *decision.Peer, err error) {
+func (s *Borrowed) boundPeer(name []byte, pinned, typ int) (p *decision.Peer, err error) {
 	role, list := "listener", sockdiag.UnixListeners
 	if typ == unix.SOCK_DGRAM {
 		role, list = "receiver", sockdiag.UnixReceivers
@@ -153,7 +153,7 @@ func (s *borrowed) boundPeer(name []byte, pinned, typ int) (p *decision.Peer, er
 		// that comes in between).
 		return nil, nil
 	}
-	if s.e.tree.holds(uint64(l.Ino)) {
+	if s.e.Tree.holds(uint64(l.Ino)) {
 		return nil, nil
 	}
 	pid := procfs.SocketHolder(uint64(l.Ino))
@@ -166,7 +166,7 @@ func (s *borrowed) boundPeer(name []byte, pinned, typ int) (p *decision.Peer, er
 // bind-mounted from a container), which nettrap cannot ask about. Only
 // then a connect of nettrap's own, which that listener sees, tells them
 // apart: such a listener counts as outside the tree.
-func (s *borrowed) unseenListener(name []byte, typ int, role string) (*decision.Peer, error) {
+func (s *Borrowed) unseenListener(name []byte, typ int, role string) (*decision.Peer, error) {
 	fd, err := unix.Socket(unix.AF_UNIX, typ|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, os.NewSyscallError("socket", err)
@@ -191,15 +191,15 @@ func (s *borrowed) unseenListener(name []byte, typ int, role string) (*decision.
 // the look and the connect), the listener's process (SO_PEERCRED, the
 // process that called listen) must be of the tree. Otherwise the socket
 // is shut down, so that the target can never write on it, and refused.
-func (s *borrowed) verifyListener(c *call, verify bool, r result) result {
-	if r.errno != 0 || !verify {
+func (s *Borrowed) verifyListener(c *Call, verify bool, r Result) Result {
+	if r.Errno != 0 || !verify {
 		return r
 	}
-	cred, err := unix.GetsockoptUcred(s.fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
-	if err == nil && s.e.tree.has(int(cred.Pid)) {
+	cred, err := unix.GetsockoptUcred(s.FD, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	if err == nil && s.e.Tree.has(int(cred.Pid)) {
 		return r
 	}
-	unix.Shutdown(s.fd, unix.SHUT_RDWR)
-	s.e.report(fmt.Errorf("allowed %s by pid %d refused: it reached another listener than the one checked", c.Syscall.Name, c.TID))
-	return result{errno: unix.ECONNREFUSED}
+	unix.Shutdown(s.FD, unix.SHUT_RDWR)
+	s.e.Report(fmt.Errorf("allowed %s by pid %d refused: it reached another listener than the one checked", c.Syscall.Name, c.TID))
+	return Result{Errno: unix.ECONNREFUSED}
 }

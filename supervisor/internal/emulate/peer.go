@@ -53,7 +53,7 @@ import (
 //     Between that look and the call another process could start
 //     listening on the port: docs/threat-model.md says so.
 
-// Tree is the confined Tree, for the peer checks: its first process,
+// Tree is the confined tree, for the peer checks: its first process,
 // and which of its processes held a socket when last looked at.
 type Tree struct {
 	root atomic.Int64

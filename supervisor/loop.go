@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -11,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/decision"
+	"github.com/nettrap/nettrap/supervisor/internal/answer"
 	"github.com/nettrap/nettrap/supervisor/internal/capless"
 	"github.com/nettrap/nettrap/supervisor/internal/decode"
 	"github.com/nettrap/nettrap/supervisor/internal/emulate"
@@ -19,18 +19,6 @@ import (
 	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
 	"github.com/nettrap/nettrap/supervisor/internal/unotify"
 )
-
-// Stats counts what the loop did.
-type Stats struct {
-	Notifications atomic.Uint64 // received from the kernel
-	Allowed       atomic.Uint64
-	Denied        atomic.Uint64
-	Vanished      atomic.Uint64 // the target left the call before the answer (ENOENT)
-	Emulated      atomic.Uint64 // allowed calls the supervisor made itself (emulate.go)
-	// CaplessNetlink counts the netlink sockets handed over, and netlink
-	// sends made, without capabilities (also counted in Allowed).
-	CaplessNetlink atomic.Uint64
-}
 
 // loop receives notifications from the listener and answers them; see run
 // for who answers what.
@@ -219,12 +207,12 @@ func (l *loop) answer(c *emulate.Call, a decision.Answer) {
 		}
 	}
 	resp := unotify.Resp{ID: c.ID}
-	r, how := settle(l.emu, c, a, true, l.report)
+	r, how := answer.Settle(l.emu, c, a, true, l.report)
 	switch {
-	case how == emulated:
+	case how == answer.Emulated:
 		l.stats.Emulated.Add(1)
 		fallthrough
-	case how == answered:
+	case how == answer.Answered:
 		resp.Val, resp.Error = r.Val, -int32(r.Errno)
 	case a.Allowed():
 		resp.Flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
@@ -240,25 +228,7 @@ func (l *loop) answer(c *emulate.Call, a decision.Answer) {
 }
 
 // decide asks the decider (decideWith).
-func (l *loop) decide(c *emulate.Call) decision.Answer { return decideWith(l.decider, l.report, c) }
-
-// decideWith asks d, and fails the call closed if d panics: a bug in a
-// policy must never let a call through nor hang the target.
-func decideWith(d decision.Decider, report func(error), c *emulate.Call) (a decision.Answer) {
-	defer func() {
-		if r := recover(); r != nil {
-			report(fmt.Errorf("decider panicked on %s: %v", c.Syscall.Name, r))
-			a = decision.Deny(unix.EPERM)
-		}
-	}()
-	if c.Err != 0 {
-		// Unreadable or malformed arguments: the decider still sees the
-		// call (to audit it), but cannot turn it into an allow.
-		d.Decide(&c.Call.Call)
-		return decision.Deny(c.Err)
-	}
-	return d.Decide(&c.Call.Call)
-}
+func (l *loop) decide(c *emulate.Call) decision.Answer { return answer.Decide(l.decider, l.report, c) }
 
 func (l *loop) report(err error) { l.errs.Add(err) }
 

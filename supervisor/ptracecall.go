@@ -8,6 +8,7 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
+	"github.com/nettrap/nettrap/supervisor/internal/answer"
 	"github.com/nettrap/nettrap/supervisor/internal/decode"
 	"github.com/nettrap/nettrap/supervisor/internal/emulate"
 	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
@@ -156,7 +157,7 @@ func (tr *tracer) read(c *emulate.Call) {
 
 // judge asks the decider about the call read.
 func (tr *tracer) judge(c *emulate.Call, atEntry bool) traceAnswer {
-	return traceAnswer{tid: c.TID, id: c.ID, a: decideWith(tr.decider, tr.report, c), atEntry: atEntry, call: c}
+	return traceAnswer{tid: c.TID, id: c.ID, a: answer.Decide(tr.decider, tr.report, c), atEntry: atEntry, call: c}
 }
 
 // carryOut makes an allowed inet call itself where it can (the emulator,
@@ -182,14 +183,14 @@ func (tr *tracer) carryOut(c *emulate.Call, ans traceAnswer, mayBlock bool) (_ t
 		}
 		return ans, false
 	}
-	r, how := settle(tr.emu, c, ans.a, mayBlock, tr.report)
+	r, how := answer.Settle(tr.emu, c, ans.a, mayBlock, tr.report)
 	switch how {
-	case wouldBlock:
+	case answer.WouldBlock:
 		return ans, true
-	case emulated:
+	case answer.Emulated:
 		tr.stats.Emulated.Add(1)
 		ans.ret = retOf(r.Val, r.Errno)
-	case answered:
+	case answer.Answered:
 		ans.ret = retOf(r.Val, r.Errno)
 	}
 	if !ans.a.Allowed() {

@@ -14,6 +14,7 @@ import (
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/answer"
 	"github.com/nettrap/nettrap/supervisor/internal/capless"
 	"github.com/nettrap/nettrap/supervisor/internal/emulate"
 	"github.com/nettrap/nettrap/supervisor/internal/errlog"
@@ -381,3 +382,6 @@ func closeFD(fd int) {
 // Errors returns the supervisor's own errors (not the command's), for the
 // caller to report: the first 16, then "and N more". It never blocks.
 func (s *Session) Errors() []error { return s.errs.Take() }
+
+// Stats counts what the engine did (answer.Stats).
+type Stats = answer.Stats

@@ -2,22 +2,14 @@ package supervisor
 
 import (
 	"errors"
-	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/procfs"
 	"github.com/nettrap/nettrap/supervisor/internal/emulate"
-	"github.com/nettrap/nettrap/supervisor/internal/tracee"
 	"github.com/nettrap/nettrap/supervisor/internal/unotify"
 )
-
-// errNoHandOver: nettrap cannot take a descriptor for the target and
-// install it there (the ptrace engine has no SECCOMP_IOCTL_NOTIF_ADDFD;
-// Linux before 5.14 has no ADDFD with SEND).
-var errNoHandOver = errors.New("pidfd_getfd: nettrap cannot hand the descriptor over")
 
 // pidfdGetfd makes an allowed pidfd_getfd itself and answers it: the
 // decision read the process a pidfd names from the target's descriptor
@@ -67,7 +59,7 @@ func (l *loop) pidfdGetfd(c *emulate.Call) bool {
 	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOTTY):
 		return false // before 5.14: no SEND
 	default:
-		l.answerErrno(c, errnoOf(err))
+		l.answerErrno(c, emulate.ErrnoOf(err))
 	}
 	return true
 }
@@ -77,35 +69,4 @@ func (l *loop) pidfdGetfd(c *emulate.Call) bool {
 func (l *loop) answerErrno(c *emulate.Call, errno unix.Errno) {
 	l.stats.Allowed.Add(1)
 	l.send(&unotify.Resp{ID: c.ID, Error: -int32(errno)})
-}
-
-// emulablePidfd tells an allowed native pidfd_getfd, which both engines
-// must not let the kernel look up again.
-func emulablePidfd(c *emulate.Call) bool {
-	return c.Syscall.Kind == bpf.PidfdGetfd && !c.Syscall.Foreign
-}
-
-// dupSelf turns an allowed pidfd_getfd(own pidfd, fd, 0) of the stopped
-// thread into what it amounts to, fcntl(fd, F_DUPFD_CLOEXEC, 0): every
-// argument a register, so no descriptor is looked up again. (The ptrace
-// engine has no ADDFD to hand over a descriptor it took itself, and the
-// target may not take one from nettrap, which is not dumpable.) A
-// pidfd_getfd aimed at a descendant goes through emulator.cannot
-// instead. It returns false when the thread is gone or killed.
-func (tr *tracer) dupSelf(c *emulate.Call) bool {
-	var r unix.PtraceRegs
-	err := tracee.GetRegs(c.TID, &r)
-	if err == nil {
-		tracee.SetCall(&r, unix.SYS_FCNTL, c.Args[1], unix.F_DUPFD_CLOEXEC, 0)
-		err = tracee.SetRegs(c.TID, &r)
-	}
-	if err != nil {
-		if !errors.Is(err, unix.ESRCH) {
-			tr.report(fmt.Errorf("answer pidfd_getfd of tracee %d: %w; killing it", c.TID, err))
-			unix.Kill(c.TID, unix.SIGKILL)
-		}
-		return false
-	}
-	tr.stats.Emulated.Add(1)
-	return true
 }

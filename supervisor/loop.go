@@ -197,11 +197,11 @@ func (l *loop) send(resp *unotify.Resp) {
 
 // answer sends the answer to c, counting it.
 func (l *loop) answer(c *emulate.Call, a decision.Answer) {
-	if a.Allowed() && l.emu != nil && emulablePidfd(c) {
+	if a.Allowed() && l.emu != nil && emulate.EmulablePidfd(c) {
 		if l.pidfdGetfd(c) {
 			return
 		}
-		if r, done := l.emu.Cannot(c, errNoHandOver); done {
+		if r, done := l.emu.Cannot(c, emulate.ErrNoHandOver); done {
 			l.answerErrno(c, r.Errno)
 			return
 		}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
-	"github.com/nettrap/nettrap/supervisor/internal/capless"
 	"github.com/nettrap/nettrap/supervisor/internal/emulate"
 	"github.com/nettrap/nettrap/supervisor/internal/unotify"
 )
@@ -66,7 +65,7 @@ func (l *loop) handOver(c *emulate.Call) bool {
 	if err != nil {
 		// The kernel's own answer to these arguments (EPROTONOSUPPORT,
 		// EINVAL, EMFILE…): the target gets it.
-		l.answer(c, decision.Deny(errnoOf(err)))
+		l.answer(c, decision.Deny(emulate.ErrnoOf(err)))
 		return true
 	}
 	defer unix.Close(fd)
@@ -92,7 +91,7 @@ func (l *loop) handOver(c *emulate.Call) bool {
 	}
 	// EMFILE and the like: the install failed in the target, which still
 	// waits; it gets the errno.
-	l.answer(c, decision.Deny(errnoOf(err)))
+	l.answer(c, decision.Deny(emulate.ErrnoOf(err)))
 	return true
 }
 
@@ -106,7 +105,7 @@ func (l *loop) handOver(c *emulate.Call) bool {
 // (pidfd_getfd refused) the call continues in the kernel, decided on
 // what was read.
 func (l *loop) sendCapless(c *emulate.Call) bool {
-	val, errno, ok := sendCapless(l.capMaker, c)
+	val, errno, ok := emulate.SendCapless(l.capMaker, c)
 	switch {
 	case !ok:
 		return false
@@ -117,37 +116,4 @@ func (l *loop) sendCapless(c *emulate.Call) bool {
 		l.answerValue(c, val)
 	}
 	return true
-}
-
-// sendCapless makes c's netlink send on the capability-free thread of m,
-// for both engines. ok is false when it cannot (see loop.sendCapless).
-func sendCapless(m *capless.Maker, c *emulate.Call) (val int64, errno unix.Errno, ok bool) {
-	n := c.Netlink
-	if m == nil || n == nil || n.Control || n.Oversize || len(n.Payloads) != 1 {
-		return 0, 0, false
-	}
-	// Borrowed when the socket was found to be ours (NetlinkSend).
-	sfd := n.Sock
-	if sfd < 0 {
-		return 0, 0, false
-	}
-	var err error
-	flags := int(int32(c.Args[3])) // sendto(fd, buf, len, flags, …)
-	if c.Syscall.Kind == bpf.SendMsg {
-		flags = int(int32(c.Args[2])) // sendmsg(fd, msg, flags)
-	}
-	payload, to := n.Payloads[0], n.Dests[0]
-	m.Do(func() { err = unix.Sendto(sfd, payload, flags, &to) })
-	if err != nil {
-		return 0, errnoOf(err), true
-	}
-	return int64(len(payload)), 0, true
-}
-
-func errnoOf(err error) unix.Errno {
-	var en unix.Errno
-	if errors.As(err, &en) {
-		return en
-	}
-	return unix.EPERM
 }

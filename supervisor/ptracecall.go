@@ -168,16 +168,16 @@ func (tr *tracer) carryOut(c *emulate.Call, ans traceAnswer, mayBlock bool) (_ t
 	if ans.a.Capless() && c.Syscall.Kind != bpf.Socket {
 		// A netlink send naming the kernel: made without capabilities,
 		// with the bytes checked (netlink.go).
-		if val, errno, ok := sendCapless(tr.capMaker, c); ok {
+		if val, errno, ok := emulate.SendCapless(tr.capMaker, c); ok {
 			tr.stats.CaplessNetlink.Add(1)
 			ans.ret = retOf(val, errno)
 			return ans, false
 		}
 	}
-	if tr.emu != nil && ans.a.Allowed() && emulablePidfd(c) {
+	if tr.emu != nil && ans.a.Allowed() && emulate.EmulablePidfd(c) {
 		if c.PidfdTarget == c.Task.Caller().PID && c.Args[2] == 0 {
 			ans.dupSelf = true
-		} else if r, done := tr.emu.Cannot(c, errNoHandOver); done {
+		} else if r, done := tr.emu.Cannot(c, emulate.ErrNoHandOver); done {
 			// No ADDFD here: the kernel would look the pidfd up again.
 			ans.ret = retOf(r.Val, r.Errno)
 		}

@@ -109,7 +109,7 @@ func (tr *tracer) startHandOver(c *emulate.Call, atEntry bool) bool {
 	typ := int(int32(c.Args[1]))
 	fd, err := tr.capMaker.NetlinkSocket(typ, int(int32(c.Args[2])))
 	if err != nil {
-		tr.skip(c.TID, -int64(errnoOf(err)), atEntry) // the kernel's own answer
+		tr.skip(c.TID, -int64(emulate.ErrnoOf(err)), atEntry) // the kernel's own answer
 		return true
 	}
 	h := &handOver{fd: fd, cloexec: typ&unix.SOCK_CLOEXEC != 0, atEntry: atEntry}

@@ -42,7 +42,7 @@
 //
 // That is the notify engine. Where a listener cannot be had (one is
 // installed above nettrap already: EBUSY; or the kernel lacks user
-// notification), the ptrace engine (ptrace.go) confines instead, behind
+// notification), the ptrace engine (internal/ptrace) confines instead, behind
 // the same Start, Session and Decider: the filter returns
 // SECCOMP_RET_TRACE, nettrap traces every confined process, and a call
 // stopped for it is read (decode.ReadDests, Call.Decode), decided, emulated or

@@ -5,7 +5,6 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
-	"github.com/nettrap/nettrap/procfs"
 	"github.com/nettrap/nettrap/supervisor/internal/decode"
 	"github.com/nettrap/nettrap/supervisor/internal/emulate"
 	"github.com/nettrap/nettrap/supervisor/internal/unotify"
@@ -33,23 +32,3 @@ func (l *loop) AnswerEarly(c *decode.Call, errno unix.Errno) {
 // KeepsTID implements decode.Holder: a notified thread that leaves the call may
 // exit and its tid be reused.
 func (l *loop) KeepsTID() bool { return false }
-
-// Pending implements decode.Holder. A traced caller stays in its stop until
-// the tracer resumes it: it waits while it exists.
-func (tr *tracer) Pending(c *decode.Call) bool {
-	return procfs.Running(c.TID) // a SIGKILLed one is a zombie at once
-}
-
-// AnswerEarly implements decode.Holder. Under the ptrace engine the call is
-// skipped, so the kernel's restart code never sees it: ERESTARTSYS would
-// reach user space, and EINTR is answered instead.
-func (tr *tracer) AnswerEarly(c *decode.Call, errno unix.Errno) {
-	if errno == emulate.ErrRestartSys {
-		errno = unix.EINTR
-	}
-	ret := -int64(errno)
-	tr.post(traceAnswer{tid: c.TID, id: c.ID, ret: &ret, early: true})
-}
-
-// KeepsTID implements decode.Holder.
-func (tr *tracer) KeepsTID() bool { return true }

@@ -75,7 +75,7 @@ type Session struct {
 
 // engine is what a Session asks of the engine that confines its command:
 // the notify engine (notifyEngine, the loop of loop.go) or the ptrace
-// engine (the tracer of ptrace.go). Both answer calls through one path
+// engine (the tracer of internal/ptrace). Both answer calls through one path
 // (answer.go) and hold them behind one view (holder, call.go).
 type engine interface {
 	// wait waits for the command to exit, then stops serving: no call is

@@ -32,7 +32,7 @@ import (
 // The waker is a second copy, started by the tracer's thread under
 // WakerArgv0, that only pauses: a decision made on another goroutine
 // stops it with SIGSTOP, and the tracer, blocked in wait4, wakes (see
-// supervisor/ptrace.go).
+// supervisor/internal/ptrace).
 const (
 	StubArgv0  = "nettrap-ptrace-stub"
 	WakerArgv0 = "nettrap-ptrace-waker"

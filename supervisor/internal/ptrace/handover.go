@@ -1,4 +1,4 @@
-package supervisor
+package ptrace
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ import (
 
 // Under the notify engine a netlink socket(2) made in the starting
 // namespace is answered with a socket made on the capability-free thread
-// (SECCOMP_ADDFD_FLAG_SEND; see netlink.go), so that the kernel refuses
+// (SECCOMP_ADDFD_FLAG_SEND; see supervisor/netlink.go), so that the kernel refuses
 // every change written through it, even with plain write(2). The ptrace
 // engine has no listener to add a descriptor through, so it makes the
 // stopped thread take the socket itself: it turns the stopped call into
@@ -55,7 +55,7 @@ const (
 // mayAdminNet tells whether thread tid may hold CAP_NET_ADMIN over the
 // starting namespace (in its permitted set: it could raise it later);
 // yes when it cannot be told. A thread in a user namespace other than
-// nettrap's (the command's own, userns.go) holds its capabilities only
+// nettrap's (the command's own, supervisor/userns.go) holds its capabilities only
 // there, never over the starting namespace; it could not take the socket
 // either (pidfd_getfd on nettrap needs ptrace rights over it).
 func mayAdminNet(tid int) bool {
@@ -101,7 +101,7 @@ func inOtherUserns(tid int) bool {
 // to the thread stopped in c, a native socket(AF_NETLINK, …). It returns
 // false, having done nothing, where it cannot: the call then runs as
 // asked.
-func (tr *tracer) startHandOver(c *emulate.Call, atEntry bool) bool {
+func (tr *Tracer) startHandOver(c *emulate.Call, atEntry bool) bool {
 	if tr.capMaker == nil || !tracee.HandOverSupported || tr.noHandOver || !mayAdminNet(c.TID) ||
 		!procfs.SamePIDNamespace(c.TID) {
 		return false
@@ -135,7 +135,7 @@ func (tr *tracer) startHandOver(c *emulate.Call, atEntry bool) bool {
 // nettrap's own filter traps, just go on; its exit carries the result);
 // any other call's (a signal handler's) is handled as usual. It returns
 // false for those.
-func (tr *tracer) handOverStop(pid int, h *handOver) bool {
+func (tr *Tracer) handOverStop(pid int, h *handOver) bool {
 	var info tracee.SyscallInfo
 	if err := tracee.GetSyscallInfo(pid, &info); err != nil {
 		tr.endHandOver(pid, h)
@@ -187,7 +187,7 @@ func restarting(ret int64) bool {
 
 // nextStep moves the hand-over on from the exit of its call, which
 // returned ret.
-func (tr *tracer) nextStep(pid int, h *handOver, ret int64) error {
+func (tr *Tracer) nextStep(pid int, h *handOver, ret int64) error {
 	var err error
 	switch h.step {
 	case stepPidfdOpen:
@@ -219,7 +219,7 @@ func (tr *tracer) nextStep(pid int, h *handOver, ret int64) error {
 
 // rewind makes the thread, at an exit stop, make the call nr next: back
 // onto its syscall instruction, with the call's registers.
-func (tr *tracer) rewind(pid int, h *handOver, nr, a0, a1, a2 uint64) error {
+func (tr *Tracer) rewind(pid int, h *handOver, nr, a0, a1, a2 uint64) error {
 	h.nr, h.a0, h.a1, h.a2 = nr, a0, a1, a2
 	r := h.regs
 	tracee.SetCall(&r, nr, a0, a1, a2)
@@ -231,7 +231,7 @@ func (tr *tracer) rewind(pid int, h *handOver, nr, a0, a1, a2 uint64) error {
 }
 
 // finishHandOver answers socket(2) with the new descriptor.
-func (tr *tracer) finishHandOver(pid int, h *handOver) {
+func (tr *Tracer) finishHandOver(pid int, h *handOver) {
 	tr.endHandOver(pid, h)
 	tr.stats.Allowed.Add(1)
 	tr.stats.CaplessNetlink.Add(1)
@@ -250,7 +250,7 @@ func (tr *tracer) finishHandOver(pid int, h *handOver) {
 // handOverFailed gives up (pidfd_getfd refused: a container profile, a
 // capability dropped): the thread's socket(2) runs as it asked, which
 // is said once.
-func (tr *tracer) handOverFailed(pid int, h *handOver, errno unix.Errno) {
+func (tr *Tracer) handOverFailed(pid int, h *handOver, errno unix.Errno) {
 	tr.endHandOver(pid, h)
 	tr.noHandOver = true
 	tr.report(fmt.Errorf("cannot hand netlink sockets over under the ptrace engine (%v): "+
@@ -263,7 +263,7 @@ func (tr *tracer) handOverFailed(pid int, h *handOver, errno unix.Errno) {
 	}
 }
 
-func (tr *tracer) endHandOver(pid int, h *handOver) {
+func (tr *Tracer) endHandOver(pid int, h *handOver) {
 	delete(tr.handOvers, pid)
 	unix.Close(h.fd)
 }

@@ -1,4 +1,4 @@
-package supervisor
+package ptrace
 
 import (
 	"errors"
@@ -17,7 +17,7 @@ import (
 // target may not take one from nettrap, which is not dumpable.) A
 // pidfd_getfd aimed at a descendant goes through emulator.cannot
 // instead. It returns false when the thread is gone or killed.
-func (tr *tracer) dupSelf(c *emulate.Call) bool {
+func (tr *Tracer) dupSelf(c *emulate.Call) bool {
 	var r unix.PtraceRegs
 	err := tracee.GetRegs(c.TID, &r)
 	if err == nil {

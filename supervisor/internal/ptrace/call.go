@@ -1,4 +1,4 @@
-package supervisor
+package ptrace
 
 import (
 	"errors"
@@ -17,7 +17,7 @@ import (
 
 // seccompStop handles a stop of SECCOMP_RET_TRACE: the filter trapped
 // the call, which has not run yet.
-func (tr *tracer) seccompStop(pid int) {
+func (tr *Tracer) seccompStop(pid int) {
 	var info tracee.SyscallInfo
 	if !tr.syscallInfo(pid, &info) {
 		return
@@ -36,7 +36,7 @@ func (tr *tracer) seccompStop(pid int) {
 // At entry the filter's program decides whether the call is one to
 // decide; at exit a denial's errno is set again, since the kernel may
 // have overwritten the return value of a skipped call on the way.
-func (tr *tracer) syscallStop(pid int) {
+func (tr *Tracer) syscallStop(pid int) {
 	var info tracee.SyscallInfo
 	if !tr.syscallInfo(pid, &info) {
 		return
@@ -69,7 +69,7 @@ func (tr *tracer) syscallStop(pid int) {
 
 // syscallInfo reads the stopped call. A tracee it cannot read is denied
 // (its call must not run unread), or gone.
-func (tr *tracer) syscallInfo(pid int, info *tracee.SyscallInfo) bool {
+func (tr *Tracer) syscallInfo(pid int, info *tracee.SyscallInfo) bool {
 	err := tracee.GetSyscallInfo(pid, info)
 	if err == nil {
 		return true
@@ -82,7 +82,7 @@ func (tr *tracer) syscallInfo(pid int, info *tracee.SyscallInfo) bool {
 }
 
 // dispatch decides the call on another goroutine (see tracer).
-func (tr *tracer) dispatch(pid int, info *tracee.SyscallInfo, atEntry bool) {
+func (tr *Tracer) dispatch(pid int, info *tracee.SyscallInfo, atEntry bool) {
 	tr.stats.Notifications.Add(1)
 	c := tr.newCall(pid, info)
 	tr.current[pid] = c.ID
@@ -127,7 +127,7 @@ func (tr *tracer) dispatch(pid int, info *tracee.SyscallInfo, atEntry bool) {
 // the tracer (see tracer). Slower than deciding on the tracer's thread
 // (two thread hand-offs and a waker stop), so only where that could wait
 // on the tracer, or for long.
-func (tr *tracer) aside(f func() traceAnswer) {
+func (tr *Tracer) aside(f func() traceAnswer) {
 	tr.inflight.Add(1)
 	go func() {
 		defer tr.inflight.Done()
@@ -136,7 +136,7 @@ func (tr *tracer) aside(f func() traceAnswer) {
 }
 
 // newCall is the call a stop reports, with the supervisor's Task.
-func (tr *tracer) newCall(pid int, info *tracee.SyscallInfo) *emulate.Call {
+func (tr *Tracer) newCall(pid int, info *tracee.SyscallInfo) *emulate.Call {
 	c := &emulate.Call{Call: decode.Call{Call: decision.Call{ID: tr.ids.Add(1), TID: pid,
 		Syscall: bpf.Lookup(info.Arch, int32(info.Nr)), Args: info.Args}}}
 	c.Bind(tr, tr.netns, tr.emu != nil)
@@ -145,7 +145,7 @@ func (tr *tracer) newCall(pid int, info *tracee.SyscallInfo) *emulate.Call {
 
 // read reads the call's arguments from the stopped tracee, and what the
 // kernel tells of them.
-func (tr *tracer) read(c *emulate.Call) {
+func (tr *Tracer) read(c *emulate.Call) {
 	if !c.Syscall.Foreign {
 		m := targetmem.NewReader(uint32(c.TID)).UseVM(&tr.vmRead)
 		m.Prefetch = tr.emu != nil
@@ -156,7 +156,7 @@ func (tr *tracer) read(c *emulate.Call) {
 }
 
 // judge asks the decider about the call read.
-func (tr *tracer) judge(c *emulate.Call, atEntry bool) traceAnswer {
+func (tr *Tracer) judge(c *emulate.Call, atEntry bool) traceAnswer {
 	return traceAnswer{tid: c.TID, id: c.ID, a: answer.Decide(tr.decider, tr.report, c), atEntry: atEntry, call: c}
 }
 
@@ -164,10 +164,10 @@ func (tr *tracer) judge(c *emulate.Call, atEntry bool) traceAnswer {
 // as under the notify engine: the kernel never reads the address a second
 // time), or a denied one to its stand-in. With mayBlock false a call that
 // may block for long is not made: blocks says so.
-func (tr *tracer) carryOut(c *emulate.Call, ans traceAnswer, mayBlock bool) (_ traceAnswer, blocks bool) {
+func (tr *Tracer) carryOut(c *emulate.Call, ans traceAnswer, mayBlock bool) (_ traceAnswer, blocks bool) {
 	if ans.a.Capless() && c.Syscall.Kind != bpf.Socket {
 		// A netlink send naming the kernel: made without capabilities,
-		// with the bytes checked (netlink.go).
+		// with the bytes checked (supervisor/netlink.go).
 		if val, errno, ok := emulate.SendCapless(tr.capMaker, c); ok {
 			tr.stats.CaplessNetlink.Add(1)
 			ans.ret = retOf(val, errno)
@@ -214,7 +214,7 @@ func retOf(val int64, errno unix.Errno) *int64 {
 // apply carries a decision out, on the tracer's thread. An answer to a
 // call that was answered already (early, by an emulated connect's watch)
 // is dropped: the thread is in another call by now, or running.
-func (tr *tracer) apply(a traceAnswer) {
+func (tr *Tracer) apply(a traceAnswer) {
 	if id, ok := tr.current[a.tid]; !ok || id != a.id {
 		return
 	}
@@ -248,7 +248,7 @@ func (tr *tracer) apply(a traceAnswer) {
 }
 
 // deny makes a stopped call fail with errno, undecided (unreadable).
-func (tr *tracer) deny(tid int, errno unix.Errno, atEntry bool) {
+func (tr *Tracer) deny(tid int, errno unix.Errno, atEntry bool) {
 	delete(tr.current, tid)
 	tr.stats.Denied.Add(1)
 	tr.skip(tid, -int64(errno), atEntry)
@@ -256,7 +256,7 @@ func (tr *tracer) deny(tid int, errno unix.Errno, atEntry bool) {
 
 // skip makes the stopped call return ret without running. A tracee whose
 // call cannot be made to skip is killed: resuming it would run the call.
-func (tr *tracer) skip(tid int, ret int64, atEntry bool) {
+func (tr *Tracer) skip(tid int, ret int64, atEntry bool) {
 	delete(tr.entryDecided, tid)
 	if err := tracee.SkipSyscall(tid, ret); err != nil {
 		if errors.Is(err, unix.ESRCH) {

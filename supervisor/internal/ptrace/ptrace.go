@@ -1,4 +1,4 @@
-package supervisor
+package ptrace
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
+	"github.com/nettrap/nettrap/supervisor/internal/answer"
 	"github.com/nettrap/nettrap/supervisor/internal/capless"
 	"github.com/nettrap/nettrap/supervisor/internal/emulate"
 	"github.com/nettrap/nettrap/supervisor/internal/errlog"
@@ -19,46 +20,16 @@ import (
 	"github.com/nettrap/nettrap/supervisor/internal/tracee"
 )
 
-// The ptrace engine. The filter returns SECCOMP_RET_TRACE where the
-// notify engine's returns USER_NOTIF, and nettrap is the tracer of every
-// confined process (PTRACE_SEIZE of the command through a stub, then
-// PTRACE_O_TRACEFORK, VFORK and CLONE: every child and thread is traced
-// from its first instruction). A trapped call stops its thread for the
-// tracer, which decides as the notify engine does and either lets the
-// call run or makes it skip with an errno.
-//
-// Guarantees, and what gives each:
-//   - Fail closed. With no tracer a TRACE action fails the call with
-//     ENOSYS, and PTRACE_O_EXITKILL kills every tracee when the tracer's
-//     thread dies: a SIGKILLed nettrap lets nothing through.
-//   - Every ABI. PTRACE_GET_SYSCALL_INFO reports (arch, nr, args) as a
-//     notification does, for 32-bit calls too; the decision is the
-//     notify engine's (decide, decode.ReadDests, Call.Decode).
-//   - A listener above. A filter with a listener above nettrap's (WSL2's
-//     init, for bind and listen) outranks TRACE on the calls it traps,
-//     and a call it answers CONTINUE would never stop for us. Syscall-
-//     entry stops (PTRACE_SYSCALL) come before seccomp, so then every call
-//     stops at entry, the filter's own program is run on it in user space
-//     (bpf.Evaluator), and what it traps is decided there: sound whatever
-//     the listener above traps. Without a listener above only seccomp
-//     stops are used; the program refuses a listener to the confined
-//     processes themselves (bpf's listener guard), so none can appear
-//     below either.
-//
-// One OS thread, the tracer, makes every ptrace request (the kernel takes
-// them only from the thread that attached) and waits for every stop.
-// Decisions run on other goroutines, so a slow one (an inner nettrap
-// asked which test runs) never holds the other threads' stops; a decision
-// made wakes the tracer out of wait4 by stopping the waker, a child of the
-// tracer's thread that only pauses (internal/ptracestub).
-type tracer struct {
+// Tracer is the ptrace engine: the thread that traces every confined
+// process and answers its trapped calls (see the package comment).
+type Tracer struct {
 	decider      decision.Decider
-	stats        *Stats
+	stats        *answer.Stats
 	errs         *errlog.Log
 	netns        *namespace.Starting
 	syscalls     bool            // decide at syscall-entry stops (a listener above)
 	eval         *bpf.Evaluator  // the program, for entry stops
-	vmRead       atomic.Bool     // read target memory with process_vm_readv (mem.go)
+	vmRead       atomic.Bool     // read target memory with process_vm_readv (internal/targetmem)
 	main         int             // the command's pid
 	execed       bool            // the command's own exec was let through
 	handshake    bool            // the stub's SIGSTOP was taken
@@ -80,7 +51,7 @@ type tracer struct {
 	stopped      [2]int            // pipe: readable once stopping (the emulator's watch)
 	current      map[int]uint64    // the call each stopped tid waits in, by id
 	tracees      map[int]bool      // every tid seen and not seen to exit
-	handOvers    map[int]*handOver // netlink sockets being handed over (ptracehandover.go)
+	handOvers    map[int]*handOver // netlink sockets being handed over (handover.go)
 	plainOnce    map[int]bool      // the next socket(2) of tid runs as asked
 	noHandOver   bool              // the hand-over failed once, or is never needed (ownerAbove): not tried
 }
@@ -93,12 +64,12 @@ type traceAnswer struct {
 	a       decision.Answer
 	atEntry bool
 	// ret, when set, is the call's return value: the supervisor made the
-	// call (emulation, a redirect), or answers it early (emuintr.go).
+	// call (emulation, a redirect), or answers it early (internal/emulate).
 	ret   *int64
 	early bool
 	call  *emulate.Call // the call decided, for a hand-over
 	// dupSelf: an allowed pidfd_getfd on the caller's own pidfd, run as
-	// the dup it is (emupidfd.go's tracer.dupSelf).
+	// the dup it is (dup.go's Tracer.dupSelf).
 	dupSelf bool
 }
 
@@ -109,7 +80,7 @@ const seizeOptions = unix.PTRACE_O_TRACESECCOMP | unix.PTRACE_O_TRACEFORK | unix
 
 // run waits for stops and answers them until stop is called, then kills
 // the waker. It runs on the tracer's locked thread.
-func (tr *tracer) run() {
+func (tr *Tracer) run() {
 	defer close(tr.loopDone)
 	for !tr.stopping.Load() {
 		if !tr.applyAnswers() {
@@ -151,7 +122,7 @@ func (tr *tracer) run() {
 // applyAnswers applies the decisions made so far. It returns true when
 // there were none and the tracer may block: then sleeping is set under
 // the lock, so a decision posted from now on wakes it.
-func (tr *tracer) applyAnswers() bool {
+func (tr *Tracer) applyAnswers() bool {
 	tr.mu.Lock()
 	answers := tr.answers
 	tr.answers = nil
@@ -163,14 +134,14 @@ func (tr *tracer) applyAnswers() bool {
 	return len(answers) == 0
 }
 
-func (tr *tracer) awake() {
+func (tr *Tracer) awake() {
 	tr.mu.Lock()
 	tr.sleeping = false
 	tr.mu.Unlock()
 }
 
 // post hands a decision to the tracer, waking it if it sleeps.
-func (tr *tracer) post(a traceAnswer) {
+func (tr *Tracer) post(a traceAnswer) {
 	tr.mu.Lock()
 	tr.answers = append(tr.answers, a)
 	wake := tr.sleeping
@@ -182,10 +153,10 @@ func (tr *tracer) post(a traceAnswer) {
 }
 
 // wake stops the waker: the tracer's wait4 returns.
-func (tr *tracer) wake() { unix.Kill(tr.waker, unix.SIGSTOP) }
+func (tr *Tracer) wake() { unix.Kill(tr.waker, unix.SIGSTOP) }
 
 // stop ends run.
-func (tr *tracer) stop() {
+func (tr *Tracer) stop() {
 	tr.stopping.Store(true)
 	unix.Write(tr.stopped[1], []byte{0})
 	tr.mu.Lock()
@@ -196,7 +167,7 @@ func (tr *tracer) stop() {
 
 // wakerEvent resumes a stopped waker. A waker that died (killed from
 // outside) leaves the tracer polling: slower, never stuck.
-func (tr *tracer) wakerEvent(ws unix.WaitStatus) {
+func (tr *Tracer) wakerEvent(ws unix.WaitStatus) {
 	if ws.Stopped() {
 		unix.Kill(tr.waker, unix.SIGCONT)
 		return
@@ -207,9 +178,9 @@ func (tr *tracer) wakerEvent(ws unix.WaitStatus) {
 	}
 }
 
-func (tr *tracer) report(err error) { tr.errs.Add(err) }
+func (tr *Tracer) report(err error) { tr.errs.Add(err) }
 
-func (tr *tracer) closeStopped() {
+func (tr *Tracer) CloseStopped() {
 	unix.Close(tr.stopped[0])
 	unix.Close(tr.stopped[1])
 }
@@ -219,7 +190,7 @@ func (tr *tracer) closeStopped() {
 const syscallStopSig = unix.SIGTRAP | 0x80
 
 // event handles one wait status of a tracee.
-func (tr *tracer) event(pid int, ws unix.WaitStatus) {
+func (tr *Tracer) event(pid int, ws unix.WaitStatus) {
 	if ws.Exited() || ws.Signaled() {
 		delete(tr.tracees, pid)
 		delete(tr.exitRet, pid)
@@ -291,7 +262,7 @@ func isStopSignal(s syscall.Signal) bool {
 
 // resume restarts a stopped tracee, to its next seccomp stop or, with a
 // listener above, its next syscall stop.
-func (tr *tracer) resume(pid, sig int) {
+func (tr *Tracer) resume(pid, sig int) {
 	if tr.syscalls || tr.handOvers[pid] != nil {
 		tr.ptraceOK(pid, unix.PtraceSyscall(pid, sig))
 		return
@@ -301,7 +272,7 @@ func (tr *tracer) resume(pid, sig int) {
 
 // ptraceOK reports a failed request; ESRCH means the tracee died (a
 // SIGKILL ends any stop): normal.
-func (tr *tracer) ptraceOK(pid int, err error) bool {
+func (tr *Tracer) ptraceOK(pid int, err error) bool {
 	if err == nil {
 		return true
 	}

@@ -1,10 +1,10 @@
-// Package ptrace is the ptrace engine. The filter returns SECCOMP_RET_TRACE where the
-// notify engine's returns USER_NOTIF, and nettrap is the tracer of every
-// confined process (PTRACE_SEIZE of the command through a stub, then
-// PTRACE_O_TRACEFORK, VFORK and CLONE: every child and thread is traced
-// from its first instruction). A trapped call stops its thread for the
-// tracer, which decides as the notify engine does and either lets the
-// call run or makes it skip with an errno.
+// Package ptrace is the ptrace engine. The filter returns
+// SECCOMP_RET_TRACE where the notify engine's returns USER_NOTIF, and
+// nettrap is the tracer of every confined process (PTRACE_SEIZE of the
+// command through a stub, then PTRACE_O_TRACEFORK, VFORK and CLONE: every
+// child and thread is traced from its first instruction). A trapped call
+// stops its thread for the tracer, which decides as the notify engine does
+// and either lets the call run or makes it skip with an errno.
 //
 // Guarantees, and what gives each:
 //   - Fail closed. With no tracer a TRACE action fails the call with

@@ -18,7 +18,7 @@
 //     (a signal, Go's SIGURG preemption, death) what was read may belong to
 //     another task, and the notification is dropped.
 //  4. What the decision needs beyond the target's memory is learnt from
-//     the kernel, for the kinds of call that need it (decode.go): the
+//     the kernel, for the kinds of call that need it (internal/decode): the
 //     namespace a netlink socket, an ioctl, a netfilter setsockopt or a
 //     bpf(2) acts on, the request of a netlink send, whom a cross-process
 //     call reaches. The Call is then plain data: the Decider never reads
@@ -42,10 +42,10 @@
 //
 // That is the notify engine. Where a listener cannot be had (one is
 // installed above nettrap already: EBUSY; or the kernel lacks user
-// notification), the ptrace engine (ptrace.go) confines instead, behind
+// notification), the ptrace engine (internal/ptrace) confines instead, behind
 // the same Start, Session and Decider: the filter returns
 // SECCOMP_RET_TRACE, nettrap traces every confined process, and a call
-// stopped for it is read (readDests, decode), decided, emulated or
+// stopped for it is read (decode.ReadDests, Call.Decode), decided, emulated or
 // redirected as above, then made to skip with its answer (orig_rax -1)
 // or let run. Under a listener above, whose USER_NOTIF outranks TRACE on
 // the calls it traps, every syscall stops at entry instead, which comes

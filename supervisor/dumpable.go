@@ -16,7 +16,7 @@ import "golang.org/x/sys/unix"
 // that need a look at memory (a connect, a send) then fail with EFAULT.
 // nettrap makes none of those itself once the command runs; the calls
 // that need no look (pidfd_getfd of its child's socket, …) are decided
-// without opening its memory (see memReader).
+// without opening its memory (see targetmem.Reader).
 func setNotDumpable() {
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 }

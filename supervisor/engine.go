@@ -10,6 +10,8 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/plainthread"
+	"github.com/nettrap/nettrap/supervisor/internal/ptrace"
 )
 
 // Engine is how the supervisor learns of the calls its filter traps.
@@ -21,7 +23,7 @@ const (
 	// only the trapped calls.
 	EngineNotify Engine = iota + 1
 	// EnginePtrace: the filter returns SECCOMP_RET_TRACE and nettrap is
-	// the tracer of every confined process (ptrace.go). For where a
+	// the tracer of every confined process (internal/ptrace). For where a
 	// listener is refused: a listener above nettrap already holds the
 	// chain's one (EBUSY), or the kernel lacks user notification.
 	EnginePtrace
@@ -73,7 +75,7 @@ type EngineChoice struct {
 	// USER_NOTIF outranks TRACE (the kernel takes the strongest action of
 	// the chain), so a call it traps never reaches a TRACE stop: the
 	// ptrace engine then decides at syscall-entry stops, which come
-	// before seccomp (ptrace.go).
+	// before seccomp (internal/ptrace).
 	ListenerAbove bool
 }
 
@@ -129,7 +131,7 @@ func ChooseEngine(mode EngineMode) (EngineChoice, error) {
 }
 
 // ErrNoPtrace wraps every reason the ptrace engine cannot work here.
-var ErrNoPtrace = errors.New("the ptrace engine is unavailable")
+var ErrNoPtrace = ptrace.ErrNoPtrace
 
 // ProbePtrace tells whether this process may trace its children: the
 // kernel has SECCOMP_RET_TRACE, Yama allows it, and no seccomp profile
@@ -161,6 +163,6 @@ func ProbePtrace() error {
 func hasCapability(c int) bool {
 	var has bool
 	var err error
-	plainThread(func() { has, err = procfs.HasCapability(procfs.ThreadSelfPath("status"), "CapEff", c) })
+	plainthread.Run(func() { has, err = procfs.HasCapability(procfs.ThreadSelfPath("status"), "CapEff", c) })
 	return err == nil && has
 }

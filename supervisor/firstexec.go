@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/supervisor/internal/unotify"
 )
 
 // firstExec answers the command's own execve under a filter that traps
@@ -37,15 +38,15 @@ func (f *firstExec) serve() {
 		if n, err := unix.Poll(fds, 20); err != nil || n == 0 || fds[0].Revents&unix.POLLIN == 0 {
 			continue
 		}
-		var n notif
-		if recvNotif(f.listener, &n) != nil {
+		var n unotify.Notif
+		if unotify.Recv(f.listener, &n) != nil {
 			continue
 		}
-		resp := notifResp{ID: n.ID, Error: -int32(unix.EPERM)}
+		resp := unotify.Resp{ID: n.ID, Error: -int32(unix.EPERM)}
 		if c := bpf.Lookup(n.Data.Arch, n.Data.Nr); c.Kind == bpf.Execve && !c.Foreign {
-			resp = notifResp{ID: n.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+			resp = unotify.Resp{ID: n.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 		}
-		sendResp(f.listener, &resp)
+		unotify.Send(f.listener, &resp)
 		return
 	}
 }

@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -11,35 +10,31 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/decision"
+	"github.com/nettrap/nettrap/supervisor/internal/answer"
+	"github.com/nettrap/nettrap/supervisor/internal/capless"
+	"github.com/nettrap/nettrap/supervisor/internal/decode"
+	"github.com/nettrap/nettrap/supervisor/internal/emulate"
+	"github.com/nettrap/nettrap/supervisor/internal/errlog"
+	"github.com/nettrap/nettrap/supervisor/internal/namespace"
+	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
+	"github.com/nettrap/nettrap/supervisor/internal/unotify"
 )
-
-// Stats counts what the loop did.
-type Stats struct {
-	Notifications atomic.Uint64 // received from the kernel
-	Allowed       atomic.Uint64
-	Denied        atomic.Uint64
-	Vanished      atomic.Uint64 // the target left the call before the answer (ENOENT)
-	Emulated      atomic.Uint64 // allowed calls the supervisor made itself (emulate.go)
-	// CaplessNetlink counts the netlink sockets handed over, and netlink
-	// sends made, without capabilities (also counted in Allowed).
-	CaplessNetlink atomic.Uint64
-}
 
 // loop receives notifications from the listener and answers them; see run
 // for who answers what.
 type loop struct {
 	listener int
 	decider  decision.Decider
-	emu      *emulator   // nil: allowed calls always continue in the kernel
-	vmRead   atomic.Bool // read target memory with process_vm_readv (mem.go)
+	emu      *emulate.Emulator // nil: allowed calls always continue in the kernel
+	vmRead   atomic.Bool       // read target memory with process_vm_readv (mem.go)
 	stats    *Stats
 	wake     [2]int        // pipe: a write stops the loop
 	done     chan struct{} // closed by the goroutine that ends the loop
 	inflight sync.WaitGroup
-	errs     *errorLog
-	netns    *startingNetns // nil when it could not be read
-	capMaker *caplessMaker  // nil when the thread could not be made
-	noAddfd  atomic.Bool    // the kernel refused SECCOMP_ADDFD_FLAG_SEND
+	errs     *errlog.Log
+	netns    *namespace.Starting // nil when it could not be read
+	capMaker *capless.Maker      // nil when the thread could not be made
+	noAddfd  atomic.Bool         // the kernel refused SECCOMP_ADDFD_FLAG_SEND
 	// blocking: receivers block in RECV (receiver.go), which needs the
 	// filter to trap the call that wakes them (kick.go); otherwise the
 	// loop polls before each RECV (serve).
@@ -49,7 +44,7 @@ type loop struct {
 	stopping atomic.Bool
 }
 
-func newLoop(listener int, d decision.Decider, stats *Stats, errs *errorLog) (*loop, error) {
+func newLoop(listener int, d decision.Decider, stats *Stats, errs *errlog.Log) (*loop, error) {
 	l := &loop{listener: listener, decider: d, stats: stats, errs: errs, done: make(chan struct{})}
 	if err := unix.Pipe2(l.wake[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
 		return nil, os.NewSyscallError("pipe2", err)
@@ -115,7 +110,7 @@ func (l *loop) serve() {
 
 // next waits for a notification and receives it. It returns nil when
 // there was none to receive after all, and end when the loop must stop.
-func (l *loop) next() (n *notif, end bool) {
+func (l *loop) next() (n *unotify.Notif, end bool) {
 	fds := []unix.PollFd{
 		{Fd: int32(l.listener), Events: unix.POLLIN},
 		{Fd: int32(l.wake[0]), Events: unix.POLLIN},
@@ -142,9 +137,9 @@ func (l *loop) next() (n *notif, end bool) {
 }
 
 // receive takes one notification from the kernel, or returns nil.
-func (l *loop) receive() *notif {
-	n := new(notif)
-	if err := recvNotif(l.listener, n); err != nil {
+func (l *loop) receive() *unotify.Notif {
+	n := new(unotify.Notif)
+	if err := unotify.Recv(l.listener, n); err != nil {
 		// ENOENT: the target left the syscall (a signal, Go's SIGURG
 		// preemption, death) between poll and RECV. EINTR: our own
 		// thread was interrupted. Both are normal.
@@ -161,20 +156,20 @@ func (l *loop) receive() *notif {
 // the one it was (the memory read belongs to the right task), decides and
 // answers. Every path ends in an answer or a vanished target: a target is
 // never left waiting.
-func (l *loop) handle(n *notif) {
+func (l *loop) handle(n *unotify.Notif) {
 	c := l.newCall(n)
 	if !c.Syscall.Foreign {
-		m := newMemReader(n.PID).useVM(&l.vmRead)
-		m.prefetch = l.emu != nil
-		c.Dests, c.Err = readDests(m, c)
+		m := targetmem.NewReader(n.PID).UseVM(&l.vmRead)
+		m.Prefetch = l.emu != nil
+		c.Dests, c.Err = decode.ReadDests(m, &c.Call)
 		m.Close()
 	}
-	if !idValid(l.listener, n.ID) {
+	if !unotify.IDValid(l.listener, n.ID) {
 		l.stats.Vanished.Add(1)
 		return
 	}
-	defer c.release()
-	c.decode()
+	defer c.Release()
+	c.Decode()
 	a := l.decide(c)
 	if a.Capless() && l.capless(c) {
 		return
@@ -184,14 +179,14 @@ func (l *loop) handle(n *notif) {
 
 // answerValue answers c with a return value of its own: the call was made
 // by the supervisor.
-func (l *loop) answerValue(c *call, v int64) {
+func (l *loop) answerValue(c *emulate.Call, v int64) {
 	l.stats.Allowed.Add(1)
-	l.send(&notifResp{ID: c.ID, Val: v})
+	l.send(&unotify.Resp{ID: c.ID, Val: v})
 }
 
 // send sends one response; a target that left the call is counted.
-func (l *loop) send(resp *notifResp) {
-	if err := sendResp(l.listener, resp); err != nil {
+func (l *loop) send(resp *unotify.Resp) {
+	if err := unotify.Send(l.listener, resp); err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			l.stats.Vanished.Add(1)
 			return
@@ -201,24 +196,24 @@ func (l *loop) send(resp *notifResp) {
 }
 
 // answer sends the answer to c, counting it.
-func (l *loop) answer(c *call, a decision.Answer) {
-	if a.Allowed() && l.emu != nil && emulablePidfd(c) {
+func (l *loop) answer(c *emulate.Call, a decision.Answer) {
+	if a.Allowed() && l.emu != nil && emulate.EmulablePidfd(c) {
 		if l.pidfdGetfd(c) {
 			return
 		}
-		if r, done := l.emu.cannot(c, errNoHandOver); done {
-			l.answerErrno(c, r.errno)
+		if r, done := l.emu.Cannot(c, emulate.ErrNoHandOver); done {
+			l.answerErrno(c, r.Errno)
 			return
 		}
 	}
-	resp := notifResp{ID: c.ID}
-	r, how := settle(l.emu, c, a, true, l.report)
+	resp := unotify.Resp{ID: c.ID}
+	r, how := answer.Settle(l.emu, c, a, true, l.report)
 	switch {
-	case how == emulated:
+	case how == answer.Emulated:
 		l.stats.Emulated.Add(1)
 		fallthrough
-	case how == answered:
-		resp.Val, resp.Error = r.val, -int32(r.errno)
+	case how == answer.Answered:
+		resp.Val, resp.Error = r.Val, -int32(r.Errno)
 	case a.Allowed():
 		resp.Flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
 	default:
@@ -233,27 +228,9 @@ func (l *loop) answer(c *call, a decision.Answer) {
 }
 
 // decide asks the decider (decideWith).
-func (l *loop) decide(c *call) decision.Answer { return decideWith(l.decider, l.report, c) }
+func (l *loop) decide(c *emulate.Call) decision.Answer { return answer.Decide(l.decider, l.report, c) }
 
-// decideWith asks d, and fails the call closed if d panics: a bug in a
-// policy must never let a call through nor hang the target.
-func decideWith(d decision.Decider, report func(error), c *call) (a decision.Answer) {
-	defer func() {
-		if r := recover(); r != nil {
-			report(fmt.Errorf("decider panicked on %s: %v", c.Syscall.Name, r))
-			a = decision.Deny(unix.EPERM)
-		}
-	}()
-	if c.Err != 0 {
-		// Unreadable or malformed arguments: the decider still sees the
-		// call (to audit it), but cannot turn it into an allow.
-		d.Decide(&c.Call)
-		return decision.Deny(c.Err)
-	}
-	return d.Decide(&c.Call)
-}
-
-func (l *loop) report(err error) { l.errs.add(err) }
+func (l *loop) report(err error) { l.errs.Add(err) }
 
 // stop asks run to end. The caller then waits for run to return, and only
 // then for inflight: before run has returned the polling goroutine may

@@ -7,6 +7,8 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
+	"github.com/nettrap/nettrap/supervisor/internal/emulate"
+	"github.com/nettrap/nettrap/supervisor/internal/unotify"
 )
 
 // Netlink sockets in the starting namespace.
@@ -38,7 +40,7 @@ import (
 // a netlink socket(2) is handed over, a netlink send made by the
 // supervisor. It returns false, without answering, when that cannot be
 // done; the call then continues in the kernel, as before.
-func (l *loop) capless(c *call) bool {
+func (l *loop) capless(c *emulate.Call) bool {
 	if l.capMaker == nil {
 		return false
 	}
@@ -57,21 +59,21 @@ func (l *loop) capless(c *call) bool {
 // with SEND, so the call returns the new descriptor). It returns false,
 // without answering, only when the kernel cannot do that (before 5.14):
 // the caller then lets the call continue, as before.
-func (l *loop) handOver(c *call) bool {
+func (l *loop) handOver(c *emulate.Call) bool {
 	typ := int(int32(c.Args[1]))
-	fd, err := l.capMaker.netlinkSocket(typ, int(int32(c.Args[2])))
+	fd, err := l.capMaker.NetlinkSocket(typ, int(int32(c.Args[2])))
 	if err != nil {
 		// The kernel's own answer to these arguments (EPROTONOSUPPORT,
 		// EINVAL, EMFILE…): the target gets it.
-		l.answer(c, decision.Deny(errnoOf(err)))
+		l.answer(c, decision.Deny(emulate.ErrnoOf(err)))
 		return true
 	}
 	defer unix.Close(fd)
-	a := notifAddfd{ID: c.ID, Flags: unix.SECCOMP_ADDFD_FLAG_SEND, Srcfd: uint32(fd)}
+	a := unotify.Addfd{ID: c.ID, Flags: unix.SECCOMP_ADDFD_FLAG_SEND, Srcfd: uint32(fd)}
 	if typ&unix.SOCK_CLOEXEC != 0 {
 		a.NewfdFlags = unix.O_CLOEXEC
 	}
-	_, err = addFD(l.listener, &a)
+	_, err = unotify.AddFD(l.listener, &a)
 	switch {
 	case err == nil:
 		l.stats.Allowed.Add(1)
@@ -89,7 +91,7 @@ func (l *loop) handOver(c *call) bool {
 	}
 	// EMFILE and the like: the install failed in the target, which still
 	// waits; it gets the errno.
-	l.answer(c, decision.Deny(errnoOf(err)))
+	l.answer(c, decision.Deny(emulate.ErrnoOf(err)))
 	return true
 }
 
@@ -102,8 +104,8 @@ func (l *loop) handOver(c *call) bool {
 // (the byte count, or its errno). Where the socket cannot be borrowed
 // (pidfd_getfd refused) the call continues in the kernel, decided on
 // what was read.
-func (l *loop) sendCapless(c *call) bool {
-	val, errno, ok := sendCapless(l.capMaker, c)
+func (l *loop) sendCapless(c *emulate.Call) bool {
+	val, errno, ok := emulate.SendCapless(l.capMaker, c)
 	switch {
 	case !ok:
 		return false
@@ -114,37 +116,4 @@ func (l *loop) sendCapless(c *call) bool {
 		l.answerValue(c, val)
 	}
 	return true
-}
-
-// sendCapless makes c's netlink send on the capability-free thread of m,
-// for both engines. ok is false when it cannot (see loop.sendCapless).
-func sendCapless(m *caplessMaker, c *call) (val int64, errno unix.Errno, ok bool) {
-	n := c.netlink
-	if m == nil || n == nil || n.control || n.oversize || len(n.payloads) != 1 {
-		return 0, 0, false
-	}
-	// Borrowed when the socket was found to be ours (NetlinkSend).
-	sfd := n.sock
-	if sfd < 0 {
-		return 0, 0, false
-	}
-	var err error
-	flags := int(int32(c.Args[3])) // sendto(fd, buf, len, flags, …)
-	if c.Syscall.Kind == bpf.SendMsg {
-		flags = int(int32(c.Args[2])) // sendmsg(fd, msg, flags)
-	}
-	payload, to := n.payloads[0], n.dests[0]
-	m.do(func() { err = unix.Sendto(sfd, payload, flags, &to) })
-	if err != nil {
-		return 0, errnoOf(err), true
-	}
-	return int64(len(payload)), 0, true
-}
-
-func errnoOf(err error) unix.Errno {
-	var en unix.Errno
-	if errors.As(err, &en) {
-		return en
-	}
-	return unix.EPERM
 }

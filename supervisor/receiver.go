@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/supervisor/internal/unotify"
 )
 
 // receivers is the state of the blocking receive loop (runBlocking).
@@ -104,19 +106,19 @@ func (l *loop) receiver(st *receiverState) {
 	// every wake-up a Go scheduler hand-off.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	var n notif
+	var n unotify.Notif
 	for {
 		if l.recvSpin > 0 {
 			l.spin(l.recvSpin)
 		}
-		err := recvNotif(l.listener, &n)
+		err := unotify.Recv(l.listener, &n)
 		if l.stopping.Load() {
 			if err == nil {
 				// A kick, or a stray descendant's call: the listener
 				// closes next, and the kernel answers ENOSYS from then on.
 				counted = false
 				l.recv.alive.Add(-1)
-				sendResp(l.listener, &notifResp{ID: n.ID, Error: -int32(unix.ENOSYS)})
+				unotify.Send(l.listener, &unotify.Resp{ID: n.ID, Error: -int32(unix.ENOSYS)})
 			}
 			return
 		}

@@ -14,6 +14,13 @@ import (
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/answer"
+	"github.com/nettrap/nettrap/supervisor/internal/capless"
+	"github.com/nettrap/nettrap/supervisor/internal/emulate"
+	"github.com/nettrap/nettrap/supervisor/internal/errlog"
+	"github.com/nettrap/nettrap/supervisor/internal/inherit"
+	"github.com/nettrap/nettrap/supervisor/internal/namespace"
+	"github.com/nettrap/nettrap/supervisor/internal/unotify"
 )
 
 // Options configure a confined run.
@@ -61,14 +68,14 @@ type Session struct {
 	Userns UsernsChoice
 
 	eng  engine
-	errs errorLog
+	errs errlog.Log
 	// reaped releases the thread that forked the child (see Start).
 	reaped chan struct{}
 }
 
 // engine is what a Session asks of the engine that confines its command:
 // the notify engine (notifyEngine, the loop of loop.go) or the ptrace
-// engine (the tracer of ptrace.go). Both answer calls through one path
+// engine (the tracer of internal/ptrace). Both answer calls through one path
 // (answer.go) and hold them behind one view (holder, call.go).
 type engine interface {
 	// wait waits for the command to exit, then stops serving: no call is
@@ -127,11 +134,11 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	if notices == nil {
 		notices = os.Stderr
 	}
-	var emu *emulator
+	var emu *emulate.Emulator
 	var emuErr error
 	if opts.Emulate != EmulateOff {
 		if emuErr = ProbeEmulation(); emuErr == nil {
-			emu = &emulator{required: opts.Emulate == EmulateOn, notices: notices}
+			emu = &emulate.Emulator{Required: opts.Emulate == EmulateOn, Notices: notices}
 		} else if opts.Emulate == EmulateOn {
 			return nil, emuErr
 		} else {
@@ -161,7 +168,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	type started struct {
 		listener int
 		killable bool
-		netns    *startingNetns
+		netns    *namespace.Starting
 		netnsFD  int
 		err      error
 	}
@@ -215,7 +222,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	s.started(st.netns, emu)
 	ne.listener, s.KillableRecv = st.listener, st.killable
 	if os.Getenv(noSyncWakeUpEnv) == "" {
-		s.SyncWakeUp = setSyncWakeUp(ne.listener)
+		s.SyncWakeUp = unotify.SetSyncWakeUp(ne.listener)
 	}
 	l, err := newLoop(ne.listener, opts.Decider, &s.Stats, &s.errs)
 	if err != nil {
@@ -227,7 +234,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 		return nil, err
 	}
 	if emu != nil {
-		emu.stop, emu.report = l.wake[0], l.report
+		emu.Stop, emu.Report = l.wake[0], l.report
 		l.emu = emu
 	}
 	// process_vm_readv first, emulating or not: one syscall per read where
@@ -285,7 +292,7 @@ func (e *notifyEngine) wait(s *Session) error {
 	unix.Close(e.listener)
 	e.loop.close()
 	if e.loop.capMaker != nil {
-		e.loop.capMaker.close()
+		e.loop.capMaker.Close()
 	}
 	return err
 }
@@ -306,7 +313,7 @@ func (e *notifyEngine) waitStatus(s *Session) (syscall.WaitStatus, bool) {
 // thread that forks it (PR_SET_PDEATHSIG, see Start), and it is kept from
 // namespaces it did not make (userns.go).
 func prepareCommand(cmd *exec.Cmd, uc UsernsChoice, notices io.Writer) error {
-	if err := closeInheritedSockets(cmd, notices); err != nil {
+	if err := inherit.CloseSockets(cmd, notices); err != nil {
 		return err
 	}
 	setNotDumpable()
@@ -324,13 +331,13 @@ func prepareCommand(cmd *exec.Cmd, uc UsernsChoice, notices io.Writer) error {
 // user namespace of its own, the network namespaces its tree makes are
 // told apart from the starting one (treens.go); the emulator's peer
 // checks learn the tree's root (peer.go).
-func (s *Session) started(netns *startingNetns, emu *emulator) {
+func (s *Session) started(netns *namespace.Starting, emu *emulate.Emulator) {
 	pid := s.Cmd.Process.Pid
 	if s.Userns.Method == NsUserns && netns != nil {
-		netns.setTree(pid)
+		netns.SetTree(pid)
 	}
 	if emu != nil {
-		emu.tree.setRoot(pid)
+		emu.Tree.SetRoot(pid)
 	}
 }
 
@@ -338,13 +345,13 @@ func (s *Session) started(netns *startingNetns, emu *emulator) {
 // sockets and sends for the command (netlink.go), in the starting
 // namespace; nil when it cannot, which is said: netlink calls then keep
 // the target's capabilities.
-func (s *Session) caplessMaker(netns *startingNetns, netnsFD int) *caplessMaker {
+func (s *Session) caplessMaker(netns *namespace.Starting, netnsFD int) *capless.Maker {
 	if netns == nil {
 		return nil
 	}
-	m, err := newCaplessMaker(netns.id, netnsFD)
+	m, err := capless.NewMaker(netns.ID, netnsFD)
 	if err != nil {
-		s.errs.add(fmt.Errorf("netlink calls keep the target's capabilities: %w", err))
+		s.errs.Add(fmt.Errorf("netlink calls keep the target's capabilities: %w", err))
 		return nil
 	}
 	return m
@@ -354,8 +361,8 @@ func (s *Session) caplessMaker(netns *startingNetns, netnsFD int) *caplessMaker 
 // namespace and opens it, for the capability-free thread to enter. nil and
 // -1 when it cannot: every call then counts as made in the starting
 // namespace (the strict reading), and netlink sockets are not handed over.
-func startingNetnsOfThread() (*startingNetns, int) {
-	ns, err := readStartingNetns()
+func startingNetnsOfThread() (*namespace.Starting, int) {
+	ns, err := namespace.Read()
 	if err != nil {
 		return nil, -1
 	}
@@ -374,4 +381,7 @@ func closeFD(fd int) {
 
 // Errors returns the supervisor's own errors (not the command's), for the
 // caller to report: the first 16, then "and N more". It never blocks.
-func (s *Session) Errors() []error { return s.errs.take() }
+func (s *Session) Errors() []error { return s.errs.Take() }
+
+// Stats counts what the engine did (answer.Stats).
+type Stats = answer.Stats

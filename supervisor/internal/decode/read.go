@@ -1,0 +1,277 @@
+package decode
+
+import (
+	"encoding/binary"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/classify"
+	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
+)
+
+// ReadDests reads the destinations a call names from the stopped target,
+// mirroring what the kernel itself will copy in, so that what is checked is
+// what the kernel would use. Failures give the errno the kernel would give
+// for the same arguments.
+func ReadDests(m *targetmem.Reader, c *Call) ([]classify.Dest, unix.Errno) {
+	a := c.Args
+	switch c.Syscall.Kind {
+	case bpf.Connect:
+		d, raw, errno := readSockaddr(m, a[1], int64(int32(a[2])), classify.OpConnect)
+		c.Msgs = c.oneMsg(RawMsg{Name: raw})
+		return c.oneDest(d, errno)
+	case bpf.SendTo:
+		if a[4] == 0 { // the BPF program lets these through; be safe anyway
+			c.Msgs = c.oneMsg(RawMsg{})
+			return nil, 0
+		}
+		d, raw, payload, errno := readSendTo(m, c)
+		c.Msgs = c.oneMsg(RawMsg{Name: raw, Payload: payload})
+		if errno == 0 && d != nil && d.Family == unix.AF_NETLINK {
+			errno = c.addNetlinkPayload(m, a[1], a[2], a[4])
+		}
+		return c.oneDest(d, errno)
+	case bpf.SendMsg:
+		return readMsgDests(m, c, a[1], 1, SizeofMsghdr)
+	case bpf.SendMMsg:
+		vlen := uint32(a[2])
+		if vlen > UioMaxIOV {
+			vlen = UioMaxIOV // __sys_sendmmsg clamps rather than fails
+		}
+		return readMsgDests(m, c, a[1], int(vlen), SizeofMmsghdr)
+	case bpf.SetSockOpt:
+		return nil, readSockOpt(m, c)
+	case bpf.Ioctl:
+		c.Request = ioctlName(a[1])
+	case bpf.BPF:
+		return nil, readAttachType(m, c)
+	}
+	return nil, 0
+}
+
+// addNetlinkPayload keeps the data of a sendto addressed to AF_NETLINK
+// (see nlmsg.go), and its address.
+func (c *Call) addNetlinkPayload(m *targetmem.Reader, base, n, name uint64) unix.Errno {
+	if n > maxNetlinkPayload {
+		return c.addNetlinkMsg(m, name, nil, false, true)
+	}
+	b, errno := readNetlinkPayload(m, base, n)
+	if errno != 0 {
+		return errno
+	}
+	return c.addNetlinkMsg(m, name, b, false, false)
+}
+
+// addNetlinkIovecs does the same for a message header of sendmsg or
+// sendmmsg.
+func (c *Call) addNetlinkIovecs(m *targetmem.Reader, raw []byte, h msghdr) unix.Errno {
+	b, ok, errno := readIovecs(m, raw)
+	if errno != 0 {
+		return errno
+	}
+	return c.addNetlinkMsg(m, h.name, b, h.controllen > 0, !ok)
+}
+
+// addNetlinkMsg records one message: its destination (read again here:
+// it was checked to be a whole sockaddr_nl already), its data, and
+// whether it has control data or was too large to read.
+func (c *Call) addNetlinkMsg(m *targetmem.Reader, name uint64, data []byte, control, oversize bool) unix.Errno {
+	sa := make([]byte, SizeofSockaddrNetlink)
+	if m.Read(name, sa) != nil {
+		return unix.EFAULT
+	}
+	if c.Netlink == nil {
+		c.Netlink = &NetlinkSend{Sock: -1}
+	}
+	n := c.Netlink
+	n.Control = n.Control || control
+	n.Oversize = n.Oversize || oversize
+	n.Dests = append(n.Dests, unix.SockaddrNetlink{Family: unix.AF_NETLINK,
+		Pid: binary.NativeEndian.Uint32(sa[4:]), Groups: binary.NativeEndian.Uint32(sa[8:])})
+	n.Payloads = append(n.Payloads, data)
+	return 0
+}
+
+func ioctlName(req uint64) string {
+	if name, ok := bpf.LookupNetnsIoctl(req); ok {
+		return name
+	}
+	return "request " + strconv.FormatUint(uint64(uint32(req)), 16)
+}
+
+// Offsets in union bpf_attr: attach_type sits at 8 in both the
+// BPF_PROG_ATTACH and the BPF_LINK_CREATE members.
+const (
+	bpfAttachTypeOff = 8
+	bpfAttrPageSize  = 4096 // bpf_check_uarg_tail_zero: larger is E2BIG
+)
+
+// readAttachType follows __sys_bpf: size bytes of attr are copied
+// (at most the kernel's union; the rest reads as zero), so an attr
+// shorter than 12 bytes has attach_type 0.
+func readAttachType(m *targetmem.Reader, c *Call) unix.Errno {
+	size := uint32(c.Args[2])
+	if size > bpfAttrPageSize {
+		return unix.E2BIG
+	}
+	buf := make([]byte, bpfAttachTypeOff+4)
+	n := min(size, uint32(len(buf)))
+	if n > 0 && m.Read(c.Args[1], buf[:n]) != nil {
+		return unix.EFAULT
+	}
+	c.AttachType = binary.NativeEndian.Uint32(buf[bpfAttachTypeOff:])
+	return 0
+}
+
+// oneDest returns d as the call's one destination, in c's own storage.
+func (c *Call) oneDest(d *classify.Dest, errno unix.Errno) ([]classify.Dest, unix.Errno) {
+	if errno != 0 || d == nil {
+		return nil, errno
+	}
+	c.dest1[0] = *d
+	return c.dest1[:], 0
+}
+
+// oneMsg returns m as c's one message, in c's own storage.
+func (c *Call) oneMsg(m RawMsg) []RawMsg {
+	c.msg1[0] = m
+	return c.msg1[:]
+}
+
+// readSendTo reads a sendto's address, and where the call may be
+// emulated its payload too, in the same process_vm_readv: a syscall less,
+// and the ID_VALID that follows covers the payload as well, so the
+// emulated send need not check again (supervisor/emusock.go). A payload over a
+// datagram's size, or any failure, reads the address alone, as the kernel
+// would: the payload is then read when the call is made.
+func readSendTo(m *targetmem.Reader, c *Call) (*classify.Dest, []byte, []byte, unix.Errno) {
+	a := c.Args
+	n := int64(int32(a[5]))
+	if m.Prefetch && n > 0 && n <= sizeofSockaddrStorage && a[2] > 0 && a[2] <= MaxDatagram {
+		name := make([]byte, n)
+		p := GetPayloadBuf(int(a[2]), true)
+		if m.ReadPair(a[4], name, a[1], p) {
+			d, err := classify.Parse(name, classify.OpSend)
+			if err != nil {
+				PutPayloadBuf(p)
+				return nil, nil, nil, unix.EINVAL
+			}
+			return &d, name, p, 0
+		}
+		PutPayloadBuf(p)
+	}
+	d, raw, errno := readSockaddr(m, a[4], n, classify.OpSend)
+	return d, raw, nil, errno
+}
+
+// readSockaddr follows move_addr_to_kernel: a negative or oversized length
+// is EINVAL, zero means no address, an unreadable buffer is EFAULT. It
+// returns the bytes read too: an emulated call uses them, not the
+// target's memory, which another thread may have changed since.
+func readSockaddr(m *targetmem.Reader, addr uint64, n int64, op classify.Op) (*classify.Dest, []byte, unix.Errno) {
+	if n < 0 || n > sizeofSockaddrStorage {
+		return nil, nil, unix.EINVAL
+	}
+	if n == 0 {
+		// No address at all: connect fails in the protocol (EINVAL); a
+		// send uses the connected peer, if any.
+		if op == classify.OpConnect {
+			return nil, nil, unix.EINVAL
+		}
+		return &classify.Dest{NoDest: true}, nil, 0
+	}
+	buf := make([]byte, n)
+	if err := m.Read(addr, buf); err != nil {
+		return nil, nil, unix.EFAULT
+	}
+	d, err := classify.Parse(buf, op)
+	if err != nil {
+		// Truncated for its family, or too long: the kernel says EINVAL.
+		return nil, nil, unix.EINVAL
+	}
+	return &d, buf, 0
+}
+
+// readMsgDests reads count message headers of the given stride at vec and
+// the msg_name of each. It follows copy_msghdr_from_user: a NULL name or a
+// zero length means no address, a negative length is EINVAL, a length over
+// sizeof(sockaddr_storage) is clamped.
+//
+// sendmmsg stops at the first message it cannot copy and returns how many
+// it sent, failing only if that is none. So an unreadable or malformed
+// message k > 0 ends the vector there: the kernel will never look past it,
+// and the call is decided on messages 0..k-1. At k == 0 the call fails
+// with that message's errno, as it would in the kernel.
+func readMsgDests(m *targetmem.Reader, c *Call, vec uint64, count, stride int) ([]classify.Dest, unix.Errno) {
+	hdrs := make([]byte, count*stride)
+	if err := m.Read(vec, hdrs); err != nil {
+		// Some header is unreadable: find the first one.
+		hdrs = hdrs[:0]
+		for i := 0; i < count; i++ {
+			one := make([]byte, stride)
+			if m.Read(vec+uint64(i*stride), one) != nil {
+				break
+			}
+			hdrs = append(hdrs, one...)
+		}
+		if len(hdrs) == 0 {
+			return nil, unix.EFAULT
+		}
+		count = len(hdrs) / stride
+	}
+	var dests []classify.Dest
+	if count == 1 {
+		// One message (every sendmsg): the call's own storage.
+		dests, c.Msgs = c.dest1[:0], c.msg1[:0]
+	}
+	for i := 0; i < count; i++ {
+		h := parseMsghdr(hdrs[i*stride:])
+		d, name, errno := readMsgName(m, h)
+		var ctl control
+		if errno == 0 {
+			ctl, errno = readControl(m, h)
+			c.SourceRoute = c.SourceRoute || ctl.sourceRoute
+			c.Pin = firstPin(c.Pin, ctl.pin)
+		}
+		if errno == 0 && d != nil && d.Family == unix.AF_NETLINK {
+			errno = c.addNetlinkIovecs(m, hdrs[i*stride:], h)
+		}
+		if errno != 0 {
+			if i == 0 {
+				return nil, errno
+			}
+			break
+		}
+		if d != nil {
+			dests = append(dests, *d)
+		}
+		c.Msgs = append(c.Msgs, RawMsg{Name: name, Control: ctl.raw, Iov: h.iov, Iovlen: h.iovlen})
+	}
+	if len(dests) == 0 {
+		dests = nil // as without the call's storage
+	}
+	return dests, 0
+}
+
+func readMsgName(m *targetmem.Reader, h msghdr) (*classify.Dest, []byte, unix.Errno) {
+	if h.name == 0 || h.namelen == 0 {
+		return nil, nil, 0
+	}
+	if h.namelen < 0 {
+		return nil, nil, unix.EINVAL
+	}
+	return readSockaddr(m, h.name, int64(min(h.namelen, sizeofSockaddrStorage)), classify.OpSend)
+}
+
+// RawMsg is one message as the decision saw it: the address and control
+// bytes as read, and where the payload lies in the target (sendmsg and
+// sendmmsg; connect and sendto keep only name).
+type RawMsg struct {
+	Name, Control []byte
+	Iov, Iovlen   uint64
+	// Payload of a sendto, read with its address before the notification
+	// was checked (read.go's readSendTo); nil: read it when sending.
+	Payload []byte
+}

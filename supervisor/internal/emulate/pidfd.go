@@ -1,0 +1,18 @@
+package emulate
+
+import (
+	"errors"
+
+	"github.com/nettrap/nettrap/bpf"
+)
+
+// ErrNoHandOver: nettrap cannot take a descriptor for the target and
+// install it there (the ptrace engine has no SECCOMP_IOCTL_NOTIF_ADDFD;
+// Linux before 5.14 has no ADDFD with SEND).
+var ErrNoHandOver = errors.New("pidfd_getfd: nettrap cannot hand the descriptor over")
+
+// EmulablePidfd tells an allowed native pidfd_getfd, which both engines
+// must not let the kernel look up again.
+func EmulablePidfd(c *Call) bool {
+	return c.Syscall.Kind == bpf.PidfdGetfd && !c.Syscall.Foreign
+}

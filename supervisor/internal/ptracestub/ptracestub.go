@@ -1,0 +1,126 @@
+package ptracestub
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/procfs"
+)
+
+// The ptrace engine starts the command through a stub: a copy of the
+// binary that links package supervisor (nettrap, or a test binary), started
+// under argv[0] StubArgv0 with the filter in its arguments. Why: the
+// tracer must be attached before the command makes its first call, and
+// the command's real parent must not be the tracer's thread (the tracer
+// waits for any of its children, and would take the command's exit from
+// exec.Cmd.Wait). So another thread starts the stub, untraced and
+// unfiltered, and the tracer seizes it. The stub waits until it is
+// traced, stops itself with SIGSTOP (the tracer, seeing that stop,
+// resumes it as it resumes every tracee, with syscall stops on where
+// needed), installs the filter on its own thread and execs the command,
+// traced from its first instruction. Only the stub's main thread is
+// traced (PTRACE_SEIZE takes one thread); its other threads never get
+// the filter and die at the exec.
+//
+// The waker is a second copy, started by the tracer's thread under
+// WakerArgv0, that only pauses: a decision made on another goroutine
+// stops it with SIGSTOP, and the tracer, blocked in wait4, wakes (see
+// supervisor/internal/ptrace).
+const (
+	StubArgv0  = "nettrap-ptrace-stub"
+	WakerArgv0 = "nettrap-ptrace-waker"
+)
+
+func init() {
+	if len(os.Args) == 0 {
+		return
+	}
+	switch os.Args[0] {
+	case StubArgv0:
+		os.Exit(runStub(os.Args[1:]))
+	case WakerArgv0:
+		for {
+			unix.Pause()
+		}
+	}
+}
+
+// Exit statuses of a stub that could not start the command, as a shell's.
+const (
+	stubCannotExec = 126
+	stubNotFound   = 127
+	stubNoFilter   = 125
+)
+
+// runStub is the stub: args are the filter (base64), the command's path
+// and its argv. It runs from init, on the main goroutine, which init's
+// LockOSThread keeps on the main thread: the one the tracer seized.
+func runStub(args []string) int {
+	runtime.LockOSThread()
+	if len(args) < 3 {
+		fmt.Fprintln(os.Stderr, "nettrap: ptrace stub: missing arguments")
+		return stubNoFilter
+	}
+	prog, err := decodeProgram(args[0])
+	if err == nil {
+		err = awaitTracer()
+	}
+	if err == nil {
+		err = bpf.InstallTrace(prog)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "nettrap: ptrace stub: %v\n", err)
+		return stubNoFilter
+	}
+	err = unix.Exec(args[1], args[2:], os.Environ())
+	fmt.Fprintf(os.Stderr, "nettrap: cannot start %s: %v\n", args[2], err)
+	if errors.Is(err, unix.ENOENT) {
+		return stubNotFound
+	}
+	return stubCannotExec
+}
+
+// stubTimeout bounds the wait for the tracer: a supervisor that could not
+// seize the stub kills it, and one that died lets it give up.
+const stubTimeout = 30 * time.Second
+
+// awaitTracer waits until this thread is traced, then stops it: the
+// tracer's answer to that stop turns on whatever stops the engine uses.
+func awaitTracer() error {
+	deadline := time.Now().Add(stubTimeout)
+	for {
+		pid, err := procfs.StatusField(procfs.ThreadSelfPath("status"), "TracerPid")
+		if err != nil {
+			return fmt.Errorf("read TracerPid: %w", err)
+		}
+		if pid != "0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			return errors.New("no tracer came")
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+	return unix.Tgkill(unix.Getpid(), unix.Gettid(), unix.SIGSTOP)
+}
+
+// EncodeProgram and decodeStubProgram carry the filter in argv.
+func EncodeProgram(prog []unix.SockFilter) string {
+	return base64.RawStdEncoding.EncodeToString(stubProgramBytes(prog))
+}
+
+func decodeProgram(s string) ([]unix.SockFilter, error) {
+	b, err := base64.RawStdEncoding.DecodeString(s)
+	size := len(stubProgramBytes(make([]unix.SockFilter, 1)))
+	if err != nil || len(b) == 0 || len(b)%size != 0 || len(b)/size > unix.BPF_MAXINSNS {
+		return nil, fmt.Errorf("bad filter in the arguments (%d bytes, %v)", len(b), err)
+	}
+	return stubProgram(b), nil
+}

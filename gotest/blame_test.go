@@ -77,7 +77,7 @@ func TestWouldBlockInTheTestsOutput(t *testing.T) {
 	rec := audit.Record{Decision: audit.WouldDeny, Test: "TestA", Origin: audit.Origin{Stack: leakStack[:2]}}
 	for _, mode := range []teststream.Mode{teststream.ModeVerbose, teststream.ModeJSONFramed, teststream.ModeQuiet} {
 		f := newTrackerFixtureMode(t, mode)
-		f.emit(mark+"=== RUN   TestA")
+		f.emit(mark + "=== RUN   TestA")
 		w := f.who()
 		if w.ShowsAudit != (mode != teststream.ModeQuiet) {
 			t.Errorf("mode %v: ShowsAudit %v", mode, w.ShowsAudit)

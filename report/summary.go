@@ -45,7 +45,7 @@ type Row struct {
 // during TestB)".
 func (r Row) Who() string {
 	if r.StartedBy != "" {
-		during := r.running()
+		during := r.Running()
 		if r.Test != audit.Collection {
 			during = "during " + during
 		} else {
@@ -53,11 +53,12 @@ func (r Row) Who() string {
 		}
 		return r.StartedBy + " (its goroutine, " + during + ")"
 	}
-	return r.running()
+	return r.Running()
 }
 
-// running names who was running when the attempts were made.
-func (r Row) running() string {
+// Running names who was running when the attempts were made: Who
+// without StartedBy.
+func (r Row) Running() string {
 	switch {
 	case len(r.Candidates) > 0:
 		return "one of " + strings.Join(r.Candidates, ", ")

@@ -228,3 +228,26 @@ func TestStackOnlyWhenRecorded(t *testing.T) {
 		}
 	}
 }
+
+// TestWouldBlockShownOnce: under --mode=audit a would-be denial's line
+// goes to the attribution, and to the messages only when the
+// attribution does not show it in the test's output (Who.ShowsAudit).
+func TestWouldBlockShownOnce(t *testing.T) {
+	for _, shows := range []bool{false, true} {
+		f := newFixture(t, policy.Policy{Mode: policy.Audit})
+		attr := &fakeAttribution{who: Who{Test: "TestFetch", ShowsAudit: shows}}
+		f.g.Attribution = attr
+		c := call(bpf.Connect, inet("203.0.113.7:443"))
+		c.Task = stackTask{FixedTask: task("tcp"), stack: stackOf(true, dial, user(fr("prices.TestFetch", "prices_test.go", 20)), tRunner)}
+		if a := f.g.Decide(c); !a.Allowed() {
+			t.Fatal("audit mode denied")
+		}
+		line := "nettrap: audit: would block: connect tcp 203.0.113.7:443 (external) during TestFetch at prices/prices_test.go:20 (prices.TestFetch)"
+		if len(attr.reports) != 1 || attr.reports[0] != "would-deny|TestFetch|"+line {
+			t.Errorf("ShowsAudit %v: reports %q, want the line", shows, attr.reports)
+		}
+		if got, want := f.msgs.String(), map[bool]string{false: line + "\n", true: ""}[shows]; got != want {
+			t.Errorf("ShowsAudit %v: messages %q, want %q", shows, got, want)
+		}
+	}
+}

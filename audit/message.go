@@ -15,10 +15,11 @@ import (
 //
 //	Outbound network blocked: connect tcp 203.0.113.7:443 (external) by pid 4242 curl
 //
-// byProcess names the process (generic mode); otherwise the test, as what
-// nettrap knows: the call was made while that test was running ("during
-// TestX"), not necessarily by its code (a goroutine a previous test left
-// running is indistinguishable). parallel is the flag an ambiguous line
+// byProcess names the process (generic mode); otherwise the test that
+// was running ("during TestX"). When the caller's stack was read, the
+// line goes on with where (wherePart): "at prices/client.go:31
+// (prices.fetchQuote, called from prices_test.go:48)", and names the
+// test whose goroutine made the call when that is another one. parallel is the flag an ambiguous line
 // advises, ParallelGoTest or ParallelBinary.
 func Message(r Record, byProcess bool, parallel string) string {
 	byProcess = byProcess && len(r.Candidates) == 0
@@ -29,7 +30,7 @@ func Message(r Record, byProcess bool, parallel string) string {
 	if r.SockType != "" {
 		op += " " + r.SockType
 	}
-	line := Blocked(r.Decision, r.Lookup, op, r.Dest, r.Class) + whoPart(r, byProcess, parallel)
+	line := Blocked(r.Decision, r.Lookup, op, r.Dest, r.Class) + whoPart(r, byProcess, parallel) + wherePart(r.Origin)
 	if r.Lookup != "" {
 		// A lookup's reason is always the same; the line ends with
 		// what to do instead, after the part users match.

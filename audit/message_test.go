@@ -107,3 +107,54 @@ func TestLookupMessageRemedy(t *testing.T) {
 		t.Errorf("collection time: line %q advises a marker", got)
 	}
 }
+
+// TestMessageWhere: a record with what the caller's stack showed says
+// where, and whose goroutine, after who; one without is as before.
+func TestMessageWhere(t *testing.T) {
+	base := Record{Syscall: "connect", SockType: "tcp", Dest: "203.0.113.7:443", Class: "external", Decision: Denied,
+		Test: "TestFetch", Reason: "external destination"}
+	where := &Frame{Func: "example.com/shop/prices.fetchQuote", File: "prices/client.go", Line: 31}
+	tests := []struct {
+		o    Origin
+		want string
+	}{
+		{Origin{}, " during TestFetch"},
+		{Origin{Stack: []Frame{{Func: "net.dial", File: "/go/src/net/dial.go", Line: 5}}}, " during TestFetch"},
+		{Origin{Where: where}, " during TestFetch at prices/client.go:31 (prices.fetchQuote)"},
+		{Origin{Where: where, CalledFrom: &Frame{Func: "example.com/shop/prices.TestFetch", File: "prices/prices_test.go", Line: 48}},
+			" during TestFetch at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:48)"},
+		{Origin{Where: where, CalledFrom: &Frame{Func: "example.com/shop/prices_test.TestFetch", File: "other/x_test.go", Line: 8}},
+			" during TestFetch at prices/client.go:31 (prices.fetchQuote, called from other/x_test.go:8)"},
+		{Origin{Where: where, CalledFrom: &Frame{Func: "example.com/shop/prices.TestFetch.func1", File: "prices/prices_test.go", Line: 50},
+			Goroutine: "example.com/shop/prices.TestFetch.func1"},
+			" during TestFetch at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:50 in a goroutine)"},
+		{Origin{Where: where, Goroutine: "example.com/shop/prices.(*Server).loop"},
+			" during TestFetch at prices/client.go:31 (prices.fetchQuote, in a goroutine of prices.(*Server).loop)"},
+		{Origin{Where: where, CalledFrom: &Frame{Func: "example.com/shop/prices.TestA.func1", File: "prices/leak_test.go", Line: 12},
+			Goroutine: "example.com/shop/prices.TestA.func1", StartedBy: "TestA", StartedByEnded: true},
+			" during TestFetch at prices/client.go:31 (prices.fetchQuote), from a goroutine started by TestA at leak_test.go:12, which had ended"},
+		{Origin{Where: &Frame{Func: "example.com/shop/prices.TestA.func1", File: "prices/leak_test.go", Line: 12}, StartedBy: "TestA"},
+			" during TestFetch at prices/leak_test.go:12 (prices.TestA.func1), from a goroutine started by TestA"},
+	}
+	for _, tt := range tests {
+		r := base
+		r.Origin = tt.o
+		want := "Outbound network blocked: connect tcp 203.0.113.7:443 (external)" + tt.want
+		if got := Message(r, false, ParallelGoTest); got != want {
+			t.Errorf("got  %s\nwant %s", got, want)
+		}
+	}
+	r := base
+	r.Origin = Origin{Where: where, Stack: []Frame{{Func: "net.(*Dialer).DialContext", File: "/go/src/net/dial.go", Line: 587},
+		{Func: "example.com/shop/prices.fetchQuote", File: "/home/u/shop/prices/client.go", Line: 31}}}
+	if got, want := StackText(r), "\n/go/src/net/dial.go:587 (net.(*Dialer).DialContext)\n/home/u/shop/prices/client.go:31 (prices.fetchQuote)"; got != want {
+		t.Errorf("stack text %q, want %q", got, want)
+	}
+	if r.Blamed() != "TestFetch" {
+		t.Errorf("blamed %q", r.Blamed())
+	}
+	r.StartedBy = "TestA"
+	if r.Blamed() != "TestA" {
+		t.Errorf("blamed %q, want TestA", r.Blamed())
+	}
+}

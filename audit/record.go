@@ -20,15 +20,8 @@ type Record struct {
 	Test       string    `json:"test,omitempty"` // a test name, or Collection
 	Candidates []string  `json:"candidates,omitempty"`
 	Marked     bool      `json:"marked,omitempty"`
-	// AfterTest is the test of the same binary that ended last before a
-	// single attributed attempt, if it ended within a short window
-	// (gotest.LeftoverWindow) before it; AfterMS is how long before, in
-	// milliseconds (at least 0.001). A goroutine that test left running
-	// may have made the attempt.
-	AfterTest string  `json:"after_test,omitempty"`
-	AfterMS   float64 `json:"after_ms,omitempty"`
-	PID       int     `json:"pid,omitempty"`
-	TID       int     `json:"tid,omitempty"`
+	PID        int       `json:"pid,omitempty"`
+	TID        int       `json:"tid,omitempty"`
 	// AllowTest lists the --allow-test rules that named the test of an
 	// attempt (as written), or the one rule an UnusedRule finding is about.
 	AllowTest []string `json:"allow_test,omitempty"`
@@ -48,4 +41,5 @@ type Record struct {
 	Lookup string `json:"lookup,omitempty"`
 	// MarkerValue is the value of a bad marker (decision BadMarker).
 	MarkerValue string `json:"marker_value,omitempty"`
+	Origin
 }

@@ -19,8 +19,14 @@ func TestRecordJSON(t *testing.T) {
 			`{"schema":1,"time":"2026-01-02T03:04:05Z","package":"p","test":"TestOld","marked":true,"decision":"stale-marker","reason":"r"}`},
 		{Record{Schema: 1, Time: at, Package: "p", Test: "TestOdd", Decision: BadMarker, MarkerValue: "yes"},
 			`{"schema":1,"time":"2026-01-02T03:04:05Z","package":"p","test":"TestOdd","decision":"bad-marker","marker_value":"yes"}`},
-		{Record{Schema: 1, Time: at, Test: "TestB", AfterTest: "TestA", AfterMS: 0.5, PID: 7, TID: 8, Syscall: "connect", Decision: "denied"},
-			`{"schema":1,"time":"2026-01-02T03:04:05Z","test":"TestB","after_test":"TestA","after_ms":0.5,"pid":7,"tid":8,"syscall":"connect","decision":"denied"}`},
+		{Record{Schema: 1, Time: at, Test: "TestB", PID: 7, TID: 8, Syscall: "connect", Decision: "denied",
+			Origin: Origin{Where: &Frame{Func: "m/p.get", File: "p/c.go", Line: 3}, CalledFrom: &Frame{Func: "m/p.TestA.func1", File: "p/a_test.go", Line: 9},
+				Goroutine: "m/p.TestA.func1", StartedBy: "TestA", StartedByEnded: true,
+				Stack: []Frame{{Func: "m/p.get", File: "/src/p/c.go", Line: 3}, {Func: "m/p.TestA.func1", File: "/src/p/a_test.go", Line: 9}}}},
+			`{"schema":1,"time":"2026-01-02T03:04:05Z","test":"TestB","pid":7,"tid":8,"syscall":"connect","decision":"denied",` +
+				`"where":{"func":"m/p.get","file":"p/c.go","line":3},"called_from":{"func":"m/p.TestA.func1","file":"p/a_test.go","line":9},` +
+				`"goroutine":"m/p.TestA.func1","started_by":"TestA","started_by_ended":true,` +
+				`"stack":[{"func":"m/p.get","file":"/src/p/c.go","line":3},{"func":"m/p.TestA.func1","file":"/src/p/a_test.go","line":9}]}`},
 	} {
 		b, err := json.Marshal(tc.rec)
 		if err != nil {
@@ -39,6 +45,13 @@ func TestRecordJSON(t *testing.T) {
 	}
 	if !reflect.DeepEqual(old, cur) {
 		t.Errorf("old form %+v, new form %+v", old, cur)
+	}
+	// A log written before the timing hint went still reads: after_test
+	// and after_ms are no longer fields, and are ignored.
+	var hinted Record
+	if err := json.Unmarshal([]byte(`{"schema":1,"test":"TestB","after_test":"TestA","after_ms":0.5,"decision":"denied"}`), &hinted); err != nil ||
+		hinted.Test != "TestB" || hinted.Decision != Denied {
+		t.Errorf("an older record with after_test read as %+v, %v", hinted, err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/nettrap/nettrap/audit"
@@ -23,8 +24,20 @@ func Enabled(getenv func(string) string) bool { return getenv("GITHUB_ACTIONS") 
 
 // Annotate writes one ::error command per blocked row (attempts at
 // collection time included), bad marker and nettrap error, at most
-// MaxAnnotations, then a plain line saying how many more there are.
+// MaxAnnotations, then a plain line saying how many more there are. A
+// row that knows where its attempts were made (the caller's stack) gets
+// file= and line=, relative to the workspace (GITHUB_WORKSPACE, else
+// the working directory), so that GitHub attaches it to the diff.
 func Annotate(w io.Writer, s *report.Summary) error {
+	root := os.Getenv("GITHUB_WORKSPACE")
+	if root == "" {
+		root, _ = os.Getwd()
+	}
+	return annotate(w, s, root)
+}
+
+// annotate is Annotate with the workspace's root.
+func annotate(w io.Writer, s *report.Summary, root string) error {
 	var rows []report.Row
 	rows = append(rows, s.Blocked...)
 	rows = append(rows, s.Collection...)
@@ -38,7 +51,11 @@ func Annotate(w io.Writer, s *report.Summary) error {
 			break
 		}
 		title := "nettrap: " + strings.TrimSpace(r.Package+" "+r.Who())
-		fmt.Fprintf(&b, "::error title=%s::%s\n", escapeProperty(title), escapeData(message(r)))
+		b.WriteString("::error ")
+		if file := workspaceFile(r, root); file != "" {
+			fmt.Fprintf(&b, "file=%s,line=%d,", escapeProperty(file), r.Line)
+		}
+		fmt.Fprintf(&b, "title=%s::%s\n", escapeProperty(title), escapeData(message(r)))
 	}
 	_, err := w.Write(b.Bytes())
 	return err
@@ -63,14 +80,21 @@ func message(r report.Row) string {
 		b.WriteString(" (" + r.Reason + ")")
 	}
 	switch {
+	case r.StartedBy != "" && r.Test == audit.Collection:
+		b.WriteString(" from a goroutine of " + r.StartedBy + ", at collection time")
+	case r.StartedBy != "":
+		b.WriteString(" from a goroutine of " + r.StartedBy + ", during " + r.Running())
 	case r.Test == audit.Collection:
 		b.WriteString(audit.AtCollection)
 	case r.Test == "" && r.Process != "":
 		b.WriteString(" by " + r.Who())
 	default:
-		// What nettrap knows: the test that was running, not whose code
-		// made the call.
+		// The test that was running (the stack, when read, named no
+		// other).
 		b.WriteString(" during " + r.Who())
+	}
+	if r.Where != "" {
+		b.WriteString(" at " + r.Where)
 	}
 	if r.Package != "" {
 		b.WriteString(" of package " + r.Package)
@@ -78,10 +102,27 @@ func message(r report.Row) string {
 	if r.Count > 1 {
 		fmt.Fprintf(&b, ", %d times", r.Count)
 	}
-	for _, h := range report.Hints([]report.Row{r}) {
-		b.WriteString(". " + h)
-	}
 	return b.String()
+}
+
+// workspaceFile is the file of a row's attempts relative to root, for
+// file=: from the file's path as the binary names it when that is under
+// root, else the file relative to the module's root (a -trimpath build:
+// right when the module is the workspace's root). "" when the row does
+// not know where.
+func workspaceFile(r report.Row, root string) string {
+	if r.File == "" || r.Line == 0 {
+		return ""
+	}
+	if filepath.IsAbs(r.Path) && root != "" {
+		if rel, err := filepath.Rel(root, r.Path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return filepath.ToSlash(rel)
+		}
+	}
+	if filepath.IsAbs(r.File) {
+		return ""
+	}
+	return r.File
 }
 
 // escapeData escapes a workflow command's message as the runner expects.

@@ -148,24 +148,62 @@ func TestEnabled(t *testing.T) {
 	}
 }
 
-func TestAnnotateBadMarkerAndHint(t *testing.T) {
-	recs := []audit.Record{
-		{Schema: 1, Package: "example.com/m/p", Test: "TestOdd", Decision: audit.BadMarker, MarkerValue: "yes",
-			Reason: `unknown value "yes" of the "nettrap" attribute; the marker is t.Attr("nettrap", "network")`},
-		{Schema: 1, Package: "example.com/m/p", Test: "TestB", AfterTest: "TestA", AfterMS: 1.5,
-			Syscall: "connect", SockType: "tcp", Dest: "203.0.113.7:443", Class: "external", Decision: audit.Denied},
-	}
-	var b bytes.Buffer
-	if err := Annotate(&b, report.Build(recs, "")); err != nil {
+func TestAnnotateBadMarkerNoHint(t *testing.T) {
+	// A record of an older nettrap, with its timing guess: no hint.
+	old, err := report.Read(strings.NewReader(`{"schema":1,"package":"example.com/m/p","test":"TestB","after_test":"TestA","after_ms":1.5,`+
+		`"syscall":"connect","sock_type":"tcp","dest":"203.0.113.7:443","class":"external","decision":"denied"}`+"\n"), "old.jsonl")
+	if err != nil {
 		t.Fatal(err)
 	}
-	got := b.String()
-	for _, want := range []string{
-		"::error title=nettrap%3A example.com/m/p TestOdd::TestOdd of package example.com/m/p fails: unknown value \"yes\" of the \"nettrap\" attribute",
-		"during TestB of package example.com/m/p. hint: TestB made network attempts only right after TestA ended (1.5ms before the first)",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("annotations lack %q:\n%s", want, got)
+	recs := append([]audit.Record{
+		{Schema: 1, Package: "example.com/m/p", Test: "TestOdd", Decision: audit.BadMarker, MarkerValue: "yes",
+			Reason: `unknown value "yes" of the "nettrap" attribute; the marker is t.Attr("nettrap", "network")`}}, old...)
+	var b bytes.Buffer
+	if err := annotate(&b, report.Build(recs, ""), "/ws"); err != nil {
+		t.Fatal(err)
+	}
+	want := "::error title=nettrap%3A example.com/m/p TestB::Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestB of package example.com/m/p\n" +
+		"::error title=nettrap%3A example.com/m/p TestOdd::TestOdd of package example.com/m/p fails: unknown value \"yes\" of the \"nettrap\" attribute; the marker is t.Attr(\"nettrap\", \"network\")\n"
+	if got := b.String(); got != want {
+		t.Errorf("annotations\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestAnnotateWhere: a row whose stack was read gets file= and line=,
+// relative to the workspace, and its text says where and whose goroutine.
+func TestAnnotateWhere(t *testing.T) {
+	rec := func(test, path string, o audit.Origin) audit.Record {
+		r := audit.Record{Schema: 1, Package: "example.com/shop/prices", Test: test, Syscall: "connect", SockType: "tcp",
+			Dest: "203.0.113.7:443", Class: "external", Decision: audit.Denied, Origin: o}
+		r.Stack = []audit.Frame{{Func: "net.(*Dialer).DialContext", File: "/go/src/net/dial.go", Line: 587}, {Func: o.Where.Func, File: path, Line: o.Where.Line}}
+		return r
+	}
+	fetch := audit.Origin{Where: &audit.Frame{Func: "example.com/shop/prices.fetchQuote", File: "prices/client.go", Line: 31}}
+	leak := audit.Origin{Where: &audit.Frame{Func: "example.com/shop/prices.TestLeak.func1", File: "prices/leak_test.go", Line: 12},
+		StartedBy: "TestLeak", StartedByEnded: true}
+	tests := []struct {
+		name, root string
+		rec        audit.Record
+		want       string
+	}{
+		{"module at the workspace root", "/ws", rec("TestFetch", "/ws/prices/client.go", fetch),
+			"::error file=prices/client.go,line=31,title=nettrap%3A example.com/shop/prices TestFetch::Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestFetch at prices/client.go:31 (prices.fetchQuote) of package example.com/shop/prices\n"},
+		{"module in a subdirectory", "/ws", rec("TestFetch", "/ws/svc/prices/client.go", fetch),
+			"::error file=svc/prices/client.go,line=31,"},
+		{"built elsewhere: relative to the module", "/ws", rec("TestFetch", "/build/prices/client.go", fetch),
+			"::error file=prices/client.go,line=31,"},
+		{"-trimpath", "/ws", rec("TestFetch", "example.com/shop/prices/client.go", fetch),
+			"::error file=prices/client.go,line=31,"},
+		{"goroutine of an ended test", "/ws", rec("TestOK", "/ws/prices/leak_test.go", leak),
+			"::error file=prices/leak_test.go,line=12,title=nettrap%3A example.com/shop/prices TestLeak (its goroutine%2C during TestOK)::Outbound network blocked: connect tcp 203.0.113.7:443 (external) from a goroutine of TestLeak, during TestOK at prices/leak_test.go:12 (prices.TestLeak.func1) of package example.com/shop/prices\n"},
+	}
+	for _, tt := range tests {
+		var b bytes.Buffer
+		if err := annotate(&b, report.Build([]audit.Record{tt.rec}, ""), tt.root); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(b.String(), tt.want) {
+			t.Errorf("%s:\n%s\nwant\n%s", tt.name, b.String(), tt.want)
 		}
 	}
 }

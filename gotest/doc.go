@@ -24,15 +24,18 @@
 // (package init, TestMain before or after m.Run, between tests) is
 // collection time: never marked, and a denial fails the package.
 //
-// What attribution knows is which test was running, not whose code made
+// What the stream knows is which test was running, not whose code made
 // the call: a goroutine that outlived its test is seen in whatever test
-// runs next, so the lines say "during TestX". When the last test of the
-// binary ended less than LeftoverWindow (100 ms) before a call attributed
-// to one other test, Who names it (guard.Who.AfterTest, the audit
-// record's after_test and after_ms), and the summary hints at a leftover
-// goroutine when all of a test's attempts came so. The hint is not put in
-// the failure line: a test that dials as soon as it starts looks the same,
-// and only the whole run shows that it made no other attempt.
+// runs next. The caller's stack tells (guard reads it, when the engine
+// can, for denied and audited attempts): when it shows another test's
+// goroutine (audit.Record.StartedBy), the verdict goes to that test if
+// it is still running (Who.Active), else to the package, with a line
+// naming it; the test that happened to run is never the only one named.
+// Timing alone blames no one.
+//
+// With -v or -json, a verdict's line is followed by the caller's stack
+// (one frame a line), and a would-be denial's line (--mode=audit) goes
+// into the test's output without failing it (Who.ShowsAudit).
 //
 // Findings about tests: a marked test that made no attempt (stale marker)
 // gets a note; a nettrap attribute of an unknown value fails its test.

@@ -4,68 +4,10 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/nettrap/nettrap/audit"
 )
-
-// fakeClock is a clock the test moves by hand.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-func (f *trackerFixture) clock() *fakeClock {
-	c := &fakeClock{t: time.Unix(1e9, 0)}
-	f.tr.now = c.now
-	return c
-}
-
-func TestLeftoverNamesTheTestThatEnded(t *testing.T) {
-	f := newTrackerFixture(t)
-	c := f.clock()
-	f.emit(mark+"=== RUN   TestA", mark+"=== RUN   TestA/dns")
-	if w := f.who(); w.AfterTest != "" {
-		t.Errorf("no test ended yet: %+v", w)
-	}
-	f.emit(mark+"--- PASS: TestA/dns (0.00s)", mark+"=== NAME  TestA", mark+"=== RUN   TestA/unix")
-	f.tr.drain() // what the reading goroutine does as lines come
-	c.add(3 * time.Millisecond)
-	if w := f.who(); w.Test != "TestA/unix" || w.AfterTest != "TestA/dns" || w.AfterGap != 3*time.Millisecond {
-		t.Errorf("3ms after TestA/dns ended: %+v, want after TestA/dns by 3ms", w)
-	}
-	c.add(LeftoverWindow)
-	if w := f.who(); w.AfterTest != "" {
-		t.Errorf("%v after TestA/dns ended: %+v, want no after_test", LeftoverWindow+3*time.Millisecond, w)
-	}
-	f.emit(mark+"--- PASS: TestA/unix (0.00s)", mark+"=== NAME  TestA")
-	if w := f.who(); w.Test != "TestA" || w.AfterTest != "TestA/unix" || w.AfterGap != 0 {
-		t.Errorf("in TestA right after its subtest ended: %+v, want after TestA/unix (its goroutines may outlive it too)", w)
-	}
-	f.emit(mark+"--- PASS: TestA (0.00s)", mark+"=== NAME  ")
-	if w := f.who(); !w.Collection || w.AfterTest != "" {
-		t.Errorf("collection time: %+v, want no after_test (TestMain's own calls follow the last test)", w)
-	}
-	f.emit(mark+"=== RUN   TestP", mark+"=== PAUSE TestP", mark+"=== RUN   TestQ", mark+"=== PAUSE TestQ",
-		mark+"=== CONT  TestP", mark+"=== CONT  TestQ")
-	if w := f.who(); len(w.Candidates) != 2 || w.AfterTest != "" {
-		t.Errorf("parallel candidates: %+v, want no after_test", w)
-	}
-}
 
 // A bad marker fails its test and gets a record, as a stale marker does;
 // neither has the fields of an attempt.
@@ -91,7 +33,7 @@ func TestBadMarkerRecord(t *testing.T) {
 			t.Errorf("record %d: %+v, want %+v", i, recs[i], want[i])
 		}
 		b, _ := json.Marshal(recs[i])
-		for _, absent := range []string{`"pid"`, `"tid"`, `"syscall"`, `"after_test"`} {
+		for _, absent := range []string{`"pid"`, `"tid"`, `"syscall"`, `"stack"`} {
 			if strings.Contains(string(b), absent) {
 				t.Errorf("record %s has %s, which does not apply", b, absent)
 			}

@@ -7,9 +7,7 @@ import (
 	"os"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -55,20 +53,11 @@ type Tracker struct {
 	tests   []string        // every test seen, in order of start
 	used    map[string]bool // marked tests (and ancestors) that made an attempt
 	badAttr []badAttr
-	refused bool             // an attempt was denied, or would be under enforce
-	lastEnd testEnd          // the test whose --- line was read last
-	now     func() time.Time // the clock (tests set it)
-}
-
-// LeftoverWindow is how soon after a test ended an attempt attributed to
-// another test names the ended one in its audit record (after_test): a
-// goroutine it left running may have made the attempt. The report shows
-// the hint when the blamed test made no attempt outside that window.
-const LeftoverWindow = 100 * time.Millisecond
-
-type testEnd struct {
-	name string
-	at   time.Time
+	refused bool // an attempt was denied, or would be under enforce
+	// verbose: the user asked for -v or -json; a verdict then shows the
+	// caller's stack under its line, and a would-be denial's line goes
+	// into the test's output.
+	verbose bool
 }
 
 type badAttr struct{ test, value string }
@@ -82,7 +71,8 @@ func NewTracker(pipe *os.File, w io.Writer, plan Plan, pkg string, allow []TestR
 	if err := unix.SetNonblock(fd, true); err != nil {
 		return nil, os.NewSyscallError("fcntl(O_NONBLOCK)", err)
 	}
-	t := &Tracker{Package: pkg, AllowTests: allow, pipe: pipe, fd: fd, wake: -1, used: map[string]bool{}, now: time.Now}
+	t := &Tracker{Package: pkg, AllowTests: allow, pipe: pipe, fd: fd, wake: -1, used: map[string]bool{},
+		verbose: plan.Mode != teststream.ModeQuiet}
 	t.renderer = teststream.NewRenderer(w, plan.Mode)
 	t.parser = teststream.NewParserFraming(t.handle, plan.Framing)
 	return t, nil
@@ -98,18 +88,14 @@ func (t *Tracker) FailFast(stop func()) { t.renderer.FailFast(stop) }
 // its exit status is then that of a failed run (1), not of the kill.
 func (t *Tracker) Stopped() bool { return t.renderer.Stopped() }
 
-// handle sees every event before the renderer: it keeps the list of tests
-// and when the last one ended, and fails a test whose nettrap attribute
+// handle sees every event before the renderer: it keeps the list of
+// tests, and fails a test whose nettrap attribute
 // has an unknown value.
 func (t *Tracker) handle(e *teststream.Event) {
 	switch {
 	case e.Kind == teststream.KindRun:
 		t.mu.Lock()
 		t.tests = append(t.tests, e.Test)
-		t.mu.Unlock()
-	case e.Kind == teststream.KindEnd:
-		t.mu.Lock()
-		t.lastEnd = testEnd{e.Test, t.now()}
 		t.mu.Unlock()
 	case e.Kind == teststream.KindAttr && e.Key == MarkerKey && e.Value != MarkerValue:
 		t.mu.Lock()
@@ -236,14 +222,13 @@ func (tx *transaction) End()                                 { tx.release() }
 // who tells which test runs now, from the stream read so far.
 func (t *Tracker) who() guard.Who {
 	snap := t.parser.Snapshot()
-	w := guard.Who{Package: t.Package}
+	w := guard.Who{Package: t.Package, Active: snap.Active, ShowsAudit: t.verbose}
 	switch {
 	case snap.Collection || len(snap.Running) == 0:
 		w.Test, w.Collection = audit.Collection, true
 	case len(snap.Running) == 1:
 		w.Test = snap.Running[0]
 		w.Marked, w.AllowTest = t.marked(w.Test)
-		w.AfterTest, w.AfterGap = t.leftover(w.Test)
 	default:
 		w.Candidates = snap.Running
 		w.Marked = true
@@ -258,21 +243,6 @@ func (t *Tracker) who() guard.Who {
 		}
 	}
 	return w
-}
-
-// leftover names the test that ended last, if it ended less than
-// LeftoverWindow before now and is not test itself or a parent of it (a
-// parent cannot end while its subtest runs; a subtest can, and its
-// goroutines can outlive it as well as another test's).
-func (t *Tracker) leftover(test string) (string, time.Duration) {
-	t.mu.Lock()
-	end := t.lastEnd
-	gap := t.now().Sub(end.at)
-	t.mu.Unlock()
-	if end.name == "" || end.name == test || strings.HasPrefix(test, end.name+"/") || gap > LeftoverWindow {
-		return "", 0
-	}
-	return end.name, gap
 }
 
 // marked: the test or an ancestor carries the marker or is named by an
@@ -296,7 +266,15 @@ func (t *Tracker) marked(test string) (marked bool, rules []string) {
 
 // report is a transaction's Report: a denial fails the test that made it
 // (every candidate when ambiguous) or, at collection time, the package.
+// When the caller's stack showed another test's goroutine
+// (rec.StartedBy), the verdict goes to that test while it runs, else to
+// the package, with a line that names it: never only to the test that
+// happened to run. With -v or -json the stack follows the line, and a
+// would-be denial's line goes into the test's output too.
 func (t *Tracker) report(w guard.Who, rec audit.Record, line string) {
+	if t.verbose && line != "" {
+		line += audit.StackText(rec)
+	}
 	if rec.Decision == audit.Denied || rec.Decision == audit.WouldDeny {
 		t.mu.Lock()
 		t.refused = true
@@ -309,7 +287,18 @@ func (t *Tracker) report(w guard.Who, rec audit.Record, line string) {
 		}
 		return
 	case audit.Denied:
+	case audit.WouldDeny:
+		if t.verbose && line != "" {
+			t.show(w, rec, line)
+		}
+		return
 	default:
+		return
+	}
+	if rec.StartedBy != "" {
+		if !t.renderer.Fail(rec.StartedBy, line) {
+			t.renderer.FailPackage(line)
+		}
 		return
 	}
 	if w.Collection {
@@ -324,6 +313,26 @@ func (t *Tracker) report(w guard.Who, rec audit.Record, line string) {
 		if !t.renderer.Fail(name, line) {
 			t.renderer.FailPackage(line)
 		}
+	}
+}
+
+// show puts a would-be denial's line into the output of the test it is
+// about (every candidate's), failing nothing; outside a test, or once
+// the test's end is written, among the package's lines.
+func (t *Tracker) show(w guard.Who, rec audit.Record, line string) {
+	tests := w.Candidates
+	switch {
+	case rec.StartedBy != "":
+		tests = []string{rec.StartedBy}
+	case len(tests) == 0 && !w.Collection:
+		tests = []string{w.Test}
+	}
+	shown := false
+	for _, name := range tests {
+		shown = t.renderer.Say(name, line) || shown
+	}
+	if !shown {
+		t.renderer.Note(line)
 	}
 }
 

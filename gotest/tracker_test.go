@@ -28,6 +28,11 @@ type trackerFixture struct {
 
 func newTrackerFixture(t *testing.T, allow ...string) *trackerFixture {
 	t.Helper()
+	return newTrackerFixtureMode(t, teststream.ModeVerbose, allow...)
+}
+
+func newTrackerFixtureMode(t *testing.T, mode teststream.Mode, allow ...string) *trackerFixture {
+	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +42,7 @@ func newTrackerFixture(t *testing.T, allow ...string) *trackerFixture {
 		res = append(res, MustParseTestRule(a))
 	}
 	out := &bytes.Buffer{}
-	tr, err := NewTracker(r, out, Plan{Mode: teststream.ModeVerbose}, "example.com/p", res)
+	tr, err := NewTracker(r, out, Plan{Mode: mode}, "example.com/p", res)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package guard
 import (
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/decision"
@@ -16,10 +15,15 @@ type Who struct {
 	Package    string
 	Test       string   // the test, or audit.Collection; "" outside Go tests
 	Candidates []string // several tests could have made it (t.Parallel)
-	// AfterTest ended AfterGap before the call, shortly enough that a
-	// goroutine it left running may have made the call (single Test only).
-	AfterTest string
-	AfterGap  time.Duration
+	// Active are the tests started and not ended (running or paused,
+	// parents included): a goroutine the caller's stack shows to be
+	// another test's is blamed on it, and it "had ended" unless it is
+	// here.
+	Active []string `json:",omitempty"`
+	// ShowsAudit tells that the attribution shows a would-be denial's
+	// line itself (in the test's output, with -v or -json): the guard
+	// then does not print it on its messages.
+	ShowsAudit bool `json:",omitempty"`
 }
 
 // Attribution tells which test made a call, and learns of every audited
@@ -45,9 +49,12 @@ type Transaction interface {
 	// transaction.
 	Who() Who
 	// Report is told of every audited attempt of the call, with the
-	// message line of a denial ("nettrap: Outbound network blocked: …")
-	// or "" for others. It shows a denial's line itself: under the test
-	// it fails, or on the messages.
+	// message line of a denial or a would-be denial ("nettrap: Outbound
+	// network blocked: …", "nettrap: audit: would block: …") or "" for
+	// others. It shows a denial's line itself: under the test it fails
+	// (the test rec.StartedBy names, when the caller's stack showed
+	// another test's goroutine), or on the messages; a would-be
+	// denial's when Who.ShowsAudit.
 	Report(rec audit.Record, line string)
 	// End ends the transaction; the attribution may let go of what it
 	// held for the call (a test's end line). Called exactly once. A

@@ -87,6 +87,7 @@ func (g *Guard) Decide(c *decision.Call) decision.Answer {
 	}()
 	who := tx.Who()
 	var denied *policy.Decision
+	audited := false
 	for i := range atts {
 		a := &atts[i]
 		a.Context = who.Context
@@ -94,6 +95,12 @@ func (g *Guard) Decide(c *decision.Call) decision.Answer {
 		if a.decision.Verdict == audit.Denied && denied == nil {
 			denied = &a.decision
 		}
+		audited = audited || a.decision.Audit
+	}
+	if audited {
+		// Once per call, while it waits; never for a call that
+		// leaves no record.
+		o.stack = readOrigin(c, who)
 	}
 	if rd := g.dnsRedirect(c, o, tx, atts); rd != nil {
 		// Recorded, and ended, by the redirect's Done.
@@ -126,6 +133,7 @@ func (g *Guard) allow(c *decision.Call, atts []decidedAttempt) decision.Answer {
 type origin struct {
 	caller decision.Caller
 	sock   string
+	stack  audit.Origin // what the caller's stack shows (blame.go); zero: not read
 }
 
 func originOf(c *decision.Call) origin {
@@ -357,15 +365,17 @@ func (g *Guard) record(c *decision.Call, o origin, tx Transaction, atts []decide
 			continue
 		}
 		rec := g.newRecord(c, who, caller, sock, a, now)
+		rec.Origin = o.stack
 		g.count(d)
 		line := ""
 		if d.Verdict != audit.Allowed {
 			line = "nettrap: " + audit.Message(rec, who.Test == "", g.parallelFlag())
 		}
 		tx.Report(rec, line)
-		if line != "" && d.Verdict != audit.Denied {
+		if line != "" && d.Verdict != audit.Denied && !who.ShowsAudit {
 			// The attribution shows denials; a would-be denial
-			// (--mode=audit) is a message of the run.
+			// (--mode=audit) is a message of the run, unless the
+			// attribution puts it in the test's output (-v, -json).
 			fmt.Fprintln(g.Messages, line)
 		}
 		if g.Audit != nil {
@@ -380,7 +390,6 @@ func (g *Guard) newRecord(c *decision.Call, who Who, caller decision.Caller, soc
 	rec := audit.Record{
 		Schema: audit.SchemaVersion, Time: now, RunID: g.RunID,
 		Package: who.Package, Test: who.Test, Candidates: who.Candidates, Marked: who.Marked, AllowTest: who.AllowTest,
-		AfterTest: who.AfterTest, AfterMS: gapMS(who),
 		PID: caller.PID, TID: c.TID, Exe: caller.Exe, Argv0: filepath.Base(caller.Argv0),
 		Syscall: c.Syscall.Name, ABI: c.Syscall.ABI, SockType: sock,
 		Decision: a.decision.Verdict, Reason: a.decision.Reason,
@@ -418,15 +427,6 @@ func (g *Guard) newRecord(c *decision.Call, who Who, caller decision.Caller, soc
 		rec.Reason = audit.ReasonDNSRefused
 	}
 	return rec
-}
-
-// gapMS is Who.AfterGap in milliseconds, at least a microsecond's worth,
-// so that a record with after_test always has after_ms.
-func gapMS(w Who) float64 {
-	if w.AfterTest == "" {
-		return 0
-	}
-	return max(float64(w.AfterGap.Microseconds()), 1) / 1000
 }
 
 func (g *Guard) count(d policy.Decision) {

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -380,27 +379,6 @@ func TestAmbiguousLineSaysTheUsersFlag(t *testing.T) {
 		if r := attr.reports[0]; !strings.Contains(r, tc.want) || strings.Contains(r, tc.not) {
 			t.Errorf("GoTest %v: line %q, want %q and no %q", tc.goTest, r, tc.want, tc.not)
 		}
-	}
-}
-
-// The record carries the test that ended just before the call (from Who),
-// with the gap in milliseconds, never 0 once named; the line stays a fact.
-func TestRecordNamesTheTestThatEnded(t *testing.T) {
-	f := newFixture(t, policy.Policy{})
-	attr := &fakeAttribution{who: Who{Package: "example.com/p", Test: "TestB", AfterTest: "TestA", AfterGap: 2500 * time.Microsecond}}
-	f.g.Attribution = attr
-	f.g.Decide(call(bpf.Connect, inet("203.0.113.7:80")))
-	attr.who.AfterGap = 0
-	f.g.Decide(call(bpf.Connect, inet("203.0.113.7:81")))
-	attr.who = Who{Package: "example.com/p", Test: "TestB"}
-	f.g.Decide(call(bpf.Connect, inet("203.0.113.7:82")))
-	recs := f.records(t)
-	if len(recs) != 3 || recs[0].AfterTest != "TestA" || recs[0].AfterMS != 2.5 || recs[1].AfterMS != 0.001 ||
-		recs[2].AfterTest != "" || recs[2].AfterMS != 0 {
-		t.Errorf("records %+v", recs)
-	}
-	if !strings.HasSuffix(attr.reports[0], "(external) during TestB") {
-		t.Errorf("line %q", attr.reports[0])
 	}
 }
 

@@ -68,6 +68,9 @@ func (g *Guard) peerOutside(c *decision.Call, d classify.Dest, p decision.Peer) 
 	a.Context = tx.Who().Context
 	a.decision = g.Policy.DecidePeer(a.Attempt, policy.Peer(p))
 	g.uncount(a.Class)
+	if a.decision.Audit {
+		o.stack = readOrigin(c, tx.Who())
+	}
 	g.record(c, o, tx, []decidedAttempt{a})
 	if a.decision.Verdict != audit.Denied {
 		return 0

@@ -230,12 +230,27 @@ func TestInnerGoneBeforeVerdict(t *testing.T) {
 	cl.Close()
 	<-fa.rel // the inner let go of its hold when the connection ended
 	tx.Report(audit.Record{TID: 11, Decision: audit.Denied}, "nettrap: blocked during TestGone")
+	tx.Report(audit.Record{TID: 11, Decision: audit.WouldDeny}, "nettrap: audit: would block during TestGone")
 	tx.End()
-	if out := msgs.String(); !strings.Contains(out, "could not tell the nettrap running") || !strings.Contains(out, "nettrap: blocked during TestGone") {
-		t.Errorf("messages %q: want the lost verdict and its line", out)
+	if out := msgs.String(); !strings.Contains(out, "could not tell the nettrap running") || !strings.Contains(out, "nettrap: blocked during TestGone") ||
+		!strings.Contains(out, "nettrap: audit: would block during TestGone") {
+		t.Errorf("messages %q: want the lost verdict and its line, and the would-be denial's line", out)
 	}
 	if s.Lost() != 1 {
-		t.Errorf("lost denials %d, want 1", s.Lost())
+		t.Errorf("lost denials %d, want 1 (a would-be denial is none)", s.Lost())
+	}
+}
+
+// Who crosses the socket whole: the active tests (for blame by the
+// caller's stack) and whether the inner shows would-be denials.
+func TestWhoCarriesActiveAndShowsAudit(t *testing.T) {
+	fa := newFakeAttr(guard.Who{Package: "example.com/p", Test: "TestB", Active: []string{"TestA", "TestB"}, ShowsAudit: true})
+	s, _, _ := newPair(t, fa)
+	tx := s.begin(child)
+	w := tx.Who()
+	tx.End()
+	if !w.ShowsAudit || len(w.Active) != 2 || w.Active[0] != "TestA" {
+		t.Errorf("who across the hub %+v, want Active [TestA TestB] and ShowsAudit", w)
 	}
 }
 

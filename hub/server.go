@@ -336,8 +336,15 @@ func (t *remote) End() {
 }
 
 // lostReport shows a denial no inner could put under its test, and counts
-// it: no test failed for it, so the run must fail instead.
+// it: no test failed for it, so the run must fail instead. A would-be
+// denial's line is shown too, and counts for nothing.
 func (s *Server) lostReport(rep Report) {
+	if rep.Record.Decision == audit.WouldDeny && rep.Line != "" {
+		// The inner would have shown it in the test's output
+		// (Who.ShowsAudit): the line is not lost, nothing fails.
+		fmt.Fprintln(s.Messages, rep.Line)
+		return
+	}
 	if rep.Record.Decision != audit.Denied {
 		return
 	}

@@ -23,9 +23,10 @@ func rawRecords(t *testing.T, path string) []map[string]any {
 	return readJSONL[map[string]any](t, path)
 }
 
-// TestLeftoverGoroutine: a goroutine of TestA dials during TestB. The line
-// says what nettrap knows (during TestB); the audit record names TestA as
-// the test that ended just before; the summary gives the hint. TestOdd's
+// TestLeftoverGoroutine: a goroutine of TestA dials during TestB. Without
+// the caller's stack (the engines do not read it yet) the line says what
+// nettrap knows (during TestB), and nothing guesses from timing: the
+// record has no after_test, the summary no hint. TestOdd's
 // bad marker fails it, is in the audit log without the fields of an
 // attempt, and in the summary.
 func TestLeftoverGoroutine(t *testing.T) {
@@ -65,15 +66,10 @@ func TestLeftoverGoroutine(t *testing.T) {
 	if denied["test"] != "TestB" {
 		t.Errorf("denial attributed to %v, want TestB (the test running then)", denied["test"])
 	}
-	// after_test is there when the attempt came within 100ms of TestA's
-	// end, as it does but on a badly stalled machine: when there, it must
-	// name TestA, and the summary must give the hint.
-	hinted := denied["after_test"] != nil
-	if hinted && (denied["after_test"] != "TestA" || denied["after_ms"] == nil) {
-		t.Errorf("denial record: after_test %v, after_ms %v; want TestA and a gap", denied["after_test"], denied["after_ms"])
-	}
-	if !hinted {
-		t.Logf("the attempt came more than 100ms after TestA ended: no hint to check (record %v)", denied)
+	for _, absent := range []string{"after_test", "after_ms"} {
+		if _, ok := denied[absent]; ok {
+			t.Errorf("denial record has %q, a guess from timing: %v", absent, denied)
+		}
 	}
 	if bad["test"] != "TestOdd" || bad["marker_value"] != "yes" {
 		t.Errorf("bad-marker record %v, want test TestOdd, marker_value yes", bad)
@@ -88,14 +84,13 @@ func TestLeftoverGoroutine(t *testing.T) {
 	if rep.code != 0 {
 		t.Fatalf("nettrap report: exit %d\n%s%s", rep.code, rep.stdout, rep.stderr)
 	}
-	wantReport := []string{"Bad markers", "TestOdd", `"yes"`, "1 bad marker"}
-	if hinted {
-		wantReport = append(wantReport, "hint: TestB made network attempts only right after TestA ended")
-	}
-	for _, w := range wantReport {
+	for _, w := range []string{"Bad markers", "TestOdd", `"yes"`, "1 bad marker"} {
 		if !strings.Contains(rep.stdout, w) {
 			t.Errorf("summary lacks %q:\n%s", w, rep.stdout)
 		}
+	}
+	if strings.Contains(rep.stdout, "hint") {
+		t.Errorf("summary hints from timing:\n%s", rep.stdout)
 	}
 }
 

@@ -2,10 +2,10 @@
 // merged from CI shards) and turns them into the run summary: per package
 // and test, what was blocked (operation, destination, class, count), what
 // marked tests were allowed, stale and bad markers, and attempts at
-// collection time; then the totals. Under a table of blocked attempts, a
-// hint names the test a leftover goroutine may come from, for each test
-// whose every attempt came right after another test ended (after_test in
-// the records of one run). It renders the summary as text (the end of every
+// collection time; then the totals. Where the caller's stack was read, a
+// blocked attempt's row says where it was made (a WHERE column) and names
+// the test whose goroutine made it (started_by) before the test that was
+// running; timing alone names no one. It renders the summary as text (the end of every
 // `nettrap -- go test` run), Markdown (GitHub step summaries) or JSON.
 //
 // It is pure: it neither runs nor confines anything.

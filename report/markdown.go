@@ -36,14 +36,6 @@ func (s *Summary) Markdown(w io.Writer, maxRows int) error {
 			if n := len(sec.rows) - len(rows); n > 0 {
 				fmt.Fprintf(&b, "\n_%d more rows not shown; run `nettrap report` on the audit log for all of them._\n", n)
 			}
-			if sec.hints {
-				if hs := Hints(rows); len(hs) > 0 {
-					b.WriteString("\n")
-					for _, h := range hs {
-						b.WriteString("- " + mdEscape(h) + "\n")
-					}
-				}
-			}
 		}
 		b.WriteString("\n" + mdEscape(strings.TrimPrefix(s.TotalsLine(), "nettrap: ")) + "\n")
 	}

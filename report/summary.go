@@ -24,17 +24,41 @@ type Row struct {
 	Marker     string         `json:"marker_value,omitempty"` // a bad marker's value
 	Rule       string         `json:"allow_test,omitempty"`   // an unused --allow-test rule
 	Count      int            `json:"count"`
-	// AfterTest is set when every attempt of the row's test in its run
-	// came within gotest.LeftoverWindow after AfterTest ended (AfterMS
-	// before the first of them): a goroutine that test left running may
-	// have made them, as nettrap names the test running at the time.
-	AfterTest string  `json:"after_test,omitempty"`
-	AfterMS   float64 `json:"after_ms,omitempty"`
+	// Where is where the attempts were made, from the caller's stack
+	// (audit.Record.Where): "prices/client.go:31 (prices.fetchQuote)",
+	// with File (relative to the module's root when known) and Line;
+	// Path is the file as the binary names it (absolute unless built
+	// with -trimpath), from the record's stack. Empty without a stack.
+	Where string `json:"where,omitempty"`
+	File  string `json:"file,omitempty"`
+	Line  int    `json:"line,omitempty"`
+	Path  string `json:"path,omitempty"`
+	// StartedBy is the test whose goroutine made the attempts, by the
+	// stack, when that is not Test (audit.Record.StartedBy): the row is
+	// that test's.
+	StartedBy string `json:"started_by,omitempty"`
 }
 
 // Who names the origin of the row's attempts: the test, the candidates of
-// an ambiguous attempt, collection time, or the process.
+// an ambiguous attempt, collection time, or the process; for a
+// goroutine of another test, that test first: "TestA (its goroutine,
+// during TestB)".
 func (r Row) Who() string {
+	if r.StartedBy != "" {
+		during := r.Running()
+		if r.Test != audit.Collection {
+			during = "during " + during
+		} else {
+			during = "at collection time"
+		}
+		return r.StartedBy + " (its goroutine, " + during + ")"
+	}
+	return r.Running()
+}
+
+// Running names who was running when the attempts were made: Who
+// without StartedBy.
+func (r Row) Running() string {
 	switch {
 	case len(r.Candidates) > 0:
 		return "one of " + strings.Join(r.Candidates, ", ")
@@ -112,7 +136,8 @@ func Build(recs []audit.Record, runID string) *Summary {
 		}
 		row := rowOf(rec)
 		key := strings.Join([]string{row.Package, row.Test, strings.Join(row.Candidates, "\x00"), row.Process,
-			row.Operation, row.Dest, row.Class, string(row.Decision), row.Reason, row.Marker, row.Rule}, "\x01")
+			row.Operation, row.Dest, row.Class, string(row.Decision), row.Reason, row.Marker, row.Rule,
+			row.Where, row.Path, row.StartedBy}, "\x01")
 		if g := groups[key]; g != nil {
 			g.Count++
 			continue
@@ -121,11 +146,7 @@ func Build(recs []audit.Record, runID string) *Summary {
 		groups[key] = &row
 		order = append(order, &row)
 	}
-	hints := leftovers(kept)
 	for _, r := range order {
-		if h, ok := hints[testKey{r.Package, r.Test}]; ok && !finding(r.Decision) {
-			r.AfterTest, r.AfterMS = h.test, h.ms
-		}
 		s.add(*r, pkgs, blockedPkgs)
 	}
 	s.Totals.Packages = len(pkgs)
@@ -156,6 +177,16 @@ func rowOf(rec audit.Record) Row {
 	}
 	if r.Package == "" && r.Test == "" && r.Rule == "" {
 		r.Process = rec.Argv0
+	}
+	if w := rec.Where; w != nil {
+		r.Where = w.Loc() + " (" + w.ShortFunc() + ")"
+		r.File, r.Line, r.StartedBy = w.File, w.Line, rec.StartedBy
+		for _, f := range rec.Stack {
+			if f.Func == w.Func && f.Line == w.Line {
+				r.Path = f.File
+				break
+			}
+		}
 	}
 	if r.Decision == audit.Denied || r.Decision == audit.WouldDeny {
 		// Denials of one destination differ only by detail; keep the
@@ -216,45 +247,6 @@ func compareRows(a, b Row) int {
 		cmp.Compare(a.Dest, b.Dest),
 		cmp.Compare(a.Class, b.Class),
 	)
-}
-
-// testKey names a test of a package. A run has one binary per package, so
-// within a run it names one test of one binary; the hint is only given for
-// a single run (several runs may disagree).
-type testKey struct{ pkg, test string }
-
-type leftover struct {
-	test string
-	ms   float64
-}
-
-// leftovers finds the tests whose every attempt came shortly after
-// another test ended (after_test): a goroutine that test left running may
-// have made them. The gap shown is that of the first attempt.
-func leftovers(recs []audit.Record) map[testKey]leftover {
-	runs := map[string]bool{}
-	out := map[testKey]leftover{}
-	spoiled := map[testKey]bool{}
-	for _, rec := range recs {
-		runs[rec.RunID] = true
-		k := testKey{rec.Package, rec.Test}
-		if rec.Test == "" || rec.Test == audit.Collection || len(rec.Candidates) > 0 ||
-			finding(rec.Decision) || spoiled[k] {
-			continue
-		}
-		prev, seen := out[k]
-		switch {
-		case rec.AfterTest == "" || (seen && prev.test != rec.AfterTest):
-			spoiled[k] = true
-			delete(out, k)
-		case !seen || rec.AfterMS < prev.ms:
-			out[k] = leftover{rec.AfterTest, rec.AfterMS}
-		}
-	}
-	if len(runs) > 1 {
-		return nil
-	}
-	return out
 }
 
 // finding: the decision is a record about tests or rules, not an attempt.

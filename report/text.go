@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -75,64 +76,45 @@ func (s *Summary) TotalsLine() string {
 	return "nettrap: total: " + strings.Join(parts, ", ")
 }
 
-// section is one table of the summary, with hints under it.
+// section is one table of the summary.
 type section struct {
 	title string
 	rows  []Row
 	cols  []string
 	cells func(Row) []string
-	hints bool // leftover-goroutine hints (Hints) under the table
 }
 
-// Hints are the lines that say, for the rows' tests whose every attempt
-// came shortly after another test ended, that a goroutine the other test
-// left running may have made them: nettrap names the test that was
-// running, which is not always whose code made the call.
-func Hints(rows []Row) []string {
-	var out []string
-	seen := map[testKey]bool{}
-	for _, r := range rows {
-		k := testKey{r.Package, r.Test}
-		if r.AfterTest == "" || seen[k] {
-			continue
-		}
-		seen[k] = true
-		out = append(out, fmt.Sprintf("hint: %s made network attempts only right after %s ended (%s before the first): "+
-			"a goroutine left running by %s may have made them (nettrap knows which test was running, not whose code called)",
-			r.Test, r.AfterTest, formatMS(r.AfterMS), r.AfterTest))
+// blocked is a section of blocked attempts: a WHERE column when a row
+// knows where (from the caller's stack), none otherwise.
+func blocked(title string, rows []Row) section {
+	cols := []string{"PACKAGE", "TEST", "OPERATION", "DESTINATION", "CLASS", "COUNT"}
+	cells := func(r Row) []string {
+		return []string{pkgOf(r), r.Who(), r.Operation, dash(r.Dest), dash(r.Class), fmt.Sprint(r.Count)}
 	}
-	return out
-}
-
-func formatMS(ms float64) string {
-	if ms < 1 {
-		return fmt.Sprintf("%.0fµs", ms*1000)
+	if !slices.ContainsFunc(rows, func(r Row) bool { return r.Where != "" }) {
+		return section{title, rows, cols, cells}
 	}
-	return fmt.Sprintf("%.1fms", ms)
-}
-
-func blockedCells(r Row) []string {
-	return []string{pkgOf(r), r.Who(), r.Operation, dash(r.Dest), dash(r.Class), fmt.Sprint(r.Count)}
+	cols = slices.Insert(cols, 2, "WHERE")
+	return section{title, rows, cols, func(r Row) []string { return slices.Insert(cells(r), 2, dash(r.Where)) }}
 }
 
 func (s *Summary) sections() []section {
-	blockedCols := []string{"PACKAGE", "TEST", "OPERATION", "DESTINATION", "CLASS", "COUNT"}
 	return []section{
-		{"Blocked", s.Blocked, blockedCols, blockedCells, true},
-		{"At collection time (package init, TestMain, between tests: fails the package)", s.Collection, blockedCols, blockedCells, false},
-		{"Would be blocked (--mode=audit)", s.WouldBlock, blockedCols, blockedCells, true},
+		blocked("Blocked", s.Blocked),
+		blocked("At collection time (package init, TestMain, between tests: fails the package)", s.Collection),
+		blocked("Would be blocked (--mode=audit)", s.WouldBlock),
 		{"Allowed", s.Allowed, []string{"PACKAGE", "TEST", "OPERATION", "DESTINATION", "REASON", "COUNT"},
 			func(r Row) []string {
 				return []string{pkgOf(r), r.Who(), r.Operation, dash(r.Dest), dash(r.Reason), fmt.Sprint(r.Count)}
-			}, false},
+			}},
 		{"Stale markers (marked tests that made no network attempt: remove the marker if the test is mocked)", s.Stale,
-			[]string{"PACKAGE", "TEST"}, func(r Row) []string { return []string{pkgOf(r), r.Who()} }, false},
+			[]string{"PACKAGE", "TEST"}, func(r Row) []string { return []string{pkgOf(r), r.Who()} }},
 		{`Bad markers (unknown value of the nettrap attribute: fails the test; the marker is t.Attr("nettrap", "network"))`, s.BadMarkers,
-			[]string{"PACKAGE", "TEST", "VALUE"}, func(r Row) []string { return []string{pkgOf(r), r.Who(), fmt.Sprintf("%q", r.Marker)} }, false},
+			[]string{"PACKAGE", "TEST", "VALUE"}, func(r Row) []string { return []string{pkgOf(r), r.Who(), fmt.Sprintf("%q", r.Marker)} }},
 		{"Unused --allow-test rules (named no test that made a network attempt: remove the rule if those tests are mocked)", s.UnusedRules,
-			[]string{"RULE"}, func(r Row) []string { return []string{r.Rule} }, false},
+			[]string{"RULE"}, func(r Row) []string { return []string{r.Rule} }},
 		{"nettrap errors", s.Errors, []string{"PACKAGE", "REASON"},
-			func(r Row) []string { return []string{pkgOf(r), dash(r.Reason)} }, false},
+			func(r Row) []string { return []string{pkgOf(r), dash(r.Reason)} }},
 	}
 }
 
@@ -156,11 +138,6 @@ func (s *Summary) Text(w io.Writer) error {
 		}
 		if err := tw.Flush(); err != nil {
 			return err
-		}
-		if sec.hints {
-			for _, h := range Hints(sec.rows) {
-				fmt.Fprintln(w, "  "+h)
-			}
 		}
 	}
 	_, err := fmt.Fprintln(w, "\n"+s.TotalsLine())

@@ -174,6 +174,29 @@ func (r *Renderer) FailPackage(line string) {
 	}
 }
 
+// Say prints line as the output of test (indented like t.Log output
+// and, in ModeJSONFramed, attributed to the test) without failing it:
+// a finding that does not change the verdict, such as an attempt
+// --mode=audit would have blocked. It reports false if the test's end
+// has already been written (or the test never started): the caller may
+// then Note it. In ModeQuiet a passing test's output is not shown, so
+// the line goes out among the package's lines, now.
+func (r *Renderer) Say(test, line string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ff.stopped {
+		return true
+	}
+	if _, ok := r.open[test]; !ok || test == "" {
+		return false
+	}
+	if r.mode == ModeQuiet && !r.asIs {
+		test = ""
+	}
+	r.inject(injection{test: test, line: line})
+	return true
+}
+
 // Note prints line outside any test, before the final line, without
 // failing anything (e.g. nettrap's stale-marker report).
 func (r *Renderer) Note(line string) {

@@ -1,0 +1,121 @@
+package audit
+
+import (
+	"path"
+	"strconv"
+	"strings"
+)
+
+// Origin is what the caller's stack told of a denied or audited
+// attempt (package callstack, read while the call waited): where in the
+// user's code it was made, and which test's code started the goroutine.
+// Empty when no stack could be read: the record then says what it said
+// before (the test that was running).
+type Origin struct {
+	// Where is the innermost frame in the module under test, its file
+	// relative to the module's root when that is known.
+	Where *Frame `json:"where,omitempty"`
+	// CalledFrom is the frame of a test function's code (the test, a
+	// closure of it) the call came through, when Where is not in it
+	// (a helper); for a goroutine StartedBy names, the frame of that
+	// test's code.
+	CalledFrom *Frame `json:"called_from,omitempty"`
+	// Goroutine is the goroutine's entry function when the goroutine is
+	// not a test's own (a go statement's function).
+	Goroutine string `json:"goroutine,omitempty"`
+	// StartedBy is the test whose code the goroutine runs (its closure,
+	// or a frame of its own code), when that is not the test that was
+	// running (Test, or one of Candidates): a goroutine it left
+	// running. The verdict goes to it.
+	StartedBy string `json:"started_by,omitempty"`
+	// StartedByEnded tells that StartedBy had ended when the attempt
+	// came: the verdict fails the package, naming it.
+	StartedByEnded bool `json:"started_by_ended,omitempty"`
+	// Stack is the whole stack, innermost first, as far as it was
+	// verified (files as the binary names them).
+	Stack []Frame `json:"stack,omitempty"`
+}
+
+// Frame is one frame of a stack: the function (with its full import
+// path), its file and line.
+type Frame struct {
+	Func string `json:"func"`
+	File string `json:"file"`
+	Line int    `json:"line"`
+}
+
+// Loc is "file.go:LINE".
+func (f Frame) Loc() string { return f.File + ":" + strconv.Itoa(f.Line) }
+
+// ShortFunc is the function with the last element of its import path:
+// "prices.(*Client).Get" for "example.com/shop/prices.(*Client).Get".
+func (f Frame) ShortFunc() string {
+	name := f.Func
+	slash := strings.LastIndexByte(name, '/')
+	if b := strings.IndexByte(name, '['); b >= 0 && b < slash {
+		slash = strings.LastIndexByte(name[:b], '/')
+	}
+	return name[slash+1:]
+}
+
+// Blamed is the test a verdict on the record goes to: StartedBy when
+// the stack showed another test's goroutine, else Test.
+func (r Record) Blamed() string {
+	if r.StartedBy != "" {
+		return r.StartedBy
+	}
+	return r.Test
+}
+
+// wherePart says where the attempt was made, from the stack:
+//
+//	at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:48)
+//	at leak_test.go:14 (leak.TestA.func1), from a goroutine started by TestA, which had ended
+//
+// "" without a stack.
+func wherePart(o Origin) string {
+	if o.Where == nil {
+		return ""
+	}
+	inner := o.Where.ShortFunc()
+	var after string
+	switch {
+	case o.StartedBy != "":
+		after = ", from a goroutine started by " + o.StartedBy
+		if o.CalledFrom != nil {
+			after += " at " + nearLoc(*o.CalledFrom, *o.Where)
+		}
+		if o.StartedByEnded {
+			after += ", which had ended"
+		}
+	case o.CalledFrom != nil:
+		inner += ", called from " + nearLoc(*o.CalledFrom, *o.Where)
+		if o.Goroutine != "" {
+			inner += " in a goroutine"
+		}
+	case o.Goroutine != "":
+		inner += ", in a goroutine of " + Frame{Func: o.Goroutine}.ShortFunc()
+	}
+	return " at " + o.Where.Loc() + " (" + inner + ")" + after
+}
+
+// nearLoc is f's location, with only its file's base name when it is in
+// the directory of the frame it is named beside.
+func nearLoc(f, beside Frame) string {
+	if path.Dir(f.File) == path.Dir(beside.File) {
+		f.File = path.Base(f.File)
+	}
+	return f.Loc()
+}
+
+// StackText is the stack of a record as the lines under a verdict with
+// -v: one frame a line, "file.go:LINE (pkg.Func)", innermost first,
+// each starting with a newline (the renderer indents them under the
+// verdict). "" without a stack.
+func StackText(r Record) string {
+	var b strings.Builder
+	for _, f := range r.Stack {
+		b.WriteString("\n" + f.Loc() + " (" + f.ShortFunc() + ")")
+	}
+	return b.String()
+}

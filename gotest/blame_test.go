@@ -1,0 +1,101 @@
+package gotest
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/guard"
+	"github.com/nettrap/nettrap/teststream"
+)
+
+// report reports rec with its line within a transaction, as the guard
+// does.
+func (f *trackerFixture) report(w guard.Who, rec audit.Record, line string) {
+	tx := f.tr.Begin(nil)
+	f.tr.report(w, rec, line)
+	tx.End()
+}
+
+var leakStack = []audit.Frame{
+	{Func: "net.(*Dialer).DialContext", File: "/go/src/net/dial.go", Line: 587},
+	{Func: "example.com/p.fetch", File: "/src/p/client.go", Line: 31},
+	{Func: "example.com/p.TestA.func1", File: "/src/p/leak_test.go", Line: 12},
+}
+
+// A goroutine TestA left running dials during TestB: the stack says it
+// is TestA's, which had ended, so the package fails with a line naming
+// TestA, and TestB, innocent, passes.
+func TestBlameMovesToTheEndedTest(t *testing.T) {
+	f := newTrackerFixtureMode(t, teststream.ModeQuiet)
+	f.emit(mark+"=== RUN   TestA", mark+"--- PASS: TestA (0.00s)", mark+"=== RUN   TestB")
+	w := f.who()
+	if w.Test != "TestB" || !slices.Equal(w.Active, []string{"TestB"}) || w.ShowsAudit {
+		t.Fatalf("in TestB: %+v, want TestB active alone, would-be denials not shown (quiet)", w)
+	}
+	line := "nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) during TestB at client.go:31 (p.fetch), " +
+		"from a goroutine started by TestA at leak_test.go:12, which had ended"
+	f.report(w, audit.Record{Decision: audit.Denied, Test: "TestB", Origin: audit.Origin{StartedBy: "TestA", StartedByEnded: true, Stack: leakStack}}, line)
+	f.emit(mark+"--- PASS: TestB (0.00s)", mark+"PASS")
+	out, _ := f.finish()
+	if !strings.Contains("\n"+out, "\n"+line+"\n") || strings.Contains(out, "--- FAIL") || !strings.HasSuffix(out, "FAIL\n") {
+		t.Errorf("want the line outside the tests (the package fails), no test failed, no stack (quiet):\n%s", out)
+	}
+	if strings.Contains(out, "leak_test.go:12 (") {
+		t.Errorf("the stack is shown without -v:\n%s", out)
+	}
+}
+
+// The goroutine's test still runs (paused, parallel): it fails, with the
+// line and, with -v, the stack under it; the running test does not.
+func TestBlameMovesToTheRunningTest(t *testing.T) {
+	f := newTrackerFixture(t)
+	f.emit(mark+"=== RUN   TestA", mark+"=== PAUSE TestA", mark+"=== RUN   TestB")
+	w := f.who()
+	if !slices.Contains(w.Active, "TestA") || !w.ShowsAudit {
+		t.Fatalf("who %+v: want TestA active, would-be denials shown (-v)", w)
+	}
+	line := "nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) during TestB at client.go:31 (p.fetch), from a goroutine started by TestA at leak_test.go:12"
+	f.report(w, audit.Record{Decision: audit.Denied, Test: "TestB", Origin: audit.Origin{StartedBy: "TestA", Stack: leakStack}}, line)
+	f.emit(mark+"--- PASS: TestB (0.00s)", mark+"=== CONT  TestA", mark+"--- PASS: TestA (0.00s)", mark+"PASS")
+	out, _ := f.finish()
+	want := "    " + line + "\n" +
+		"        /go/src/net/dial.go:587 (net.(*Dialer).DialContext)\n" +
+		"        /src/p/client.go:31 (p.fetch)\n" +
+		"        /src/p/leak_test.go:12 (p.TestA.func1)\n"
+	if !strings.Contains(out, "--- FAIL: TestA") || !strings.Contains(out, "--- PASS: TestB") || !strings.Contains(out, want) {
+		t.Errorf("want TestA failed with the line and its stack, TestB passed:\n%s\nwant\n%s", out, want)
+	}
+}
+
+// --mode=audit: with -v a would-be denial's line (and stack) goes into
+// the test's output, and the test passes; without -v it does not (the
+// guard prints it on its messages, Who.ShowsAudit false).
+func TestWouldBlockInTheTestsOutput(t *testing.T) {
+	line := "nettrap: audit: would block: connect tcp 203.0.113.7:80 (external) during TestA at client.go:31 (p.fetch)"
+	rec := audit.Record{Decision: audit.WouldDeny, Test: "TestA", Origin: audit.Origin{Stack: leakStack[:2]}}
+	for _, mode := range []teststream.Mode{teststream.ModeVerbose, teststream.ModeJSONFramed, teststream.ModeQuiet} {
+		f := newTrackerFixtureMode(t, mode)
+		f.emit(mark + "=== RUN   TestA")
+		w := f.who()
+		if w.ShowsAudit != (mode != teststream.ModeQuiet) {
+			t.Errorf("mode %v: ShowsAudit %v", mode, w.ShowsAudit)
+		}
+		if w.ShowsAudit {
+			f.report(w, rec, line)
+		}
+		f.emit(mark+"--- PASS: TestA (0.00s)", mark+"PASS")
+		out, _ := f.finish()
+		if f.tr.Failed() || strings.Contains(out, "FAIL") {
+			t.Errorf("mode %v: a would-be denial failed something:\n%s", mode, out)
+		}
+		shown := strings.Contains(out, "    "+line+"\n        /go/src/net/dial.go:587 (net.(*Dialer).DialContext)\n")
+		if shown != (mode != teststream.ModeQuiet) {
+			t.Errorf("mode %v: line and stack shown %v:\n%s", mode, shown, out)
+		}
+		if mode == teststream.ModeJSONFramed && !strings.Contains(out, mark+"=== RUN   TestA\n    "+line) {
+			t.Errorf("-json: the line is not framed as TestA's output:\n%q", out)
+		}
+	}
+}

@@ -1,0 +1,253 @@
+package guard
+
+import (
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/callstack"
+	"github.com/nettrap/nettrap/decision"
+	"github.com/nettrap/nettrap/policy"
+)
+
+// stackTask is a caller whose stack can be read (decision.StackReader),
+// as an engine will give it: the stack is built by hand, as callstack
+// symbolizes a test binary of module example.com/shop.
+type stackTask struct {
+	decision.FixedTask
+	stack *callstack.Stack
+	err   error
+	asked *atomic.Int32
+}
+
+func (t stackTask) Stack() (*callstack.Stack, *callstack.Table, error) {
+	if t.asked != nil {
+		t.asked.Add(1)
+	}
+	return t.stack, shopTable, t.err
+}
+
+var shopTable = &callstack.Table{Module: "example.com/shop"}
+
+const shopDir = "/home/u/shop/"
+
+// fr is a frame of package prices (file in shop/prices) or of the
+// standard library.
+func fr(fn, file string, line int) callstack.Frame {
+	switch {
+	case strings.HasPrefix(fn, "prices."):
+		fn, file = "example.com/shop/"+fn, shopDir+"prices/"+file
+	case strings.HasPrefix(fn, "main."):
+		file = "/tmp/go-build1/b001/" + file
+	default:
+		file = "/usr/lib/go/src/" + file
+	}
+	return callstack.Frame{Func: fn, File: file, Line: line}
+}
+
+// dial is the innermost part of every stack: net's frames down to the
+// system call.
+var dial = []callstack.Frame{
+	fr("syscall.connect", "syscall/zsyscall_linux_amd64.go", 1481),
+	fr("net.(*netFD).connect", "net/fd_unix.go", 59),
+	fr("net.(*Dialer).DialContext", "net/dial.go", 587),
+}
+
+// tRunner is the outermost frame of a test's goroutine; a go statement's
+// goroutine has none (goexit, where a Complete walk ends, is no frame).
+var tRunner = []callstack.Frame{fr("testing.tRunner", "testing/testing.go", 1934)}
+var goexit []callstack.Frame
+
+func stackOf(complete bool, parts ...[]callstack.Frame) *callstack.Stack {
+	s := &callstack.Stack{Complete: complete}
+	for _, p := range parts {
+		s.Frames = append(s.Frames, p...)
+	}
+	if !complete {
+		s.Stop = "return address not after a call"
+	}
+	return s
+}
+
+func user(frames ...callstack.Frame) []callstack.Frame { return frames }
+
+const blocked = "nettrap: Outbound network blocked: connect 203.0.113.7:443 (external)"
+
+// TestBlameFromStack: the line says where the attempt was made, from the
+// caller's stack, and names the test whose goroutine made it when that
+// is not the test that was running; without a stack, the line is
+// today's.
+func TestBlameFromStack(t *testing.T) {
+	tests := []struct {
+		name      string
+		who       Who
+		stack     *callstack.Stack
+		err       error
+		want      string // the line, after blocked
+		startedBy string
+		ended     bool
+		where     string // file:line of the record's where; "" none
+		calledBy  string
+	}{
+		{name: "direct dial in the test", who: Who{Test: "TestFetch"},
+			stack: stackOf(true, dial, user(fr("prices.TestFetch", "prices_test.go", 20)), tRunner),
+			want:  " during TestFetch at prices/prices_test.go:20 (prices.TestFetch)", where: "prices/prices_test.go:20"},
+		{name: "helper two calls deep", who: Who{Test: "TestFetch"},
+			stack: stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.fetch", "client.go", 12),
+				fr("prices.TestFetch", "prices_test.go", 48)), tRunner),
+			want:  " during TestFetch at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:48)",
+			where: "prices/client.go:31", calledBy: "prices/prices_test.go:48"},
+		{name: "method on a client type", who: Who{Test: "TestClient"},
+			stack: stackOf(true, dial, user(fr("prices.(*Client).Get", "client.go", 40), fr("prices.TestClient", "prices_test.go", 60)), tRunner),
+			want:  " during TestClient at prices/client.go:40 (prices.(*Client).Get, called from prices_test.go:60)",
+			where: "prices/client.go:40", calledBy: "prices/prices_test.go:60"},
+		{name: "closure of a subtest", who: Who{Test: "TestTable/eur"},
+			stack: stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestTable.func1", "prices_test.go", 75)), tRunner),
+			want:  " during TestTable/eur at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:75)",
+			where: "prices/client.go:31", calledBy: "prices/prices_test.go:75"},
+		{name: "goroutine the test started and waited for", who: Who{Test: "TestWait", Active: []string{"TestWait"}},
+			stack: stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestWait.func1", "prices_test.go", 90)), goexit),
+			want:  " during TestWait at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:90 in a goroutine)",
+			where: "prices/client.go:31", calledBy: "prices/prices_test.go:90"},
+		{name: "goroutine an ended test left running", who: Who{Test: "TestB", Active: []string{"TestB"}},
+			stack:     stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestA.func1", "leak_test.go", 12)), goexit),
+			want:      " during TestB at prices/client.go:31 (prices.fetchQuote), from a goroutine started by TestA at leak_test.go:12, which had ended",
+			startedBy: "TestA", ended: true, where: "prices/client.go:31", calledBy: "prices/leak_test.go:12"},
+		{name: "goroutine of a test still running (paused parallel)", who: Who{Test: "TestB", Active: []string{"TestA", "TestB"}},
+			stack:     stackOf(true, dial, user(fr("prices.TestA.func2", "leak_test.go", 14)), goexit),
+			want:      " during TestB at prices/leak_test.go:14 (prices.TestA.func2), from a goroutine started by TestA",
+			startedBy: "TestA", where: "prices/leak_test.go:14"},
+		{name: "leftover goroutine dials between tests", who: Who{Test: audit.Collection, Context: policy.Context{Collection: true}},
+			stack:     stackOf(true, dial, user(fr("prices.TestA.func1", "leak_test.go", 12)), goexit),
+			want:      audit.AtCollection + " at prices/leak_test.go:12 (prices.TestA.func1), from a goroutine started by TestA, which had ended",
+			startedBy: "TestA", ended: true, where: "prices/leak_test.go:12"},
+		{name: "parallel subtest", who: Who{Candidates: []string{"TestP/a", "TestP/b"}, Active: []string{"TestP", "TestP/a", "TestP/b"}},
+			stack: stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestP.func1", "prices_test.go", 101)), tRunner),
+			want: " during one of TestP/a, TestP/b (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)" +
+				" at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:101)",
+			where: "prices/client.go:31", calledBy: "prices/prices_test.go:101"},
+		{name: "TestMain at collection time", who: Who{Test: audit.Collection, Context: policy.Context{Collection: true}},
+			stack: stackOf(true, dial, user(fr("prices.TestMain", "main_test.go", 20), fr("main.main", "_testmain.go", 50),
+				fr("runtime.main", "runtime/proc.go", 283)), goexit),
+			want: audit.AtCollection + " at prices/main_test.go:20 (prices.TestMain)", where: "prices/main_test.go:20"},
+		{name: "shared helper started the goroutine", who: Who{Test: "TestB"},
+			stack: stackOf(true, dial, user(fr("prices.poll", "server.go", 50), fr("prices.(*Server).loop", "server.go", 20)), goexit),
+			want:  " during TestB at prices/server.go:50 (prices.poll, in a goroutine of prices.(*Server).loop)", where: "prices/server.go:50"},
+		{name: "incomplete stack blames no other test", who: Who{Test: "TestB"},
+			stack: stackOf(false, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestA.func1", "leak_test.go", 12))),
+			want:  " during TestB at prices/client.go:31 (prices.fetchQuote, called from leak_test.go:12)",
+			where: "prices/client.go:31", calledBy: "prices/leak_test.go:12"},
+		{name: "no frame of the module", who: Who{Test: "TestFetch"}, stack: stackOf(false, dial), want: " during TestFetch"},
+		{name: "no stack", who: Who{Test: "TestFetch"}, want: " during TestFetch"},
+		{name: "stack unreadable", who: Who{Test: "TestFetch"}, stack: stackOf(true, dial), err: errors.New("thread gone"), want: " during TestFetch"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, policy.Policy{})
+			tt.who.Package = "example.com/shop/prices"
+			attr := &fakeAttribution{who: tt.who}
+			f.g.Attribution = attr
+			c := call(bpf.Connect, inet("203.0.113.7:443"))
+			if tt.stack != nil || tt.err != nil {
+				c.Task = stackTask{FixedTask: task(""), stack: tt.stack, err: tt.err}
+			}
+			f.g.Decide(c)
+			recs := f.records(t)
+			if len(recs) != 1 || len(attr.reports) != 1 {
+				t.Fatalf("records %+v, reports %q", recs, attr.reports)
+			}
+			_, line, _ := strings.Cut(attr.reports[0], "|"+recs[0].Test+"|")
+			if want := blocked + tt.want; line != want {
+				t.Errorf("line\n%s\nwant\n%s", line, want)
+			}
+			r := recs[0]
+			if r.StartedBy != tt.startedBy || r.StartedByEnded != tt.ended {
+				t.Errorf("started_by %q ended %v, want %q %v", r.StartedBy, r.StartedByEnded, tt.startedBy, tt.ended)
+			}
+			if got := locOf(r.Where); got != tt.where {
+				t.Errorf("where %q, want %q", got, tt.where)
+			}
+			if got := locOf(r.CalledFrom); got != tt.calledBy {
+				t.Errorf("called_from %q, want %q", got, tt.calledBy)
+			}
+			if tt.stack != nil && tt.err == nil {
+				if len(r.Stack) != len(tt.stack.Frames) || r.Stack[0].Func != "syscall.connect" ||
+					r.Stack[len(r.Stack)-1].File != tt.stack.Frames[len(tt.stack.Frames)-1].File {
+					t.Errorf("stack %+v, want the %d frames", r.Stack, len(tt.stack.Frames))
+				}
+			} else if r.Stack != nil || r.Where != nil {
+				t.Errorf("record has a stack without one: %+v", r.Origin)
+			}
+		})
+	}
+}
+
+func locOf(f *audit.Frame) string {
+	if f == nil {
+		return ""
+	}
+	return f.Loc()
+}
+
+// TestStackOnlyWhenRecorded: the stack is asked for a denied or audited
+// call, once however many destinations it names, and never on the
+// allowed fast path.
+func TestStackOnlyWhenRecorded(t *testing.T) {
+	f := newFixture(t, policy.Policy{})
+	f.g.Attribution = &fakeAttribution{who: Who{Test: "TestFetch"}}
+	asked := &atomic.Int32{}
+	stack := stackOf(true, dial, user(fr("prices.TestFetch", "prices_test.go", 20)), tRunner)
+	mk := func(dests ...string) *decision.Call {
+		c := call(bpf.SendMsg)
+		for _, d := range dests {
+			c.Dests = append(c.Dests, inet(d))
+		}
+		c.Task = stackTask{FixedTask: task("udp"), stack: stack, asked: asked}
+		return c
+	}
+	if a := f.g.Decide(mk("127.0.0.1:53", "127.0.0.1:80")); !a.Allowed() || asked.Load() != 0 {
+		t.Errorf("loopback: allowed %v, stack asked %d times; want allowed, never", a.Allowed(), asked.Load())
+	}
+	if a := f.g.Decide(mk("203.0.113.7:443", "198.51.100.1:443")); a.Allowed() || asked.Load() != 1 {
+		t.Errorf("two external destinations: allowed %v, stack asked %d times; want denied, once", a.Allowed(), asked.Load())
+	}
+	f.g.Policy.Mode = policy.Audit
+	f.g.Decide(mk("203.0.113.7:443"))
+	f.g.Policy.Mode = policy.Enforce
+	f.g.Attribution = &fakeAttribution{who: Who{Test: "TestLive", Context: policy.Context{Marked: true}}}
+	f.g.Decide(mk("203.0.113.7:443"))
+	if asked.Load() != 3 {
+		t.Errorf("stack asked %d times in all, want 3 (denied, would-deny, allowed by the marker)", asked.Load())
+	}
+	for _, r := range f.records(t) {
+		if r.Where == nil || r.Where.Loc() != "prices/prices_test.go:20" {
+			t.Errorf("%s record: where %+v", r.Decision, r.Where)
+		}
+	}
+}
+
+// TestWouldBlockShownOnce: under --mode=audit a would-be denial's line
+// goes to the attribution, and to the messages only when the
+// attribution does not show it in the test's output (Who.ShowsAudit).
+func TestWouldBlockShownOnce(t *testing.T) {
+	for _, shows := range []bool{false, true} {
+		f := newFixture(t, policy.Policy{Mode: policy.Audit})
+		attr := &fakeAttribution{who: Who{Test: "TestFetch", ShowsAudit: shows}}
+		f.g.Attribution = attr
+		c := call(bpf.Connect, inet("203.0.113.7:443"))
+		c.Task = stackTask{FixedTask: task("tcp"), stack: stackOf(true, dial, user(fr("prices.TestFetch", "prices_test.go", 20)), tRunner)}
+		if a := f.g.Decide(c); !a.Allowed() {
+			t.Fatal("audit mode denied")
+		}
+		line := "nettrap: audit: would block: connect tcp 203.0.113.7:443 (external) during TestFetch at prices/prices_test.go:20 (prices.TestFetch)"
+		if len(attr.reports) != 1 || attr.reports[0] != "would-deny|TestFetch|"+line {
+			t.Errorf("ShowsAudit %v: reports %q, want the line", shows, attr.reports)
+		}
+		if got, want := f.msgs.String(), map[bool]string{false: line + "\n", true: ""}[shows]; got != want {
+			t.Errorf("ShowsAudit %v: messages %q, want %q", shows, got, want)
+		}
+	}
+}

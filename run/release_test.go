@@ -66,9 +66,13 @@ func TestStartErrorReleases(t *testing.T) {
 	log, summary := filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "summary.txt")
 	err := Run(Options{Kind: Command, Argv: []string{noInterp}, AuditLog: log,
 		Summary: summary, Emulate: supervisor.EmulateOff, Names: flagNames{}})
+	// The notify engine fails the start itself ("cannot start …"); the
+	// ptrace engine's stub (auto's choice under a listener above, as in
+	// nettrap's own suite run under nettrap) fails the exec and exits
+	// with the same status.
 	var e *ExitError
-	if !errors.As(err, &e) || e.Code != ExitNotFound || !strings.Contains(err.Error(), "cannot start") {
-		t.Fatalf("Run = %v, want status %d, cannot start", err, ExitNotFound)
+	if !errors.As(err, &e) || e.Code != ExitNotFound {
+		t.Fatalf("Run = %v, want status %d", err, ExitNotFound)
 	}
 	if _, err := os.Stat(log); err != nil {
 		t.Errorf("the audit log the user named: %v", err)

@@ -318,6 +318,20 @@ func TestTargetKilledMidCall(t *testing.T) {
 	}
 }
 
+// A decision that takes long (a decider that drains a test's output) does
+// not hold up other threads' calls: with a decider that decides every
+// call where it is received, the notify loop's watchdog passes the turn
+// to a new receiver while the slow one waits (the ptrace engine decides
+// each tracee's calls apart, so it holds up nothing either).
+func TestSlowDecisionHoldsUpNoOther(t *testing.T) {
+	ok := listen(t, "127.0.0.1")
+	out, _ := confinedWith(t, []string{asideEnv + "=1"}, "held-aside", "127.0.0.3:9", ok.addr)
+	expect(t, out, "ok")
+	if c, _ := ok.counts(t, 1, 0); c != 1 {
+		t.Errorf("allowed listener saw %d connections, want 1", c)
+	}
+}
+
 // If the supervisor dies, confined calls fail (ENOSYS): closed, not open.
 // The victim here opts out of dying with the supervisor, as a grandchild
 // (which PR_SET_PDEATHSIG does not reach) would.

@@ -6,10 +6,10 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/nettrap/nettrap/supervisor/internal/ticker"
 	"github.com/nettrap/nettrap/supervisor/internal/unotify"
 )
 
@@ -25,7 +25,7 @@ import (
 // uncontended lock round trips.
 //
 // A decision can take long (a decider draining a test's output). A
-// watchdog, ticking every handOffAfter while calls come, passes the turn
+// watchdog (a ticker.Ticker, watch), ticking every handOffAfter while calls come, passes the turn
 // to a new receiver when it sees the same call in hand on two ticks in a
 // row; the slow receiver finishes its call and ends. So other threads'
 // calls wait at most about two ticks behind a slow one. A receiver is
@@ -36,16 +36,17 @@ import (
 // nothing. When no call came for idleTicks ticks the watchdog stops
 // ticking until the next call: an idle supervisor sleeps.
 type receivers struct {
-	armed atomic.Bool   // the watchdog ticks
-	arm   chan struct{} // wakes the disarmed watchdog
-	quit  chan struct{} // closed when every receiver has ended
-	alive atomic.Int32  // receivers running (counted for kick)
+	watchdog ticker.Ticker // passes the turn on (check) every handOffAfter while calls come
+	alive    atomic.Int32  // receivers running (counted for kick)
 
 	mu      sync.Mutex
 	cur     *receiverState // the receiver whose turn it is
 	seq     uint64         // calls received
 	running int            // receivers not yet ended
 	ended   chan struct{}  // closed when running drops to 0: no more start
+
+	// The watchdog's view at its last tick, guarded by mu.
+	lastHandling, lastSeq uint64
 }
 
 // receiverState is one receiver's, guarded by receivers.mu.
@@ -59,10 +60,8 @@ type receiverState struct {
 // and a command that exits at once would otherwise be kicked before its
 // first receiver was counted, which would then wait in RECV for good.
 func (l *loop) startBlocking() {
-	l.recv.arm = make(chan struct{}, 1)
-	l.recv.quit = make(chan struct{})
 	l.recv.ended = make(chan struct{})
-	go l.watchdog()
+	l.recv.watchdog.Period, l.recv.watchdog.Idle, l.recv.watchdog.Check = handOffAfter, idleTicks, l.watch
 	l.recv.mu.Lock()
 	l.startReceiverLocked()
 	l.recv.mu.Unlock()
@@ -72,7 +71,7 @@ func (l *loop) startBlocking() {
 // stopped (kick.go) or the filter has no user left.
 func (l *loop) runBlocking() {
 	<-l.recv.ended
-	close(l.recv.quit)
+	l.recv.watchdog.Stop()
 }
 
 // startReceiverLocked starts a receiver and gives it the turn.
@@ -133,7 +132,7 @@ func (l *loop) receiver(st *receiverState) {
 		l.recv.seq++
 		st.handling = l.recv.seq
 		l.recv.mu.Unlock()
-		l.armWatchdog()
+		l.recv.watchdog.Arm()
 		l.handle(&n)
 		l.recv.mu.Lock()
 		st.handling = 0
@@ -173,73 +172,28 @@ func (l *loop) hungUp() bool {
 	}
 }
 
-// armWatchdog starts the watchdog ticking if it is not.
-func (l *loop) armWatchdog() {
-	if l.recv.armed.Load() || !l.recv.armed.CompareAndSwap(false, true) {
-		return
-	}
-	select {
-	case l.recv.arm <- struct{}{}:
-	default:
-	}
-}
-
-// watchdog passes the turn on when a call stays in hand for a tick.
-func (l *loop) watchdog() {
-	for {
-		select {
-		case <-l.recv.arm:
-		case <-l.recv.quit:
-			return
-		}
-		if !l.tick() {
-			return
-		}
-	}
-}
-
 // idleTicks is how many ticks without a call the watchdog waits before it
-// stops ticking. Arming it again costs the receiver a goroutine wake-up on
+// stops ticking. Arming it again costs the receiver a goroutine start on
 // its next call; a few dozen quiet ticks (a thousand a second, each a
 // look under a lock) spare that to a target that calls in bursts, as a
 // QUIC stack does, and an idle supervisor still sleeps soon.
 const idleTicks = 50
 
-// tick ticks while calls come; it returns false when the loop ended.
-func (l *loop) tick() bool {
-	t := time.NewTicker(handOffAfter)
-	defer t.Stop()
-	var lastHandling, lastSeq uint64
-	idle := 0
-	for {
-		select {
-		case <-t.C:
-		case <-l.recv.quit:
-			return false
+// watch is the watchdog's look: a call in hand on two ticks in a row
+// passes the turn to a new receiver. It tells whether calls came.
+func (l *loop) watch() (busy bool) {
+	l.recv.mu.Lock()
+	defer l.recv.mu.Unlock()
+	cur, seq := l.recv.cur, l.recv.seq
+	handling := cur.handling
+	busy = handling != 0 || seq != l.recv.lastSeq
+	if handling != 0 && handling == l.recv.lastHandling {
+		if !l.stopping.Load() && l.recv.running > 0 {
+			cur.superseded = true
+			l.startReceiverLocked()
 		}
-		l.recv.mu.Lock()
-		cur, seq := l.recv.cur, l.recv.seq
-		handling := cur.handling
-		switch {
-		case handling != 0 && handling == lastHandling:
-			if !l.stopping.Load() && l.recv.running > 0 {
-				cur.superseded = true
-				l.startReceiverLocked()
-			}
-			handling = 0
-		case handling == 0 && seq == lastSeq:
-			// Idle for idleTicks ticks: stop ticking. A receiver that
-			// takes a call from now on arms the watchdog again (armed is
-			// cleared under the lock it takes before it does).
-			if idle++; idle >= idleTicks {
-				l.recv.armed.Store(false)
-				l.recv.mu.Unlock()
-				return true
-			}
-		default:
-			idle = 0
-		}
-		l.recv.mu.Unlock()
-		lastHandling, lastSeq = handling, seq
+		handling = 0
 	}
+	l.recv.lastHandling, l.recv.lastSeq = handling, seq
+	return busy
 }

@@ -201,6 +201,11 @@ func TestConnectAllowedAndDenied(t *testing.T) {
 	if want := fmt.Sprintf("tcp %s %s pid", exe, os.Args[0]); len(rep.Callers) != 1 || rep.Callers[0] != want {
 		t.Errorf("callers %q, want [%q]", rep.Callers, want)
 	}
+	// And where it came from: the victim's connectTo, read from the
+	// thread held in the call (decision.StackOf, callstack).
+	if len(rep.Stacks) != 1 || !strings.HasPrefix(rep.Stacks[0], "victim_test.go:") || !strings.HasSuffix(rep.Stacks[0], "(supervisor_test.connectTo)") {
+		t.Errorf("stacks %q, want the victim's connectTo in victim_test.go", rep.Stacks)
+	}
 }
 
 // A confined program that execs another stays confined.
@@ -310,6 +315,20 @@ func TestTargetKilledMidCall(t *testing.T) {
 	expect(t, out, "ok")
 	if rep.Vanished < 1 {
 		t.Errorf("report %+v: the killed call was not seen to vanish", rep)
+	}
+}
+
+// A decision that takes long (a decider that drains a test's output) does
+// not hold up other threads' calls: with a decider that decides every
+// call where it is received, the notify loop's watchdog passes the turn
+// to a new receiver while the slow one waits (the ptrace engine decides
+// each tracee's calls apart, so it holds up nothing either).
+func TestSlowDecisionHoldsUpNoOther(t *testing.T) {
+	ok := listen(t, "127.0.0.1")
+	out, _ := confinedWith(t, []string{asideEnv + "=1"}, "held-aside", "127.0.0.3:9", ok.addr)
+	expect(t, out, "ok")
+	if c, _ := ok.counts(t, 1, 0); c != 1 {
+		t.Errorf("allowed listener saw %d connections, want 1", c)
 	}
 }
 

@@ -92,6 +92,8 @@ func victimRole(op []string) int {
 		}
 	case "kill-mid-call": // a child stalls in connect, is killed, then we connect
 		fmt.Println(killMidCall(arg(1), arg(2)))
+	case "held-aside": // held-aside STALLED ALLOWED: a thread held in a decision does not hold up another's connect
+		fmt.Println(heldAside(arg(1), arg(2)))
 	case "wait-connect": // for the supervisor-killed tests: pid to DIR/ready, wait for DIR/go, result to DIR/result
 		dir := arg(1)
 		os.WriteFile(dir+"/ready.tmp", []byte(strconv.Itoa(os.Getpid())), 0o644)
@@ -378,6 +380,29 @@ func killMidCall(stalled, allowed string) string {
 		return "never-held:" + result(err)
 	}
 	return result(connectTo(allowed))
+}
+
+// heldAside connects to stalled on a thread of its own, which the test
+// decider holds until this process is gone, and once it is held connects
+// to allowed: that must succeed while the first is still held (the
+// notify loop's watchdog passes the turn to a new receiver). Without the
+// hand-off the second connect would be received only after the first
+// call's decision, at the decider's 20 s deadline: "held-up".
+func heldAside(stalled, allowed string) string {
+	notices := os.NewFile(stallNoticeFD, "stall notices")
+	var returned atomic.Bool
+	go func() {
+		connectTo(stalled)
+		returned.Store(true)
+	}()
+	if _, err := notices.Read(make([]byte, 1)); err != nil {
+		return "never-held:" + result(err)
+	}
+	err := connectTo(allowed)
+	if returned.Load() {
+		return "held-up"
+	}
+	return result(err)
 }
 
 // opArg is the victim operation's word i, or "" past its end.

@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/ticker"
 )
 
 // watcher guards emulated calls that may block for long (a connect to an
@@ -16,17 +17,18 @@ import (
 // signal to take (emuintr.go).
 //
 // Most such calls return at once (a loopback connect), so a call is only
-// listed while it runs, and one goroutine, ticking every watchAfter while
-// calls come, starts the watch of a call it finds listed on two ticks in
-// a row: after 1–2 ms. Per call that is a map insert and delete under a
+// listed while it runs, and one goroutine (a ticker.Ticker), ticking every
+// watchAfter while calls come, starts the watch of a call it finds listed
+// on two ticks in a row: after 1–2 ms. Per call that is a map insert and delete under a
 // lock: no timer, no goroutine, no allocation. (A timer per call, with its
 // closure and channel, cost about a microsecond of an emulated loopback
 // connect, and woke the Go scheduler's idle threads.) The ticker stops
 // after watchIdleTicks quiet ticks: an idle supervisor sleeps.
 type watcher struct {
-	mu      sync.Mutex
-	calls   map[*watch]struct{}
-	ticking bool
+	mu    sync.Mutex
+	calls map[*watch]struct{}
+	once  sync.Once
+	tick  ticker.Ticker // looks at calls every watchAfter while there are any
 }
 
 // watch is one listed call; it lives in the call's borrowed socket.
@@ -56,11 +58,11 @@ func (w *watcher) begin(s *Borrowed, stop int, connect bool) *watch {
 		w.calls = map[*watch]struct{}{}
 	}
 	w.calls[wt] = struct{}{}
-	if !w.ticking {
-		w.ticking = true
-		go w.tick()
-	}
 	w.mu.Unlock()
+	w.once.Do(func() {
+		w.tick.Period, w.tick.Idle, w.tick.Check = watchAfter, watchIdleTicks, w.check
+	})
+	w.tick.Arm()
 	return wt
 }
 
@@ -80,30 +82,19 @@ func (w *watcher) end(wt *watch) {
 	}
 }
 
-// tick starts the watch of every call listed for two ticks, until the
-// list has stayed empty for watchIdleTicks ticks.
-func (w *watcher) tick() {
-	t := time.NewTicker(watchAfter)
-	defer t.Stop()
-	idle := 0
-	for range t.C {
-		w.mu.Lock()
-		if len(w.calls) > 0 {
-			idle = 0
-		} else if idle++; idle >= watchIdleTicks {
-			w.ticking = false
-			w.mu.Unlock()
-			return
-		}
-		for wt := range w.calls {
-			if wt.ended == nil {
-				if wt.ticks++; wt.ticks >= 2 {
-					w.startLocked(wt)
-				}
+// check starts the watch of every call listed for two ticks; it tells
+// the ticker whether any call is listed.
+func (w *watcher) check() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for wt := range w.calls {
+		if wt.ended == nil {
+			if wt.ticks++; wt.ticks >= 2 {
+				w.startLocked(wt)
 			}
 		}
-		w.mu.Unlock()
 	}
+	return len(w.calls) > 0
 }
 
 // startLocked starts wt's watch. Without an eventfd to end it by, it

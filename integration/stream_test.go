@@ -42,7 +42,7 @@ func TestLeftoverGoroutine(t *testing.T) {
 	want := expectation{
 		results: res("TestA", "PASS", "TestB", "PASS", "TestOdd", "FAIL", "TestLast", "PASS"),
 		lines: map[string][]*regexp.Regexp{
-			"": {regexp.MustCompile(`^Outbound network blocked: connect tcp (203\.0\.113\.7|\[::ffff:203\.0\.113\.7\]):4001 \(external\) during TestB at fx/fx\.go:\d+ \(fx\.Dial\), from a goroutine started by TestA at leftover/leftover_test\.go:\d+, which had ended$`)},
+			"":        {regexp.MustCompile(`^Outbound network blocked: connect tcp (203\.0\.113\.7|\[::ffff:203\.0\.113\.7\]):4001 \(external\) during TestB at fx/fx\.go:\d+ \(fx\.Dial\), from a goroutine started by TestA at leftover/leftover_test\.go:\d+, which had ended$`)},
 			"TestOdd": {note(`unknown value "yes" of the "nettrap" attribute`)},
 		},
 		final: "FAIL",

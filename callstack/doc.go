@@ -2,8 +2,8 @@
 // the stack of a thread stopped in the kernel (held by a seccomp user
 // notification, or by ptrace) and symbolizes it with the executable's
 // own tables, so that a blocked attempt can say "client.go:42
-// (pkg.(*Client).Get)". Not yet used by the engines: issue 21 wires it
-// into messages, audit records and annotations.
+// (pkg.(*Client).Get)". The engines' tasks use it (decision.StackReader)
+// for messages, audit records and annotations.
 //
 // # Tables
 //

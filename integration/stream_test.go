@@ -23,10 +23,11 @@ func rawRecords(t *testing.T, path string) []map[string]any {
 	return readJSONL[map[string]any](t, path)
 }
 
-// TestLeftoverGoroutine: a goroutine of TestA dials during TestB. Without
-// the caller's stack (the engines do not read it yet) the line says what
-// nettrap knows (during TestB), and nothing guesses from timing: the
-// record has no after_test, the summary no hint. TestOdd's
+// TestLeftoverGoroutine: a goroutine of TestA dials during TestB. The
+// caller's stack shows it (its entry is TestA's closure): the line says
+// so, TestB passes, and with TestA ended the package fails naming it;
+// nothing guesses from timing: the record has no after_test, the
+// summary no hint. TestOdd's
 // bad marker fails it, is in the audit log without the fields of an
 // attempt, and in the summary.
 func TestLeftoverGoroutine(t *testing.T) {
@@ -39,9 +40,9 @@ func TestLeftoverGoroutine(t *testing.T) {
 	run := runConfined(t, filepath.Join(bins, "leftover.test"), "leftover", []string{"--audit-log", log}, []string{"-test.v=true"})
 	checkRun(t, run, expectation{code: 1})
 	want := expectation{
-		results: res("TestA", "PASS", "TestB", "FAIL", "TestOdd", "FAIL", "TestLast", "PASS"),
+		results: res("TestA", "PASS", "TestB", "PASS", "TestOdd", "FAIL", "TestLast", "PASS"),
 		lines: map[string][]*regexp.Regexp{
-			"TestB":   {ext("connect tcp", 4001, "TestB")},
+			"":        {regexp.MustCompile(`^Outbound network blocked: connect tcp (203\.0\.113\.7|\[::ffff:203\.0\.113\.7\]):4001 \(external\) during TestB at fx/fx\.go:\d+ \(fx\.Dial\), from a goroutine started by TestA at leftover/leftover_test\.go:\d+, which had ended$`)},
 			"TestOdd": {note(`unknown value "yes" of the "nettrap" attribute`)},
 		},
 		final: "FAIL",
@@ -63,8 +64,8 @@ func TestLeftoverGoroutine(t *testing.T) {
 	if denied == nil || bad == nil {
 		t.Fatalf("audit log lacks the denial or the bad marker: %v, %v", denied, bad)
 	}
-	if denied["test"] != "TestB" {
-		t.Errorf("denial attributed to %v, want TestB (the test running then)", denied["test"])
+	if denied["test"] != "TestB" || denied["started_by"] != "TestA" {
+		t.Errorf("denial during %v, started by %v; want during TestB (the test running then), started by TestA", denied["test"], denied["started_by"])
 	}
 	for _, absent := range []string{"after_test", "after_ms"} {
 		if _, ok := denied[absent]; ok {

@@ -187,6 +187,7 @@ type roleReport struct {
 	Capless       uint64
 	Errors        []string
 	Callers       []string
+	Stacks        []string // where each denied call came from (decision.StackOf)
 	Engine        string
 	Userns        supervisor.NsMethod
 }
@@ -197,6 +198,7 @@ type roleReport struct {
 var (
 	callersMu sync.Mutex
 	callers   []string
+	stacks    []string
 )
 
 func noteCaller(c *decision.Call) {
@@ -205,9 +207,16 @@ func noteCaller(c *decision.Call) {
 	if who.PID > 0 && who.TID == c.TID && !who.Gone {
 		note += " pid"
 	}
+	where := "no stack"
+	if st, tab := decision.StackOf(c.Task); st != nil {
+		if w, ok := tab.Where(st); ok {
+			where = w.String()
+		}
+	}
 	callersMu.Lock()
 	defer callersMu.Unlock()
 	callers = append(callers, note)
+	stacks = append(stacks, where)
 }
 
 // supervisorRole confines the victim and writes a report to reportPath.
@@ -285,6 +294,7 @@ func supervisorRole(reportPath string, keep bool) int {
 		Emulated:      s.Stats.Emulated.Load(),
 		Redirects:     redirects,
 		Callers:       callers,
+		Stacks:        stacks,
 		Capless:       s.Stats.CaplessNetlink.Load(),
 		Engine:        s.Engine.Engine.String(),
 		Userns:        s.Userns.Method,

@@ -201,6 +201,11 @@ func TestConnectAllowedAndDenied(t *testing.T) {
 	if want := fmt.Sprintf("tcp %s %s pid", exe, os.Args[0]); len(rep.Callers) != 1 || rep.Callers[0] != want {
 		t.Errorf("callers %q, want [%q]", rep.Callers, want)
 	}
+	// And where it came from: the victim's connectTo, read from the
+	// thread held in the call (decision.StackOf, callstack).
+	if len(rep.Stacks) != 1 || !strings.HasPrefix(rep.Stacks[0], "victim_test.go:") || !strings.HasSuffix(rep.Stacks[0], "(supervisor_test.connectTo)") {
+		t.Errorf("stacks %q, want the victim's connectTo in victim_test.go", rep.Stacks)
+	}
 }
 
 // A confined program that execs another stays confined.

@@ -1,0 +1,77 @@
+package decode
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/callstack"
+)
+
+// Stack implements decision.StackReader: the caller's stack, unwound
+// from /proc/TID/syscall, which both engines' held threads show (one
+// blocked in the notification, one in its ptrace stop), with the
+// symbol tables of the caller's executable.
+func (t *task) Stack() (*callstack.Stack, *callstack.Table, error) {
+	pid := t.Caller().PID
+	if pid <= 0 {
+		return nil, nil, errors.New("no caller")
+	}
+	tab, err := tables.of(pid)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := tab.UnwindThread(pid, t.c.TID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !t.Pending() {
+		// The thread left the call: what was read may be another
+		// call's stack.
+		return nil, nil, errors.New("the caller left the call")
+	}
+	return s, tab, nil
+}
+
+// maxTables bounds the cache: a run has a few executables that call out
+// (the test binaries of one package each, a helper or two).
+const maxTables = 16
+
+// tables caches the symbol tables of executables by device and inode
+// (an executable rebuilt in place is a new file), failures included: a
+// program that is not Go is not opened again at every denial.
+var tables tableCache
+
+type tableCache struct {
+	mu sync.Mutex
+	m  map[[2]uint64]tableEntry
+}
+
+type tableEntry struct {
+	tab *callstack.Table
+	err error
+}
+
+// of returns the table of pid's executable.
+func (c *tableCache) of(pid int) (*callstack.Table, error) {
+	path := "/proc/" + strconv.Itoa(pid) + "/exe"
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return nil, os.NewSyscallError("stat", err)
+	}
+	key := [2]uint64{st.Dev, st.Ino}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[key]; ok {
+		return e.tab, e.err
+	}
+	tab, err := callstack.Open(path)
+	if c.m == nil || len(c.m) >= maxTables {
+		c.m = map[[2]uint64]tableEntry{}
+	}
+	c.m[key] = tableEntry{tab, err}
+	return tab, err
+}

@@ -62,6 +62,10 @@ func blocked(op, host string, port int, class, who string) *regexp.Regexp {
 		regexp.QuoteMeta(op), regexp.QuoteMeta(host), regexp.QuoteMeta(host), port, class, regexp.QuoteMeta(who)))
 }
 
+// where matches the location a line may give after its test (the
+// caller's stack: " at FILE:LINE (pkg.Func, called from …)").
+const where = `( at \S+:\d+ \([^)]*\))?`
+
 func ext(op string, port int, who string) *regexp.Regexp {
 	return blocked(op, fxExternal, port, "external", who)
 }

@@ -19,7 +19,7 @@ import (
 // sealedLine is the denial of a marked test's connect under --sealed: it
 // says the marker was ignored.
 func sealedLine(port int, test string) *regexp.Regexp {
-	return regexp.MustCompile(ext("connect tcp", port, test).String() + regexp.QuoteMeta(": "+audit.ReasonMarkerIgnored))
+	return regexp.MustCompile(ext("connect tcp", port, test).String() + where + regexp.QuoteMeta(": "+audit.ReasonMarkerIgnored))
 }
 
 // sealedSeqExpect is package seq under --sealed: the marked tests (and the

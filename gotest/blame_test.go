@@ -47,6 +47,39 @@ func TestBlameMovesToTheEndedTest(t *testing.T) {
 	}
 }
 
+// TestA's end was written before the call but is still held (the call's
+// transaction drained it): the package fails all the same, as the line
+// says TestA had ended, and TestA's --- PASS stays. Before, the verdict
+// went into TestA's held output, failing TestA or the package by how far
+// the output had been written.
+func TestBlameEndedTestWhoseEndIsHeld(t *testing.T) {
+	for _, mode := range []teststream.Mode{teststream.ModeVerbose, teststream.ModeJSONFramed} {
+		f := newTrackerFixtureMode(t, mode)
+		f.emit(mark + "=== RUN   TestA")
+		f.who() // TestA's start is out
+		f.emit(mark+"--- PASS: TestA (0.00s)", mark+"=== RUN   TestB")
+		tx := f.tr.Begin(nil) // drains TestA's end and TestB's start, and holds them
+		w := tx.Who()
+		if w.Test != "TestB" || !slices.Equal(w.Active, []string{"TestB"}) {
+			tx.End()
+			t.Fatalf("mode %v: in the call's transaction %+v, want TestB active alone", mode, w)
+		}
+		line := "nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) during TestB at client.go:31 (p.fetch), " +
+			"from a goroutine started by TestA at leak_test.go:12, which had ended"
+		f.tr.report(w, audit.Record{Decision: audit.Denied, Test: "TestB", Origin: audit.Origin{StartedBy: "TestA", StartedByEnded: true, Stack: leakStack}}, line)
+		tx.End()
+		f.emit(mark+"--- PASS: TestB (0.00s)", mark+"PASS")
+		out, _ := f.finish()
+		if strings.Contains(out, "--- FAIL") || !strings.Contains(out, "--- PASS: TestA") || !strings.HasSuffix(out, "FAIL\n") {
+			t.Errorf("mode %v: want TestA and TestB passed and the package failed:\n%s", mode, out)
+		}
+		i, j := strings.Index(out, line), strings.Index(out, "=== RUN   TestB")
+		if i < 0 || j < 0 || i < j {
+			t.Errorf("mode %v: want the line after TestB's start (outside TestA's output):\n%s", mode, out)
+		}
+	}
+}
+
 // The goroutine's test still runs (paused, parallel): it fails, with the
 // line and, with -v, the stack under it; the running test does not.
 func TestBlameMovesToTheRunningTest(t *testing.T) {

@@ -296,7 +296,11 @@ func (t *Tracker) report(w guard.Who, rec audit.Record, line string) {
 		return
 	}
 	if rec.StartedBy != "" {
-		if !t.renderer.Fail(rec.StartedBy, line) {
+		// A test that had ended when the call came (as the stream told
+		// the decider) fails the package, as its line says, even when
+		// its end is still held unwritten: the verdict must not depend
+		// on how far the output has been written.
+		if rec.StartedByEnded || !t.renderer.Fail(rec.StartedBy, line) {
 			t.renderer.FailPackage(line)
 		}
 		return

@@ -120,6 +120,8 @@ func TestMessageWhere(t *testing.T) {
 	}{
 		{Origin{}, " during TestFetch"},
 		{Origin{Stack: []Frame{{Func: "net.dial", File: "/go/src/net/dial.go", Line: 5}}}, " during TestFetch"},
+		{Origin{Stack: []Frame{{Func: "net.dial", File: "/go/src/net/dial.go", Line: 5}}, Goroutine: "net/http.(*Transport).startDialConnForLocked.func1"},
+			" during TestFetch, in a goroutine of http.(*Transport).startDialConnForLocked.func1"},
 		{Origin{Where: where}, " during TestFetch at prices/client.go:31 (prices.fetchQuote)"},
 		{Origin{Where: where, CalledFrom: &Frame{Func: "example.com/shop/prices.TestFetch", File: "prices/prices_test.go", Line: 48}},
 			" during TestFetch at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:48)"},

@@ -71,10 +71,17 @@ func (r Record) Blamed() string {
 //
 //	at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:48)
 //	at leak_test.go:14 (leak.TestA.func1), from a goroutine started by TestA, which had ended
+//	, in a goroutine of http.(*Transport).startDialConnForLocked.func1
 //
-// "" without a stack.
+// The last: no frame of the module, a library's goroutine. "" without
+// a stack.
 func wherePart(o Origin) string {
 	if o.Where == nil {
+		if o.Goroutine != "" {
+			// A complete stack with no frame of the module: a library's
+			// goroutine (net/http's Transport dials in its own).
+			return ", in a goroutine of " + Frame{Func: o.Goroutine}.ShortFunc()
+		}
 		return ""
 	}
 	inner := o.Where.ShortFunc()

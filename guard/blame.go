@@ -36,13 +36,16 @@ func stackOrigin(s *callstack.Stack, tab *callstack.Table, who Who) audit.Origin
 		o.Stack = append(o.Stack, audit.Frame{Func: f.Func, File: f.File, Line: f.Line})
 	}
 	w, ok := tab.Where(s)
-	if !ok {
-		return o
-	}
-	o.Where = relFrame(w.Frame, w.RelFile)
 	if w.Entry != "" && !w.EntryIsTest && w.Entry != "main.main" {
 		o.Goroutine = w.Entry
 	}
+	if !ok {
+		// No frame of the module: a goroutine a library started (net/http
+		// dials in its Transport's), which the stack ties to no test.
+		// The line names its entry and no more.
+		return o
+	}
+	o.Where = relFrame(w.Frame, w.RelFile)
 	test, tf, found := testFrame(s, tab)
 	if found && (tf.Func != w.Frame.Func || tf.Line != w.Frame.Line || tf.File != w.Frame.File) {
 		o.CalledFrom = relFrame(tf, relFile(tab, tf))

@@ -141,6 +141,10 @@ func TestBlameFromStack(t *testing.T) {
 			want:  " during TestB at prices/client.go:31 (prices.fetchQuote, called from leak_test.go:12)",
 			where: "prices/client.go:31", calledBy: "prices/leak_test.go:12"},
 		{name: "no frame of the module", who: Who{Test: "TestFetch"}, stack: stackOf(false, dial), want: " during TestFetch"},
+		{name: "a library's goroutine (net/http's Transport)", who: Who{Test: "TestFetch"},
+			stack: stackOf(true, dial, user(fr("net/http.(*Transport).dialConnFor", "net/http/transport.go", 1648),
+				fr("net/http.(*Transport).startDialConnForLocked.func1", "net/http/transport.go", 1629)), goexit),
+			want: " during TestFetch, in a goroutine of http.(*Transport).startDialConnForLocked.func1"},
 		{name: "no stack", who: Who{Test: "TestFetch"}, want: " during TestFetch"},
 		{name: "stack unreadable", who: Who{Test: "TestFetch"}, stack: stackOf(true, dial), err: errors.New("thread gone"), want: " during TestFetch"},
 	}

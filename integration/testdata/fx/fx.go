@@ -70,3 +70,16 @@ func Send(host string, port int, tag string) error {
 	_, err = c.WriteToUDP([]byte(tag), dst)
 	return err
 }
+
+// Addr is host:port for a fixture that dials by itself (package where,
+// whose location lines must name its own code): it refuses a host that
+// is not on this machine, as Dial does.
+func Addr(host string, port int) (string, error) {
+	if err := mustBeLocal(host); err != nil {
+		return "", err
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port)), nil
+}
+
+// Timeout bounds a fixture's own dial, as Dial's.
+const Timeout = timeout

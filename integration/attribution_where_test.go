@@ -1,0 +1,217 @@
+package integration
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/sandbox"
+)
+
+// updateWhere rewrites testdata/where.golden from a run (go test
+// -run TestAttributionWhere -update-where ./integration/), to be read
+// and committed by hand.
+var updateWhere = flag.Bool("update-where", false, "rewrite testdata/where.golden")
+
+// whereEndpoints are what packages where and wherecgo dial (see their
+// tests), all served by fake hosts so that a leak is recorded.
+func whereEndpoints() []fakehost.Endpoint {
+	var eps []fakehost.Endpoint
+	for p := 5001; p <= 5008; p++ {
+		eps = append(eps, tcpEP(fxExternal, p))
+	}
+	return append(eps, tcpEP(fxPrivate, 5009))
+}
+
+// TestAttributionWhere: the location of every blocked attempt, golden.
+// Packages where and wherecgo make one attempt each from a different
+// place (the test, a helper two calls deep, a method, a closure, a
+// goroutine the test waits for, one left running into a later test, a
+// parallel subtest, TestMain, C code), run as CI runs them:
+// `nettrap -- go test -json` in GitHub Actions, with an audit log. The
+// lines under each test, the audit records' where, called_from,
+// goroutine, started_by and the stack's frames in the fixture module,
+// and the annotations' file= and line= must be exactly
+// testdata/where.golden; again for a binary built with -ldflags='-s -w'
+// (Go keeps .gopclntab), and, with the engine variants of .ci/run,
+// under the ptrace engine. Nothing arrives at the fake hosts.
+func TestAttributionWhere(t *testing.T) {
+	sandbox.Require(t)
+	requireCgo(t)
+	golden := filepath.Join(fixtureRoot(t), "where.golden")
+	for _, tc := range []struct {
+		name  string
+		flags []string
+	}{
+		{"plain", nil},
+		{"stripped", []string{"-ldflags=-s -w"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := whereRun(t, tc.flags)
+			if *updateWhere && tc.name == "plain" {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != string(want) {
+				t.Errorf("locations differ from %s (-update-where rewrites it)\ngot:\n%s\nwant:\n%s", golden, got, want)
+			}
+			checkReadmeWhere(t, got)
+		})
+	}
+}
+
+// requireCgo skips t, saying why (failing when CI=true), where the go
+// command cannot build cgo code.
+func requireCgo(t *testing.T) {
+	t.Helper()
+	out, _ := goCmd(t, fixtureRoot(t), goEnv(), "env", "CGO_ENABLED")
+	if strings.TrimSpace(out) == "1" {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("cgo is off (no C compiler?): package wherecgo cannot be built (CI=true, so this is fatal)")
+	}
+	t.Skip("cgo is off (no C compiler?): package wherecgo cannot be built")
+}
+
+// whereRun runs packages where and wherecgo under nettrap -- go test and
+// returns what the golden file holds.
+func whereRun(t *testing.T, goFlags []string) string {
+	eps := whereEndpoints()
+	h := fakehost.Start(t, eps...)
+	mark := h.Mark()
+	root := fixtureRoot(t)
+	log := auditPath(t)
+	env := goEnv("GITHUB_ACTIONS=true", "GITHUB_WORKSPACE="+root,
+		"GITHUB_STEP_SUMMARY="+filepath.Join(t.TempDir(), "summary.md"))
+	args := slices.Concat([]string{"--audit-log", log, "--", "go", "test", "-count=1", "-json"}, goFlags,
+		[]string{"./where", "./wherecgo"})
+	run := runIn(t, root, env, nettrapBin(t), args...)
+	if run.code != 1 {
+		t.Errorf("exit %d, want 1\nstderr:\n%s", run.code, run.stderr)
+	}
+	checkArrivals(t, h, mark, eps, nil)
+	var b strings.Builder
+	b.WriteString("# lines: what each test's output shows (" + fixtureModule + "/...)\n")
+	evs := decodeJSON(t, dropNotice(run.stdout))
+	for _, pkg := range []string{"where", "wherecgo"} {
+		o := fromEvents(evs, fixtureModule+"/"+pkg)
+		for _, test := range slices.Sorted(maps.Keys(o.lines)) {
+			for _, l := range o.lines[test] {
+				fmt.Fprintf(&b, "%s %s: %s\n", pkg, orPackage(test), unmapped(l))
+			}
+		}
+	}
+	b.WriteString("\n# annotations: file= and line= of each (GITHUB_WORKSPACE is the fixture module)\n")
+	var notes []string
+	for _, l := range linesWithPrefix(run.stderr, "::error ") {
+		props, _, _ := strings.Cut(strings.TrimPrefix(l, "::error "), "::")
+		var keep []string
+		for _, p := range strings.Split(props, ",") {
+			if strings.HasPrefix(p, "file=") || strings.HasPrefix(p, "line=") || strings.HasPrefix(p, "title=") {
+				keep = append(keep, p)
+			}
+		}
+		notes = append(notes, strings.Join(keep, ","))
+	}
+	slices.Sort(notes)
+	for _, n := range notes {
+		b.WriteString(n + "\n")
+	}
+	b.WriteString("\n# audit records: origin, and the stack's frames in the fixture module\n")
+	b.WriteString(whereRecords(t, log, root))
+	return b.String()
+}
+
+// whereRecords words the denied records of log: dest, test, the origin's
+// fields and the stack's frames whose function is the fixture module's
+// (the others, the standard library's, vary with the Go version).
+func whereRecords(t *testing.T, log, root string) string {
+	var out []string
+	for _, r := range rawRecords(t, log) {
+		if r["decision"] != "denied" {
+			continue
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "%v %v:", unmapped(fmt.Sprint(r["dest"])), r["test"])
+		for _, k := range []string{"where", "called_from", "goroutine", "started_by", "started_by_ended"} {
+			if v, ok := r[k]; ok {
+				fmt.Fprintf(&b, " %s=%s", k, frameText(v, root))
+			}
+		}
+		b.WriteString("\n")
+		stack, _ := r["stack"].([]any)
+		for _, f := range stack {
+			if fn, _ := f.(map[string]any)["func"].(string); strings.HasPrefix(fn, fixtureModule+"/") {
+				fmt.Fprintf(&b, "\t%s\n", frameText(f, root))
+			}
+		}
+		out = append(out, b.String())
+	}
+	slices.Sort(out)
+	return strings.Join(out, "")
+}
+
+// frameText is an audit frame as "func file:line" (file relative to root
+// when under it), or any other value as JSON.
+func frameText(v any, root string) string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		j, _ := json.Marshal(v)
+		return string(j)
+	}
+	file, _ := m["file"].(string)
+	if rel, err := filepath.Rel(root, file); err == nil && filepath.IsAbs(file) && !strings.HasPrefix(rel, "..") {
+		file = rel
+	}
+	return fmt.Sprintf("%v %s:%v", m["func"], file, m["line"])
+}
+
+// unmapped writes a v4-mapped destination as IPv4 (a dual-stack socket
+// carries one or the other).
+func unmapped(s string) string {
+	return strings.NewReplacer("[::ffff:", "", "]:", ":").Replace(s)
+}
+
+func orPackage(test string) string {
+	if test == "" {
+		return "(package)"
+	}
+	return test
+}
+
+// checkReadmeWhere: the README's lines of this fixture (under "Reading a
+// failure") are what the run printed.
+func checkReadmeWhere(t *testing.T, got string) {
+	t.Helper()
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for line := range strings.Lines(string(readme)) {
+		text, ok := strings.CutPrefix(strings.TrimSpace(line), "nettrap: ")
+		if !ok || !strings.Contains(text, " at where/") {
+			continue
+		}
+		n++
+		if !strings.Contains(got, ": "+text+"\n") {
+			t.Errorf("the README shows %q, which the run does not print", line)
+		}
+	}
+	if n == 0 {
+		t.Error("the README shows no line of package where")
+	}
+}

@@ -41,6 +41,10 @@ const engineEnv = "NETTRAP_SUPERVISOR_TEST_ENGINE"
 // usernsEnv chooses the supervisor role's --userns (auto, off).
 const usernsEnv = "NETTRAP_SUPERVISOR_TEST_USERNS"
 
+// noStackEnv makes the supervisor role's decider deny without reading
+// the caller's stack (BenchmarkDeniedConnect weighs that read).
+const noStackEnv = "NETTRAP_SUPERVISOR_TEST_NO_STACK"
+
 // emulateEnv chooses the supervisor role's emulation mode (auto, on, off).
 const emulateEnv = "NETTRAP_SUPERVISOR_TEST_EMULATE"
 
@@ -208,7 +212,9 @@ func noteCaller(c *decision.Call) {
 		note += " pid"
 	}
 	where := "no stack"
-	if st, tab := decision.StackOf(c.Task); st != nil {
+	if os.Getenv(noStackEnv) != "" {
+		where = "not read"
+	} else if st, tab := decision.StackOf(c.Task); st != nil {
 		if w, ok := tab.Where(st); ok {
 			where = w.String()
 		}
@@ -328,7 +334,7 @@ func supervisorCmd(t *testing.T, op ...string) (*exec.Cmd, string) {
 }
 
 // roleCmd is supervisorCmd with a choice of supervisor role.
-func roleCmd(t *testing.T, role string, op ...string) (*exec.Cmd, string) {
+func roleCmd(t testing.TB, role string, op ...string) (*exec.Cmd, string) {
 	t.Helper()
 	requireSeccomp(t)
 	report := t.TempDir() + "/report.json"
@@ -338,7 +344,7 @@ func roleCmd(t *testing.T, role string, op ...string) (*exec.Cmd, string) {
 	return cmd, report
 }
 
-func readReport(t *testing.T, path string) roleReport {
+func readReport(t testing.TB, path string) roleReport {
 	t.Helper()
 	var r roleReport
 	b, err := os.ReadFile(path)
@@ -356,7 +362,7 @@ func readReport(t *testing.T, path string) roleReport {
 
 // requireSeccomp skips when the kernel cannot do user notification, except
 // in CI, where a skip would hide that nothing was tested.
-func requireSeccomp(t *testing.T) {
+func requireSeccomp(t testing.TB) {
 	t.Helper()
 	var why string
 	b, err := os.ReadFile("/proc/sys/kernel/seccomp/actions_avail")

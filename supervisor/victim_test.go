@@ -2,6 +2,7 @@ package supervisor_test
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -45,6 +46,9 @@ func victimRole(op []string) int {
 		fmt.Println(cloneUntraced(arg(1)))
 	case "connect":
 		fmt.Println(result(connectTo(arg(1))))
+	case "connect-loop": // connect-loop N ADDR: N connects one after another; ns per connect
+		n, _ := strconv.Atoi(arg(1))
+		fmt.Println(connectLoop(n, arg(2)))
 	case "connect-raw": // connect(fd, ptr, len) with a chosen pointer and length
 		ptr, _ := strconv.ParseUint(arg(1), 0, 64)
 		n, _ := strconv.ParseInt(arg(2), 0, 64)
@@ -521,4 +525,17 @@ func pidfdGetfdRace(pid, fdArg, triesArg string, untilLeak bool) string {
 	stop.Store(true)
 	<-done
 	return fmt.Sprintf("took:%d", took)
+}
+
+// connectLoop connects to addr n times, one after another, and says how
+// long each took on average ("ns:N"), or the first result that was not
+// the decider's EPERM for a denied address.
+func connectLoop(n int, addr string) string {
+	start := time.Now()
+	for range n {
+		if err := connectTo(addr); !errors.Is(err, unix.EPERM) {
+			return "unexpected:" + result(err)
+		}
+	}
+	return fmt.Sprintf("ns:%d", time.Since(start).Nanoseconds()/int64(max(n, 1)))
 }

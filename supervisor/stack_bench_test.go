@@ -62,4 +62,3 @@ func deniedLoop(b *testing.B, n int, env []string) float64 {
 	}
 	return ns
 }
-

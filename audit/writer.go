@@ -19,8 +19,9 @@ import (
 // disk) is reported to the caller with the record, so that it can be
 // printed elsewhere and the run marked as not fully audited.
 type Writer struct {
-	mu sync.Mutex
-	f  *os.File
+	mu   sync.Mutex
+	f    *os.File
+	path string // OpenOnFirstWrite's, until the first record opens it
 }
 
 // Open opens (creating if needed) the audit log at path for appending.
@@ -30,6 +31,19 @@ func Open(path string) (*Writer, error) {
 		return nil, fmt.Errorf("open audit log: %w", err)
 	}
 	return &Writer{f: f}, nil
+}
+
+// OpenOnFirstWrite is Open, but the file is made only when the first
+// record comes: a run that finds nothing leaves no file behind (the
+// audit mode of go test -exec, whose log no one named; run/auditexec.go).
+func OpenOnFirstWrite(path string) *Writer { return &Writer{path: path} }
+
+// Opened tells whether the log is open: always after Open, after the
+// first record with OpenOnFirstWrite.
+func (w *Writer) Opened() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.f != nil
 }
 
 // Write appends one record as one line.
@@ -44,6 +58,13 @@ func (w *Writer) Write(r Record) error {
 	line = append(line, '\n')
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.f == nil {
+		f, err := os.OpenFile(w.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return fmt.Errorf("open audit log: %w", err)
+		}
+		w.f = f
+	}
 	fd := int(w.f.Fd())
 	if err := flockRetry(fd, unix.LOCK_EX); err != nil {
 		return fmt.Errorf("lock audit log: %w", err)
@@ -63,6 +84,9 @@ func (w *Writer) Write(r Record) error {
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.f == nil {
+		return nil
+	}
 	if err := w.f.Close(); err != nil {
 		return fmt.Errorf("close audit log: %w", err)
 	}

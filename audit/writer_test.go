@@ -142,3 +142,38 @@ func TestOpenBadPath(t *testing.T) {
 		t.Fatal("Open in a missing directory did not fail")
 	}
 }
+
+// OpenOnFirstWrite makes no file until a record comes; then it appends
+// as Open does (to a log another writer made, too).
+func TestOpenOnFirstWrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	idle := OpenOnFirstWrite(path)
+	if idle.Opened() {
+		t.Error("opened before any record")
+	}
+	if err := idle.Close(); err != nil {
+		t.Errorf("close without a record: %v", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a writer with no record made the file: %v", err)
+	}
+	for i := range 2 {
+		w := OpenOnFirstWrite(path)
+		if err := w.Write(Record{RunID: "r" + strconv.Itoa(i), Decision: WouldDeny}); err != nil {
+			t.Fatal(err)
+		}
+		if !w.Opened() {
+			t.Error("not opened after a record")
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || strings.Count(string(b), "\n") != 2 || !strings.Contains(string(b), `"r0"`) || !strings.Contains(string(b), `"r1"`) {
+		t.Errorf("log %q (%v), want both records", b, err)
+	}
+	if err := OpenOnFirstWrite(filepath.Join(path, "x")).Write(Record{}); err == nil {
+		t.Error("a record to a path that cannot be made: no error")
+	}
+}

@@ -26,6 +26,9 @@ type confined struct {
 	bin        *gotest.Binary // the test binary's wiring; nil for a command
 	hub        *outer         // the hub of a Command; nil when there is none
 	cmdEnv     []string       // the command's environment, when the hub set it
+	// execLog is the log of audit mode under go test -exec with none
+	// named (auditexec.go), made at the first finding; "" otherwise.
+	execLog string
 }
 
 // runConfined runs the command under the supervisor: set up, start and
@@ -84,8 +87,14 @@ func (c *confined) setup() error {
 			return cantRun("go test needs the hub to name its tests and keep its cache sound; use --cache=off (go test -exec) where it cannot be made")
 		}
 	}
-	var err error
-	if c.g, c.closeAudit, err = newGuard(o, logPath); err != nil {
+	execLog, err := execAuditLog(o)
+	if err != nil {
+		return cantRun("%v", err)
+	}
+	if execLog != "" {
+		logPath, c.execLog = execLog, execLog
+	}
+	if c.g, c.closeAudit, err = newGuard(o, logPath, execLog != ""); err != nil {
 		return cantRun("%v", err)
 	}
 	if o.Kind == TestBinary {
@@ -199,6 +208,9 @@ func (c *confined) finish(status int) error {
 	if errs := c.g.AuditErrors(); len(errs) > 0 {
 		return cantRun("the audit log is incomplete (%d records could not be written; they are printed above): %v", len(errs), errs[0])
 	}
+	if c.execLog != "" {
+		sayExecAuditLog(c.execLog, c.g.Audit, os.Stderr)
+	}
 	if c.hub != nil {
 		status = c.hub.finish(c.o, status)
 	}
@@ -232,9 +244,9 @@ func testsByGoTest(kind Kind, parentIsGo bool) bool {
 }
 
 // newGuard is the guard of the run, writing to the audit log at logPath
-// ("" for none); closeAudit closes the log and the DNS sinkhole, once
-// however often it is called.
-func newGuard(o Options, logPath string) (g *guard.Guard, closeAudit func() error, err error) {
+// ("" for none; made at its first record when lazy); closeAudit closes
+// the log and the DNS sinkhole, once however often it is called.
+func newGuard(o Options, logPath string, lazy bool) (g *guard.Guard, closeAudit func() error, err error) {
 	ns, err := classify.LoadResolvConf(o.ResolvConf)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read nameservers: %w", err)
@@ -248,7 +260,11 @@ func newGuard(o Options, logPath string) (g *guard.Guard, closeAudit func() erro
 		GoTest:    testsByGoTest(o.Kind, gotest.ParentIsGo()),
 	}
 	var log *audit.Writer
-	if logPath != "" {
+	switch {
+	case lazy:
+		log = audit.OpenOnFirstWrite(logPath)
+		g.Audit = log
+	case logPath != "":
 		if log, err = audit.Open(logPath); err != nil {
 			return nil, nil, err
 		}

@@ -15,9 +15,6 @@ const (
 	// msg_control into a buffer of at most optmem_max (128 KiB by default)
 	// and fails with ENOBUFS past that.
 	maxControl = 1 << 20
-
-	sizeofInPktinfo  = 12 // struct in_pktinfo: int ifindex; in_addr spec_dst, addr
-	sizeofIn6Pktinfo = 20 // struct in6_pktinfo: in6_addr addr; int ifindex
 )
 
 // control is what a message's control data changes about where it goes.
@@ -74,10 +71,10 @@ func scanControl(b []byte) control {
 		case level == unix.IPPROTO_IP && typ == unix.IP_RETOPTS,
 			level == unix.IPPROTO_IPV6 && (typ == unix.IPV6_RTHDR || typ == unix.IPV6_2292RTHDR):
 			c.sourceRoute = true
-		case level == unix.IPPROTO_IP && typ == unix.IP_PKTINFO && len(data) >= sizeofInPktinfo:
+		case level == unix.IPPROTO_IP && typ == unix.IP_PKTINFO && len(data) >= unix.SizeofInet4Pktinfo:
 			c.pin = firstPin(c.pin, sockopt.PinnedIndex(int32(binary.NativeEndian.Uint32(data[0:]))))
 		case level == unix.IPPROTO_IPV6 && (typ == unix.IPV6_PKTINFO || typ == unix.IPV6_2292PKTINFO) &&
-			len(data) >= sizeofIn6Pktinfo:
+			len(data) >= unix.SizeofInet6Pktinfo:
 			c.pin = firstPin(c.pin, sockopt.PinnedIndex(int32(binary.NativeEndian.Uint32(data[16:]))))
 		}
 		off += int((n + 7) &^ 7)

@@ -31,9 +31,6 @@ import (
 // returns it the same way).
 const ErrRestartSys = unix.Errno(512)
 
-// tcpClose is TCP_CLOSE, the state of a TCP socket not connected yet.
-const tcpClose = 7
-
 // signalPoll is how often the pending signals are read.
 const signalPoll = 5 * time.Millisecond
 
@@ -65,7 +62,9 @@ func (s *Borrowed) timedOut() unix.Errno {
 		return unix.EALREADY // no timeout: nothing to tell apart
 	}
 	ti, err := unix.GetsockoptTCPInfo(s.FD, unix.IPPROTO_TCP, unix.TCP_INFO)
-	if err == nil && ti.State == tcpClose {
+	// TCP_CLOSE: not connected yet (x/sys/unix names the kernel's TCP
+	// states for BPF only).
+	if err == nil && ti.State == unix.BPF_TCP_CLOSE {
 		return unix.EINPROGRESS
 	}
 	return unix.EALREADY

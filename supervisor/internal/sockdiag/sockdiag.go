@@ -92,10 +92,11 @@ func UnixReceivers() (out []UnixDiag, err error) {
 	return unixBound(1<<tcpClose | 1<<tcpEstablished)
 }
 
-// tcpEstablished and tcpClose are TCP_ESTABLISHED and TCP_CLOSE.
+// tcpEstablished and tcpClose are TCP_ESTABLISHED and TCP_CLOSE, the
+// kernel's TCP states, which x/sys/unix names for BPF only.
 const (
-	tcpEstablished = 1
-	tcpClose       = 7
+	tcpEstablished = unix.BPF_TCP_ESTABLISHED
+	tcpClose       = unix.BPF_TCP_CLOSE
 )
 
 // unixBound lists the unix sockets in states, with names and files.

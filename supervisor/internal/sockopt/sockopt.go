@@ -24,7 +24,6 @@ const (
 	offGroupAddr       = 8   // gr_group / gsr_group: sockaddr_storage is 8-aligned
 	offGroupSource     = 136 // gsr_source
 	ifNameSize         = 16  // IFNAMSIZ
-	sizeofIn6Pktinfo   = 20  // struct in6_pktinfo: in6_addr addr; int ifindex
 )
 
 // ReadPin returns the interface a pinning option names, or "" when it
@@ -73,10 +72,10 @@ func ReadPin(m *Value, o bpf.SockOpt, optval uint64, optlen int64) (string, unix
 		}
 		return PinnedIndex(int32(ntohl(v))), 0
 	case o.Name == unix.IPV6_PKTINFO && o.Level == unix.IPPROTO_IPV6:
-		if optlen < sizeofIn6Pktinfo {
+		if optlen < unix.SizeofInet6Pktinfo {
 			return "", 0 // EINVAL in the kernel
 		}
-		b, errno := readOptval(m, optval, sizeofIn6Pktinfo)
+		b, errno := readOptval(m, optval, unix.SizeofInet6Pktinfo)
 		if errno != 0 {
 			return "", errno
 		}

@@ -54,11 +54,20 @@
 // reason in Stack.Stop: a guess is never reported as a frame. The walk
 // also ends after MaxFrames frames.
 //
+// C code that Go called through cgo (amd64): the walk finds the cgo
+// call's frame on the system stack and goes on from the goroutine's
+// stack (cgo.go; Stack.FromC), so the Go frames of the call are named,
+// the C frames are not. An executable the host linker linked (cgo's
+// external linking) has C code before Go's in .text: function offsets
+// count from runtime.text, read from the symbol table or, stripped,
+// from the moduledata.
+//
 // Not supported (the walk stops, saying why): a pc outside Go code
-// (cgo, the VDSO: frame pointers are not walked yet, Regs.FP is unused),
+// otherwise (a C program, arm64 cgo, the VDSO: frame pointers of C
+// frames are not walked, Regs.FP is unused),
 // a frame whose pcsp table has no usable value (assembly that popped
 // its return address), stacks switched within the walk (signal
-// handlers, the system stack, a cgo call's C code). A linux/amd64 or
+// handlers, the system stack) but for the cgo call above. A linux/amd64 or
 // linux/arm64 executable has one text section (the linker splits text
 // for arm, ppc64 and darwin/arm64 only), which the tables assume.
 //

@@ -110,7 +110,9 @@ func markers(tb testing.TB, file string) map[string]int {
 
 // buildFixture builds testdata/fixture into a temporary directory of
 // the test: "stripped" with -ldflags='-s -w', "pie" also with
-// -buildmode=pie -trimpath.
+// -buildmode=pie -trimpath; "external" linked by the host linker (as
+// cgo binaries are), with its symbol table, "external-stripped" also
+// with -s -w.
 func buildFixture(tb testing.TB, mode string) string {
 	tb.Helper()
 	goCmd, err := exec.LookPath("go")
@@ -119,8 +121,17 @@ func buildFixture(tb testing.TB, mode string) string {
 	}
 	exe := filepath.Join(tb.TempDir(), "fixture-"+mode)
 	args := []string{"build", "-o", exe, "-ldflags=-s -w"}
-	if mode == "pie" {
+	switch mode {
+	case "pie":
 		args = append(args, "-buildmode=pie", "-trimpath")
+	case "external", "external-stripped":
+		if _, err := exec.LookPath("gcc"); err != nil {
+			skipUnlessCI(tb, "external linking needs gcc: %v", err)
+		}
+		args[3] = "-ldflags=-linkmode=external"
+		if mode == "external-stripped" {
+			args[3] = "-ldflags=-s -w -linkmode=external"
+		}
 	}
 	cmd := exec.Command(goCmd, append(args, ".")...)
 	cmd.Dir = filepath.Join("testdata", "fixture")

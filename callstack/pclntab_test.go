@@ -2,6 +2,7 @@ package callstack
 
 import (
 	"cmp"
+	"debug/elf"
 	"errors"
 	"io/fs"
 	"os"
@@ -231,6 +232,72 @@ func TestOpenErrors(t *testing.T) {
 		// A C program, most likely: no Go tables.
 		if _, err := Open("/bin/true"); err == nil || !strings.Contains(err.Error(), ".gopclntab") {
 			t.Errorf("/bin/true: %v, want no .gopclntab", err)
+		}
+	}
+}
+
+// An executable the host linker linked (cgo's external linking) has C
+// start-up code at the start of .text: function offsets count from
+// runtime.text, further on. Every Go function of the symbol table must
+// be found at its own address under its own name, and a stripped build
+// (no symbol table: the pclntab header tells) must agree.
+func TestExternalLinking(t *testing.T) {
+	exe := buildFixture(t, "external")
+	tab, err := Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ef, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ef.Close()
+	syms, err := ef.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text, checked, wrong int
+	funcs := map[string]uint64{}
+	for _, s := range syms {
+		if s.Name == "runtime.text" {
+			text++
+			if ts := ef.Section(".text"); s.Value == ts.Addr {
+				t.Logf("runtime.text is where .text starts: the test proves nothing about the offset")
+			}
+		}
+		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Value == 0 || s.Name == "runtime.text" {
+			continue
+		}
+		// The symbol table writes an ABI0 function's name with .abi0,
+		// and a middle dot as a dot.
+		name := strings.TrimSuffix(s.Name, ".abi0")
+		f, ok := tab.pcln.find(s.Value)
+		if !ok {
+			continue // C code
+		}
+		checked++
+		funcs[name] = s.Value
+		if got := tab.pcln.name(f.nameOff()); f.entry != s.Value || strings.ReplaceAll(got, "·", ".") != name {
+			if wrong++; wrong <= 5 {
+				t.Errorf("symbol %s at %#x: the table has %s at %#x", s.Name, s.Value, got, f.entry)
+			}
+		}
+	}
+	if text != 1 || checked < 1000 || funcs["main.main"] == 0 {
+		t.Fatalf("runtime.text %d times, %d functions checked, main.main at %#x: not the binary expected", text, checked, funcs["main.main"])
+	}
+	if wrong > 0 {
+		t.Errorf("%d of %d functions misplaced", wrong, checked)
+	}
+	stripped, err := Open(buildFixture(t, "external-stripped"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"main.main", "runtime.goexit", "runtime.asmcgocall"} {
+		want := tab.sym.LookupFunc(name)
+		got := stripped.sym.LookupFunc(name)
+		if want == nil || got == nil || got.Entry != want.Entry {
+			t.Errorf("%s: stripped build has %v, the build with symbols %v", name, got, want)
 		}
 	}
 }

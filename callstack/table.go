@@ -129,55 +129,66 @@ func (t *Table) read(ef *elf.File) error {
 		return fmt.Errorf("reading .text: %w", err)
 	}
 	t.textAddr = ts.Addr
-	if t.pcln, err = parsePclntab(pdata, ts.Addr); err != nil {
+	md := findModuledata(ef, ps.Addr, pdata, ts)
+	start := goTextStart(ef, md, ts)
+	if t.pcln, err = parsePclntab(pdata, start); err != nil {
 		return err
 	}
-	if t.sym, err = gosym.NewTable(nil, gosym.NewLineTable(pdata, ts.Addr)); err != nil {
+	if t.sym, err = gosym.NewTable(nil, gosym.NewLineTable(pdata, start)); err != nil {
 		return fmt.Errorf("reading .gopclntab: %w", err)
 	}
 	if g := t.sym.LookupFunc("runtime.goexit"); g != nil {
 		t.goexit, t.hasGoexit = t.pcln.find(g.Entry)
 	}
-	t.gofunc = findGofunc(ef, ps.Addr, pdata, ts.Addr)
+	t.gofunc = gofuncData(ef, md, ps.Addr, pdata)
 	return nil
 }
 
-// findGofunc returns the data from the module's go:func.* on (the base
-// of funcdata offsets), found through its moduledata: in the .go.module
-// section, or else in .noptrdata; nil when neither has it. A moduledata
-// is taken only when the words around gofunc name this executable's
-// sections: pcHeader and epclntab its .gopclntab, text its .text,
-// noptrdata, data and bss theirs, rodata its .rodata (the layout of
-// runtime.moduledata from Go 1.20 to 1.26).
-func findGofunc(ef *elf.File, pclnAddr uint64, pdata []byte, textAddr uint64) []byte {
-	const (
-		words       = 42 // up to epclntab
-		wordsToScan = 1 << 16
-	)
-	addr := func(name string) uint64 {
-		if s := ef.Section(name); s != nil {
-			return s.Addr
-		}
-		return ^uint64(0)
-	}
-	want := map[int]uint64{
-		0:  pclnAddr,
-		22: textAddr,
-		24: addr(".noptrdata"),
-		26: addr(".data"),
-		28: addr(".bss"),
-		39: addr(".rodata"),
-		41: pclnAddr + uint64(len(pdata)),
-	}
-	matches := func(md []byte) bool {
-		for w, v := range want {
-			if binary.LittleEndian.Uint64(md[w*8:]) != v {
-				return false
+// goTextStart is the address the pclntab's function offsets count from:
+// runtime.text, the start of Go's code. With Go's own linker that is
+// where .text starts; a binary the host linker linked (cgo's external
+// linking) has C start-up code first, and runtime.text is further on.
+// From the symbol table when there is one, else from the moduledata
+// (md, its text word: the pclntab header's textStart is 0 in the file),
+// else .text. Either must fall inside .text.
+func goTextStart(ef *elf.File, md []byte, ts *elf.Section) uint64 {
+	inText := func(a uint64) bool { return a >= ts.Addr && a < ts.Addr+ts.Size }
+	if syms, err := ef.Symbols(); err == nil {
+		for _, s := range syms {
+			if s.Name == "runtime.text" && inText(s.Value) {
+				return s.Value
 			}
 		}
-		return true
 	}
-	var md []byte
+	if md != nil {
+		if a := binary.LittleEndian.Uint64(md[mdText*8:]); inText(a) {
+			return a
+		}
+	}
+	return ts.Addr
+}
+
+// Words of runtime.moduledata (Go 1.20 to 1.26).
+const (
+	mdPcHeader = 0
+	mdText     = 22
+	mdGofunc   = 40
+	mdEpclntab = 41
+	mdWords    = 42 // up to epclntab
+)
+
+// findModuledata returns the module's runtime.moduledata (and what
+// follows it): in the .go.module section, or else in .noptrdata; nil
+// when neither has it. One is taken only when its pcHeader and epclntab
+// are this executable's .gopclntab and its text is in .text.
+func findModuledata(ef *elf.File, pclnAddr uint64, pdata []byte, ts *elf.Section) []byte {
+	const wordsToScan = 1 << 16
+	word := func(md []byte, w int) uint64 { return binary.LittleEndian.Uint64(md[w*8:]) }
+	matches := func(md []byte) bool {
+		text := word(md, mdText)
+		return word(md, mdPcHeader) == pclnAddr && word(md, mdEpclntab) == pclnAddr+uint64(len(pdata)) &&
+			text >= ts.Addr && text < ts.Addr+ts.Size
+	}
 	for _, name := range []string{".go.module", ".noptrdata"} {
 		s := ef.Section(name)
 		if s == nil || s.Type != elf.SHT_PROGBITS {
@@ -187,21 +198,23 @@ func findGofunc(ef *elf.File, pclnAddr uint64, pdata []byte, textAddr uint64) []
 		if err != nil {
 			continue
 		}
-		for o := 0; o+words*8 <= len(b) && o < wordsToScan*8; o += 8 {
-			if binary.LittleEndian.Uint64(b[o:]) == pclnAddr && matches(b[o:]) {
-				md = b[o:]
-				break
+		for o := 0; o+mdWords*8 <= len(b) && o < wordsToScan*8; o += 8 {
+			if matches(b[o:]) {
+				return b[o:]
 			}
 		}
-		if md != nil {
-			break
-		}
 	}
+	return nil
+}
+
+// gofuncData returns the data from the module's go:func.* on (the base
+// of funcdata offsets, for inline trees), from its moduledata md; nil
+// when it cannot be told.
+func gofuncData(ef *elf.File, md []byte, pclnAddr uint64, pdata []byte) []byte {
 	if md == nil {
 		return nil
 	}
-	const wGofunc = 40
-	g := binary.LittleEndian.Uint64(md[wGofunc*8:])
+	g := binary.LittleEndian.Uint64(md[mdGofunc*8:])
 	if g >= pclnAddr && g < pclnAddr+uint64(len(pdata)) {
 		return pdata[g-pclnAddr:]
 	}

@@ -32,6 +32,10 @@ type Stack struct {
 	// beyond it are unknown: nothing past a frame that could not be
 	// verified is reported.
 	Stop string
+	// FromC tells that the call was made by C code that Go called
+	// through cgo: Frames start at the Go side of that call
+	// (runtime.cgocall), the C frames are not named (cgo.go).
+	FromC bool
 }
 
 // MaxFrames bounds an unwind, in physical frames.
@@ -58,7 +62,20 @@ func (t *Table) Unwind(mem io.ReaderAt, bias uint64, r Regs) *Stack {
 		return binary.LittleEndian.Uint64(word[:]), nil
 	}
 	pc, sp := r.PC, r.SP
-	for n := 0; ; n++ {
+	first := 0
+	if _, ok := t.pcln.find(pc - bias); !ok && t.Arch == AMD64 {
+		goPC, goSP, err := t.crossCgo(read, sp, bias)
+		if err == nil {
+			err = t.verifyReturn(goPC - bias)
+		}
+		if err != nil {
+			s.Stop = fmt.Sprintf("pc %#x is not in a Go function (C code, or not this executable): %v", pc, err)
+			return s
+		}
+		s.FromC = true
+		pc, sp, first = goPC, goSP, 1
+	}
+	for n := first; ; n++ {
 		if n == MaxFrames {
 			s.Stop = fmt.Sprintf("more than %d frames", MaxFrames)
 			return s

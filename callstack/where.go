@@ -104,8 +104,14 @@ func isGowrap(name string) bool {
 // isUser tells whether a function of package pkg, in file, is the main
 // module's own: in the module's path, not vendored (the standard
 // library, runtime and internal packages are std's); or of the package
-// built from files named on the command line.
+// built from files named on the command line. cgo's generated code is
+// not the user's.
 func (t *Table) isUser(pkg, file string) bool {
+	if strings.HasPrefix(path.Base(file), "_cgo_") {
+		// cgo's generated wrappers (_cgo_gotypes.go: _Cfunc_f), in the
+		// build's cache: the user's call is the frame above.
+		return false
+	}
 	if strings.TrimSuffix(pkg, "_test") == "command-line-arguments" {
 		// Built from files named on the command line: the user's,
 		// module or not.

@@ -39,6 +39,8 @@ func TestIsUser(t *testing.T) {
 		{"example.com/m/internal/x", "/src/m/internal/x/x.go", true},
 		{"main", "/src/m/cmd/app/main.go", true},
 		{"main", "/tmp/go-build1/b001/_testmain.go", false},
+		{"example.com/m/pkg", "_cgo_gotypes.go", false}, // cgo's wrapper of a C function
+		{"example.com/m/pkg", "/src/m/pkg/c.go", true},  // the user's cgo file, by its line directives
 		{"example.com/mother", "/src/mother/a.go", false},
 		{"example.com/m/vendor/example.com/dep", "/src/m/vendor/example.com/dep/d.go", false},
 		{"example.com/dep", "/src/m/vendor/example.com/dep/d.go", false},

@@ -137,7 +137,8 @@ func whereRun(t *testing.T, goFlags []string) string {
 
 // whereRecords words the denied records of log: dest, test, the origin's
 // fields and the stack's frames whose function is the fixture module's
-// (the others, the standard library's, vary with the Go version).
+// (the others, the standard library's and cgo's generated wrappers',
+// vary with the Go version).
 func whereRecords(t *testing.T, log, root string) string {
 	var out []string
 	for _, r := range rawRecords(t, log) {
@@ -154,7 +155,11 @@ func whereRecords(t *testing.T, log, root string) string {
 		b.WriteString("\n")
 		stack, _ := r["stack"].([]any)
 		for _, f := range stack {
-			if fn, _ := f.(map[string]any)["func"].(string); strings.HasPrefix(fn, fixtureModule+"/") {
+			m, _ := f.(map[string]any)
+			fn, _ := m["func"].(string)
+			file, _ := m["file"].(string)
+			// cgo's generated wrapper's line varies with the Go version.
+			if strings.HasPrefix(fn, fixtureModule+"/") && !strings.HasPrefix(file, "_cgo_") {
 				fmt.Fprintf(&b, "\t%s\n", frameText(f, root))
 			}
 		}

@@ -13,6 +13,7 @@ require (
 require (
 	github.com/cilium/ebpf v0.22.0
 	github.com/google/nftables v0.3.0
+	github.com/moby/sys/reexec v0.1.0
 	github.com/vishvananda/netns v0.0.5
 )
 

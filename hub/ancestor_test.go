@@ -13,14 +13,13 @@ import (
 // test, check the hub socket it names and exit 0 when the check passes.
 const ancestorProbeEnv = "NETTRAP_HUB_TEST_ANCESTOR_PROBE"
 
-func init() {
-	if path := os.Getenv(ancestorProbeEnv); path != "" {
-		if err := ServedByAncestor(path); err != nil {
-			os.Stderr.WriteString(err.Error() + "\n")
-			os.Exit(1)
-		}
-		os.Exit(0)
+// ancestorProbe is that check, run from TestMain.
+func ancestorProbe(path string) int {
+	if err := ServedByAncestor(path); err != nil {
+		os.Stderr.WriteString(err.Error() + "\n")
+		return 1
 	}
+	return 0
 }
 
 // ServedByAncestor accepts a hub served by an ancestor and refuses one

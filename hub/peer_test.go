@@ -25,8 +25,11 @@ import (
 
 // TestMain lets this binary play a process that talks to the hub
 // (HUB_HELPER): it connects, then execs a shell script that keeps the
-// socket as fd 9.
+// socket as fd 9; or the probe of TestServedByAncestor.
 func TestMain(m *testing.M) {
+	if path := os.Getenv(ancestorProbeEnv); path != "" {
+		os.Exit(ancestorProbe(path))
+	}
 	if mode := os.Getenv("HUB_HELPER"); mode != "" {
 		if err := helper(mode, os.Getenv("HUB_PATH"), os.Getenv("HUB_SCRIPT")); err != nil {
 			fmt.Fprintln(os.Stderr, "hub helper:", err)

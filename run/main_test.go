@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/nettrap/nettrap/internal/personality"
 )
 
 // dialEnv makes this test binary, started as a run's command, try one
@@ -12,12 +14,11 @@ import (
 // command that swallows the error).
 const dialEnv = "NETTRAP_RUN_TEST_DIAL"
 
-// TestMain lets this binary play the parts a run starts: the reaper
-// (startReaper runs this executable) and a command.
+// TestMain lets this binary play the parts a run starts: the
+// personalities (the reaper, which startReaper runs from this executable,
+// and the ptrace engine's stub and waker) and a command.
 func TestMain(m *testing.M) {
-	if os.Args[0] == ReaperArgv0 {
-		os.Exit(Reaper())
-	}
+	personality.Init()
 	if addr := os.Getenv(dialEnv); addr != "" {
 		if c, err := net.DialTimeout("tcp", addr, 2*time.Second); err == nil {
 			c.Close()

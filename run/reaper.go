@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/gotest"
+	"github.com/nettrap/nettrap/internal/personality"
 )
 
 // A nettrap killed with SIGKILL can do nothing more, and the kernel's
@@ -33,9 +34,13 @@ import (
 // terminal's job, which may hold other commands of a pipeline: not ours
 // to kill), and only the direct child dies with a SIGKILLed nettrap.
 
-// ReaperArgv0 marks a nettrap started as a reaper: its main then runs
-// Reaper.
+// ReaperArgv0 marks a nettrap started as a reaper: the dispatch
+// (internal/personality, from main or TestMain) then runs Reaper.
 const ReaperArgv0 = "nettrap-reaper"
+
+func init() {
+	personality.Register(ReaperArgv0, Reaper)
+}
 
 // reaper is a started reaper, whose process group the command joins.
 type reaper struct {
@@ -45,9 +50,11 @@ type reaper struct {
 
 // startReaper starts the reaper of the command about to run, or returns
 // nil when there should be none (a terminal's foreground) or it cannot
-// start: the command then stays in nettrap's group, as without one.
+// start: the command then stays in nettrap's group, as without one. A
+// binary that does not dispatch the personalities cannot start one: its
+// copy would run the binary's main (a test binary's tests) instead.
 func startReaper() *reaper {
-	if inTerminalForeground() {
+	if inTerminalForeground() || personality.Check() != nil {
 		return nil
 	}
 	self, err := os.Executable()

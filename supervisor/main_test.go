@@ -17,6 +17,7 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
+	"github.com/nettrap/nettrap/internal/personality"
 	"github.com/nettrap/nettrap/supervisor"
 )
 
@@ -49,6 +50,14 @@ const noStackEnv = "NETTRAP_SUPERVISOR_TEST_NO_STACK"
 const emulateEnv = "NETTRAP_SUPERVISOR_TEST_EMULATE"
 
 func TestMain(m *testing.M) {
+	// A binary that forgot the dispatch (TestPtraceRefusedWithoutDispatch)
+	// must not pass through it.
+	if os.Getenv(roleEnv) == undispatchedRole {
+		os.Exit(undispatchedMain())
+	}
+	// The ptrace engine's stub and waker, which the supervisor role's
+	// engine starts from this binary, before any role.
+	personality.Init()
 	switch os.Getenv(roleEnv) {
 	case "supervisor":
 		os.Exit(supervisorRole(os.Args[len(os.Args)-1], false))

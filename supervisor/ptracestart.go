@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/internal/personality"
 	"github.com/nettrap/nettrap/supervisor/internal/emulate"
 	"github.com/nettrap/nettrap/supervisor/internal/ptrace"
 	"github.com/nettrap/nettrap/supervisor/internal/ptracestub"
@@ -23,6 +24,13 @@ import (
 func startPtrace(cmd *exec.Cmd, opts Options, prog []unix.SockFilter, choice EngineChoice, uc UsernsChoice, emu *emulate.Emulator, emuErr error, notices io.Writer) (*Session, error) {
 	if cmd.Err != nil {
 		return nil, cmd.Err
+	}
+	// The stub and the waker are this binary re-exec'd: one that does not
+	// dispatch them would run its own main instead (a test binary all its
+	// tests, starting the engine again), and the tracer would wait for a
+	// stub that never comes.
+	if err := personality.Check(); err != nil {
+		return nil, fmt.Errorf("the ptrace engine cannot start its stub: %w", err)
 	}
 	tprog, err := bpf.TraceProgram(runtime.GOARCH, prog)
 	if err != nil {

@@ -10,15 +10,19 @@ import (
 	"strings"
 
 	"github.com/nettrap/nettrap/gotest"
+	"github.com/nettrap/nettrap/internal/personality"
 	"github.com/nettrap/nettrap/policy"
 	"github.com/nettrap/nettrap/run"
 	"github.com/nettrap/nettrap/testexec"
 )
 
 func main() {
-	if os.Args[0] == run.ReaperArgv0 {
-		os.Exit(run.Reaper())
-	}
+	// First: nettrap re-exec'd as one of its personalities (the reaper,
+	// the ptrace engine's stub and waker) is that and nothing else, and
+	// the stub must still be on the main thread (see internal/personality).
+	personality.Init()
+	// Not a personality: a symlink to nettrap in a test binary's place
+	// names no fixed argv[0] (see package testexec).
 	if self, err := os.Executable(); err == nil {
 		if real, ok := testexec.Wrapped(os.Args[0], self); ok {
 			os.Exit(wrapped(os.Args[0], real, self))

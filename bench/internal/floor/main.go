@@ -13,10 +13,14 @@ import (
 	"os/exec"
 
 	"github.com/nettrap/nettrap/decision"
+	"github.com/nettrap/nettrap/internal/personality"
 	"github.com/nettrap/nettrap/supervisor"
 )
 
 func main() {
+	// The ptrace engine, where auto falls back to it, re-execs this
+	// binary as its stub and waker (internal/personality).
+	personality.Init()
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: floor COMMAND [ARGS...]")
 		os.Exit(125)

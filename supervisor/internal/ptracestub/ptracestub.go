@@ -11,12 +11,14 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/internal/personality"
 	"github.com/nettrap/nettrap/procfs"
 )
 
 // The ptrace engine starts the command through a stub: a copy of the
-// binary that links package supervisor (nettrap, or a test binary), started
-// under argv[0] StubArgv0 with the filter in its arguments. Why: the
+// binary that links package supervisor and dispatches nettrap's
+// personalities (nettrap, or a test binary: see internal/personality),
+// started under argv[0] StubArgv0 with the filter in its arguments. Why: the
 // tracer must be attached before the command makes its first call, and
 // the command's real parent must not be the tracer's thread (the tracer
 // waits for any of its children, and would take the command's exit from
@@ -38,18 +40,19 @@ const (
 	WakerArgv0 = "nettrap-ptrace-waker"
 )
 
+// Both are registered with the dispatch (internal/personality), which
+// the binary's main or TestMain runs before anything else: not started
+// from this package's init, as they once were, so that a test binary's
+// own roles and a main's choices are made in one place, and a binary
+// that does not dispatch is refused the engine instead of re-running
+// itself.
 func init() {
-	if len(os.Args) == 0 {
-		return
-	}
-	switch os.Args[0] {
-	case StubArgv0:
-		os.Exit(runStub(os.Args[1:]))
-	case WakerArgv0:
+	personality.Register(StubArgv0, func() int { return runStub(os.Args[1:]) })
+	personality.Register(WakerArgv0, func() int {
 		for {
 			unix.Pause()
 		}
-	}
+	})
 }
 
 // Exit statuses of a stub that could not start the command, as a shell's.
@@ -60,10 +63,16 @@ const (
 )
 
 // runStub is the stub: args are the filter (base64), the command's path
-// and its argv. It runs from init, on the main goroutine, which init's
-// LockOSThread keeps on the main thread: the one the tracer seized.
+// and its argv. It runs from personality.Init, on the main goroutine,
+// which the dispatch keeps on the main thread (locked from its init):
+// the thread the tracer seizes, by the stub's pid. On another thread it
+// would wait for a tracer that never comes, so it says so instead.
 func runStub(args []string) int {
 	runtime.LockOSThread()
+	if unix.Gettid() != unix.Getpid() {
+		fmt.Fprintln(os.Stderr, "nettrap: ptrace stub: not on the main thread, the one the tracer seizes (personality.Init must run on the main goroutine)")
+		return stubNoFilter
+	}
 	if len(args) < 3 {
 		fmt.Fprintln(os.Stderr, "nettrap: ptrace stub: missing arguments")
 		return stubNoFilter

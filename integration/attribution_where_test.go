@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -219,4 +220,30 @@ func checkReadmeWhere(t *testing.T, got string) {
 	if n == 0 {
 		t.Error("the README shows no line of package where")
 	}
+}
+
+// TestAttributionWhereCommand: a Go program that is not a test, run as
+// `nettrap -- PROGRAM` (generic mode): the line names the process and
+// where in its own code the call was made (package main's file, relative
+// to the module's root); nothing arrives.
+func TestAttributionWhereCommand(t *testing.T) {
+	sandbox.Require(t)
+	root := fixtureRoot(t)
+	bin := filepath.Join(t.TempDir(), "wherecmd")
+	if out, code := goCmd(t, root, goEnv(), "build", "-o", bin, "./wherecmd"); code != 0 {
+		t.Fatalf("go build: exit %d\n%s", code, out)
+	}
+	eps := []fakehost.Endpoint{tcpEP(fxExternal, 5010)}
+	h := fakehost.Start(t, eps...)
+	mark := h.Mark()
+	run := runIn(t, root, goEnv(), nettrapBin(t), "--", bin)
+	if run.code != 3 {
+		t.Errorf("exit %d, want the program's 3 (its dial failed)\nstderr:\n%s", run.code, run.stderr)
+	}
+	want := regexp.MustCompile(`^nettrap: Outbound network blocked: connect tcp (203\.0\.113\.7|\[::ffff:203\.0\.113\.7\]):5010 \(external\) by pid \d+ wherecmd at wherecmd/main\.go:27 \(main\.dial\)$`)
+	lines := blockedLines(dropNotice(run.stderr))
+	if len(lines) != 1 || !want.MatchString(lines[0]) {
+		t.Errorf("lines %q, want one matching %s", lines, want)
+	}
+	checkArrivals(t, h, mark, eps, nil)
 }

@@ -5,9 +5,9 @@
 //
 //  1. The kernel stops the calling thread and queues a notification on the
 //     listener fd. A receiver, a goroutine locked to its OS thread and
-//     blocked in SECCOMP_IOCTL_NOTIF_RECV (receiver.go), is woken on the
+//     blocked in SECCOMP_IOCTL_NOTIF_RECV (internal/notify/receiver.go), is woken on the
 //     caller's CPU (SYNC_WAKE_UP) and receives it. Stopping wakes the
-//     receivers with a call of our own (kick.go); where that cannot work
+//     receivers with a call of our own (internal/notify/kick.go); where that cannot work
 //     the loop polls the listener before each RECV instead.
 //  2. The receiver reads the arguments the kernel will use (the sockaddr,
 //     every msghdr of a sendmmsg) with process_vm_readv, or from
@@ -26,16 +26,16 @@
 //     which only audited calls need, come from Call.Task on first use.
 //  5. The Decider answers: allow or an errno. A decision that keeps the
 //     receiver past a millisecond or two passes the receiving to a new
-//     receiver (the watchdog in receiver.go): other threads' calls never
+//     receiver (the watchdog in internal/notify/receiver.go): other threads' calls never
 //     wait behind a slow one.
 //  6. An allowed connect or send is made by the supervisor itself
-//     (emulate.go): it borrows the target's socket with
+//     (internal/emulate): it borrows the target's socket with
 //     pidfd_getfd, makes the call with the bytes it checked, and answers
 //     with the result. Anything else allowed is answered CONTINUE (the
 //     kernel runs the call). ENOENT from SEND means the target is gone:
 //     normal. A netlink socket(2) in the namespace the command started in
 //     may instead be answered with a socket the supervisor made on a
-//     thread without capabilities (Answer.Capless; see netlink.go): the
+//     thread without capabilities (Answer.Capless; see internal/notify/netlink.go): the
 //     kernel then refuses every change requested through it.
 //
 // # Engines

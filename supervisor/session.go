@@ -20,6 +20,7 @@ import (
 	"github.com/nettrap/nettrap/supervisor/internal/errlog"
 	"github.com/nettrap/nettrap/supervisor/internal/inherit"
 	"github.com/nettrap/nettrap/supervisor/internal/namespace"
+	"github.com/nettrap/nettrap/supervisor/internal/notify"
 	"github.com/nettrap/nettrap/supervisor/internal/unotify"
 )
 
@@ -74,7 +75,7 @@ type Session struct {
 }
 
 // engine is what a Session asks of the engine that confines its command:
-// the notify engine (notifyEngine, the loop of loop.go) or the ptrace
+// the notify engine (notifyEngine, around internal/notify) or the ptrace
 // engine (the tracer of internal/ptrace). Both answer calls through one path
 // (answer.go) and hold them behind one view (holder, call.go).
 type engine interface {
@@ -209,10 +210,10 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 		// The child's parent, for PR_SET_PDEATHSIG, is this thread: keep
 		// it until the child is reaped. Parked in a channel receive it
 		// makes no call the filter would hand us. Then, carrying the
-		// filter, it wakes the stopping receivers (kick.go).
+		// filter, it wakes the stopping receivers (internal/notify/kick.go).
 		<-s.reaped
 		if ne.loop != nil {
-			ne.loop.kick()
+			ne.loop.Kick()
 		}
 	}()
 	st := <-ch
@@ -224,38 +225,28 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	if os.Getenv(noSyncWakeUpEnv) == "" {
 		s.SyncWakeUp = unotify.SetSyncWakeUp(ne.listener)
 	}
-	l, err := newLoop(ne.listener, opts.Decider, &s.Stats, &s.errs)
+	capMaker := s.caplessMaker(st.netns, st.netnsFD)
+	closeFD(st.netnsFD)
+	l, err := notify.New(ne.listener, notify.Config{Decider: opts.Decider, Stats: &s.Stats, Errs: &s.errs, Emu: emu,
+		Netns: st.netns, Blocking: notify.Kickable(prog), RecvSpin: notify.RecvSpin(s.SyncWakeUp), CapMaker: capMaker})
 	if err != nil {
+		if capMaker != nil {
+			capMaker.Close()
+		}
 		cmd.Process.Kill()
 		cmd.Wait()
 		close(s.reaped)
 		unix.Close(ne.listener)
-		closeFD(st.netnsFD)
 		return nil, err
 	}
-	if emu != nil {
-		emu.Stop, emu.Report = l.wake[0], l.report
-		l.emu = emu
-	}
-	// process_vm_readv first, emulating or not: one syscall per read where
-	// /proc/TID/mem costs an open (a path walk, an access check), a pread
-	// and a close per call. Where a seccomp profile refuses it (Docker's
-	// default denies it without CAP_SYS_PTRACE), the first EPERM falls
-	// back to /proc/TID/mem for good (mem.go).
-	l.vmRead.Store(true)
-	l.netns = st.netns
-	l.blocking = kickable(prog)
-	l.recvSpin = recvSpin(s.SyncWakeUp)
-	l.capMaker = s.caplessMaker(st.netns, st.netnsFD)
-	closeFD(st.netnsFD)
 	ne.loop = l
-	l.start()
+	l.Start()
 	go func() {
 		defer close(ne.loopDone)
 		if testHookBeforeRun != nil {
 			testHookBeforeRun()
 		}
-		l.run()
+		l.Run()
 	}()
 	return s, nil
 }
@@ -278,22 +269,19 @@ func (s *Session) WaitStatus() (ws syscall.WaitStatus, ok bool) { return s.eng.w
 // the loop that answers it, and the goroutine that runs the loop.
 type notifyEngine struct {
 	listener int
-	loop     *loop
+	loop     *notify.Engine
 	loopDone chan struct{}
 }
 
 // wait implements engine.
 func (e *notifyEngine) wait(s *Session) error {
 	err := s.Cmd.Wait()
-	e.loop.stop()   // before the kick, which only stopping receivers take
+	e.loop.Stop()   // before the kick, which only stopping receivers take
 	close(s.reaped) // the child is gone: its parent thread may go too
 	<-e.loopDone    // no call is received after this
-	e.loop.inflight.Wait()
+	e.loop.Wait()
 	unix.Close(e.listener)
-	e.loop.close()
-	if e.loop.capMaker != nil {
-		e.loop.capMaker.Close()
-	}
+	e.loop.Close()
 	return err
 }
 
@@ -342,7 +330,7 @@ func (s *Session) started(netns *namespace.Starting, emu *emulate.Emulator) {
 }
 
 // caplessMaker makes the thread without capabilities that makes netlink
-// sockets and sends for the command (netlink.go), in the starting
+// sockets and sends for the command (internal/notify/netlink.go), in the starting
 // namespace; nil when it cannot, which is said: netlink calls then keep
 // the target's capabilities.
 func (s *Session) caplessMaker(netns *namespace.Starting, netnsFD int) *capless.Maker {

@@ -167,7 +167,7 @@ func (tr *Tracer) judge(c *emulate.Call, atEntry bool) traceAnswer {
 func (tr *Tracer) carryOut(c *emulate.Call, ans traceAnswer, mayBlock bool) (_ traceAnswer, blocks bool) {
 	if ans.a.Capless() && c.Syscall.Kind != bpf.Socket {
 		// A netlink send naming the kernel: made without capabilities,
-		// with the bytes checked (supervisor/netlink.go).
+		// with the bytes checked (supervisor/internal/notify/netlink.go).
 		if val, errno, ok := emulate.SendCapless(tr.capMaker, c); ok {
 			tr.stats.CaplessNetlink.Add(1)
 			ans.ret = retOf(val, errno)

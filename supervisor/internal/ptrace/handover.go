@@ -14,7 +14,7 @@ import (
 
 // Under the notify engine a netlink socket(2) made in the starting
 // namespace is answered with a socket made on the capability-free thread
-// (SECCOMP_ADDFD_FLAG_SEND; see supervisor/netlink.go), so that the kernel refuses
+// (SECCOMP_ADDFD_FLAG_SEND; see supervisor/internal/notify/netlink.go), so that the kernel refuses
 // every change written through it, even with plain write(2). The ptrace
 // engine has no listener to add a descriptor through, so it makes the
 // stopped thread take the socket itself: it turns the stopped call into

@@ -1,4 +1,4 @@
-package supervisor
+package notify
 
 import (
 	"errors"
@@ -22,7 +22,7 @@ import (
 // in the target (ADDFD with SEND: the call returns the new descriptor,
 // close-on-exec as pidfd_getfd's own). It returns false, without
 // answering, where it cannot: the caller answers then.
-func (l *loop) pidfdGetfd(c *emulate.Call) bool {
+func (l *Engine) pidfdGetfd(c *emulate.Call) bool {
 	s, err := emulate.Borrow(c, l.emu)
 	switch {
 	case errors.Is(err, emulate.ErrGone):
@@ -66,7 +66,7 @@ func (l *loop) pidfdGetfd(c *emulate.Call) bool {
 
 // answerErrno answers c with an errno of the call's own (the kernel's
 // answer to what nettrap made for it), counted as allowed.
-func (l *loop) answerErrno(c *emulate.Call, errno unix.Errno) {
+func (l *Engine) answerErrno(c *emulate.Call, errno unix.Errno) {
 	l.stats.Allowed.Add(1)
 	l.send(&unotify.Resp{ID: c.ID, Error: -int32(errno)})
 }

@@ -1,4 +1,4 @@
-package supervisor
+package notify
 
 import (
 	"runtime"
@@ -17,7 +17,7 @@ func TestKickable(t *testing.T) {
 	if err != nil {
 		t.Skipf("no program for %s: %v", runtime.GOARCH, err)
 	}
-	if !kickable(prog) {
+	if !Kickable(prog) {
 		t.Error("nettrap's program does not trap the kick: the receivers could never be stopped")
 	}
 	ret := func(action uint32) []unix.SockFilter {
@@ -34,7 +34,7 @@ func TestKickable(t *testing.T) {
 		{"EPERM everything", ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)), false},
 		{"not a program", []unix.SockFilter{{Code: 0xffff}}, false},
 	} {
-		if got := kickable(tt.prog); got != tt.want {
+		if got := Kickable(tt.prog); got != tt.want {
 			t.Errorf("%s: kickable = %v, want %v", tt.name, got, tt.want)
 		}
 	}

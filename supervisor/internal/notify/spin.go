@@ -1,4 +1,4 @@
-package supervisor
+package notify
 
 import (
 	"os"
@@ -22,8 +22,8 @@ const spinBeforeRecv = 50 * time.Microsecond
 // benchmarks: a test-only switch, like noSyncWakeUpEnv.
 const spinEnv = "NETTRAP_TEST_RECV_SPIN_US"
 
-// recvSpin is how long a receiver spins before it blocks in RECV.
-func recvSpin(syncWakeUp bool) time.Duration {
+// RecvSpin is how long a receiver spins before it blocks in RECV.
+func RecvSpin(syncWakeUp bool) time.Duration {
 	if v, ok := os.LookupEnv(spinEnv); ok {
 		if us, err := strconv.Atoi(v); err == nil && us >= 0 {
 			return time.Duration(us) * time.Microsecond
@@ -37,7 +37,7 @@ func recvSpin(syncWakeUp bool) time.Duration {
 
 // spin polls the listener without blocking for up to d, and returns as
 // soon as a notification is pending (or the listener hung up).
-func (l *loop) spin(d time.Duration) {
+func (l *Engine) spin(d time.Duration) {
 	fds := []unix.PollFd{{Fd: int32(l.listener), Events: unix.POLLIN}}
 	until := time.Now().Add(d)
 	for {

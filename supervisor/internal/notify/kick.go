@@ -1,4 +1,4 @@
-package supervisor
+package notify
 
 import (
 	"runtime"
@@ -24,12 +24,12 @@ import (
 // kernel it fails with EBADF and touches nothing.
 var kickArgs = [6]uint64{^uint64(0), 0, 0}
 
-// kickable tells whether prog hands the kick call to the supervisor, by
+// Kickable tells whether prog hands the kick call to the supervisor, by
 // running it in the bpf package's evaluator (the one the ptrace engine
 // asks). Only USER_NOTIF counts: a TRACE answer would stop the thread for
 // a tracer, not wake a receiver. Where prog does not notify (a custom
 // program), the loop polls before each RECV instead (see loop.serve).
-func kickable(prog []unix.SockFilter) bool {
+func Kickable(prog []unix.SockFilter) bool {
 	var arch uint32
 	switch runtime.GOARCH {
 	case "amd64":
@@ -54,7 +54,7 @@ func kickable(prog []unix.SockFilter) bool {
 // was not trapped after all: the receivers then end when the filter's
 // last user is gone. A kick that finds no receiver left (one ended on its
 // own in between) is answered by the kernel when the listener is closed.
-func (l *loop) kick() {
+func (l *Engine) kick() {
 	if !l.blocking {
 		return
 	}

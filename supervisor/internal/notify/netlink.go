@@ -1,4 +1,4 @@
-package supervisor
+package notify
 
 import (
 	"errors"
@@ -40,7 +40,7 @@ import (
 // a netlink socket(2) is handed over, a netlink send made by the
 // supervisor. It returns false, without answering, when that cannot be
 // done; the call then continues in the kernel, as before.
-func (l *loop) capless(c *emulate.Call) bool {
+func (l *Engine) capless(c *emulate.Call) bool {
 	if l.capMaker == nil {
 		return false
 	}
@@ -59,7 +59,7 @@ func (l *loop) capless(c *emulate.Call) bool {
 // with SEND, so the call returns the new descriptor). It returns false,
 // without answering, only when the kernel cannot do that (before 5.14):
 // the caller then lets the call continue, as before.
-func (l *loop) handOver(c *emulate.Call) bool {
+func (l *Engine) handOver(c *emulate.Call) bool {
 	typ := int(int32(c.Args[1]))
 	fd, err := l.capMaker.NetlinkSocket(typ, int(int32(c.Args[2])))
 	if err != nil {
@@ -104,7 +104,7 @@ func (l *loop) handOver(c *emulate.Call) bool {
 // (the byte count, or its errno). Where the socket cannot be borrowed
 // (pidfd_getfd refused) the call continues in the kernel, decided on
 // what was read.
-func (l *loop) sendCapless(c *emulate.Call) bool {
+func (l *Engine) sendCapless(c *emulate.Call) bool {
 	val, errno, ok := emulate.SendCapless(l.capMaker, c)
 	switch {
 	case !ok:

@@ -1,4 +1,4 @@
-package supervisor
+package notify
 
 import (
 	"golang.org/x/sys/unix"
@@ -14,7 +14,7 @@ import (
 // notify engine's calls.
 
 // newCall is the call of notification n, with the supervisor's Task.
-func (l *loop) newCall(n *unotify.Notif) *emulate.Call {
+func (l *Engine) newCall(n *unotify.Notif) *emulate.Call {
 	c := &emulate.Call{Call: decode.Call{Call: decision.Call{ID: n.ID, TID: int(n.PID),
 		Syscall: bpf.Lookup(n.Data.Arch, n.Data.Nr), Args: n.Data.Args}}}
 	c.Bind(l, l.netns, l.emu != nil)
@@ -22,13 +22,13 @@ func (l *loop) newCall(n *unotify.Notif) *emulate.Call {
 }
 
 // Pending implements decode.Holder: the notification is still valid.
-func (l *loop) Pending(c *decode.Call) bool { return unotify.IDValid(l.listener, c.ID) }
+func (l *Engine) Pending(c *decode.Call) bool { return unotify.IDValid(l.listener, c.ID) }
 
 // AnswerEarly implements decode.Holder.
-func (l *loop) AnswerEarly(c *decode.Call, errno unix.Errno) {
+func (l *Engine) AnswerEarly(c *decode.Call, errno unix.Errno) {
 	unotify.Send(l.listener, &unotify.Resp{ID: c.ID, Error: -int32(errno)})
 }
 
 // KeepsTID implements decode.Holder: a notified thread that leaves the call may
 // exit and its tid be reused.
-func (l *loop) KeepsTID() bool { return false }
+func (l *Engine) KeepsTID() bool { return false }

@@ -1,4 +1,4 @@
-package supervisor
+package notify
 
 import (
 	"errors"
@@ -59,7 +59,7 @@ type receiverState struct {
 // Start returns: the kick (kick.go) wakes as many receivers as it counts,
 // and a command that exits at once would otherwise be kicked before its
 // first receiver was counted, which would then wait in RECV for good.
-func (l *loop) startBlocking() {
+func (l *Engine) startBlocking() {
 	l.recv.ended = make(chan struct{})
 	l.recv.watchdog.Period, l.recv.watchdog.Idle, l.recv.watchdog.Check = handOffAfter, idleTicks, l.watch
 	l.recv.mu.Lock()
@@ -69,13 +69,13 @@ func (l *loop) startBlocking() {
 
 // runBlocking serves with blocking receivers until every one has ended:
 // stopped (kick.go) or the filter has no user left.
-func (l *loop) runBlocking() {
+func (l *Engine) runBlocking() {
 	<-l.recv.ended
 	l.recv.watchdog.Stop()
 }
 
 // startReceiverLocked starts a receiver and gives it the turn.
-func (l *loop) startReceiverLocked() {
+func (l *Engine) startReceiverLocked() {
 	st := &receiverState{}
 	l.recv.cur = st
 	l.recv.running++
@@ -83,7 +83,7 @@ func (l *loop) startReceiverLocked() {
 	go l.receiver(st)
 }
 
-func (l *loop) receiverEnded() {
+func (l *Engine) receiverEnded() {
 	l.recv.mu.Lock()
 	defer l.recv.mu.Unlock()
 	if l.recv.running--; l.recv.running == 0 {
@@ -92,7 +92,7 @@ func (l *loop) receiverEnded() {
 }
 
 // receiver is one receiver: it serves until it is superseded.
-func (l *loop) receiver(st *receiverState) {
+func (l *Engine) receiver(st *receiverState) {
 	defer l.receiverEnded()
 	counted := true
 	defer func() {
@@ -149,7 +149,7 @@ func (l *loop) receiver(st *receiverState) {
 // preemption, death) before it was received; or, since 6.6, the filter
 // has no user left, which poll tells as POLLHUP. EINTR: a signal to our
 // thread.
-func (l *loop) recvFailed(err error) bool {
+func (l *Engine) recvFailed(err error) bool {
 	switch {
 	case errors.Is(err, unix.EINTR):
 		return false
@@ -161,7 +161,7 @@ func (l *loop) recvFailed(err error) bool {
 }
 
 // hungUp tells whether the filter has no user left.
-func (l *loop) hungUp() bool {
+func (l *Engine) hungUp() bool {
 	fds := []unix.PollFd{{Fd: int32(l.listener), Events: unix.POLLIN}}
 	for {
 		_, err := unix.Poll(fds, 0)
@@ -181,7 +181,7 @@ const idleTicks = 50
 
 // watch is the watchdog's look: a call in hand on two ticks in a row
 // passes the turn to a new receiver. It tells whether calls came.
-func (l *loop) watch() (busy bool) {
+func (l *Engine) watch() (busy bool) {
 	l.recv.mu.Lock()
 	defer l.recv.mu.Unlock()
 	cur, seq := l.recv.cur, l.recv.seq

@@ -1,4 +1,4 @@
-package supervisor
+package notify
 
 import (
 	"errors"
@@ -20,14 +20,17 @@ import (
 	"github.com/nettrap/nettrap/supervisor/internal/unotify"
 )
 
-// loop receives notifications from the listener and answers them; see run
-// for who answers what.
-type loop struct {
+// Engine is the notify engine: the Engine that receives the listener's
+// notifications and answers them (see run for who answers what). Start
+// it, Run it on a goroutine of its own, Kick from the thread that
+// carries the filter once the command is reaped, then Stop, wait for
+// Run, Wait, and Close.
+type Engine struct {
 	listener int
 	decider  decision.Decider
 	emu      *emulate.Emulator // nil: allowed calls always continue in the kernel
 	vmRead   atomic.Bool       // read target memory with process_vm_readv (mem.go)
-	stats    *Stats
+	stats    *answer.Stats
 	wake     [2]int        // pipe: a write stops the loop
 	done     chan struct{} // closed by the goroutine that ends the loop
 	inflight sync.WaitGroup
@@ -44,16 +47,74 @@ type loop struct {
 	stopping atomic.Bool
 }
 
-func newLoop(listener int, d decision.Decider, stats *Stats, errs *errlog.Log) (*loop, error) {
-	l := &loop{listener: listener, decider: d, stats: stats, errs: errs, done: make(chan struct{})}
+// Config is what the engine needs besides the listener: made by the
+// Session's shared start-up.
+type Config struct {
+	Decider decision.Decider
+	Stats   *answer.Stats
+	Errs    *errlog.Log
+	// Emu makes allowed calls itself; nil: they continue in the kernel.
+	Emu *emulate.Emulator
+	// Netns is the namespace the command started in; nil when it could
+	// not be read.
+	Netns *namespace.Starting
+	// Blocking: receivers block in RECV, for a filter that traps the
+	// call that wakes them (Kickable); else the loop polls.
+	Blocking bool
+	// RecvSpin is how long a receiver spins before RECV (RecvSpin).
+	RecvSpin time.Duration
+	// CapMaker makes capability-free netlink sockets; nil when it
+	// could not be made. The engine closes it at Close.
+	CapMaker *capless.Maker
+}
+
+// New is the engine serving listener, which it does not own.
+func New(listener int, cfg Config) (*Engine, error) {
+	l := &Engine{listener: listener, decider: cfg.Decider, stats: cfg.Stats, errs: cfg.Errs, done: make(chan struct{}),
+		netns: cfg.Netns, blocking: cfg.Blocking, recvSpin: cfg.RecvSpin, capMaker: cfg.CapMaker}
 	if err := unix.Pipe2(l.wake[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
 		return nil, os.NewSyscallError("pipe2", err)
 	}
+	if cfg.Emu != nil {
+		cfg.Emu.Stop, cfg.Emu.Report = l.wake[0], l.report
+		l.emu = cfg.Emu
+	}
+	// process_vm_readv first, emulating or not: one syscall per read where
+	// /proc/TID/mem costs an open (a path walk, an access check), a pread
+	// and a close per call. Where a seccomp profile refuses it (Docker's
+	// default denies it without CAP_SYS_PTRACE), the first EPERM falls
+	// back to /proc/TID/mem for good (targetmem).
+	l.vmRead.Store(true)
 	return l, nil
 }
 
+// Start does what must be done before the Session's Start returns.
+func (l *Engine) Start() { l.start() }
+
+// Run serves until Stop, or until no task uses the filter any more.
+func (l *Engine) Run() { l.run() }
+
+// Kick wakes the receivers blocked in RECV so that they see Stop: call
+// it from the thread that carries the filter (kick.go).
+func (l *Engine) Kick() { l.kick() }
+
+// Stop asks Run to end (see stop).
+func (l *Engine) Stop() { l.stop() }
+
+// Wait waits for the calls still being answered, once Run has returned.
+func (l *Engine) Wait() { l.inflight.Wait() }
+
+// Close releases the loop's own descriptors and the capability-free
+// netlink maker; the listener is the caller's.
+func (l *Engine) Close() {
+	l.close()
+	if l.capMaker != nil {
+		l.capMaker.Close()
+	}
+}
+
 // start does what must be done before Start returns; run does the rest.
-func (l *loop) start() {
+func (l *Engine) start() {
 	if l.blocking {
 		l.startBlocking()
 	}
@@ -71,7 +132,7 @@ func (l *loop) start() {
 // decision that takes longer than handOffAfter (a decider draining a test's
 // output, or asking an inner nettrap) hands the polling over to a new
 // goroutine, so other threads' calls wait that long at most.
-func (l *loop) run() {
+func (l *Engine) run() {
 	if l.blocking {
 		l.runBlocking()
 		return
@@ -86,7 +147,7 @@ const handOffAfter = time.Millisecond
 
 // serve polls and answers until the loop ends, or until an answer took so
 // long that a successor took over the polling.
-func (l *loop) serve() {
+func (l *Engine) serve() {
 	for {
 		n, end := l.next()
 		if end {
@@ -110,7 +171,7 @@ func (l *loop) serve() {
 
 // next waits for a notification and receives it. It returns nil when
 // there was none to receive after all, and end when the loop must stop.
-func (l *loop) next() (n *unotify.Notif, end bool) {
+func (l *Engine) next() (n *unotify.Notif, end bool) {
 	fds := []unix.PollFd{
 		{Fd: int32(l.listener), Events: unix.POLLIN},
 		{Fd: int32(l.wake[0]), Events: unix.POLLIN},
@@ -137,7 +198,7 @@ func (l *loop) next() (n *unotify.Notif, end bool) {
 }
 
 // receive takes one notification from the kernel, or returns nil.
-func (l *loop) receive() *unotify.Notif {
+func (l *Engine) receive() *unotify.Notif {
 	n := new(unotify.Notif)
 	if err := unotify.Recv(l.listener, n); err != nil {
 		// ENOENT: the target left the syscall (a signal, Go's SIGURG
@@ -156,7 +217,7 @@ func (l *loop) receive() *unotify.Notif {
 // the one it was (the memory read belongs to the right task), decides and
 // answers. Every path ends in an answer or a vanished target: a target is
 // never left waiting.
-func (l *loop) handle(n *unotify.Notif) {
+func (l *Engine) handle(n *unotify.Notif) {
 	c := l.newCall(n)
 	if !c.Syscall.Foreign {
 		m := targetmem.NewReader(n.PID).UseVM(&l.vmRead)
@@ -179,13 +240,13 @@ func (l *loop) handle(n *unotify.Notif) {
 
 // answerValue answers c with a return value of its own: the call was made
 // by the supervisor.
-func (l *loop) answerValue(c *emulate.Call, v int64) {
+func (l *Engine) answerValue(c *emulate.Call, v int64) {
 	l.stats.Allowed.Add(1)
 	l.send(&unotify.Resp{ID: c.ID, Val: v})
 }
 
 // send sends one response; a target that left the call is counted.
-func (l *loop) send(resp *unotify.Resp) {
+func (l *Engine) send(resp *unotify.Resp) {
 	if err := unotify.Send(l.listener, resp); err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			l.stats.Vanished.Add(1)
@@ -196,7 +257,7 @@ func (l *loop) send(resp *unotify.Resp) {
 }
 
 // answer sends the answer to c, counting it.
-func (l *loop) answer(c *emulate.Call, a decision.Answer) {
+func (l *Engine) answer(c *emulate.Call, a decision.Answer) {
 	if a.Allowed() && l.emu != nil && emulate.EmulablePidfd(c) {
 		if l.pidfdGetfd(c) {
 			return
@@ -228,9 +289,11 @@ func (l *loop) answer(c *emulate.Call, a decision.Answer) {
 }
 
 // decide asks the decider (decideWith).
-func (l *loop) decide(c *emulate.Call) decision.Answer { return answer.Decide(l.decider, l.report, c) }
+func (l *Engine) decide(c *emulate.Call) decision.Answer {
+	return answer.Decide(l.decider, l.report, c)
+}
 
-func (l *loop) report(err error) { l.errs.Add(err) }
+func (l *Engine) report(err error) { l.errs.Add(err) }
 
 // stop asks run to end. The caller then waits for run to return, and only
 // then for inflight: before run has returned the polling goroutine may
@@ -239,12 +302,12 @@ func (l *loop) report(err error) { l.errs.Add(err) }
 //
 // Blocking receivers see stopping when they wake; the thread that carries
 // the filter wakes them (kick), once the command is reaped.
-func (l *loop) stop() {
+func (l *Engine) stop() {
 	l.stopping.Store(true)
 	unix.Write(l.wake[1], []byte{0})
 }
 
-func (l *loop) close() {
+func (l *Engine) close() {
 	unix.Close(l.wake[0])
 	unix.Close(l.wake[1])
 }

@@ -44,21 +44,29 @@ func (t *Table) crossCgo(read func(uint64) (uint64, error), sp, bias uint64) (pc
 	if t.Arch != AMD64 {
 		return 0, 0, errNoCgoFrame
 	}
+	last := errNoCgoFrame
 	for a := sp &^ 7; a < sp+cgoScanLimit; a += 8 {
 		w, err := read(a)
 		if err != nil {
+			if last != errNoCgoFrame {
+				return 0, 0, last
+			}
 			return 0, 0, err
 		}
 		if w < bias || !t.inAsmcgocall(w-bias) || t.verifyReturn(w-bias) != nil {
 			continue
 		}
 		pc, goSP, err := t.cgoGoroutine(read, a, bias)
-		if err != nil {
-			return 0, 0, fmt.Errorf("cgo call's frame at %#x: %w", a, err)
+		if err == nil {
+			return pc, goSP, nil
 		}
-		return pc, goSP, nil
+		// A stale frame below the live one: an asmcgocall the runtime
+		// made from the system stack itself (its mmap, with g 0) left
+		// one where the C frames have not written over it. The live
+		// frame is further up: go on.
+		last = fmt.Errorf("cgo call's frame at %#x: %w", a, err)
 	}
-	return 0, 0, errNoCgoFrame
+	return 0, 0, last
 }
 
 // cgoGoroutine reads the goroutine's sp from asmcgocall's frame at a (the

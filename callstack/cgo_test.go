@@ -77,6 +77,8 @@ func TestCrossCgo(t *testing.T) {
 		{"depth beyond the stack", layout(hi-lo+8, g, goRet), 0, "do not fit"},
 		{"no return address there", layout(0x100, g, 0x1234, 0x5678), 0, "no return address"},
 		{"no asmcgocall frame", fakeStack{cSP: 42}, 0, errNoCgoFrame.Error()},
+		{"a stale frame below the live one", withStale(layout(0x100, g, goRet), slot-0x80, ret), hi - 0x100 + 8, ""},
+		{"only a stale frame", withStale(fakeStack{}, slot-0x80, ret), 0, "no goroutine"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			pc, sp, err := tab.crossCgo(c.mem.read, cSP, 0)
@@ -94,4 +96,11 @@ func TestCrossCgo(t *testing.T) {
 	if _, _, err := tab.crossCgo(fakeStack{}.read, 0x10, 0); err == nil || errors.Is(err, errNoCgoFrame) {
 		t.Errorf("an unreadable stack: %v, want the read's error", err)
 	}
+}
+
+// withStale adds, at a, what a call of asmcgocall from the system stack
+// leaves (its return address, a depth, g 0): a stale frame.
+func withStale(m fakeStack, a, ret uint64) fakeStack {
+	m[a], m[a+8], m[a+16] = ret, 0x7000_0000_2000, 0
+	return m
 }

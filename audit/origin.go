@@ -34,6 +34,10 @@ type Origin struct {
 	// Stack is the whole stack, innermost first, as far as it was
 	// verified (files as the binary names them).
 	Stack []Frame `json:"stack,omitempty"`
+	// StackStop says why the walk ended before the goroutine's start,
+	// when it did (a frame it could not verify, C code): the frames
+	// beyond are unknown. Empty for a whole stack.
+	StackStop string `json:"stack_stop,omitempty"`
 }
 
 // Frame is one frame of a stack: the function (with its full import

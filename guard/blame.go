@@ -31,7 +31,7 @@ func readOrigin(c *decision.Call, who Who) audit.Origin {
 // stackOrigin is what stack s (symbolized by tab) tells of a call who
 // names.
 func stackOrigin(s *callstack.Stack, tab *callstack.Table, who Who) audit.Origin {
-	o := audit.Origin{Stack: make([]audit.Frame, 0, len(s.Frames))}
+	o := audit.Origin{Stack: make([]audit.Frame, 0, len(s.Frames)), StackStop: s.Stop}
 	for _, f := range s.Frames {
 		o.Stack = append(o.Stack, audit.Frame{Func: f.Func, File: f.File, Line: f.Line})
 	}

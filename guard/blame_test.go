@@ -177,6 +177,9 @@ func TestBlameFromStack(t *testing.T) {
 			if got := locOf(r.CalledFrom); got != tt.calledBy {
 				t.Errorf("called_from %q, want %q", got, tt.calledBy)
 			}
+			if tt.stack != nil && tt.err == nil && r.StackStop != tt.stack.Stop {
+				t.Errorf("stack_stop %q, want the walk's %q", r.StackStop, tt.stack.Stop)
+			}
 			if tt.stack != nil && tt.err == nil {
 				if len(r.Stack) != len(tt.stack.Frames) || r.Stack[0].Func != "syscall.connect" ||
 					r.Stack[len(r.Stack)-1].File != tt.stack.Frames[len(tt.stack.Frames)-1].File {

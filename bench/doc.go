@@ -38,7 +38,9 @@
 // WSL2's init does: auto falls back to the ptrace engine, which then stops
 // every syscall at entry; weighed against ptrace); and on demand
 // cfloor-emu-nosync, nettrap-nosync (NETTRAP_TEST_NO_SYNC_WAKEUP withholds
-// the flag, as kernels before 6.6 lack it), cfloor-emu-nosync-spin (a
+// the flag, as kernels before 6.6 lack it), nettrap-pre519 (also
+// NETTRAP_TEST_NO_KILLABLE_RECV: neither flag, as before 5.19),
+// cfloor-emu-nosync-spin (a
 // 50 µs bounded spin before blocking), floor (the Go floor sharing
 // nettrap's loop).
 //

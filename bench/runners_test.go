@@ -26,6 +26,11 @@ type runner struct {
 // test-only switch: kernels before 6.6 lack the flag).
 const noSyncEnv = "NETTRAP_TEST_NO_SYNC_WAKEUP=1"
 
+// noKillableEnv withholds SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV too (a
+// test-only switch: kernels before 5.19 lack it, RHEL 9's 5.14 and
+// Ubuntu 22.04's 5.15 among them).
+const noKillableEnv = "NETTRAP_TEST_NO_KILLABLE_RECV=1"
+
 // ptraceEnv forces nettrap's ptrace engine (--engine=ptrace).
 const ptraceEnv = "NETTRAP_ENGINE=ptrace"
 
@@ -51,6 +56,10 @@ var allRunners = []runner{
 	{name: "nettrap-nosync", ref: "cfloor-emu-nosync", env: []string{noSyncEnv},
 		cmd: func(b *builds) []string { return []string{b.nettrap, "--"} }},
 	{name: "nettrap-nosync-nospin", ref: "cfloor-emu-nosync", env: []string{noSyncEnv, noSpinEnv},
+		cmd: func(b *builds) []string { return []string{b.nettrap, "--"} }},
+	// nettrap-pre519: as on a kernel before 5.19, with neither
+	// SYNC_WAKE_UP nor WAIT_KILLABLE_RECV.
+	{name: "nettrap-pre519", ref: "cfloor-emu-nosync", env: []string{noSyncEnv, noKillableEnv},
 		cmd: func(b *builds) []string { return []string{b.nettrap, "--"} }},
 	{name: "cfloor-emu-nosync-spin", cfloor: true, cmd: func(b *builds) []string { return []string{b.cfloor, "-e", "-n", "-s", "50"} }},
 	{name: "floor", ref: "cfloor", cmd: func(b *builds) []string { return []string{b.floor} }},

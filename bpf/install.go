@@ -67,6 +67,18 @@ func flagKnown(flags uintptr) bool {
 // The caller must have called runtime.LockOSThread and must let that thread
 // die (or exec) afterwards: the filter and no_new_privs stay on the thread.
 func Install(prog []unix.SockFilter) (listener int, killableRecv bool, err error) {
+	return install(prog, true)
+}
+
+// InstallWithoutKillableRecv is Install without trying
+// SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, as a kernel before 5.19 has it:
+// a test-only switch, for the benchmarks and tests of what such kernels
+// pay (supervisor's NETTRAP_TEST_NO_KILLABLE_RECV).
+func InstallWithoutKillableRecv(prog []unix.SockFilter) (listener int, killableRecv bool, err error) {
+	return install(prog, false)
+}
+
+func install(prog []unix.SockFilter, tryKillable bool) (listener int, killableRecv bool, err error) {
 	if len(prog) == 0 || len(prog) > unix.BPF_MAXINSNS {
 		return -1, false, fmt.Errorf("bpf: install: program has %d instructions (want 1..%d)", len(prog), unix.BPF_MAXINSNS)
 	}
@@ -74,15 +86,17 @@ func Install(prog []unix.SockFilter) (listener int, killableRecv bool, err error
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return -1, false, fmt.Errorf("bpf: set no_new_privs: %w", os.NewSyscallError("prctl", err))
 	}
-	fd, errno := seccompSetFilter(unix.SECCOMP_FILTER_FLAG_NEW_LISTENER|unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, prog)
-	if errno == 0 {
-		return int(fd), true, nil
-	}
-	if errno != unix.EINVAL {
-		return -1, false, fmt.Errorf("bpf: install filter: %w", os.NewSyscallError("seccomp", errno))
+	if tryKillable {
+		fd, errno := seccompSetFilter(unix.SECCOMP_FILTER_FLAG_NEW_LISTENER|unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, prog)
+		if errno == 0 {
+			return int(fd), true, nil
+		}
+		if errno != unix.EINVAL {
+			return -1, false, fmt.Errorf("bpf: install filter: %w", os.NewSyscallError("seccomp", errno))
+		}
 	}
 	// Before 5.19 the kernel rejects the unknown flag as a whole.
-	fd, errno = seccompSetFilter(unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, prog)
+	fd, errno := seccompSetFilter(unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, prog)
 	if errno != 0 {
 		return -1, false, fmt.Errorf("bpf: install filter: %w", os.NewSyscallError("seccomp", errno))
 	}

@@ -201,6 +201,8 @@ type roleReport struct {
 	Errors        []string
 	Callers       []string
 	Stacks        []string // where each denied call came from (decision.StackOf)
+	KillableRecv  bool     // the filter took SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+	SyncWakeUp    bool     // the listener took SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
 	Engine        string
 	Userns        supervisor.NsMethod
 }
@@ -312,6 +314,8 @@ func supervisorRole(reportPath string, keep bool) int {
 		Stacks:        stacks,
 		Capless:       s.Stats.CaplessNetlink.Load(),
 		Engine:        s.Engine.Engine.String(),
+		KillableRecv:  s.KillableRecv,
+		SyncWakeUp:    s.SyncWakeUp,
 		Userns:        s.Userns.Method,
 	}
 	for _, e := range s.Errors() {

@@ -91,6 +91,11 @@ type engine interface {
 // benchmarks to measure what kernels before 6.6, which lack the flag, pay.
 const noSyncWakeUpEnv = "NETTRAP_TEST_NO_SYNC_WAKEUP"
 
+// noKillableRecvEnv, set to anything, withholds
+// SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (5.19+): a test-only switch,
+// like noSyncWakeUpEnv, for what older kernels pay.
+const noKillableRecvEnv = "NETTRAP_TEST_NO_KILLABLE_RECV"
+
 // ErrUnsupported wraps every reason the filter cannot be installed.
 var ErrUnsupported = errors.New("seccomp user notification unavailable")
 
@@ -174,6 +179,10 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 		err      error
 	}
 	ch := make(chan started, 1)
+	install := bpf.Install
+	if os.Getenv(noKillableRecvEnv) != "" {
+		install = bpf.InstallWithoutKillableRecv
+	}
 	go func() {
 		runtime.LockOSThread()
 		// No UnlockOSThread: this thread carries the filter and must exit
@@ -185,7 +194,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 			ch <- started{-1, false, nil, -1, err}
 			return
 		}
-		fd, killable, err := bpf.Install(prog)
+		fd, killable, err := install(prog)
 		if err != nil {
 			closeFD(netnsFD)
 			ch <- started{-1, false, nil, -1, fmt.Errorf("%w: %w", ErrUnsupported, err)}

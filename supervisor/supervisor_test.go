@@ -407,3 +407,42 @@ func waitFile(path string) bool {
 	}
 	return false
 }
+
+// The test-only switches that withhold WAIT_KILLABLE_RECV (5.19) and
+// SYNC_WAKE_UP (6.6), for what older kernels pay: the session says it
+// went without them, and a call is still allowed or denied, with nothing
+// reaching the denied listener.
+func TestWithheldKernelFeatures(t *testing.T) {
+	if e := os.Getenv(engineEnv); e == "ptrace" {
+		t.Skip("the notify engine's features; NETTRAP_SUPERVISOR_TEST_ENGINE=ptrace")
+	}
+	ok, denied := listen(t, "127.0.0.1"), listen(t, "127.0.0.2")
+	for _, op := range [][]string{{"connect", ok.addr}, {"connect", denied.addr}} {
+		cmd, report := supervisorCmd(t, op...)
+		cmd.Env = append(cmd.Env, "NETTRAP_TEST_NO_KILLABLE_RECV=1", "NETTRAP_TEST_NO_SYNC_WAKEUP=1")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("supervisor role: %v\n%s", err, out)
+		}
+		rep := readReport(t, report)
+		if rep.Engine != "notify" {
+			t.Skipf("engine %s: the switches are the notify engine's", rep.Engine)
+		}
+		if rep.KillableRecv || rep.SyncWakeUp {
+			t.Errorf("killable recv %v, sync wake-up %v: want both withheld", rep.KillableRecv, rep.SyncWakeUp)
+		}
+		want := "ok"
+		if op[1] == denied.addr {
+			want = "EPERM"
+		}
+		if got := strings.TrimSpace(string(out)); got != want {
+			t.Errorf("%v: victim printed %q, want %q", op, got, want)
+		}
+	}
+	if c, _ := ok.counts(t, 1, 0); c != 1 {
+		t.Errorf("allowed listener saw %d connections, want 1", c)
+	}
+	if c, _ := denied.counts(t, 0, 0); c != 0 {
+		t.Errorf("denied listener saw %d connections: the guard leaked", c)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/nettrap/nettrap/integration/internal/lab"
 )
@@ -76,9 +77,22 @@ func TestEscapeValueFlip(t *testing.T) {
 					}
 					return e.guarded(t, u, flags, argv...), leak
 				}
-				r, leak := run(nil, false, "unguarded")
-				flipOut(t, r)
-				waitFrame(t, e, "the unguarded flip's leak", leak)
+				// The control: unguarded, the flip must win its race and
+				// leak (else the guarded runs would prove nothing). On a
+				// loaded machine 3000 tries can miss the window: it gets
+				// three runs before it fails.
+				for try := 1; ; try++ {
+					r, leak := run(nil, false, "unguarded")
+					flipOut(t, r)
+					if try == 3 {
+						waitFrame(t, e, "the unguarded flip's leak (3 runs)", leak)
+						break
+					}
+					if _, ok := e.WaitFrame(leak, 5*time.Second); ok {
+						break
+					}
+					t.Logf("unguarded run %d: its leak never arrived; again", try)
+				}
 
 				for _, m := range modes {
 					r, leak := run(m.flags, true, m.name)

@@ -115,6 +115,12 @@ type PeerCheck struct {
 	// names it; audit mode), or the errno to fail the call with, having
 	// recorded it.
 	Outside func(d classify.Dest, p Peer) unix.Errno
+	// Named tells whether nettrap's own command line names loopback (or
+	// unspecified) destination d (an --allow rule). In the network
+	// namespace --sealed gives the command, such a destination is the
+	// host's, reached from outside and handed in; any other is the
+	// namespace's own. nil: none is named.
+	Named func(d classify.Dest) bool
 }
 
 // Peer is a receiving socket outside the confined tree, as found.

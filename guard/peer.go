@@ -40,9 +40,10 @@ func (g *Guard) peerCheck(c *decision.Call, atts []decidedAttempt) *decision.Pee
 	if !g.Policy.Sealed || !needsPeer(atts, g.Policy.AllowUnspecified) {
 		return nil
 	}
-	return &decision.PeerCheck{Outside: func(d classify.Dest, p decision.Peer) unix.Errno {
-		return g.peerOutside(c, d, p)
-	}}
+	return &decision.PeerCheck{
+		Outside: func(d classify.Dest, p decision.Peer) unix.Errno { return g.peerOutside(c, d, p) },
+		Named:   g.Policy.NamesLocal,
+	}
 }
 
 // uncount takes back the count of an allowed class, for an attempt

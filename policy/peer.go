@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/classify"
 	"golang.org/x/sys/unix"
 )
 
@@ -113,6 +114,18 @@ func (p *Policy) DecidePeer(a Attempt, peer Peer) Decision {
 	}
 	return p.denyPeer(ReasonPeerOutside + " (" + peer.Describe() +
 		"): a local service could reach the network for the caller; allow it with --allow " + a.Dest.Addr.String())
+}
+
+// NamesLocal tells whether an --allow rule names inet destination d:
+// under --sealed with a network namespace of the command's own, a
+// loopback address a rule names is the host's (the namespace has its
+// own loopback, which needs no rule).
+func (p *Policy) NamesLocal(d classify.Dest) bool {
+	if d.Family != unix.AF_INET && d.Family != unix.AF_INET6 {
+		return false
+	}
+	_, ok := p.match(d.Addr)
+	return ok
 }
 
 // denyPeer denies with ECONNREFUSED, whatever --errno says: what a client

@@ -12,6 +12,7 @@ import (
 	"github.com/nettrap/nettrap/dnssink"
 	"github.com/nettrap/nettrap/gotest"
 	"github.com/nettrap/nettrap/guard"
+	"github.com/nettrap/nettrap/sealns"
 	"github.com/nettrap/nettrap/supervisor"
 )
 
@@ -26,6 +27,9 @@ type confined struct {
 	bin        *gotest.Binary // the test binary's wiring; nil for a command
 	hub        *outer         // the hub of a Command; nil when there is none
 	cmdEnv     []string       // the command's environment, when the hub set it
+	// netns is the network namespace --sealed runs the command in
+	// (sealednetns.go); nil for none.
+	netns *sealns.Netns
 	// execLog is the log of audit mode under go test -exec with none
 	// named (auditexec.go), made at the first finding; "" otherwise.
 	execLog string
@@ -94,7 +98,8 @@ func (c *confined) setup() error {
 	if execLog != "" {
 		logPath, c.execLog = execLog, execLog
 	}
-	if c.g, c.closeAudit, err = newGuard(o, logPath, execLog != ""); err != nil {
+	c.netns = sealedNetns(o, c.notices())
+	if c.g, c.closeAudit, err = newGuard(o, logPath, execLog != "", c.netns); err != nil {
 		return cantRun("%v", err)
 	}
 	if o.Kind == TestBinary {
@@ -120,6 +125,7 @@ func (c *confined) release() {
 		c.closeAudit()
 	}
 	c.hub.drop()
+	c.netns.Close()
 }
 
 // command is the command to start: the test binary with its pipe, or a
@@ -161,7 +167,7 @@ func (c *confined) supervise(cmd *exec.Cmd, fw *forwarder, rp *reaper) (int, err
 			return 0, cantRun("%v", err)
 		}
 	}
-	so.Emulate, so.Engine, so.Userns = c.o.Emulate, c.o.Engine, c.o.Userns
+	so.Emulate, so.Engine, so.Userns, so.SealedNetns = c.o.Emulate, c.o.Engine, c.o.Userns, c.netns
 	if c.hub != nil {
 		// The start notices (engine fallback, emulation, user
 		// namespace) go where the summary goes: a consumer that takes
@@ -245,8 +251,9 @@ func testsByGoTest(kind Kind, parentIsGo bool) bool {
 
 // newGuard is the guard of the run, writing to the audit log at logPath
 // ("" for none; made at its first record when lazy); closeAudit closes
-// the log and the DNS sinkhole, once however often it is called.
-func newGuard(o Options, logPath string, lazy bool) (g *guard.Guard, closeAudit func() error, err error) {
+// the log and the DNS sinkhole, once however often it is called. The
+// sinkhole listens in netns when there is one (the command's loopback).
+func newGuard(o Options, logPath string, lazy bool, netns *sealns.Netns) (g *guard.Guard, closeAudit func() error, err error) {
 	ns, err := classify.LoadResolvConf(o.ResolvConf)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read nameservers: %w", err)
@@ -274,7 +281,13 @@ func newGuard(o Options, logPath string, lazy bool) (g *guard.Guard, closeAudit 
 	if o.Emulate != supervisor.EmulateOff {
 		// Blocked lookups go to a sinkhole that names them (guard/dns.go);
 		// where it cannot listen, they fail with the errno as before.
-		if sink, err = dnssink.Listen(); err == nil {
+		listen := func() (err error) { sink, err = dnssink.Listen(); return err }
+		if netns != nil {
+			err = netns.Do(listen)
+		} else {
+			err = listen()
+		}
+		if err == nil {
 			g.Sink = sink
 		}
 	}

@@ -99,7 +99,7 @@ func cacheConfig(o Options) (string, error) {
 	p := o.Policy
 	fmt.Fprintf(h, "nettrap %s\nmode %v\nerrno %d\nsealed %t\nunspecified %t\nemulate %d\n",
 		self, p.Mode, p.Errno, p.Sealed, p.AllowUnspecified, o.Emulate)
-	fmt.Fprintf(h, "userns %d\n", o.Userns)
+	fmt.Fprintf(h, "userns %d\nsealed-netns %t\n", o.Userns, o.SealedNetns)
 	for _, r := range p.Rules {
 		fmt.Fprintf(h, "allow %s\n", r.String())
 	}

@@ -1,8 +1,9 @@
 package run
 
 import (
-	"github.com/nettrap/nettrap/gotest"
 	"testing"
+
+	"github.com/nettrap/nettrap/gotest"
 
 	"github.com/nettrap/nettrap/policy"
 	"github.com/nettrap/nettrap/supervisor"

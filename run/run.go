@@ -3,6 +3,7 @@ package run
 import (
 	"crypto/rand"
 	"encoding/hex"
+
 	"github.com/nettrap/nettrap/gotest"
 
 	"github.com/nettrap/nettrap/policy"
@@ -48,8 +49,12 @@ type Options struct {
 	Emulate    supervisor.EmulateMode
 	Engine     supervisor.EngineMode // --engine
 	Userns     supervisor.UsernsMode // --userns
-	AuditLog   string                // "" for none (a temporary one where a summary needs it)
-	ResolvConf string
+	// SealedNetns: under --sealed, run the command in a network
+	// namespace of its own where one can be made (--sealed-netns=auto;
+	// sealednetns.go).
+	SealedNetns bool
+	AuditLog    string // "" for none (a temporary one where a summary needs it)
+	ResolvConf  string
 	// ResolvConfGiven: the user named ResolvConf, which is then handed
 	// down to the nettraps the run starts.
 	ResolvConfGiven bool

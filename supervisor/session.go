@@ -14,6 +14,7 @@ import (
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/sealns"
 	"github.com/nettrap/nettrap/supervisor/internal/answer"
 	"github.com/nettrap/nettrap/supervisor/internal/capless"
 	"github.com/nettrap/nettrap/supervisor/internal/emulate"
@@ -48,6 +49,11 @@ type Options struct {
 	// (--userns; see userns.go). Start says on Notices when it falls
 	// back to dropping CAP_SYS_ADMIN.
 	Userns UsernsMode
+	// SealedNetns, when set, is the network namespace the command starts
+	// in (--sealed, package sealns): nettrap made it, and calls that
+	// reach outside it are handed in (internal/emulate/handin.go). It
+	// needs the notify engine and emulation.
+	SealedNetns *sealns.Netns
 }
 
 // Session is one confined command and the supervisor answering for it.
@@ -142,9 +148,12 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	}
 	var emu *emulate.Emulator
 	var emuErr error
+	if opts.SealedNetns != nil && opts.Emulate != EmulateOn {
+		return nil, errors.New("supervisor: a network namespace of the command's own needs emulation")
+	}
 	if opts.Emulate != EmulateOff {
 		if emuErr = ProbeEmulation(); emuErr == nil {
-			emu = &emulate.Emulator{Required: opts.Emulate == EmulateOn, Notices: notices}
+			emu = &emulate.Emulator{Required: opts.Emulate == EmulateOn, Notices: notices, Sealed: opts.SealedNetns}
 		} else if opts.Emulate == EmulateOn {
 			return nil, emuErr
 		} else {
@@ -160,6 +169,9 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 		fmt.Fprintln(notices, uc.Notice())
 	}
 	if choice.Engine == EnginePtrace {
+		if opts.SealedNetns != nil {
+			return nil, fmt.Errorf("%w: the ptrace engine cannot hand sockets in to a network namespace of the command's own", ErrUnsupported)
+		}
 		if opts.Engine == EngineAuto {
 			fmt.Fprintln(notices, choice.FallbackNotice())
 		}
@@ -187,7 +199,15 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 		runtime.LockOSThread()
 		// No UnlockOSThread: this thread carries the filter and must exit
 		// when this goroutine returns.
-		// The command starts in this thread's network namespace.
+		// The command starts in this thread's network namespace: under
+		// --sealed, the one nettrap made for it, entered before the
+		// filter is installed (setns would be trapped after).
+		if opts.SealedNetns != nil {
+			if err := opts.SealedNetns.Enter(); err != nil {
+				ch <- started{-1, false, nil, -1, err}
+				return
+			}
+		}
 		netns, netnsFD := startingNetnsOfThread()
 		if err := uc.prepareThread(); err != nil {
 			closeFD(netnsFD)

@@ -13,20 +13,21 @@ import (
 // variables, and what the run tells them (run.Names).
 func (cfg *config) InnerEnv(env []string, in run.Inner) []string {
 	set := map[string]string{
-		envName("mode"):        cfg.raw.mode,
-		envName("errno"):       cfg.raw.errno,
-		envName("allow"):       strings.Join(cfg.raw.allow, ","),
-		envName("allow-test"):  strings.Join(cfg.raw.allowTests, "\n"),
-		envName("allow-unix"):  strings.Join(cfg.raw.allowUnix, ","),
-		envName("audit-log"):   in.AuditLog,
-		envName("resolv-conf"): in.ResolvConf,
-		envName("run-id"):      in.RunID,
-		envName("sealed"):      sealedEnv(cfg.sealed),
-		envName("emulate"):     cfg.raw.emulate,
-		envName("engine"):      cmp.Or(in.Engine, cfg.raw.engine),
-		envName("userns"):      cfg.raw.userns,
-		envName("inner"):       cmp.Or(in.RunDir, "1"),
-		envName("hub"):         in.Hub,
+		envName("mode"):         cfg.raw.mode,
+		envName("errno"):        cfg.raw.errno,
+		envName("allow"):        strings.Join(cfg.raw.allow, ","),
+		envName("allow-test"):   strings.Join(cfg.raw.allowTests, "\n"),
+		envName("allow-unix"):   strings.Join(cfg.raw.allowUnix, ","),
+		envName("audit-log"):    in.AuditLog,
+		envName("resolv-conf"):  in.ResolvConf,
+		envName("run-id"):       in.RunID,
+		envName("sealed"):       sealedEnv(cfg.sealed),
+		envName("emulate"):      cfg.raw.emulate,
+		envName("engine"):       cmp.Or(in.Engine, cfg.raw.engine),
+		envName("userns"):       cfg.raw.userns,
+		envName("sealed-netns"): cfg.raw.sealedNetns,
+		envName("inner"):        cmp.Or(in.RunDir, "1"),
+		envName("hub"):          in.Hub,
 	}
 	if cfg.allowUnspecified {
 		set[envName("allow-unspecified")] = "1"

@@ -2,9 +2,10 @@ package main
 
 import (
 	"fmt"
-	"github.com/nettrap/nettrap/gotest"
 	"os"
 	"strings"
+
+	"github.com/nettrap/nettrap/gotest"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
@@ -26,6 +27,7 @@ type config struct {
 	emulate          supervisor.EmulateMode
 	engine           supervisor.EngineMode
 	userns           supervisor.UsernsMode
+	sealedNetns      bool // --sealed-netns=auto
 	errno            unix.Errno
 	auditLog         string
 	resolvConf       string
@@ -48,8 +50,8 @@ type config struct {
 
 // rawFlags are the flag values before checking.
 type rawFlags struct {
-	mode, errno, emulate, engine, cache, userns string
-	allow, allowTests, allowUnix                []string
+	mode, errno, emulate, engine, cache, userns, sealedNetns string
+	allow, allowTests, allowUnix                             []string
 }
 
 // parseConfig reads flags from args and NETTRAP_* variables from env.
@@ -88,7 +90,7 @@ func (cfg *config) read(fs *pflag.FlagSet) {
 	str := func(name string) string { v, _ := fs.GetString(name); return v }
 	list := func(name string) []string { v, _ := fs.GetStringArray(name); return v }
 	flag := func(name string) bool { v, _ := fs.GetBool(name); return v }
-	cfg.raw = rawFlags{mode: str("mode"), errno: str("errno"), emulate: str("emulate"), engine: str("engine"), cache: str("cache"), userns: str("userns"),
+	cfg.raw = rawFlags{mode: str("mode"), errno: str("errno"), emulate: str("emulate"), engine: str("engine"), cache: str("cache"), userns: str("userns"), sealedNetns: str("sealed-netns"),
 		allow: list("allow"), allowTests: list("allow-test"), allowUnix: list("allow-unix")}
 	cfg.allowUnspecified, cfg.sealed, cfg.generic = flag("allow-unspecified"), flag("sealed"), flag("generic")
 	cfg.auditLog, cfg.summary, cfg.runID = str("audit-log"), str("summary"), str("run-id")
@@ -126,6 +128,13 @@ func (cfg *config) check() error {
 	}
 	if cfg.userns, err = supervisor.ParseUsernsMode(raw.userns); err != nil {
 		return fmt.Errorf("bad %s %w", cfg.Source("userns"), err)
+	}
+	switch strings.ToLower(raw.sealedNetns) {
+	case "auto", "on":
+		cfg.sealedNetns = true
+	case "off":
+	default:
+		return fmt.Errorf("bad %s %q: want auto or off", cfg.Source("sealed-netns"), raw.sealedNetns)
 	}
 	switch strings.ToLower(raw.cache) {
 	case "on", "1", "true":

@@ -90,7 +90,7 @@ func (cfg *config) options() run.Options {
 		Argv: cfg.args,
 		Policy: policy.Policy{Mode: cfg.mode, Rules: cfg.rules, Errno: cfg.errno,
 			Sealed: cfg.sealed, AllowUnspecified: cfg.allowUnspecified, AllowUnix: cfg.allowUnix},
-		AllowTests: cfg.allowTests, Emulate: cfg.emulate, Engine: cfg.engine, Userns: cfg.userns,
+		AllowTests: cfg.allowTests, Emulate: cfg.emulate, Engine: cfg.engine, Userns: cfg.userns, SealedNetns: cfg.sealedNetns,
 		AuditLog: cfg.auditLog, ResolvConf: cfg.resolvConf, ResolvConfGiven: cfg.resolvConfGiven,
 		RunID: cfg.runID, Summary: cfg.summary, Hub: cfg.hub, OuterRun: cfg.outerRun,
 		Cache: cfg.cache, Names: cfg,

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/run"
 	"github.com/nettrap/nettrap/supervisor"
 )
 
@@ -43,6 +44,19 @@ func printVersion(w io.Writer, mode supervisor.EngineMode, userns supervisor.Use
 		yesNo(atLeast(release, 5, 14)))
 	printEngine(w, f, mode)
 	fmt.Fprintln(w, supervisor.ChooseUserns(userns))
+	fmt.Fprintln(w, sealedNetnsLine(mode))
+}
+
+// sealedNetnsLine says what --sealed does about local peers here: a
+// network namespace of the command's own (made once to find out), or
+// the per-call checks, and why.
+func sealedNetnsLine(mode supervisor.EngineMode) string {
+	ns, err := run.NewSealedNetns(mode)
+	if err != nil {
+		return fmt.Sprintf("--sealed: no network namespace of the command's own (%v): unix and loopback peers are checked per call", err)
+	}
+	ns.Close()
+	return "--sealed: a network namespace of the command's own, with only lo (what --allow opens is reached by nettrap and handed in; unix socket files are checked per call)"
 }
 
 // printEngine writes whether allowed calls are emulated, and the engine a

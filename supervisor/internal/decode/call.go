@@ -59,6 +59,12 @@ type Holder interface {
 	// tracer waits for the answer), so what was read of /proc/TID is the
 	// caller's even if it left the call.
 	KeepsTID() bool
+	// HandIn puts socket fd (nettrap's) at the call's descriptor number
+	// in the caller, in place of what is there, with newfdFlags
+	// (O_CLOEXEC or 0): SECCOMP_IOCTL_NOTIF_ADDFD with SETFD. The call
+	// is still to be answered. errors.ErrUnsupported where the engine
+	// cannot (ptrace).
+	HandIn(c *Call, fd int, newfdFlags uint32) error
 }
 
 // Pending tells whether the caller still waits in the call.

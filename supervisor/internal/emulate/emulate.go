@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/sealns"
 	"github.com/nettrap/nettrap/supervisor/internal/ascaller"
 	"github.com/nettrap/nettrap/supervisor/internal/pidfds"
 	"github.com/nettrap/nettrap/supervisor/internal/rawsock"
@@ -44,6 +45,10 @@ type Emulator struct {
 	// Tree is the confined tree, for the peer checks of --sealed
 	// (peer.go).
 	Tree Tree
+	// Sealed is the network namespace nettrap made for the command
+	// (--sealed, package sealns), which is also the starting one; nil
+	// when the command runs in nettrap's own (handin.go).
+	Sealed *sealns.Netns
 }
 
 // Result is what an emulated call returns to the target.
@@ -110,6 +115,11 @@ func (e *Emulator) Make(c *Call, mayBlock bool) (r Result, done, wouldBlock bool
 	s.family = family
 	switch family {
 	case unix.AF_INET, unix.AF_INET6:
+		if e.Sealed != nil {
+			if _, starting := s.peerNetns(c); starting {
+				return s.sealedInet(c, typ, mayBlock)
+			}
+		}
 		if c.Peer != nil {
 			if r, stop := s.checkInetPeers(c); stop {
 				return r, true, false

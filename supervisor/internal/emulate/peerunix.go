@@ -10,6 +10,7 @@ import (
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/sealns"
 	"github.com/nettrap/nettrap/supervisor/internal/ascaller"
 	"github.com/nettrap/nettrap/supervisor/internal/rawsock"
 	"github.com/nettrap/nettrap/supervisor/internal/sockdiag"
@@ -51,8 +52,10 @@ func (s *Borrowed) checkUnixPeers(c *Call, typ int) (u unixCheck, r Result, stop
 		pinned := -1
 		if name[2] == 0 {
 			treeOwned, starting := s.peerNetns(c)
-			if treeOwned {
-				continue // an abstract name of a namespace the tree made
+			if treeOwned || (starting && s.e.Sealed != nil) {
+				// An abstract name of a namespace the tree made, or of
+				// the one nettrap made for it: only the tree is there.
+				continue
 			}
 			if !starting {
 				if r, stop := s.outside(c, orig[i], decision.Peer{UID: -1, Why: "in a network namespace nettrap cannot inspect"}); stop {
@@ -131,6 +134,9 @@ func (s *Borrowed) boundPeer(name []byte, pinned, typ int) (p *decision.Peer, er
 	if typ == unix.SOCK_DGRAM {
 		role, list = "receiver", sockdiag.UnixReceivers
 	}
+	if s.e.Sealed != nil {
+		list = alsoIn(s.e.Sealed, list)
+	}
 	ls, err := list()
 	if err != nil {
 		return nil, err
@@ -164,6 +170,25 @@ func (s *Borrowed) boundPeer(name []byte, pinned, typ int) (p *decision.Peer, er
 		return nil, nil
 	}
 	return &decision.Peer{Name: l.Name, PID: pid, Comm: procfs.Comm(pid), UID: l.UID, Role: role}, nil
+}
+
+// alsoIn lists the unix sockets of nettrap's namespace and those of the
+// one nettrap made for the command: a socket file names a socket of
+// either (sock_diag lists only its own namespace's), and the tree's are
+// in the latter.
+func alsoIn(ns *sealns.Netns, list func() ([]sockdiag.UnixDiag, error)) func() ([]sockdiag.UnixDiag, error) {
+	return func() ([]sockdiag.UnixDiag, error) {
+		ls, err := list()
+		if err != nil {
+			return nil, err
+		}
+		err = ns.Do(func() error {
+			more, err := list()
+			ls = append(ls, more...)
+			return err
+		})
+		return ls, err
+	}
 }
 
 // unixClosedSince tells whether list no longer has the socket of inode

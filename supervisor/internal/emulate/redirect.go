@@ -76,7 +76,7 @@ func (e *Emulator) standInFor(c *Call, rd *decision.Redirect) (*Borrowed, netip.
 	}
 	domain, err := unix.GetsockoptInt(s.FD, unix.SOL_SOCKET, unix.SO_DOMAIN)
 	if err == nil {
-		if to, ok := standIn(domain, c.Dests[0].Addr.Addr(), rd); ok && ownNetns(s.FD, c.TID) {
+		if to, ok := standIn(domain, c.Dests[0].Addr.Addr(), rd); ok && standInNetns(s.FD, c) {
 			return s, to, true
 		}
 	}
@@ -147,17 +147,23 @@ func sockaddrAddrPort(sa unix.Sockaddr) netip.AddrPort {
 	return netip.AddrPort{}
 }
 
-// ownNetns tells whether socket fd lives in this process's network
-// namespace: the stand-in listens on this namespace's loopback, and the
-// loopback of a namespace the target made for itself is another one.
+// standInNetns tells whether socket fd lives in the network namespace
+// the stand-in listens in: the one the command started in (which is
+// nettrap's own, or under --sealed the namespace nettrap made for the
+// command, where the sinkhole is made too: run/confine.go). The loopback
+// of a namespace the target made for itself is another one.
 // SIOCGSKNS names the socket's namespace but needs CAP_NET_ADMIN there;
 // without it the calling thread's namespace stands in for the socket's
 // (a socket made in one namespace and used from another is rare, and
 // then its traffic only reaches that namespace's own loopback).
-func ownNetns(fd, tid int) bool {
-	var ns, self unix.Stat_t
+func standInNetns(fd int, c *Call) bool {
+	var ns, want unix.Stat_t
 	var err error
-	plainthread.Run(func() { err = unix.Stat(procfs.ThreadSelfPath("ns/net"), &self) })
+	if c.Netns != nil {
+		want.Dev, want.Ino = c.Netns.ID.Dev, c.Netns.ID.Ino
+	} else {
+		plainthread.Run(func() { err = unix.Stat(procfs.ThreadSelfPath("ns/net"), &want) })
+	}
 	if err != nil {
 		return false
 	}
@@ -166,8 +172,8 @@ func ownNetns(fd, tid int) bool {
 		if unix.Fstat(nsfd, &ns) != nil {
 			return false
 		}
-	} else if unix.Stat(procfs.TaskPath(tid, "ns/net"), &ns) != nil {
+	} else if unix.Stat(procfs.TaskPath(c.TID, "ns/net"), &ns) != nil {
 		return false
 	}
-	return ns.Dev == self.Dev && ns.Ino == self.Ino
+	return ns.Dev == want.Dev && ns.Ino == want.Ino
 }

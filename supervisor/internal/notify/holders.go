@@ -1,6 +1,8 @@
 package notify
 
 import (
+	"os"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
@@ -32,3 +34,15 @@ func (l *Engine) AnswerEarly(c *decode.Call, errno unix.Errno) {
 // KeepsTID implements decode.Holder: a notified thread that leaves the call may
 // exit and its tid be reused.
 func (l *Engine) KeepsTID() bool { return false }
+
+// HandIn implements decode.Holder. Without SEND the target's call is not
+// answered by it: the caller answers (the connect's own result).
+func (l *Engine) HandIn(c *decode.Call, fd int, newfdFlags uint32) error {
+	a := unotify.Addfd{ID: c.ID, Flags: unix.SECCOMP_ADDFD_FLAG_SETFD, Srcfd: uint32(fd),
+		Newfd: uint32(int32(c.Args[0])), NewfdFlags: newfdFlags}
+	_, err := unotify.AddFD(l.listener, &a)
+	if err != nil {
+		return os.NewSyscallError("ioctl(SECCOMP_IOCTL_NOTIF_ADDFD)", err)
+	}
+	return nil
+}

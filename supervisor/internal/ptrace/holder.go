@@ -1,6 +1,8 @@
 package ptrace
 
 import (
+	"errors"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/procfs"
@@ -27,3 +29,8 @@ func (tr *Tracer) AnswerEarly(c *decode.Call, errno unix.Errno) {
 
 // KeepsTID implements decode.Holder.
 func (tr *Tracer) KeepsTID() bool { return true }
+
+// HandIn implements decode.Holder: a tracer has no ADDFD.
+func (tr *Tracer) HandIn(c *decode.Call, fd int, newfdFlags uint32) error {
+	return errors.ErrUnsupported
+}

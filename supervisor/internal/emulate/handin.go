@@ -1,0 +1,206 @@
+package emulate
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/classify"
+	"github.com/nettrap/nettrap/decision"
+	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/plainthread"
+	"github.com/nettrap/nettrap/supervisor/internal/rawsock"
+)
+
+// Calls of a command in the network namespace --sealed gives it
+// (package sealns). Its loopback and unspecified addresses reach only the
+// namespace's own sockets, which are the tree's (or nettrap's DNS
+// sinkhole): such a call is made there with no peer check. A destination
+// outside it (an address an --allow rule opens, a loopback address a
+// rule names, which means the host's, the go command's downloads) has no
+// route from it: nettrap makes a socket of its own in the namespace it
+// started in, connects it to the checked address, and hands it in
+// (SECCOMP_IOCTL_NOTIF_ADDFD with SETFD) at the caller's descriptor
+// number, in place of the caller's socket. The kernel then reads neither
+// the address nor the descriptor again: the caller gets the socket nettrap
+// connected, whatever another thread did to the number meanwhile.
+
+// sealedInet makes an allowed inet call on a socket of the namespace
+// nettrap made for the command.
+func (s *Borrowed) sealedInet(c *Call, typ int, mayBlock bool) (r Result, done, wouldBlock bool) {
+	out := false
+	for _, m := range c.Msgs {
+		d, err := classify.Parse(m.Name, classify.OpSend)
+		if err != nil || (d.Family != unix.AF_INET && d.Family != unix.AF_INET6) {
+			continue
+		}
+		a := d.Addr.Addr().Unmap()
+		if a.IsLoopback() || a.IsUnspecified() {
+			if c.Peer == nil || c.Peer.Named == nil || !c.Peer.Named(d) {
+				continue // the namespace's own
+			}
+			// Recorded as the rule's, as a peer outside the tree is.
+			if r, stop := s.outside(c, m.Name, decision.Peer{UID: -1, Why: "on the host, outside the command's network namespace"}); stop {
+				return r, true, false
+			}
+		}
+		out = true
+	}
+	if !out {
+		return s.makeNow(c, typ, mayBlock)
+	}
+	if c.Syscall.Kind != bpf.Connect {
+		s.e.Report(fmt.Errorf("allowed %s by pid %d failed with ENETUNREACH: a send that names an address outside the command's network namespace cannot be handed in (connect the socket first, or run with --sealed-netns=off)", c.Syscall.Name, c.TID))
+		return Result{Errno: unix.ENETUNREACH}, true, false
+	}
+	if !mayBlock {
+		return Result{}, false, true
+	}
+	return s.handIn(c), true, false
+}
+
+// handIn connects a socket of nettrap's, like the caller's, to the
+// connect's checked address, and puts it in place of the caller's. A
+// blocking caller gets the connect's outcome; a non-blocking one gets
+// EINPROGRESS, and the outcome on the socket handed in, as from a
+// connect of its own. The caller's socket's local address (a bind before
+// the connect) is the namespace's and means nothing outside: it is not
+// carried over; the options connect-time behaviour depends on are.
+func (s *Borrowed) handIn(c *Call) Result {
+	domain, e1 := rawsock.SockoptInt(s.FD, unix.SO_DOMAIN)
+	typ, e2 := rawsock.SockoptInt(s.FD, unix.SO_TYPE)
+	proto, e3 := rawsock.SockoptInt(s.FD, unix.SO_PROTOCOL)
+	fl, e4 := rawsock.FileFlags(s.FD)
+	if err := errors.Join(errnoErr(e1), errnoErr(e2), errnoErr(e3), errnoErr(e4)); err != nil {
+		s.e.Report(fmt.Errorf("allowed connect by pid %d denied: its socket cannot be read to make one like it: %w", c.TID, err))
+		return Result{Errno: unix.EPERM}
+	}
+	var fd int
+	var err error
+	// On a plain thread: in the namespace nettrap started in.
+	plainthread.Run(func() { fd, err = unix.Socket(domain, typ|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, proto) })
+	if err != nil {
+		return Result{Errno: ErrnoOf(err)}
+	}
+	defer unix.Close(fd)
+	copyOptions(s.FD, fd)
+	errno := rawsock.Connect(fd, c.Msgs[0].Name)
+	if errno == unix.EINPROGRESS && fl&unix.O_NONBLOCK == 0 {
+		errno = s.awaitConnect(c, fd)
+	}
+	if errno != 0 && errno != unix.EINPROGRESS {
+		return Result{Errno: errno} // refused, unreachable: the caller's socket stays
+	}
+	if fl&unix.O_NONBLOCK == 0 {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl&^unix.O_NONBLOCK); err != nil {
+			return Result{Errno: ErrnoOf(err)}
+		}
+	}
+	if err := c.Holder.HandIn(&c.Call, fd, closeOnExec(c)); err != nil {
+		if errors.Is(err, unix.ENOENT) || !c.Pending() {
+			return Result{Errno: unix.EPERM} // gone: nobody reads it
+		}
+		s.e.Report(fmt.Errorf("allowed connect by pid %d denied: the socket nettrap connected cannot be handed in: %w", c.TID, err))
+		return Result{Errno: unix.EPERM}
+	}
+	return Result{Errno: errno}
+}
+
+// awaitConnect waits for a blocking caller's connect, made non-blocking
+// on fd, to end: its SO_ERROR. It gives up when the caller leaves the
+// call or nettrap stops (EPERM, read by nobody), or at the caller's
+// SO_SNDTIMEO (EINPROGRESS, as the kernel says then).
+func (s *Borrowed) awaitConnect(c *Call, fd int) unix.Errno {
+	var deadline time.Time
+	if tv, err := unix.GetsockoptTimeval(s.FD, unix.SOL_SOCKET, unix.SO_SNDTIMEO); err == nil && (tv.Sec != 0 || tv.Usec != 0) {
+		deadline = time.Now().Add(time.Duration(tv.Nano()))
+	}
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}, {Fd: int32(s.pidfd), Events: unix.POLLIN}, {Fd: int32(s.e.Stop), Events: unix.POLLIN}}
+	if s.e.Stop <= 0 {
+		fds = fds[:2]
+	}
+	for {
+		n, err := unix.Poll(fds, 100)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return ErrnoOf(err)
+		case n > 0 && fds[0].Revents != 0:
+			v, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
+			if err != nil {
+				return ErrnoOf(err)
+			}
+			return unix.Errno(v)
+		case n > 0 || !c.Pending():
+			return unix.EPERM
+		case !deadline.IsZero() && time.Now().After(deadline):
+			return unix.EINPROGRESS
+		}
+	}
+}
+
+// handedOptions are the options copied to a socket handed in: those a
+// program sets before connecting and that act on the connection.
+var handedOptions = [][2]int{
+	{unix.SOL_SOCKET, unix.SO_KEEPALIVE}, {unix.SOL_SOCKET, unix.SO_BROADCAST},
+	{unix.SOL_SOCKET, unix.SO_OOBINLINE}, {unix.SOL_SOCKET, unix.SO_PRIORITY},
+	{unix.IPPROTO_IP, unix.IP_TOS}, {unix.IPPROTO_IP, unix.IP_TTL},
+	{unix.IPPROTO_IPV6, unix.IPV6_V6ONLY}, {unix.IPPROTO_IPV6, unix.IPV6_TCLASS},
+	{unix.IPPROTO_IPV6, unix.IPV6_UNICAST_HOPS},
+	{unix.IPPROTO_TCP, unix.TCP_NODELAY}, {unix.IPPROTO_TCP, unix.TCP_KEEPIDLE},
+	{unix.IPPROTO_TCP, unix.TCP_KEEPINTVL}, {unix.IPPROTO_TCP, unix.TCP_KEEPCNT},
+	{unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT}, {unix.IPPROTO_TCP, unix.TCP_SYNCNT},
+}
+
+// copyOptions copies handedOptions, SO_LINGER and the timeouts from the
+// caller's socket to nettrap's; one the socket does not have (IPv6 on an
+// IPv4 socket, TCP on UDP) is skipped.
+func copyOptions(from, to int) {
+	for _, o := range handedOptions {
+		if v, err := unix.GetsockoptInt(from, o[0], o[1]); err == nil {
+			unix.SetsockoptInt(to, o[0], o[1], v)
+		}
+	}
+	if l, err := unix.GetsockoptLinger(from, unix.SOL_SOCKET, unix.SO_LINGER); err == nil && l.Onoff != 0 {
+		unix.SetsockoptLinger(to, unix.SOL_SOCKET, unix.SO_LINGER, l)
+	}
+	for _, opt := range []int{unix.SO_RCVTIMEO, unix.SO_SNDTIMEO} {
+		if tv, err := unix.GetsockoptTimeval(from, unix.SOL_SOCKET, opt); err == nil && (tv.Sec != 0 || tv.Usec != 0) {
+			unix.SetsockoptTimeval(to, unix.SOL_SOCKET, opt, tv)
+		}
+	}
+}
+
+// closeOnExec is the caller's descriptor's close-on-exec flag, from
+// /proc/TID/fdinfo (a borrowed copy has its own); O_CLOEXEC when it
+// cannot be read, as Go and most programs make sockets.
+func closeOnExec(c *Call) uint32 {
+	b, err := os.ReadFile(procfs.TaskPath(c.TID, "fdinfo/"+strconv.Itoa(int(int32(c.Args[0])))))
+	if err != nil {
+		return unix.O_CLOEXEC
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "flags:"); ok {
+			fl, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32)
+			if err == nil && fl&unix.O_CLOEXEC == 0 {
+				return 0
+			}
+			break
+		}
+	}
+	return unix.O_CLOEXEC
+}
+
+func errnoErr(e unix.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return os.NewSyscallError("getsockopt", e)
+}

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/nftables"
@@ -85,7 +86,16 @@ func TestEscapeNetnsMacvlan(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			mark := lastSeq(t, e, ln)
 			r := e.guarded(t, asSelf, m.flags, append(args, "macvlan "+m.name)...)
-			mustFailWith(t, r, "EPERM")
+			if m.name == "sealed" && inSealedNetns(t, asSelf) {
+				// In the namespace --sealed gives the command the lab's
+				// interface does not exist: the attack has nothing to
+				// act on, and fails before nettrap sees a call.
+				if o := parseEscapee(t, r); o.OK || !strings.Contains(o.Err, "no such network interface") {
+					t.Errorf("macvlan in the sealed namespace: %+v, want no such network interface\nstderr: %s", o, r.stderr)
+				}
+			} else {
+				mustFailWith(t, r, "EPERM")
+			}
 			noConnectionAfter(t, e, ln, mark, "the guarded macvlan ("+m.name+")")
 		})
 	}

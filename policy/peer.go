@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/nettrap/nettrap/audit"
@@ -116,16 +117,20 @@ func (p *Policy) DecidePeer(a Attempt, peer Peer) Decision {
 		"): a local service could reach the network for the caller; allow it with --allow " + a.Dest.Addr.String())
 }
 
-// NamesLocal tells whether an --allow rule names inet destination d:
-// under --sealed with a network namespace of the command's own, a
-// loopback address a rule names is the host's (the namespace has its
-// own loopback, which needs no rule).
+// NamesLocal tells whether nettrap's own command line names local
+// destination d: an --allow rule for an inet address, --allow-unix @NAME
+// for an abstract unix name. Under --sealed with a network namespace of
+// the command's own, such a destination is the host's (the namespace
+// has a loopback and abstract names of its own, which need no rule).
 func (p *Policy) NamesLocal(d classify.Dest) bool {
-	if d.Family != unix.AF_INET && d.Family != unix.AF_INET6 {
-		return false
+	switch d.Family {
+	case unix.AF_INET, unix.AF_INET6:
+		_, ok := p.match(d.Addr)
+		return ok
+	case unix.AF_UNIX:
+		return d.Abstract && slices.Contains(p.AllowUnix, "@"+d.Path)
 	}
-	_, ok := p.match(d.Addr)
-	return ok
+	return false
 }
 
 // denyPeer denies with ECONNREFUSED, whatever --errno says: what a client

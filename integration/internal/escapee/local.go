@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -200,4 +201,17 @@ func dialClosing(network, addr string) error {
 	wg.Go(func() { ln.Close() })
 	wg.Wait()
 	return nil
+}
+
+// goDial dials NETWORK ADDR with Go's net package (a non-blocking
+// connect, waited for in the poller) and writes MSG: the path of a Go
+// test's own dials.
+func goDial(network, addr, msg string) error {
+	c, err := net.DialTimeout(network, addr, 10*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_, err = c.Write([]byte(msg))
+	return err
 }

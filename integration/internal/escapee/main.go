@@ -81,6 +81,8 @@ func main() {
 		err = unixSend(args[0], args[1], args[2])
 	case op == "tcp-send" && len(args) == 2:
 		err = tcpSend(args[0], args[1])
+	case op == "go-dial" && len(args) == 3:
+		err = goDial(args[0], args[1], args[2])
 	case op == "own-servers" && len(args) == 0:
 		err = ownServers()
 	case op == "own-servers-closing" && len(args) == 1:

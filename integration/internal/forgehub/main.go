@@ -186,5 +186,24 @@ func mustBeLocal(h string) error {
 			return nil
 		}
 	}
+	if onlyLoopback() {
+		// A network namespace with lo alone (nettrap --sealed gives the
+		// command one): nothing can leave it, whatever the address.
+		return nil
+	}
 	return fmt.Errorf("%s is not on this machine: run forgehub only from nettrap's integration tests", h)
+}
+
+// onlyLoopback tells whether every interface here is a loopback one.
+func onlyLoopback() bool {
+	ifs, err := net.Interfaces()
+	if err != nil || len(ifs) == 0 {
+		return false
+	}
+	for _, i := range ifs {
+		if i.Flags&net.FlagLoopback == 0 {
+			return false
+		}
+	}
+	return true
 }

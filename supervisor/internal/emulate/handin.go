@@ -65,6 +65,26 @@ func (s *Borrowed) sealedInet(c *Call, typ int, mayBlock bool) (r Result, done, 
 	return s.handIn(c), true, false
 }
 
+// sealedAbstract: an abstract unix name in the namespace nettrap made
+// for the command is the namespace's own, unless --allow-unix names it:
+// then it is the host's, and a connect to it is handed in (recorded as
+// the rule's); a datagram send to it cannot be (ECONNREFUSED, as where
+// nothing is bound). stop says the call ends with r.
+func (s *Borrowed) sealedAbstract(c *Call, name []byte) (r Result, stop bool) {
+	d, err := classify.Parse(name, classify.OpSend)
+	if err != nil || c.Peer == nil || c.Peer.Named == nil || !c.Peer.Named(d) {
+		return Result{}, false
+	}
+	if r, stop := s.outside(c, name, decision.Peer{Name: "@" + d.Path, UID: -1, Why: "on the host, outside the command's network namespace"}); stop {
+		return r, true
+	}
+	if c.Syscall.Kind != bpf.Connect {
+		s.e.Report(fmt.Errorf("allowed %s by pid %d failed with ECONNREFUSED: a send to the host's abstract name @%s cannot be handed in (connect the socket first, or run with --sealed-netns=off)", c.Syscall.Name, c.TID, d.Path))
+		return Result{Errno: unix.ECONNREFUSED}, true
+	}
+	return s.handIn(c), true
+}
+
 // handIn connects a socket of nettrap's, like the caller's, to the
 // connect's checked address, and puts it in place of the caller's. A
 // blocking caller gets the connect's outcome; a non-blocking one gets

@@ -52,10 +52,16 @@ func (s *Borrowed) checkUnixPeers(c *Call, typ int) (u unixCheck, r Result, stop
 		pinned := -1
 		if name[2] == 0 {
 			treeOwned, starting := s.peerNetns(c)
-			if treeOwned || (starting && s.e.Sealed != nil) {
-				// An abstract name of a namespace the tree made, or of
-				// the one nettrap made for it: only the tree is there.
+			if starting && s.e.Sealed != nil {
+				// The namespace nettrap made for the tree: only the
+				// tree is there, unless a rule names the host's.
+				if r, stop := s.sealedAbstract(c, orig[i]); stop {
+					return u, r, true
+				}
 				continue
+			}
+			if treeOwned {
+				continue // an abstract name of a namespace the tree made
 			}
 			if !starting {
 				if r, stop := s.outside(c, orig[i], decision.Peer{UID: -1, Why: "in a network namespace nettrap cannot inspect"}); stop {

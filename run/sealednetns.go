@@ -1,6 +1,7 @@
 package run
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -25,7 +26,7 @@ func sealedNetns(o Options, notices io.Writer) *sealns.Netns {
 	default:
 		return nil
 	}
-	ns, err := NewSealedNetns(o.Engine)
+	ns, err := NewSealedNetns(o.Engine, o.Userns)
 	if err != nil {
 		fmt.Fprintf(notices, "nettrap: --sealed without a network namespace of the command's own (%v): unix and loopback peers are checked per call instead\n", err)
 		return nil
@@ -33,15 +34,28 @@ func sealedNetns(o Options, notices io.Writer) *sealns.Netns {
 	return ns
 }
 
-// NewSealedNetns makes the namespace where a run with engine mode can
-// use one: the notify engine hands sockets in, the ptrace engine cannot.
-func NewSealedNetns(engine supervisor.EngineMode) (*sealns.Netns, error) {
+// NewSealedNetns makes the namespace where a run with engine and userns
+// can use one: the notify engine hands sockets in (the ptrace engine
+// cannot), and the command gets a user namespace of its own. Without
+// the latter it would keep CAP_NET_ADMIN over nettrap's own namespace,
+// which a socket handed in belongs to, and which nettrap guards only as
+// the starting one.
+func NewSealedNetns(engine supervisor.EngineMode, userns supervisor.UsernsMode) (*sealns.Netns, error) {
 	choice, err := supervisor.ChooseEngine(engine)
 	if err != nil {
 		return nil, err
 	}
 	if choice.Engine != supervisor.EngineNotify {
 		return nil, fmt.Errorf("the %s engine cannot hand sockets in", choice.Engine)
+	}
+	switch uc := supervisor.ChooseUserns(userns); uc.Method {
+	case supervisor.NsUserns:
+	case supervisor.NsUnprivileged:
+		return nil, errors.New("nettrap holds no CAP_SYS_ADMIN to make one")
+	case supervisor.NsNoSysAdmin:
+		return nil, fmt.Errorf("the command can get no user namespace of its own: %w", uc.Err)
+	default:
+		return nil, errors.New("the command gets no user namespace of its own (--userns=off)")
 	}
 	return sealns.New()
 }

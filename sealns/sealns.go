@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -14,6 +15,11 @@ import (
 // Netns is a network namespace made by New, held open by a descriptor.
 type Netns struct {
 	fd int
+	// work runs the functions of Run on one thread in the namespace,
+	// started on first use and ended by Close.
+	workOnce sync.Once
+	work     chan func()
+	workErr  error
 }
 
 // ErrUnavailable wraps every reason New cannot make a namespace.
@@ -76,10 +82,47 @@ func (n *Netns) Do(f func() error) error {
 	return err
 }
 
-// Close lets the namespace go once nothing else holds it.
+// Run is Do on one thread kept in the namespace for the purpose, for
+// calls made often (a sock_diag dump per checked unix connect): a
+// channel hand-off instead of a new thread each time. Calls are served
+// one at a time.
+func (n *Netns) Run(f func() error) error {
+	n.workOnce.Do(n.startWorker)
+	if n.workErr != nil {
+		return n.workErr
+	}
+	done := make(chan error, 1)
+	n.work <- func() { done <- f() }
+	return <-done
+}
+
+// startWorker starts Run's thread; workErr says why it could not enter.
+func (n *Netns) startWorker() {
+	n.work = make(chan func())
+	entered := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits
+		err := n.Enter()
+		entered <- err
+		if err != nil {
+			return
+		}
+		for f := range n.work {
+			f()
+		}
+	}()
+	n.workErr = <-entered
+}
+
+// Close lets the namespace go once nothing else holds it, and ends
+// Run's thread. Nothing may call Run or Do after it.
 func (n *Netns) Close() error {
 	if n == nil || n.fd < 0 {
 		return nil
+	}
+	n.workOnce.Do(func() {}) // no worker starts after this
+	if n.work != nil && n.workErr == nil {
+		close(n.work)
 	}
 	err := unix.Close(n.fd)
 	n.fd = -1

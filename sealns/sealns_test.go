@@ -122,3 +122,39 @@ func TestSocketsStayInside(t *testing.T) {
 		t.Errorf("the namespace's socket has the host's cookie %d", a)
 	}
 }
+
+// TestRunInside: Run's functions run in the namespace, one thread for
+// all of them, and Close ends it.
+func TestRunInside(t *testing.T) {
+	n := newOrSkip(t)
+	var first procfs.NsID
+	var tids []int
+	for i := 0; i < 3; i++ {
+		err := n.Run(func() error {
+			id, err := procfs.Namespace(procfs.ThreadSelfPath("ns/net"))
+			if i == 0 {
+				first = id
+			} else if id != first {
+				t.Errorf("run %d in namespace %v, the first in %v", i, id, first)
+			}
+			tids = append(tids, unix.Gettid())
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var do procfs.NsID
+	if err := n.Do(func() (err error) { do, err = procfs.Namespace(procfs.ThreadSelfPath("ns/net")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if do != first {
+		t.Errorf("Run in %v, Do in %v: want one namespace", first, do)
+	}
+	if tids[0] != tids[1] || tids[1] != tids[2] {
+		t.Errorf("Run used threads %v, want one", tids)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -44,14 +44,14 @@ func printVersion(w io.Writer, mode supervisor.EngineMode, userns supervisor.Use
 		yesNo(atLeast(release, 5, 14)))
 	printEngine(w, f, mode)
 	fmt.Fprintln(w, supervisor.ChooseUserns(userns))
-	fmt.Fprintln(w, sealedNetnsLine(mode))
+	fmt.Fprintln(w, sealedNetnsLine(mode, userns))
 }
 
 // sealedNetnsLine says what --sealed does about local peers here: a
 // network namespace of the command's own (made once to find out), or
 // the per-call checks, and why.
-func sealedNetnsLine(mode supervisor.EngineMode) string {
-	ns, err := run.NewSealedNetns(mode)
+func sealedNetnsLine(mode supervisor.EngineMode, userns supervisor.UsernsMode) string {
+	ns, err := run.NewSealedNetns(mode, userns)
 	if err != nil {
 		return fmt.Sprintf("--sealed: no network namespace of the command's own (%v): unix and loopback peers are checked per call", err)
 	}

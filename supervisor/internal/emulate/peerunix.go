@@ -140,26 +140,41 @@ func (s *Borrowed) boundPeer(name []byte, pinned, typ int) (p *decision.Peer, er
 	if typ == unix.SOCK_DGRAM {
 		role, list = "receiver", sockdiag.UnixReceivers
 	}
-	if s.e.Sealed != nil {
-		list = alsoIn(s.e.Sealed, list)
-	}
-	ls, err := list()
-	if err != nil {
-		return nil, err
-	}
-	var l *sockdiag.UnixDiag
+	var st *unix.Stat_t
 	if pinned >= 0 {
-		var st unix.Stat_t
-		if err := unix.Fstat(pinned, &st); err != nil {
+		st = new(unix.Stat_t)
+		if err := unix.Fstat(pinned, st); err != nil {
 			return nil, os.NewSyscallError("fstat", err)
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
 			return nil, nil // ECONNREFUSED, from the kernel
 		}
-		if l = sockdiag.ListenerOf(ls, &st, ""); l == nil {
-			return s.unseenListener(name, typ, role)
+	}
+	// sock_diag lists only its own namespace's sockets: in the one
+	// nettrap made for the command (the tree's are there) first.
+	lists := []func() ([]sockdiag.UnixDiag, error){list}
+	if s.e.Sealed != nil {
+		lists = append([]func() ([]sockdiag.UnixDiag, error){inNetns(s.e.Sealed, list)}, list)
+	}
+	var l *sockdiag.UnixDiag
+	for _, list = range lists {
+		ls, err := list()
+		if err != nil {
+			return nil, err
 		}
-	} else if l = sockdiag.ListenerOf(ls, nil, sockdiag.UnixName(name[2:])); l == nil {
+		if pinned >= 0 {
+			l = sockdiag.ListenerOf(ls, st, "")
+		} else {
+			l = sockdiag.ListenerOf(ls, nil, sockdiag.UnixName(name[2:]))
+		}
+		if l != nil {
+			break
+		}
+	}
+	switch {
+	case l == nil && pinned >= 0:
+		return s.unseenListener(name, typ, role)
+	case l == nil:
 		// No listener of that name in the socket's namespace:
 		// ECONNREFUSED, from the kernel (see verifyListener for one
 		// that comes in between).
@@ -178,19 +193,11 @@ func (s *Borrowed) boundPeer(name []byte, pinned, typ int) (p *decision.Peer, er
 	return &decision.Peer{Name: l.Name, PID: pid, Comm: procfs.Comm(pid), UID: l.UID, Role: role}, nil
 }
 
-// alsoIn lists the unix sockets of nettrap's namespace and those of the
-// one nettrap made for the command: a socket file names a socket of
-// either (sock_diag lists only its own namespace's), and the tree's are
-// in the latter.
-func alsoIn(ns *sealns.Netns, list func() ([]sockdiag.UnixDiag, error)) func() ([]sockdiag.UnixDiag, error) {
-	return func() ([]sockdiag.UnixDiag, error) {
-		ls, err := list()
-		if err != nil {
-			return nil, err
-		}
-		err = ns.Do(func() error {
-			more, err := list()
-			ls = append(ls, more...)
+// inNetns is list, made in ns (on its thread kept for the purpose).
+func inNetns(ns *sealns.Netns, list func() ([]sockdiag.UnixDiag, error)) func() ([]sockdiag.UnixDiag, error) {
+	return func() (ls []sockdiag.UnixDiag, err error) {
+		err = ns.Run(func() error {
+			ls, err = list()
 			return err
 		})
 		return ls, err

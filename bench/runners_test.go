@@ -65,10 +65,14 @@ var allRunners = []runner{
 	{name: "floor", ref: "cfloor", cmd: func(b *builds) []string { return []string{b.floor} }},
 	{name: "ptrace", ref: "nettrap", env: []string{ptraceEnv}, cmd: func(b *builds) []string { return []string{b.nettrap, "--"} }},
 	{name: "ptrace-parent", ref: "ptrace", cfloor: true, cmd: func(b *builds) []string { return []string{b.cfloor, "-w", b.nettrap, "--"} }},
-	// sealed is nettrap --sealed, weighed against nettrap: its unix and
-	// loopback calls check that the peer is the tree's (sock_diag,
-	// /proc), which the default mode does not.
+	// sealed is nettrap --sealed, weighed against nettrap: as root, in a
+	// network namespace of the command's own, where loopback needs no
+	// peer check; a unix socket file's peer is checked (sock_diag,
+	// /proc), which the default mode does not. sealed-pcall is --sealed
+	// with the per-call checks of every unix and loopback peer
+	// (--sealed-netns=off, and wherever no namespace can be made).
 	{name: "sealed", ref: "nettrap", cmd: func(b *builds) []string { return []string{b.nettrap, "--sealed", "--"} }},
+	{name: "sealed-pcall", ref: "nettrap", cmd: func(b *builds) []string { return []string{b.nettrap, "--sealed", "--sealed-netns=off", "--"} }},
 	// nettrap-base is a nettrap built from another commit
 	// (NETTRAP_BENCH_BASE_BIN; bench/compare.sh builds it), weighed
 	// against this one: x-ref is its time over this nettrap's.

@@ -115,10 +115,8 @@ func (e *Emulator) Make(c *Call, mayBlock bool) (r Result, done, wouldBlock bool
 	s.family = family
 	switch family {
 	case unix.AF_INET, unix.AF_INET6:
-		if e.Sealed != nil {
-			if _, starting := s.peerNetns(c); starting {
-				return s.sealedInet(c, typ, mayBlock)
-			}
+		if e.Sealed != nil && s.inSealed(c) {
+			return s.sealedInet(c, typ, mayBlock)
 		}
 		if c.Peer != nil {
 			if r, stop := s.checkInetPeers(c); stop {

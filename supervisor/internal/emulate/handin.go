@@ -14,6 +14,7 @@ import (
 	"github.com/nettrap/nettrap/classify"
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
+	"github.com/nettrap/nettrap/supervisor/internal/namespace"
 	"github.com/nettrap/nettrap/supervisor/internal/plainthread"
 	"github.com/nettrap/nettrap/supervisor/internal/rawsock"
 )
@@ -30,6 +31,21 @@ import (
 // number, in place of the caller's socket. The kernel then reads neither
 // the address nor the descriptor again: the caller gets the socket nettrap
 // connected, whatever another thread did to the number meanwhile.
+
+// inSealed tells whether the borrowed socket is of the namespace nettrap
+// made for the command (the starting one): by its SO_NETNS_COOKIE, one
+// getsockopt, where the kernel has cookies (5.14+).
+func (s *Borrowed) inSealed(c *Call) bool {
+	if c.Netns == nil {
+		return false
+	}
+	if c.Netns.Cookie != 0 {
+		cookie, err := namespace.SocketCookie(s.FD)
+		return err == nil && cookie == c.Netns.Cookie
+	}
+	_, starting := s.peerNetns(c)
+	return starting
+}
 
 // sealedInet makes an allowed inet call on a socket of the namespace
 // nettrap made for the command.

@@ -192,6 +192,12 @@ func TestSealedLocalDaemonsRefused(t *testing.T) {
 					if o := parseEscapee(t, r); c.name != "loopback udp" && (o.OK || o.Errno != "ECONNREFUSED") {
 						t.Errorf("in the namespace: %s gave %+v, want ECONNREFUSED\nstderr: %s", o.Op, o, r.stderr)
 					}
+					// The host's listener is named, with the rule that
+					// would reach it (a TCP connect only).
+					note := fmt.Sprintf("listener (pid %d %s) on the host's %s is outside it; --allow %s reaches it", os.Getpid(), comm(t), d.proxy, d.proxy)
+					if got := strings.Contains(r.stderr, note); got != (c.name == "loopback proxy") {
+						t.Errorf("note %q said: %v\nstderr: %s", note, got, r.stderr)
+					}
 				default:
 					mustBeDenied(t, r, "ECONNREFUSED", c.dest(d)+" (", "")
 					mustBeDenied(t, r, "", fmt.Sprintf(daemon, c.role), "")

@@ -49,6 +49,8 @@ type Emulator struct {
 	// (--sealed, package sealns), which is also the starting one; nil
 	// when the command runs in nettrap's own (handin.go).
 	Sealed *sealns.Netns
+	// hostNoted are the loopback addresses noteHostListener spoke of.
+	hostNoted sync.Map
 }
 
 // Result is what an emulated call returns to the target.

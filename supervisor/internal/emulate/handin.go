@@ -69,7 +69,11 @@ func (s *Borrowed) sealedInet(c *Call, typ int, mayBlock bool) (r Result, done, 
 		out = true
 	}
 	if !out {
-		return s.makeNow(c, typ, mayBlock)
+		r, done, wouldBlock = s.makeNow(c, typ, mayBlock)
+		if done {
+			s.noteHostListener(c, r)
+		}
+		return r, done, wouldBlock
 	}
 	if c.Syscall.Kind != bpf.Connect {
 		s.e.Report(fmt.Errorf("allowed %s by pid %d failed with ENETUNREACH: a send that names an address outside the command's network namespace cannot be handed in (connect the socket first, or run with --sealed-netns=off)", c.Syscall.Name, c.TID))

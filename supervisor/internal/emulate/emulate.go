@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -49,8 +50,10 @@ type Emulator struct {
 	// (--sealed, package sealns), which is also the starting one; nil
 	// when the command runs in nettrap's own (handin.go).
 	Sealed *sealns.Netns
-	// hostNoted are the loopback addresses noteHostListener spoke of.
+	// hostNoted are the loopback addresses noteHostListener looked at,
+	// hostNotes how many.
 	hostNoted sync.Map
+	hostNotes atomic.Int32
 }
 
 // Result is what an emulated call returns to the target.

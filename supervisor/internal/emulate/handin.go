@@ -117,8 +117,17 @@ func (s *Borrowed) handIn(c *Call) Result {
 	typ, e2 := rawsock.SockoptInt(s.FD, unix.SO_TYPE)
 	proto, e3 := rawsock.SockoptInt(s.FD, unix.SO_PROTOCOL)
 	fl, e4 := rawsock.FileFlags(s.FD)
+	if e1 == unix.ENOTSOCK {
+		return Result{Errno: unix.ENOTSOCK} // as the kernel would say
+	}
 	if err := errors.Join(errnoErr(e1), errnoErr(e2), errnoErr(e3), errnoErr(e4)); err != nil {
 		s.e.Report(fmt.Errorf("allowed connect by pid %d denied: its socket cannot be read to make one like it: %w", c.TID, err))
+		return Result{Errno: unix.EPERM}
+	}
+	if !handable(domain, typ, proto) {
+		// nettrap is root where it makes the namespace: a raw or ping
+		// socket of its own would be more than the tree may make.
+		s.e.Report(fmt.Errorf("allowed connect by pid %d denied: a socket of type %d, protocol %d is not handed in (TCP, MPTCP, UDP and unix stream and datagram sockets are)", c.TID, typ, proto))
 		return Result{Errno: unix.EPERM}
 	}
 	var fd int
@@ -150,6 +159,22 @@ func (s *Borrowed) handIn(c *Call) Result {
 		return Result{Errno: unix.EPERM}
 	}
 	return Result{Errno: errno}
+}
+
+// handable tells whether nettrap makes a socket of this kind to hand in:
+// the kinds a program connects to a service with.
+func handable(domain, typ, proto int) bool {
+	switch {
+	case domain == unix.AF_UNIX:
+		return (typ == unix.SOCK_STREAM || typ == unix.SOCK_DGRAM || typ == unix.SOCK_SEQPACKET) && proto == 0
+	case domain != unix.AF_INET && domain != unix.AF_INET6:
+		return false
+	case typ == unix.SOCK_STREAM:
+		return proto == 0 || proto == unix.IPPROTO_TCP || proto == unix.IPPROTO_MPTCP
+	case typ == unix.SOCK_DGRAM:
+		return proto == 0 || proto == unix.IPPROTO_UDP
+	}
+	return false
 }
 
 // awaitConnect waits for a blocking caller's connect, made non-blocking

@@ -11,6 +11,10 @@ import (
 	"github.com/nettrap/nettrap/supervisor/internal/sockdiag"
 )
 
+// maxHostNotes bounds the notes of a run (and the host dumps they cost:
+// a test that dials many closed ports asks once per address).
+const maxHostNotes = 16
+
 // noteHostListener: in the namespace nettrap made for the command, a TCP
 // connect to its loopback that no listener takes may have been meant for
 // one on the host's (a CI service container on localhost:5432, which the
@@ -34,7 +38,7 @@ func (s *Borrowed) noteHostListener(c *Call, r Result) {
 			return // connecting, or not TCP
 		}
 	}
-	if _, seen := s.e.hostNoted.LoadOrStore(d.Addr, true); seen {
+	if _, seen := s.e.hostNoted.LoadOrStore(d.Addr, true); seen || s.e.hostNotes.Add(1) > maxHostNotes {
 		return
 	}
 	socks, err := sockdiag.InetReceivers(d.Addr, unix.IPPROTO_TCP) // nettrap's namespace: the host's

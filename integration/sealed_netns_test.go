@@ -17,7 +17,8 @@ const sealedNetnsNotice = "nettrap: --sealed without a network namespace of the 
 // TestSealedNetns: under --sealed, as root with the notify engine, the
 // command runs in a network namespace of its own with only lo; an
 // address an --allow rule opens is connected by nettrap and handed in
-// (a blocking connect, and Go's own dial over TCP and UDP), and arrives;
+// (a blocking connect, Go's own dial over TCP and UDP, an unconnected
+// UDP send), and arrives;
 // without the rule the same call is denied and nothing arrives. Where
 // no namespace can be used (nettrap as nobody, the ptrace variants) the
 // run says so once, and the per-call checks apply.
@@ -45,6 +46,9 @@ func TestSealedNetns(t *testing.T) {
 			{"blocking connect", tcp, func(m string) []string { return []string{"tcp-send", tcp.Addr.String(), m} }},
 			{"go dial tcp", tcp, func(m string) []string { return []string{"go-dial", "tcp4", tcp.Addr.String(), m} }},
 			{"go dial udp", udp, func(m string) []string { return []string{"go-dial", "udp4", udp.Addr.String(), m} }},
+			// An unconnected send: a socket of nettrap's replaces the
+			// caller's, and the send is made on it.
+			{"unconnected udp send", udp, func(m string) []string { return []string{"udp", udp.Addr.String(), m} }},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				marker := "handed in " + c.name

@@ -50,7 +50,7 @@ func (s *Borrowed) inSealed(c *Call) bool {
 // sealedInet makes an allowed inet call on a socket of the namespace
 // nettrap made for the command.
 func (s *Borrowed) sealedInet(c *Call, typ int, mayBlock bool) (r Result, done, wouldBlock bool) {
-	out := false
+	in, out := false, false
 	for _, m := range c.Msgs {
 		d, err := classify.Parse(m.Name, classify.OpSend)
 		if err != nil || (d.Family != unix.AF_INET && d.Family != unix.AF_INET6) {
@@ -59,7 +59,8 @@ func (s *Borrowed) sealedInet(c *Call, typ int, mayBlock bool) (r Result, done, 
 		a := d.Addr.Addr().Unmap()
 		if a.IsLoopback() || a.IsUnspecified() {
 			if c.Peer == nil || c.Peer.Named == nil || !c.Peer.Named(d) {
-				continue // the namespace's own
+				in = true // the namespace's own
+				continue
 			}
 			// Recorded as the rule's, as a peer outside the tree is.
 			if r, stop := s.outside(c, m.Name, decision.Peer{UID: -1, Why: "on the host, outside the command's network namespace"}); stop {
@@ -68,21 +69,29 @@ func (s *Borrowed) sealedInet(c *Call, typ int, mayBlock bool) (r Result, done, 
 		}
 		out = true
 	}
-	if !out {
+	switch {
+	case !out:
 		r, done, wouldBlock = s.makeNow(c, typ, mayBlock)
 		if done {
 			s.noteHostListener(c, r)
 		}
 		return r, done, wouldBlock
-	}
-	if c.Syscall.Kind != bpf.Connect {
-		s.e.Report(fmt.Errorf("allowed %s by pid %d failed with ENETUNREACH: a send that names an address outside the command's network namespace cannot be handed in (connect the socket first, or run with --sealed-netns=off)", c.Syscall.Name, c.TID))
-		return Result{Errno: unix.ENETUNREACH}, true, false
-	}
-	if !mayBlock {
+	case !mayBlock:
 		return Result{}, false, true
+	case c.Syscall.Kind == bpf.Connect:
+		return s.handIn(c), true, false
+	case in:
+		return s.cannotHandIn(c, "its messages go both inside the command's network namespace and outside it"), true, false
 	}
-	return s.handIn(c), true, false
+	return s.handInSend(c, typ), true, false
+}
+
+// cannotHandIn refuses a send to an address outside the namespace that
+// cannot be handed in, saying why: ENETUNREACH, as from a namespace
+// without a route there.
+func (s *Borrowed) cannotHandIn(c *Call, why string) Result {
+	s.e.Report(fmt.Errorf("allowed %s by pid %d failed with ENETUNREACH: %s, so it cannot be handed in (connect the socket first, or run with --sealed-netns=off)", c.Syscall.Name, c.TID, why))
+	return Result{Errno: unix.ENETUNREACH}
 }
 
 // sealedAbstract: an abstract unix name in the namespace nettrap made
@@ -151,14 +160,24 @@ func (s *Borrowed) handIn(c *Call) Result {
 			return Result{Errno: ErrnoOf(err)}
 		}
 	}
-	if err := c.Holder.HandIn(&c.Call, fd, closeOnExec(c)); err != nil {
-		if errors.Is(err, unix.ENOENT) || !c.Pending() {
-			return Result{Errno: unix.EPERM} // gone: nobody reads it
-		}
-		s.e.Report(fmt.Errorf("allowed connect by pid %d denied: the socket nettrap connected cannot be handed in: %w", c.TID, err))
-		return Result{Errno: unix.EPERM}
+	if r, ok := s.install(c, fd); !ok {
+		return r
 	}
 	return Result{Errno: errno}
+}
+
+// install puts socket fd at the caller's descriptor number; ok false
+// says it could not, and r is the answer.
+func (s *Borrowed) install(c *Call, fd int) (r Result, ok bool) {
+	err := c.Holder.HandIn(&c.Call, fd, closeOnExec(c))
+	switch {
+	case err == nil:
+		return Result{}, true
+	case errors.Is(err, unix.ENOENT) || !c.Pending():
+		return Result{Errno: unix.EPERM}, false // gone: nobody reads it
+	}
+	s.e.Report(fmt.Errorf("allowed %s by pid %d denied: the socket nettrap made cannot be handed in: %w", c.Syscall.Name, c.TID, err))
+	return Result{Errno: unix.EPERM}, false
 }
 
 // handable tells whether nettrap makes a socket of this kind to hand in:

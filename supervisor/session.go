@@ -251,6 +251,9 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	}
 	s.started(st.netns, emu)
 	ne.listener, s.KillableRecv = st.listener, st.killable
+	if emu != nil {
+		emu.Restarts = !st.killable
+	}
 	if os.Getenv(noSyncWakeUpEnv) == "" {
 		s.SyncWakeUp = unotify.SetSyncWakeUp(ne.listener)
 	}

@@ -63,6 +63,11 @@ func sealedEnv(sealed bool) string {
 	return ""
 }
 
+// testSwitchPrefix starts the test-only switches the supervisor reads
+// (NETTRAP_TEST_NO_SYNC_WAKEUP, NETTRAP_TEST_NO_KILLABLE_RECV, …; the
+// benchmarks set them): not settings, and not typos.
+const testSwitchPrefix = "NETTRAP_TEST_"
+
 // unknownVarWarnings warns about NETTRAP_* variables that nettrap does not
 // read: a misspelled one would otherwise be ignored without a word.
 func unknownVarWarnings(environ []string) []string {
@@ -75,7 +80,7 @@ func unknownVarWarnings(environ []string) []string {
 	var out []string
 	for _, kv := range environ {
 		k, _, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(k, "NETTRAP_") || slices.Contains(known, k) {
+		if !strings.HasPrefix(k, "NETTRAP_") || slices.Contains(known, k) || strings.HasPrefix(k, testSwitchPrefix) {
 			continue
 		}
 		msg := "unknown variable " + k

@@ -79,7 +79,8 @@ func TestConfigFlagsAndVariables(t *testing.T) {
 
 func TestUnknownVariables(t *testing.T) {
 	got := unknownVarWarnings([]string{"PATH=/bin", "NETTRAP_MODE=audit", "NETTRAP_MOD=audit", "NETTRAP_AUDITLOG=x",
-		"NETTRAP_HUB=/x", "NETTRAP_INNER=1", "NETTRAP_ALLOW_UNSPECIFIED=1", "NETTRAP_SUMARY=off", "NETTRAP_WHATEVER=1"})
+		"NETTRAP_HUB=/x", "NETTRAP_INNER=1", "NETTRAP_ALLOW_UNSPECIFIED=1", "NETTRAP_SUMARY=off", "NETTRAP_WHATEVER=1",
+		"NETTRAP_TEST_NO_SYNC_WAKEUP=1", "NETTRAP_TEST_NO_KILLABLE_RECV=1"})
 	want := []string{
 		"unknown variable NETTRAP_MOD (did you mean NETTRAP_MODE?)",
 		"unknown variable NETTRAP_AUDITLOG (did you mean NETTRAP_AUDIT_LOG?)",

@@ -50,6 +50,11 @@ type Emulator struct {
 	// (--sealed, package sealns), which is also the starting one; nil
 	// when the command runs in nettrap's own (handin.go).
 	Sealed *sealns.Netns
+	// Restarts: a signal can take the target out of a call nettrap has
+	// received (no WAIT_KILLABLE_RECV), and the kernel restarts it
+	// (restart.go).
+	Restarts  bool
+	connected connected
 	// hostNoted are the loopback addresses noteHostListener looked at,
 	// hostNotes how many.
 	hostNoted sync.Map
@@ -157,7 +162,7 @@ func (s *Borrowed) makeNow(c *Call, typ int, mayBlock bool) (r Result, done, wou
 		e := s.e
 		defer e.watches.end(e.watches.begin(s, e.Stop, connect))
 		if connect {
-			return s.resumedConnect(c.Msgs[0].Name, s.timedOut()), true, false
+			return s.blockingConnect(c.Msgs[0].Name), true, false
 		}
 	}
 	if connect {

@@ -70,3 +70,44 @@ func TestCloseOnExec(t *testing.T) {
 		t.Errorf("no such descriptor: %#o, want O_CLOEXEC", got)
 	}
 }
+
+// TestConnectedRecords: a connect that finds its socket connected is a
+// restart only when another connect of nettrap's to the same address is
+// on record; the caller's own record never counts (a program that
+// connects a connected socket again gets EISCONN), and the records stay
+// bounded.
+func TestConnectedRecords(t *testing.T) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	a, b := []byte("address a"), []byte("address b")
+	var k connected
+	own := k.remember(fd, a)
+	if k.madeBefore(fd, a, own) {
+		t.Error("the connect's own record counted as an earlier one")
+	}
+	first := k.remember(fd, a)
+	second := k.remember(fd, a)
+	if !k.madeBefore(fd, a, second) {
+		t.Error("an earlier connect to the same address not found")
+	}
+	third := k.remember(fd, a)
+	if !k.madeBefore(fd, a, third) {
+		t.Error("the earlier connect was forgotten after one restart: a second restart would say EISCONN")
+	}
+	if k.madeBefore(fd, b, k.remember(fd, b)) {
+		t.Error("a connect to another address counted")
+	}
+	k.forget(first)
+	if k.madeBefore(fd, a, k.remember(fd, a)) {
+		t.Error("a forgotten record counted")
+	}
+	for range 2 * maxConnected {
+		k.remember(fd, a)
+	}
+	if len(k.entries) > maxConnected {
+		t.Errorf("%d records, want at most %d", len(k.entries), maxConnected)
+	}
+}

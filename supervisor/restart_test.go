@@ -5,6 +5,8 @@ import (
 	"os"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestRestartedConnect: without WAIT_KILLABLE_RECV (kernels before
@@ -28,9 +30,66 @@ func TestRestartedConnect(t *testing.T) {
 	}
 }
 
+// TestRestartedSend: the same for sends: a datagram nettrap sent for a
+// call whose answer a signal took away is not sent again when the call
+// restarts (the lost answer is replayed). Under this storm the restarts
+// without the replay sent 31 to 234 datagrams twice per 2000; with it, 0
+// or 1: the kernel before 5.19 can also take an answer away after
+// SECCOMP_IOCTL_NOTIF_SEND said it was delivered (the signal woke the
+// target first), which nettrap cannot see (docs/limits.md). So the bound
+// is n/200.
+func TestRestartedSend(t *testing.T) {
+	skipUnderPtrace(t, "stops its tracees: a signal does not restart a call it holds")
+	ok := listen(t, "127.0.0.1")
+	const n = 2000
+	out, rep := confinedWith(t, []string{"NETTRAP_TEST_NO_KILLABLE_RECV=1"}, "sendto-storm", fmt.Sprint(n), ok.addr)
+	if rep.KillableRecv {
+		t.Fatal("WAIT_KILLABLE_RECV was not withheld")
+	}
+	expect(t, out, fmt.Sprintf("ok:%d", n))
+	if _, grams := ok.counts(t, 0, 1); grams > n+n/200 {
+		t.Errorf("%d datagrams arrived for %d sends: restarted sends went out again", grams, n)
+	}
+	if len(rep.Errors) > 0 {
+		t.Errorf("supervisor errors: %v", rep.Errors)
+	}
+}
+
 // connectStorm makes n blocking connects to addr while the process
 // sends itself SIGURG without pause: "ok:N", or the first failure.
 func connectStorm(n int, addr string) string {
+	return underSignals(func() string {
+		for i := range n {
+			if err := connectTo(addr); err != nil {
+				return fmt.Sprintf("connect %d: %v", i, err)
+			}
+		}
+		return fmt.Sprintf("ok:%d", n)
+	})
+}
+
+// sendtoStorm sends n datagrams to addr from one unconnected socket
+// while the process sends itself SIGURG without pause.
+func sendtoStorm(n int, addr string) string {
+	sa, fam := sockaddr(addr)
+	fd, err := unix.Socket(fam, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err.Error()
+	}
+	defer unix.Close(fd)
+	return underSignals(func() string {
+		for i := range n {
+			if err := unix.Sendto(fd, []byte(fmt.Sprint(i)), 0, sa); err != nil {
+				return fmt.Sprintf("sendto %d: %v", i, err)
+			}
+		}
+		return fmt.Sprintf("ok:%d", n)
+	})
+}
+
+// underSignals runs f while the process sends itself SIGURG without
+// pause.
+func underSignals(f func() string) string {
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
@@ -44,10 +103,5 @@ func connectStorm(n int, addr string) string {
 		}
 	}()
 	defer func() { close(stop); <-done }()
-	for i := range n {
-		if err := connectTo(addr); err != nil {
-			return fmt.Sprintf("connect %d: %v", i, err)
-		}
-	}
-	return fmt.Sprintf("ok:%d", n)
+	return f()
 }

@@ -49,6 +49,9 @@ func victimRole(op []string) int {
 	case "connect-storm": // connect-storm N ADDR: N blocking connects while signals rain
 		n, _ := strconv.Atoi(arg(1))
 		fmt.Println(connectStorm(n, arg(2)))
+	case "sendto-storm": // sendto-storm N ADDR: N datagrams while signals rain
+		n, _ := strconv.Atoi(arg(1))
+		fmt.Println(sendtoStorm(n, arg(2)))
 	case "connect-loop": // connect-loop N ADDR: N connects one after another; ns per connect
 		n, _ := strconv.Atoi(arg(1))
 		fmt.Println(connectLoop(n, arg(2)))

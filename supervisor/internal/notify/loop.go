@@ -45,6 +45,12 @@ type Engine struct {
 	recv     receivers
 	recvSpin time.Duration // how long a receiver spins before RECV (spin.go)
 	stopping atomic.Bool
+	// restarts: a signal can take a target out of a call nettrap has
+	// received (no WAIT_KILLABLE_RECV); lost keeps the answers of
+	// emulated calls it took away (restart.go).
+	restarts bool
+	lost     lostAnswers
+	busy     sync.Map // thread → chan closed when its call is answered
 }
 
 // Config is what the engine needs besides the listener: made by the
@@ -66,12 +72,16 @@ type Config struct {
 	// CapMaker makes capability-free netlink sockets; nil when it
 	// could not be made. The engine closes it at Close.
 	CapMaker *capless.Maker
+	// Restarts: the filter was installed without WAIT_KILLABLE_RECV, so
+	// a signal can take a target out of a call nettrap has received, and
+	// the call restarts (restart.go).
+	Restarts bool
 }
 
 // New is the engine serving listener, which it does not own.
 func New(listener int, cfg Config) (*Engine, error) {
 	l := &Engine{listener: listener, decider: cfg.Decider, stats: cfg.Stats, errs: cfg.Errs, done: make(chan struct{}),
-		netns: cfg.Netns, blocking: cfg.Blocking, recvSpin: cfg.RecvSpin, capMaker: cfg.CapMaker}
+		netns: cfg.Netns, blocking: cfg.Blocking, recvSpin: cfg.RecvSpin, capMaker: cfg.CapMaker, restarts: cfg.Restarts}
 	if err := unix.Pipe2(l.wake[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
 		return nil, os.NewSyscallError("pipe2", err)
 	}
@@ -218,6 +228,10 @@ func (l *Engine) receive() *unotify.Notif {
 // answers. Every path ends in an answer or a vanished target: a target is
 // never left waiting.
 func (l *Engine) handle(n *unotify.Notif) {
+	defer l.oneAtATime(n)()
+	if l.replay(n) {
+		return
+	}
 	c := l.newCall(n)
 	if !c.Syscall.Foreign {
 		m := targetmem.NewReader(n.PID).UseVM(&l.vmRead)
@@ -284,6 +298,10 @@ func (l *Engine) answer(c *emulate.Call, a decision.Answer) {
 		l.stats.Allowed.Add(1)
 	} else {
 		l.stats.Denied.Add(1)
+	}
+	if how == answer.Emulated {
+		l.sendEmulated(c, &resp)
+		return
 	}
 	l.send(&resp)
 }

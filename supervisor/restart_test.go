@@ -17,14 +17,23 @@ import (
 // sends itself SIGURG without pause (the bench's raw connect once failed
 // so under Go's own preemption).
 func TestRestartedConnect(t *testing.T) {
+	stormWithoutKillableRecv(t, "connect-storm", listen(t, "127.0.0.1"))
+}
+
+// stormN is how many calls a storm victim makes.
+const stormN = 2000
+
+// stormWithoutKillableRecv runs victim op (connect-storm, sendto-storm)
+// for stormN calls to ok, with WAIT_KILLABLE_RECV withheld: each call
+// must succeed, and the supervisor report no error.
+func stormWithoutKillableRecv(t *testing.T, op string, ok *recorder) {
+	t.Helper()
 	skipUnderPtrace(t, "stops its tracees: a signal does not restart a call it holds")
-	ok := listen(t, "127.0.0.1")
-	const n = 2000
-	out, rep := confinedWith(t, []string{"NETTRAP_TEST_NO_KILLABLE_RECV=1"}, "connect-storm", fmt.Sprint(n), ok.addr)
+	out, rep := confinedWith(t, []string{"NETTRAP_TEST_NO_KILLABLE_RECV=1"}, op, fmt.Sprint(stormN), ok.addr)
 	if rep.KillableRecv {
 		t.Fatal("WAIT_KILLABLE_RECV was not withheld")
 	}
-	expect(t, out, fmt.Sprintf("ok:%d", n))
+	expect(t, out, fmt.Sprintf("ok:%d", stormN))
 	if len(rep.Errors) > 0 {
 		t.Errorf("supervisor errors: %v", rep.Errors)
 	}
@@ -39,19 +48,10 @@ func TestRestartedConnect(t *testing.T) {
 // target first), which nettrap cannot see (docs/limits.md). So the bound
 // is n/200.
 func TestRestartedSend(t *testing.T) {
-	skipUnderPtrace(t, "stops its tracees: a signal does not restart a call it holds")
 	ok := listen(t, "127.0.0.1")
-	const n = 2000
-	out, rep := confinedWith(t, []string{"NETTRAP_TEST_NO_KILLABLE_RECV=1"}, "sendto-storm", fmt.Sprint(n), ok.addr)
-	if rep.KillableRecv {
-		t.Fatal("WAIT_KILLABLE_RECV was not withheld")
-	}
-	expect(t, out, fmt.Sprintf("ok:%d", n))
-	if _, grams := ok.counts(t, 0, 1); grams > n+n/200 {
-		t.Errorf("%d datagrams arrived for %d sends: restarted sends went out again", grams, n)
-	}
-	if len(rep.Errors) > 0 {
-		t.Errorf("supervisor errors: %v", rep.Errors)
+	stormWithoutKillableRecv(t, "sendto-storm", ok)
+	if _, grams := ok.counts(t, 0, 1); grams > stormN+stormN/200 {
+		t.Errorf("%d datagrams arrived for %d sends: restarted sends went out again", grams, stormN)
 	}
 }
 

@@ -449,20 +449,11 @@ func cloneUntraced(addr string) string {
 // signal handler runs. Every socket must come out valid, with the flags
 // asked for.
 func netlinkStorm(n int) string {
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				syscall.Kill(os.Getpid(), syscall.SIGURG)
-			}
-		}
-	}()
-	defer func() { close(stop); <-done }()
+	return underSignals(func() string { return netlinkSockets(n) })
+}
+
+// netlinkSockets makes netlinkStorm's sockets.
+func netlinkSockets(n int) string {
 	for i := 0; i < n; i++ {
 		typ := unix.SOCK_RAW
 		if i%2 == 0 {

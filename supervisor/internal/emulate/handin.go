@@ -14,7 +14,6 @@ import (
 	"github.com/nettrap/nettrap/classify"
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/procfs"
-	"github.com/nettrap/nettrap/supervisor/internal/namespace"
 	"github.com/nettrap/nettrap/supervisor/internal/plainthread"
 	"github.com/nettrap/nettrap/supervisor/internal/rawsock"
 )
@@ -33,18 +32,11 @@ import (
 // connected, whatever another thread did to the number meanwhile.
 
 // inSealed tells whether the borrowed socket is of the namespace nettrap
-// made for the command (the starting one): by its SO_NETNS_COOKIE, one
-// getsockopt, where the kernel has cookies (5.14+).
+// made for the command (the starting one): one getsockopt of its cookie
+// where the kernel has cookies (5.14+; peerNetns).
 func (s *Borrowed) inSealed(c *Call) bool {
-	if c.Netns == nil {
-		return false
-	}
-	if c.Netns.Cookie != 0 {
-		cookie, err := namespace.SocketCookie(s.FD)
-		return err == nil && cookie == c.Netns.Cookie
-	}
 	_, starting := s.peerNetns(c)
-	return starting
+	return c.Netns != nil && starting
 }
 
 // sealedInet makes an allowed inet call on a socket of the namespace
@@ -139,15 +131,11 @@ func (s *Borrowed) handIn(c *Call) Result {
 		s.e.Report(fmt.Errorf("allowed connect by pid %d denied: a socket of type %d, protocol %d is not handed in (TCP, MPTCP, UDP and unix stream and datagram sockets are)", c.TID, typ, proto))
 		return Result{Errno: unix.EPERM}
 	}
-	var fd int
-	var err error
-	// On a plain thread: in the namespace nettrap started in.
-	plainthread.Run(func() { fd, err = unix.Socket(domain, typ|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, proto) })
+	fd, err := s.outsideSocket(domain, typ, proto)
 	if err != nil {
 		return Result{Errno: ErrnoOf(err)}
 	}
 	defer unix.Close(fd)
-	copyOptions(s.FD, fd)
 	errno := rawsock.Connect(fd, c.Msgs[0].Name)
 	if errno == unix.EINPROGRESS && fl&unix.O_NONBLOCK == 0 {
 		errno = s.awaitConnect(c, fd)
@@ -194,6 +182,20 @@ func handable(domain, typ, proto int) bool {
 		return proto == 0 || proto == unix.IPPROTO_UDP
 	}
 	return false
+}
+
+// outsideSocket makes a socket like the caller's, non-blocking, in the
+// namespace nettrap started in (on a plain thread), with the caller's
+// options copied.
+func (s *Borrowed) outsideSocket(domain, typ, proto int) (int, error) {
+	var fd int
+	var err error
+	plainthread.Run(func() { fd, err = unix.Socket(domain, typ|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, proto) })
+	if err != nil {
+		return -1, err
+	}
+	copyOptions(s.FD, fd)
+	return fd, nil
 }
 
 // awaitConnect waits for a blocking caller's connect, made non-blocking

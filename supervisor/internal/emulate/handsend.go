@@ -3,7 +3,6 @@ package emulate
 import (
 	"golang.org/x/sys/unix"
 
-	"github.com/nettrap/nettrap/supervisor/internal/plainthread"
 	"github.com/nettrap/nettrap/supervisor/internal/rawsock"
 )
 
@@ -29,14 +28,11 @@ func (s *Borrowed) handInSend(c *Call, typ int) Result {
 	if !ok {
 		return s.cannotHandIn(c, "its socket is bound to an address of the command's network namespace")
 	}
-	var fd int
-	var err error
-	plainthread.Run(func() { fd, err = unix.Socket(domain, typ|unix.SOCK_CLOEXEC, proto) })
+	fd, err := s.outsideSocket(domain, typ, proto)
 	if err != nil {
 		return Result{Errno: ErrnoOf(err)}
 	}
 	defer unix.Close(fd)
-	copyOptions(s.FD, fd)
 	if port != 0 {
 		// The port the caller has, where the host has it free; else the
 		// send picks one, as it would have for an unbound socket.

@@ -105,15 +105,21 @@ var ErrPeerUnchecked = errors.New("its peer must be checked, which needs nettrap
 // tree made (whatever it reaches there is the tree's), in the one
 // nettrap started in (which its sock_diag sees), or elsewhere.
 func (s *Borrowed) peerNetns(c *Call) (treeOwned, starting bool) {
-	if c.Netns.OwnsSocket(s.FD) {
-		return true, false
-	}
 	if c.Netns == nil {
 		return false, true
 	}
 	if c.Netns.Cookie != 0 {
+		// The cookie first: one getsockopt, where the tree's namespaces
+		// take several calls; the starting namespace is never the
+		// tree's (its owner is nettrap's user namespace).
 		cookie, err := namespace.SocketCookie(s.FD)
-		return false, err == nil && cookie == c.Netns.Cookie
+		if err == nil && cookie == c.Netns.Cookie {
+			return false, true
+		}
+		return c.Netns.OwnsSocket(s.FD), false
+	}
+	if c.Netns.OwnsSocket(s.FD) {
+		return true, false
 	}
 	nsfd, err := unix.IoctlRetInt(s.FD, unix.SIOCGSKNS)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -77,6 +78,28 @@ type EngineChoice struct {
 	// ptrace engine then decides at syscall-entry stops, which come
 	// before seccomp (internal/ptrace).
 	ListenerAbove bool
+	// Listener is what ChooseEngine's probe saw of that listener's
+	// filter (bpf.ProbeHidden), ProbeErr why it could not look.
+	Listener bpf.ListenerProbe
+	ProbeErr error
+	// EntryStops: the ptrace engine stops every syscall at entry and runs
+	// nettrap's program on it in user space. Under a listener above, when
+	// the probe saw it hide a call nettrap traps, could not look, or
+	// under --sealed (Start sets it then): a filter that reads argument
+	// registers may hide calls the probe did not make. Otherwise the
+	// TRACE stops of nettrap's filter are all the engine needs.
+	EntryStops bool
+}
+
+// method says how the ptrace engine decides under a listener above.
+func (c EngineChoice) method() string {
+	switch {
+	case c.ProbeErr != nil:
+		return fmt.Sprintf("what it hides could not be probed (%v): calls are decided at syscall-entry stops", c.ProbeErr)
+	case c.EntryStops:
+		return c.Listener.String() + ": calls are decided at syscall-entry stops"
+	}
+	return c.Listener.String() + ": calls are decided at seccomp stops (at syscall-entry stops under --sealed)"
 }
 
 // String says which engine and why, for `nettrap version` and the
@@ -86,7 +109,7 @@ func (c EngineChoice) String() string {
 	case c.Engine == EngineNotify:
 		return "notify (seccomp user notification)"
 	case c.NotifyErr != nil && c.ListenerAbove:
-		return fmt.Sprintf("ptrace (%v; calls are decided at syscall-entry stops)", unwrapSyscall(c.NotifyErr))
+		return fmt.Sprintf("ptrace (%v; %s)", unwrapSyscall(c.NotifyErr), c.method())
 	case c.NotifyErr != nil:
 		return fmt.Sprintf("ptrace (seccomp user notification unavailable: %v)", unwrapSyscall(c.NotifyErr))
 	}
@@ -127,8 +150,20 @@ func ChooseEngine(mode EngineMode) (EngineChoice, error) {
 		return c, fmt.Errorf("%w: %w", ErrUnsupported, err)
 	}
 	c.Engine = EnginePtrace
+	if c.ListenerAbove {
+		c.Listener, c.ProbeErr = bpf.ProbeHidden(runtime.GOARCH)
+		c.EntryStops = c.ProbeErr != nil || !c.Listener.Sees()
+	}
+	if os.Getenv(entryStopsEnv) != "" {
+		c.EntryStops = true
+	}
 	return c, nil
 }
+
+// entryStopsEnv, set to anything, makes the ptrace engine stop every
+// syscall at entry whatever the probe saw: a test-only switch, for the
+// benchmarks to weigh the two methods in one run.
+const entryStopsEnv = "NETTRAP_TEST_ENTRY_STOPS"
 
 // ErrNoPtrace wraps every reason the ptrace engine cannot work here.
 var ErrNoPtrace = ptrace.ErrNoPtrace

@@ -1,7 +1,10 @@
 package supervisor_test
 
 import (
+	"fmt"
 	"os"
+	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -51,24 +54,50 @@ func skipUnderPtrace(t *testing.T, why string) {
 }
 
 // Under a listener above the supervisor, auto falls back to the ptrace
-// engine at syscall-entry stops, and denials hold even where the listener
-// above traps the very calls nettrap must decide (its USER_NOTIF
-// outranks TRACE, so a seccomp stop alone would never come).
+// engine, and denials hold even where the listener above traps the very
+// calls nettrap must decide (its USER_NOTIF outranks TRACE, so a seccomp
+// stop alone would never come). The engine's probe tells the two apart:
+// a listener that hides none of nettrap's calls (WSL2's bind and listen)
+// leaves the seccomp stops enough; one that hides connect, sendto and
+// sendmsg, or --sealed, takes every syscall's entry stop.
 func TestPtraceUnderParentListener(t *testing.T) {
-	for _, traps := range []string{"bind,listen", "connect,sendto,sendmsg"} {
-		t.Run(traps, func(t *testing.T) {
-			skipParentListenerUnderNettrap(t, traps)
+	for _, c := range []struct {
+		traps          string
+		sealed         bool
+		entryStops     bool
+		hidden, others []string
+	}{
+		{"bind,listen", false, false, nil, []string{"bind", "listen"}},
+		{"bind,listen", true, true, nil, []string{"bind", "listen"}},
+		{"connect,sendto,sendmsg", false, true, []string{"connect", "sendto", "sendmsg"}, nil},
+		// A listener that hides the i386 ABI's connect alone: a 64-bit
+		// process reaches it with `int $0x80`.
+		{"i386:connect", false, runtime.GOARCH == "amd64", i386Hidden(), nil},
+	} {
+		t.Run(fmt.Sprintf("%s/sealed=%v", c.traps, c.sealed), func(t *testing.T) {
+			skipParentListenerUnderNettrap(t, c.traps)
 			ok, denied := listen(t, "127.0.0.1"), listen(t, "127.0.0.2")
-			run := func(op ...string) ([]string, roleReport) {
-				return confinedWith(t, []string{parentListenerEnv + "=" + traps, engineEnv + "=auto"}, op...)
+			env := []string{parentListenerEnv + "=" + c.traps, engineEnv + "=auto"}
+			if c.sealed {
+				env = append(env, sealedEnv+"=1")
 			}
+			run := func(op ...string) ([]string, roleReport) { return confinedWith(t, env, op...) }
 			out, rep := run("exec", "connect", ok.addr)
 			expect(t, out, "ok")
 			if rep.Engine != "ptrace" {
 				t.Fatalf("engine %q under a parent listener, want ptrace", rep.Engine)
 			}
+			forced := os.Getenv("NETTRAP_TEST_ENTRY_STOPS") != ""
+			if rep.EntryStops != (c.entryStops || forced) || !slices.Equal(rep.Hidden, c.hidden) || !slices.Equal(rep.Others, c.others) {
+				t.Errorf("entry stops %v, probe saw hidden %q, others %q; want %v, %q, %q",
+					rep.EntryStops, rep.Hidden, rep.Others, c.entryStops, c.hidden, c.others)
+			}
 			out, rep = run("connect", denied.addr)
 			expect(t, out, "EPERM")
+			if runtime.GOARCH == "amd64" {
+				out, _ = run("i386-connect", denied.addr)
+				expect(t, out, "EPERM")
+			}
 			out, _ = run("sendmmsg", denied.addr, ok.addr)
 			expect(t, out, "EPERM")
 			if rep.Denied != 1 {
@@ -82,6 +111,15 @@ func TestPtraceUnderParentListener(t *testing.T) {
 			}
 		})
 	}
+}
+
+// i386Hidden is what the probe says of a listener that hides the i386
+// connect: only amd64 makes i386 calls.
+func i386Hidden() []string {
+	if runtime.GOARCH == "amd64" {
+		return []string{"i386 connect"}
+	}
+	return nil
 }
 
 // A decider that cannot say which calls are quick is asked aside, on

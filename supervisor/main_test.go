@@ -46,6 +46,10 @@ const usernsEnv = "NETTRAP_SUPERVISOR_TEST_USERNS"
 // the caller's stack (BenchmarkDeniedConnect weighs that read).
 const noStackEnv = "NETTRAP_SUPERVISOR_TEST_NO_STACK"
 
+// sealedEnv, set, starts the supervisor role's engine as --sealed does
+// (Options.Sealed).
+const sealedEnv = "NETTRAP_SUPERVISOR_TEST_SEALED"
+
 // emulateEnv chooses the supervisor role's emulation mode (auto, on, off).
 const emulateEnv = "NETTRAP_SUPERVISOR_TEST_EMULATE"
 
@@ -205,6 +209,10 @@ type roleReport struct {
 	SyncWakeUp    bool     // the listener took SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
 	Engine        string
 	Userns        supervisor.NsMethod
+	// EntryStops, Hidden, Others: how the ptrace engine decides under a
+	// listener above, and what its probe saw (EngineChoice).
+	EntryStops     bool
+	Hidden, Others []string
 }
 
 // callers are what Task told of each denied call, for the report:
@@ -289,7 +297,8 @@ func supervisorRole(reportPath string, keep bool) int {
 	if os.Getenv(asideEnv) != "" {
 		decider = decision.DeciderFunc(testDecider) // not a decision.QuickDecider
 	}
-	s, err := supervisor.Start(cmd, supervisor.Options{Decider: decider, Emulate: mode, Engine: engine, Userns: userns})
+	s, err := supervisor.Start(cmd, supervisor.Options{Decider: decider, Emulate: mode, Engine: engine, Userns: userns,
+		Sealed: os.Getenv(sealedEnv) != ""})
 	notices.Close()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start:", err)
@@ -317,6 +326,9 @@ func supervisorRole(reportPath string, keep bool) int {
 		KillableRecv:  s.KillableRecv,
 		SyncWakeUp:    s.SyncWakeUp,
 		Userns:        s.Userns.Method,
+		EntryStops:    s.Engine.EntryStops,
+		Hidden:        s.Engine.Listener.Hidden,
+		Others:        s.Engine.Listener.Others,
 	}
 	for _, e := range s.Errors() {
 		r.Errors = append(r.Errors, e.Error())

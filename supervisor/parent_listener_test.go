@@ -15,7 +15,9 @@ import (
 // parentListenerEnv, in the supervisor role, names the syscalls a
 // listener filter installed above the supervisor traps (as WSL2's init
 // does for bind and listen): "bind,listen", "connect,sendto,sendmsg", or
-// "pidfd_getfd" (answered slowly at times, as a nettrap above does).
+// "pidfd_getfd" (answered slowly at times, as a nettrap above does); a
+// name "i386:connect" traps the i386 ABI's call alone. The native names
+// are compared with nr alone, arch unchecked, as WSL2's filter does.
 // The role installs it on all its threads, answers CONTINUE to every
 // notification, then starts the supervisor, whose notify engine then
 // gets EBUSY.
@@ -32,6 +34,18 @@ func installParentListener(names string) error {
 	load := unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 0}
 	prog = append(prog, load)
 	for _, n := range strings.Split(names, ",") {
+		if n == "i386:connect" {
+			// if arch == i386 && nr == 362: USER_NOTIF; A is nr again after
+			prog = append(prog,
+				unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 4},
+				unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.AUDIT_ARCH_I386, Jt: 0, Jf: 4},
+				load,
+				unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: 362, Jt: 1, Jf: 0},
+				unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JA, K: 1},
+				unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_USER_NOTIF},
+				load)
+			continue
+		}
 		nr, ok := parentListenerNrs[n]
 		if !ok {
 			return fmt.Errorf("parent listener: unknown syscall %q", n)

@@ -36,7 +36,7 @@ func startPtrace(cmd *exec.Cmd, opts Options, prog []unix.SockFilter, choice Eng
 	if err != nil {
 		return nil, fmt.Errorf("build seccomp program: %w", err)
 	}
-	tr, err := ptrace.NewTracer(opts.Decider, choice.ListenerAbove, tprog)
+	tr, err := ptrace.NewTracer(opts.Decider, choice.EntryStops, tprog)
 	if err != nil {
 		return nil, err
 	}

@@ -54,6 +54,11 @@ type Options struct {
 	// reach outside it are handed in (internal/emulate/handin.go). It
 	// needs the notify engine and emulation.
 	SealedNetns *sealns.Netns
+	// Sealed: the policy is --sealed. Under a listener above, the ptrace
+	// engine then stops every syscall at entry whatever its probe saw
+	// (EngineChoice.EntryStops): nothing inside may widen access, and a
+	// listener's filter that reads arguments could hide calls.
+	Sealed bool
 }
 
 // Session is one confined command and the supervisor answering for it.
@@ -171,6 +176,9 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	if choice.Engine == EnginePtrace {
 		if opts.SealedNetns != nil {
 			return nil, fmt.Errorf("%w: the ptrace engine cannot hand sockets in to a network namespace of the command's own", ErrUnsupported)
+		}
+		if opts.Sealed && choice.ListenerAbove {
+			choice.EntryStops = true
 		}
 		if opts.Engine == EngineAuto {
 			fmt.Fprintln(notices, choice.FallbackNotice())

@@ -46,6 +46,8 @@ func victimRole(op []string) int {
 		fmt.Println(cloneUntraced(arg(1)))
 	case "connect":
 		fmt.Println(result(connectTo(arg(1))))
+	case "i386-connect": // i386-connect ADDR: the i386 ABI's connect, from this process
+		fmt.Println(result(i386Connect(arg(1))))
 	case "connect-storm": // connect-storm N ADDR: N blocking connects while signals rain
 		n, _ := strconv.Atoi(arg(1))
 		fmt.Println(connectStorm(n, arg(2)))

@@ -19,7 +19,10 @@ const (
 	// VariantPtrace: NETTRAP_ENGINE=ptrace for every run.
 	VariantPtrace Variant = "ptrace"
 	// VariantParent: every run under parentlisten trapping bind and
-	// listen, as WSL2's init does; engine auto must fall back to ptrace.
+	// listen, as WSL2's init does; engine auto must fall back to ptrace,
+	// whose probe sees the listener hide none of nettrap's calls: the
+	// engine decides at seccomp stops (at syscall-entry stops under
+	// --sealed).
 	VariantParent Variant = "parent"
 	// VariantParentConnect: parentlisten trapping connect, sendto and
 	// sendmsg, the calls nettrap traps too: their USER_NOTIF outranks

@@ -15,14 +15,16 @@
 //     notify engine's (decide, decode.ReadDests, Call.Decode).
 //   - A listener above. A filter with a listener above nettrap's (WSL2's
 //     init, for bind and listen) outranks TRACE on the calls it traps,
-//     and a call it answers CONTINUE would never stop for us. Syscall-
-//     entry stops (PTRACE_SYSCALL) come before seccomp, so then every call
-//     stops at entry, the filter's own program is run on it in user space
-//     (bpf.Evaluator), and what it traps is decided there: sound whatever
-//     the listener above traps. Without a listener above only seccomp
-//     stops are used; the program refuses a listener to the confined
-//     processes themselves (bpf's listener guard), so none can appear
-//     below either.
+//     and a call it answers CONTINUE would never stop for us. Where the
+//     start-up probe (bpf.ProbeHidden) saw it hide one of nettrap's calls,
+//     or under --sealed, the tracer takes syscall-entry stops
+//     (PTRACE_SYSCALL), which come before seccomp: every call stops at
+//     entry, the filter's own program is run on it in user space
+//     (bpf.Evaluator), and what it traps is decided there, sound whatever
+//     the listener above traps. Otherwise (no listener above, or one that
+//     hides none of nettrap's calls, as WSL2's) only seccomp stops are
+//     used; the program refuses a listener to the confined processes
+//     themselves (bpf's listener guard), so none can appear below.
 //
 // One OS thread, the tracer, makes every ptrace request (the kernel takes
 // them only from the thread that attached) and waits for every stop.

@@ -100,9 +100,9 @@ func describeStatus(ws unix.WaitStatus) string {
 	return "exited with status " + strconv.Itoa(ws.ExitStatus())
 }
 
-// NewTracer is a tracer for decider d; syscalls: a listener above traps
-// the calls, so every syscall stops at entry and tprog says which to
-// decide.
+// NewTracer is a tracer for decider d; syscalls: a listener above may
+// hide the calls from the TRACE stops (supervisor.EngineChoice.EntryStops),
+// so every syscall stops at entry and tprog says which to decide.
 func NewTracer(d decision.Decider, syscalls bool, tprog []unix.SockFilter) (*Tracer, error) {
 	tr := &Tracer{decider: d, syscalls: syscalls, exitRet: map[int]int64{},
 		entryDecided: map[int]bool{}, current: map[int]uint64{}, tracees: map[int]bool{},

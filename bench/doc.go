@@ -35,8 +35,11 @@
 // cfloor-emu, nettrap, ptrace (NETTRAP_ENGINE=ptrace, weighed against
 // nettrap, the notify engine: both emulate allowed calls), ptrace-parent
 // (nettrap under cfloor -w, a listener above that traps bind and listen as
-// WSL2's init does: auto falls back to the ptrace engine, which then stops
-// every syscall at entry; weighed against ptrace); and on demand
+// WSL2's init does: auto falls back to the ptrace engine, whose probe sees
+// the listener hide none of its calls, so only they stop; weighed against
+// ptrace), ptrace-parent-entry (the same with every syscall stopped at
+// entry, NETTRAP_TEST_ENTRY_STOPS, as under --sealed or a listener that
+// hides nettrap's calls; weighed against ptrace-parent); and on demand
 // cfloor-emu-nosync, nettrap-nosync (NETTRAP_TEST_NO_SYNC_WAKEUP withholds
 // the flag, as kernels before 6.6 lack it), nettrap-pre519 (also
 // NETTRAP_TEST_NO_KILLABLE_RECV: neither flag, as before 5.19),
@@ -50,7 +53,8 @@
 //
 //	x-bare        this runner's ns/op over bare's, bare measured just before
 //	x-ref         over its reference's (nettrap: cfloor-emu; continue: cfloor;
-//	              ptrace: nettrap; ptrace-parent: ptrace)
+//	              ptrace: nettrap; ptrace-parent: ptrace;
+//	              ptrace-parent-entry: ptrace-parent)
 //	added-vs-ref  (runner - bare) / (reference - bare), trapped ops only
 //	rss-KiB       the workload's peak RSS (VmHWM)
 //	sup-rss-KiB   the supervisor's peak RSS, read by the workload at its end

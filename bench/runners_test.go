@@ -34,6 +34,10 @@ const noKillableEnv = "NETTRAP_TEST_NO_KILLABLE_RECV=1"
 // ptraceEnv forces nettrap's ptrace engine (--engine=ptrace).
 const ptraceEnv = "NETTRAP_ENGINE=ptrace"
 
+// entryStopsEnv makes the ptrace engine stop every syscall at entry
+// (supervisor's test-only switch).
+const entryStopsEnv = "NETTRAP_TEST_ENTRY_STOPS=1"
+
 // noSpinEnv turns off the bounded spin nettrap's receivers make before
 // blocking when the kernel lacks SYNC_WAKE_UP (supervisor/spin.go).
 const noSpinEnv = "NETTRAP_TEST_RECV_SPIN_US=0"
@@ -65,6 +69,11 @@ var allRunners = []runner{
 	{name: "floor", ref: "cfloor", cmd: func(b *builds) []string { return []string{b.floor} }},
 	{name: "ptrace", ref: "nettrap", env: []string{ptraceEnv}, cmd: func(b *builds) []string { return []string{b.nettrap, "--"} }},
 	{name: "ptrace-parent", ref: "ptrace", cfloor: true, cmd: func(b *builds) []string { return []string{b.cfloor, "-w", b.nettrap, "--"} }},
+	// ptrace-parent-entry: the same, with every syscall stopped at entry
+	// whatever the probe saw (as under --sealed, or a listener that hides
+	// nettrap's calls), weighed against ptrace-parent.
+	{name: "ptrace-parent-entry", ref: "ptrace-parent", cfloor: true, env: []string{entryStopsEnv},
+		cmd: func(b *builds) []string { return []string{b.cfloor, "-w", b.nettrap, "--"} }},
 	// sealed is nettrap --sealed, weighed against nettrap: as root, in a
 	// network namespace of the command's own, where loopback needs no
 	// peer check; a unix socket file's peer is checked (sock_diag,
@@ -84,7 +93,7 @@ const baseBinEnv = "NETTRAP_BENCH_BASE_BIN"
 
 // defaultRunners is what runs unless NETTRAP_BENCH_RUNNERS names others
 // (comma-separated, in allRunners' order).
-const defaultRunners = "bare,cfloor,continue,cfloor-emu,nettrap,ptrace,ptrace-parent"
+const defaultRunners = "bare,cfloor,continue,cfloor-emu,nettrap,ptrace,ptrace-parent,ptrace-parent-entry"
 
 const runnersEnv = "NETTRAP_BENCH_RUNNERS"
 

@@ -18,8 +18,9 @@ import (
 // such a filter traps never stops for the tracer: the listener decides
 // it, and may let it run.
 type ListenerProbe struct {
-	// Hidden are the calls nettrap traps that the filters above took
-	// from the probe: "connect", "i386 sendto", "x32 sendmsg".
+	// Hidden is the first call nettrap traps that the filters above took
+	// from the probe ("connect", "i386 sendto", "x32 sendmsg"): the probe
+	// stops there, one being enough to need the entry stops.
 	Hidden []string
 	// Unprobed are the ABIs this process can run but cannot make calls
 	// of itself ("arm" on an arm64 machine that runs 32-bit programs):
@@ -40,7 +41,7 @@ func (p ListenerProbe) Sees() bool { return len(p.Hidden) == 0 && len(p.Unprobed
 func (p ListenerProbe) String() string {
 	s := "it hides none of the calls nettrap traps"
 	if len(p.Hidden) > 0 {
-		s = "it hides " + joinNames(p.Hidden)
+		s = "it hides " + joinNames(p.Hidden) + ", one of the calls nettrap traps"
 	}
 	if len(p.Unprobed) > 0 {
 		s += fmt.Sprintf("; %s calls cannot be probed from here", joinNames(p.Unprobed))
@@ -145,7 +146,11 @@ func probeOnThread(t target, prog []unix.SockFilter, calls []probeCall) (Listene
 		case c.other:
 			p.Others = appendNew(p.Others, c.name)
 		default:
-			p.Hidden = appendNew(p.Hidden, c.name)
+			// One hidden call settles the method (entry stops), and
+			// the listener above takes each hidden call the probe
+			// makes: stop at the first (see probeCalls' order).
+			p.Hidden = []string{c.name}
+			return p, nil
 		}
 	}
 	return p, nil

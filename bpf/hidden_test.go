@@ -115,11 +115,22 @@ func TestListenerProbeString(t *testing.T) {
 		sees bool
 	}{
 		{ListenerProbe{Others: []string{"bind", "listen"}}, "it hides none of the calls nettrap traps (it traps bind, listen)", true},
-		{ListenerProbe{Hidden: []string{"connect", "i386 sendto"}}, "it hides connect, i386 sendto", false},
+		{ListenerProbe{Hidden: []string{"i386 sendto"}}, "it hides i386 sendto, one of the calls nettrap traps", false},
 		{ListenerProbe{Unprobed: []string{"arm"}}, "it hides none of the calls nettrap traps; arm calls cannot be probed from here", false},
 	} {
 		if got := c.p.String(); got != c.want || c.p.Sees() != c.sees {
 			t.Errorf("%+v: %q, sees %v; want %q, %v", c.p, got, c.p.Sees(), c.want, c.sees)
+		}
+	}
+}
+
+// The native connect on descriptor -1 comes first (see probeCalls).
+func TestProbeCallsConnectFirst(t *testing.T) {
+	for _, goarch := range []string{"amd64", "arm64"} {
+		tg := targets[goarch]
+		c := probeCalls(tg)[0]
+		if c.abi != tg.native || c.kind != Connect || c.args[0] != noFD {
+			t.Errorf("%s: first probe call %+v, want the native connect on -1", goarch, c)
 		}
 	}
 }

@@ -1,6 +1,10 @@
 package bpf
 
-import "golang.org/x/sys/unix"
+import (
+	"slices"
+
+	"golang.org/x/sys/unix"
+)
 
 // The probe's argument values (see ProbeHidden): each makes the call
 // fail before it has any effect, should a filter above let it run.
@@ -24,7 +28,13 @@ var otherTraps = []struct {
 }
 
 // probeCalls are the probe's calls for target t: every trapped syscall of
-// every ABI, once per shape of arguments.
+// every ABI, once per shape of arguments, then the others. The native
+// connect on descriptor -1 to loopback comes first: a listener above that
+// traps nettrap's calls takes it first and the probe stops there
+// (ProbeHidden), so that another nettrap above, whose listener that is,
+// sees one allowed connect that fails with EBADF, where its policy would
+// count a call through a 32-bit ABI or at another process as a blocked
+// attempt.
 func probeCalls(t target) []probeCall {
 	var calls []probeCall
 	abis := []*abiInfo{t.native, t.compat}
@@ -53,7 +63,21 @@ func probeCalls(t target) []probeCall {
 	for _, o := range otherTraps {
 		calls = append(calls, probeCall{abi: t.native, nr: o.nr, name: o.name, args: o.args, other: true})
 	}
+	slices.SortStableFunc(calls, func(a, b probeCall) int {
+		return cmpBool(b.abi == t.native && b.kind == Connect, a.abi == t.native && a.kind == Connect)
+	})
 	return calls
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // probeArgs are the argument registers of a probe call of kind k on
@@ -63,6 +87,12 @@ func probeCalls(t target) []probeCall {
 func probeArgs(k Kind, fd uintptr, real bool) ([6]uintptr, bool) {
 	switch k {
 	case Connect:
+		if !real {
+			// The first probe call (probeCalls): a loopback address,
+			// which a nettrap above allows (and the kernel refuses on
+			// descriptor -1 before it reads it) instead of counting it.
+			return [6]uintptr{fd, probeLoopbackPtr(), 16}, true
+		}
 		return [6]uintptr{fd, badPtr, 16}, true
 	case SendTo:
 		return [6]uintptr{fd, badPtr, 1, 0, badPtr, 16}, true

@@ -63,7 +63,9 @@ var pairs = []struct{ runner, ref, refName, title string }{
 	{"nettrap-nosync-nospin", "cfloor-emu-nosync", "C floor", "the same, nettrap without the spin"},
 	{"floor", "cfloor", "C floor", "the Go floor (nettrap's loop, a decider that allows all) against the C floor"},
 	{"ptrace", "nettrap", "notify engine", "the ptrace engine (NETTRAP_ENGINE=ptrace) against the notify engine, both as they come (allowed inet calls emulated)"},
-	{"ptrace-parent", "ptrace", "ptrace", "the ptrace engine under a listener above (cfloor -w traps bind and listen, as WSL2's init does; auto falls back to ptrace, and every syscall stops at entry) against the ptrace engine alone"},
+	{"nettrap-pre519", "cfloor-emu-nosync", "C floor", "without SYNC_WAKE_UP and WAIT_KILLABLE_RECV (kernels before 5.19), both emulating"},
+	{"ptrace-parent", "ptrace", "ptrace", "the ptrace engine under a listener above (cfloor -w traps bind and listen, as WSL2's init does; auto falls back to ptrace, whose probe sees the listener hide none of nettrap's calls) against the ptrace engine alone"},
+	{"ptrace-parent-entry", "ptrace-parent", "ptrace-parent", "the same with every syscall stopped at entry (NETTRAP_TEST_ENTRY_STOPS: as under --sealed, or a listener that hides nettrap's calls) against the seccomp stops"},
 }
 
 func render(s samples, machine string) string {
@@ -106,7 +108,7 @@ func render(s samples, machine string) string {
 	bare := s.all("bare", "rss-KiB")
 	b.WriteString("\n| peak RSS (VmHWM) | KiB, median over all ops | × bare workload |\n|---|---:|---:|\n")
 	fmt.Fprintf(&b, "| workload, bare | %s | 1.00 |\n", num(bare))
-	for _, r := range []string{"cfloor", "cfloor-emu", "floor", "continue", "nettrap", "ptrace", "ptrace-parent"} {
+	for _, r := range []string{"cfloor", "cfloor-emu", "floor", "continue", "nettrap", "ptrace", "ptrace-parent", "ptrace-parent-entry"} {
 		if sup := s.all(r, "sup-rss-KiB"); len(sup) > 0 {
 			fmt.Fprintf(&b, "| %s supervisor process | %s | %s |\n", r, num(sup), ratio(median(sup), median(bare)))
 		}

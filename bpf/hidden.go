@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
@@ -41,24 +42,13 @@ func (p ListenerProbe) Sees() bool { return len(p.Hidden) == 0 && len(p.Unprobed
 func (p ListenerProbe) String() string {
 	s := "it hides none of the calls nettrap traps"
 	if len(p.Hidden) > 0 {
-		s = "it hides " + joinNames(p.Hidden) + ", one of the calls nettrap traps"
+		s = "it hides " + strings.Join(p.Hidden, ", ") + ", one of the calls nettrap traps"
 	}
 	if len(p.Unprobed) > 0 {
-		s += fmt.Sprintf("; %s calls cannot be probed from here", joinNames(p.Unprobed))
+		s += fmt.Sprintf("; %s calls cannot be probed from here", strings.Join(p.Unprobed, ", "))
 	}
 	if len(p.Others) > 0 {
-		s += fmt.Sprintf(" (it traps %s)", joinNames(p.Others))
-	}
-	return s
-}
-
-func joinNames(names []string) string {
-	s := ""
-	for i, n := range names {
-		if i > 0 {
-			s += ", "
-		}
-		s += n
+		s += fmt.Sprintf(" (it traps %s)", strings.Join(p.Others, ", "))
 	}
 	return s
 }

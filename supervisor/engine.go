@@ -118,6 +118,9 @@ func (c EngineChoice) String() string {
 
 // FallbackNotice is the one line that says auto fell back to ptrace.
 func (c EngineChoice) FallbackNotice() string {
+	if c.EntryStops {
+		return fmt.Sprintf("nettrap: seccomp user notification cannot be used here (%v): confining with the ptrace engine, stopping every syscall at entry, which costs more per call (`nettrap version` says why)", unwrapSyscall(c.NotifyErr))
+	}
 	return fmt.Sprintf("nettrap: seccomp user notification cannot be used here (%v): confining with the ptrace engine, which costs more per call", unwrapSyscall(c.NotifyErr))
 }
 

@@ -19,13 +19,23 @@ runs=${1:-5}
 out=$(mktemp "${TMPDIR:-/tmp}/nettrap-bench.XXXXXX")
 trap 'rm -f "$out"' EXIT
 go test -c -o "$out.test" ./bench/
-trap 'rm -f "$out" "$out.test"' EXIT
+trap 'rm -f "$out" "$out.test" "$out.round"' EXIT
+# A round that fails (a workload that exits non-zero under one runner)
+# keeps the figures it measured; what failed is said, and the script
+# exits 1 after the tables.
+failed=0
 i=1
 while [ "$i" -le "$runs" ]; do
 	echo "run $i/$runs" >&2
-	(cd bench && "$out.test" -test.run='^$' -test.bench=. -test.count=1 "$@") >>"$out"
+	if ! (cd bench && "$out.test" -test.run='^$' -test.bench=. -test.count=1 "$@") >"$out.round" 2>&1; then
+		failed=$((failed + 1))
+		echo "run $i/$runs failed:" >&2
+		grep -v '^Benchmark' "$out.round" >&2 || true
+	fi
+	grep '^Benchmark\|^goos\|^goarch\|^pkg\|^cpu' "$out.round" >>"$out" || true
 	i=$((i + 1))
 done
+rm -f "$out.round"
 echo "## benchstat"
 if ! go run golang.org/x/perf/cmd/benchstat@latest "$out"; then
 	echo "(benchstat unavailable; raw output follows)"
@@ -34,3 +44,7 @@ fi
 echo
 echo "## ratios"
 go run ./bench/internal/table <"$out"
+if [ "$failed" -gt 0 ]; then
+	echo "$failed of $runs runs failed (see above)" >&2
+	exit 1
+fi

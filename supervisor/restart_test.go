@@ -55,6 +55,18 @@ func TestRestartedSend(t *testing.T) {
 	}
 }
 
+// TestRestartedSendmsg is TestRestartedSend through sendmsg, whose
+// payload nettrap reads after it checked the notification (sendto's comes
+// with the address): a signal between the two leaves a call nettrap has
+// not made, and its restart must be made, not answered EPERM.
+func TestRestartedSendmsg(t *testing.T) {
+	ok := listen(t, "127.0.0.1")
+	stormWithoutKillableRecv(t, "sendmsg-storm", ok)
+	if _, grams := ok.counts(t, 0, 1); grams > stormN+stormN/200 {
+		t.Errorf("%d datagrams arrived for %d sends: restarted sends went out again", grams, stormN)
+	}
+}
+
 // connectStorm makes n blocking connects to addr while the process
 // sends itself SIGURG without pause: "ok:N", or the first failure.
 func connectStorm(n int, addr string) string {
@@ -69,8 +81,9 @@ func connectStorm(n int, addr string) string {
 }
 
 // sendtoStorm sends n datagrams to addr from one unconnected socket
-// while the process sends itself SIGURG without pause.
-func sendtoStorm(n int, addr string) string {
+// while the process sends itself SIGURG without pause; with sendmsg, of
+// 4 KiB each through sendmsg.
+func sendtoStorm(n int, addr string, sendmsg bool) string {
 	sa, fam := sockaddr(addr)
 	fd, err := unix.Socket(fam, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -78,9 +91,16 @@ func sendtoStorm(n int, addr string) string {
 	}
 	defer unix.Close(fd)
 	return underSignals(func() string {
+		big := make([]byte, 4096)
 		for i := range n {
-			if err := unix.Sendto(fd, []byte(fmt.Sprint(i)), 0, sa); err != nil {
-				return fmt.Sprintf("sendto %d: %v", i, err)
+			var err error
+			if sendmsg {
+				_, err = unix.SendmsgN(fd, big, nil, sa, 0)
+			} else {
+				err = unix.Sendto(fd, []byte(fmt.Sprint(i)), 0, sa)
+			}
+			if err != nil {
+				return fmt.Sprintf("send %d: %v", i, err)
 			}
 		}
 		return fmt.Sprintf("ok:%d", n)

@@ -53,7 +53,10 @@ func victimRole(op []string) int {
 		fmt.Println(connectStorm(n, arg(2)))
 	case "sendto-storm": // sendto-storm N ADDR: N datagrams while signals rain
 		n, _ := strconv.Atoi(arg(1))
-		fmt.Println(sendtoStorm(n, arg(2)))
+		fmt.Println(sendtoStorm(n, arg(2), false))
+	case "sendmsg-storm": // sendmsg-storm N ADDR: N 4 KiB datagrams through sendmsg while signals rain
+		n, _ := strconv.Atoi(arg(1))
+		fmt.Println(sendtoStorm(n, arg(2), true))
 	case "connect-loop": // connect-loop N ADDR: N connects one after another; ns per connect
 		n, _ := strconv.Atoi(arg(1))
 		fmt.Println(connectLoop(n, arg(2)))

@@ -65,7 +65,16 @@ type Emulator struct {
 type Result struct {
 	Val   int64
 	Errno unix.Errno
+	// Unmade: the caller left the call (a signal, or it died) before
+	// nettrap made it, so nothing was sent or connected and nobody reads
+	// the answer. Where the kernel restarts calls (before 5.19) the
+	// restart is decided and made afresh, never answered with this.
+	Unmade bool
 }
+
+// left is the answer to a call its caller left before nettrap made it
+// (Result.Unmade): read by nobody.
+var left = Result{Errno: unix.EPERM, Unmade: true}
 
 // Emulable tells whether a call is of a kind emulation may take.
 func Emulable(c *Call) bool {
@@ -97,7 +106,7 @@ func (e *Emulator) Make(c *Call, mayBlock bool) (r Result, done, wouldBlock bool
 	s, err := Borrow(c, e)
 	switch {
 	case errors.Is(err, ErrGone):
-		return Result{Errno: unix.EPERM}, true, false // nobody will read the answer
+		return left, true, false // nobody will read the answer
 	case errors.Is(err, unix.EBADF):
 		return Result{Errno: unix.EBADF}, true, false // as the kernel would say
 	case err != nil:

@@ -167,7 +167,7 @@ func (s *Borrowed) send(c *Call, typ int) Result {
 		}
 	}()
 	if !checked && !c.Pending() {
-		return Result{Errno: unix.EPERM} // what was read may be another task's
+		return left // what was read may be another task's
 	}
 	if s.family == unix.AF_NETLINK {
 		fds, errno := s.netlinkFds(msgs)
@@ -211,7 +211,11 @@ func (s *Borrowed) sendStream(c *Call, flags int) Result {
 	for first := true; first || len(bufs) > 0; first = false {
 		p, errno := s.payload(unix.SOCK_STREAM, bufs)
 		if errno == 0 && !c.Pending() {
-			errno = unix.EPERM // what was read may be another task's
+			if sent == 0 {
+				decode.PutPayloadBuf(p)
+				return left // what was read may be another task's
+			}
+			errno = unix.EPERM
 		}
 		var n int
 		if errno == 0 {

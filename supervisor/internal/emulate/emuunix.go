@@ -62,7 +62,7 @@ func (e *Emulator) makeUnix(s *Borrowed, c *Call, typ int, mayBlock bool) (r Res
 	x, err := e.callerPool().Context(c.TID, s.pidfd, paths, relative)
 	switch {
 	case errors.Is(err, ErrGone):
-		return Result{Errno: unix.EPERM}, true, false
+		return left, true, false
 	case err != nil:
 		r, done = e.Cannot(c, err)
 		return r, done, false
@@ -84,7 +84,7 @@ func (e *Emulator) makeUnix(s *Borrowed, c *Call, typ int, mayBlock bool) (r Res
 	// the call. (A tracee cannot: its tid stays until its tracer reaps
 	// it, and the tracer waits for this answer.)
 	if !c.Holder.KeepsTID() && !c.Pending() {
-		return Result{Errno: unix.EPERM}, true, false
+		return left, true, false
 	}
 	s.via = x
 	if c.Peer == nil {

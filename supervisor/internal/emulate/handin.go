@@ -138,7 +138,9 @@ func (s *Borrowed) handIn(c *Call) Result {
 	defer unix.Close(fd)
 	errno := rawsock.Connect(fd, c.Msgs[0].Name)
 	if errno == unix.EINPROGRESS && fl&unix.O_NONBLOCK == 0 {
-		errno = s.awaitConnect(c, fd)
+		if errno = s.awaitConnect(c, fd); errno == unix.EPERM && !c.Pending() {
+			return left // the caller left while it waited
+		}
 	}
 	if errno != 0 && errno != unix.EINPROGRESS {
 		return Result{Errno: errno} // refused, unreachable: the caller's socket stays
@@ -162,7 +164,7 @@ func (s *Borrowed) install(c *Call, fd int) (r Result, ok bool) {
 	case err == nil:
 		return Result{}, true
 	case errors.Is(err, unix.ENOENT) || !c.Pending():
-		return Result{Errno: unix.EPERM}, false // gone: nobody reads it
+		return left, false // gone: nobody reads it
 	}
 	s.e.Report(fmt.Errorf("allowed %s by pid %d denied: the socket nettrap made cannot be handed in: %w", c.Syscall.Name, c.TID, err))
 	return Result{Errno: unix.EPERM}, false

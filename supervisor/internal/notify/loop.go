@@ -300,7 +300,7 @@ func (l *Engine) answer(c *emulate.Call, a decision.Answer) {
 		l.stats.Denied.Add(1)
 	}
 	if how == answer.Emulated {
-		l.sendEmulated(c, &resp)
+		l.sendEmulated(c, &resp, r.Unmade)
 		return
 	}
 	l.send(&resp)

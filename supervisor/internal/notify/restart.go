@@ -109,14 +109,16 @@ func (l *Engine) replay(n *unotify.Notif) bool {
 }
 
 // sendEmulated sends the answer of emulated call c; one that finds the
-// call gone is kept for its restart, where calls restart.
-func (l *Engine) sendEmulated(c *emulate.Call, resp *unotify.Resp) {
+// call gone is kept for its restart, where calls restart, unless unmade:
+// nettrap found the call left before it made it (emulate.Result.Unmade),
+// so its restart has nothing to be spared and is made afresh.
+func (l *Engine) sendEmulated(c *emulate.Call, resp *unotify.Resp, unmade bool) {
 	err := unotify.Send(l.listener, resp)
 	switch {
 	case err == nil:
 	case errors.Is(err, unix.ENOENT):
 		l.stats.Vanished.Add(1)
-		if l.restarts {
+		if l.restarts && !unmade {
 			l.lost.keep(c, resp)
 		}
 	default:

@@ -9,7 +9,10 @@
 #   bench/quicgo.sh [RUNS] [extra test flags...]
 #
 # RUNS (default 3) pairs of runs. QUICGO_VERSION picks the module version
-# (default below); QUICGO_RUN a -test.run pattern. The module comes from
+# (default below); QUICGO_RUN a -test.run pattern. With kernel features
+# withheld from nettrap (NETTRAP_TEST_NO_SYNC_WAKEUP=1, which reaches it
+# through the environment), set QUICGO_CFLOOR_FLAGS="-e -n" so that the
+# C floor does without SYNC_WAKE_UP too. The module comes from
 # the Go module proxy (go mod download); the tests talk over loopback only.
 set -eu
 cd "$(dirname "$0")/.."
@@ -57,6 +60,13 @@ run() { # run LABEL CMD... : prints "LABEL seconds peak-KiB status"
 	st=0
 	wait "$pid" || st=$?
 	t1=$(now_ns)
+	if [ "$st" != 0 ]; then
+		# Kept past the work directory's removal, and said on stderr.
+		keep=$(mktemp "${TMPDIR:-/tmp}/nettrap-quicgo-$label.XXXXXX")
+		cp "$work/$label.out" "$keep"
+		echo "quicgo: $label exited $st; its output: $keep" >&2
+		grep -E '^(--- FAIL|FAIL|panic)|nettrap:' "$keep" | head -20 >&2 || true
+	fi
 	echo "$label $(( (t1 - t0) / 1000000 )) $hwm $st"
 }
 
@@ -65,7 +75,8 @@ i=1
 : >results
 while [ "$i" -le "$runs" ]; do
 	run bare ./self.test "$@" >>results
-	[ -z "$cfloor" ] || run cfloor ./cfloor -e ./self.test "$@" >>results
+	# shellcheck disable=SC2086 # the flags are words
+	[ -z "$cfloor" ] || run cfloor ./cfloor ${QUICGO_CFLOOR_FLAGS:--e} ./self.test "$@" >>results
 	run nettrap ./nettrap -- ./self.test "$@" >>results
 	i=$((i + 1))
 done
@@ -87,8 +98,9 @@ awk '
 		for (i = 1; i <= m; i++) r[i] = n[i] / b[i]
 		show("quic-go integrationtests/self, nettrap wall × bare", r, m)
 		if (nc == m) {
-			for (i = 1; i <= m; i++) { f[i] = c[i] / b[i]; a[i] = c[i] > b[i] ? (n[i] - b[i]) / (c[i] - b[i]) : 0 }
+			for (i = 1; i <= m; i++) { f[i] = c[i] / b[i]; a[i] = c[i] > b[i] ? (n[i] - b[i]) / (c[i] - b[i]) : 0; x[i] = n[i] / c[i] }
 			show("C floor (emulating) wall × bare", f, m)
+			show("nettrap wall × C floor wall", x, m)
 			show("nettrap added time / C floor added time", a, m)
 		}
 		printf "nettrap peak RSS %.1f MiB\n", rss / 1024

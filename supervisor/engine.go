@@ -111,9 +111,19 @@ func (c EngineChoice) String() string {
 	case c.NotifyErr != nil && c.ListenerAbove:
 		return fmt.Sprintf("ptrace (%v; %s)", unwrapSyscall(c.NotifyErr), c.method())
 	case c.NotifyErr != nil:
-		return fmt.Sprintf("ptrace (seccomp user notification unavailable: %v)", unwrapSyscall(c.NotifyErr))
+		return fmt.Sprintf("ptrace (seccomp user notification unavailable: %v%s)", unwrapSyscall(c.NotifyErr), c.hiddenAnyway())
 	}
-	return "ptrace (asked for)"
+	return "ptrace (asked for" + c.hiddenAnyway() + ")"
+}
+
+// hiddenAnyway says, where no listener above was seen, that the probe
+// found calls hidden all the same (a filter above whose listener the
+// kernel's EBUSY did not show), or could not look.
+func (c EngineChoice) hiddenAnyway() string {
+	if !c.EntryStops || os.Getenv(entryStopsEnv) != "" {
+		return ""
+	}
+	return "; a filter above: " + c.method()
 }
 
 // FallbackNotice is the one line that says auto fell back to ptrace.
@@ -153,10 +163,11 @@ func ChooseEngine(mode EngineMode) (EngineChoice, error) {
 		return c, fmt.Errorf("%w: %w", ErrUnsupported, err)
 	}
 	c.Engine = EnginePtrace
-	if c.ListenerAbove {
-		c.Listener, c.ProbeErr = bpf.ProbeHidden(runtime.GOARCH)
-		c.EntryStops = c.ProbeErr != nil || !c.Listener.Sees()
-	}
+	// Probed whatever made ptrace the choice: a filter above may trap
+	// with a listener where the kernel's EBUSY did not say so (a profile
+	// that refuses NEW_LISTENER for its own reasons first).
+	c.Listener, c.ProbeErr = bpf.ProbeHidden(runtime.GOARCH)
+	c.EntryStops = c.ProbeErr != nil || !c.Listener.Sees()
 	if os.Getenv(entryStopsEnv) != "" {
 		c.EntryStops = true
 	}

@@ -113,6 +113,27 @@ func TestPtraceUnderParentListener(t *testing.T) {
 	}
 }
 
+// The ptrace engine probes whatever made it the choice. Asked for with
+// no listener above, it sees every call and needs only the seccomp
+// stops; confined by another nettrap, whose listener traps connect, the
+// probe stops at its first call, hidden, and the engine takes the entry
+// stops.
+func TestPtraceProbe(t *testing.T) {
+	ok := listen(t, "127.0.0.1")
+	out, rep := confinedWith(t, []string{engineEnv + "=ptrace"}, "connect", ok.addr)
+	expect(t, out, "ok")
+	wantStops, wantHidden := false, []string(nil)
+	if underNettrap() {
+		wantStops, wantHidden = true, []string{"connect"}
+	}
+	if os.Getenv("NETTRAP_TEST_ENTRY_STOPS") != "" {
+		wantStops = true
+	}
+	if rep.Engine != "ptrace" || rep.EntryStops != wantStops || !slices.Equal(rep.Hidden, wantHidden) {
+		t.Errorf("engine %s, entry stops %v, hidden %q; want ptrace, %v, %q", rep.Engine, rep.EntryStops, rep.Hidden, wantStops, wantHidden)
+	}
+}
+
 // i386Hidden is what the probe says of a listener that hides the i386
 // connect: only amd64 makes i386 calls.
 func i386Hidden() []string {

@@ -27,7 +27,8 @@ var ops = map[string]maker{
 			return nil
 		}, func() {}, nil
 	},
-	// (b) socket + connect + close to a loopback TCP listener.
+	// (b) socket + connect + accept + close (with a reset) to a loopback
+	// TCP listener.
 	"tcpconnect": makeTCPConnect,
 	// (c) sendto on an unconnected UDP socket, naming a loopback peer.
 	"udpsendto": makeUDPSendTo,
@@ -99,15 +100,21 @@ func makeTCPConnect() (op, func(), error) {
 		if err != nil {
 			return os.NewSyscallError("socket", err)
 		}
-		err = unix.Connect(fd, sa)
-		unix.Close(fd)
-		if err != nil {
+		if err = unix.Connect(fd, sa); err != nil {
+			unix.Close(fd)
 			return os.NewSyscallError("connect", err)
 		}
 		nfd, _, err := unix.Accept4(ln, unix.SOCK_CLOEXEC)
 		if err != nil {
+			unix.Close(fd)
 			return os.NewSyscallError("accept4", err)
 		}
+		// Closed with a reset, not a FIN: no TIME_WAIT left behind. A
+		// run of 100 000 connects would otherwise hold every ephemeral
+		// port for a minute, and the kernel's search for a free one,
+		// not the connect, would be what is timed (64 µs against 13).
+		unix.SetsockoptLinger(fd, unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 0})
+		unix.Close(fd)
 		return unix.Close(nfd)
 	}, func() { unix.Close(ln) }, nil
 }

@@ -200,13 +200,5 @@ func probeFilter(t target, calls []probeCall) ([]unix.SockFilter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bpf: probe filter: %w", err)
 	}
-	raw, err := bpf.Assemble(insns)
-	if err != nil {
-		return nil, fmt.Errorf("bpf: probe filter: %w", err)
-	}
-	out := make([]unix.SockFilter, len(raw))
-	for i, r := range raw {
-		out[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
-	}
-	return out, nil
+	return encode(insns)
 }

@@ -67,6 +67,11 @@ func AssembleWith(goarch string, o Options) ([]unix.SockFilter, error) {
 	if err != nil {
 		return nil, err
 	}
+	return encode(prog)
+}
+
+// encode assembles prog for seccomp(2).
+func encode(prog []bpf.Instruction) ([]unix.SockFilter, error) {
 	raw, err := bpf.Assemble(prog)
 	if err != nil {
 		return nil, fmt.Errorf("bpf: assemble: %w", err)

@@ -4,9 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"runtime/debug"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/internal/compat32"
 )
 
 // i386 syscall numbers (arch/x86/entry/syscalls/syscall_32.tbl).
@@ -23,20 +24,16 @@ const mapLow = unix.MAP_32BIT
 
 var errHighPage = errors.New("mmap MAP_32BIT returned memory above 4 GiB")
 
-// int80 is in i386_amd64.s. It returns eax: a result or -errno.
-func int80(nr, a1, a2, a3 uint32) int32
-
-// syscall386 makes an i386 syscall. When the kernel has IA32 emulation off,
-// INT $0x80 is a general protection fault (SIGSEGV, not ENOSYS): it is
-// turned into a signalError here instead of crashing the victim.
-func syscall386(name string, nr, a1, a2, a3 uint32) (r uint32, err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if p := recover(); p != nil {
-			err = signalError{unix.SIGSEGV, fmt.Sprintf("%s: int 0x80 faulted (%v): IA32 emulation is off in this kernel", name, p)}
-		}
-	}()
-	return i386Result(int80(nr, a1, a2, a3), name)
+// syscall386 makes an i386 syscall (internal/compat32: `int $0x80`).
+// When the kernel has IA32 emulation off, INT $0x80 is a general
+// protection fault (SIGSEGV, not ENOSYS): compat32 recovers it, and it is
+// a signalError here instead of a crashed victim.
+func syscall386(name string, nr, a1, a2, a3 uint32) (uint32, error) {
+	r, ok := compat32.Syscall(uintptr(nr), [6]uintptr{uintptr(a1), uintptr(a2), uintptr(a3)})
+	if !ok {
+		return 0, signalError{unix.SIGSEGV, fmt.Sprintf("%s: int 0x80 faulted: IA32 emulation is off in this kernel", name)}
+	}
+	return i386Result(r, name)
 }
 
 func i386Result(r int32, name string) (uint32, error) {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"slices"
 	"strings"
 
 	"golang.org/x/net/bpf"
@@ -20,9 +19,10 @@ import (
 // it, and may let it run.
 type ListenerProbe struct {
 	// Hidden is the first call nettrap traps that the filters above took
-	// from the probe ("connect", "i386 sendto", "x32 sendmsg"): the probe
-	// stops there, one being enough to need the entry stops.
-	Hidden []string
+	// from the probe ("connect", "i386 sendto", "x32 sendmsg"; "" for
+	// none): the probe stops there, one being enough to need the entry
+	// stops.
+	Hidden string
 	// Unprobed are the ABIs this process can run but cannot make calls
 	// of itself ("arm" on an arm64 machine that runs 32-bit programs):
 	// unproven, so counted as hidden.
@@ -35,14 +35,14 @@ type ListenerProbe struct {
 // Sees tells whether the probe saw every call nettrap traps reach the
 // TRACE stop: then the ptrace engine needs no syscall-entry stops for the
 // filters above (what it proves is in ProbeHidden's comment).
-func (p ListenerProbe) Sees() bool { return len(p.Hidden) == 0 && len(p.Unprobed) == 0 }
+func (p ListenerProbe) Sees() bool { return p.Hidden == "" && len(p.Unprobed) == 0 }
 
 // String says what the probe saw, for `nettrap version` and the
 // ptrace engine's notice.
 func (p ListenerProbe) String() string {
 	s := "it hides none of the calls nettrap traps"
-	if len(p.Hidden) > 0 {
-		s = "it hides " + strings.Join(p.Hidden, ", ") + ", one of the calls nettrap traps"
+	if p.Hidden != "" {
+		s = "it hides " + p.Hidden + ", one of the calls nettrap traps"
 	}
 	if len(p.Unprobed) > 0 {
 		s += fmt.Sprintf("; %s calls cannot be probed from here", strings.Join(p.Unprobed, ", "))
@@ -134,12 +134,12 @@ func probeOnThread(t target, prog []unix.SockFilter, calls []probeCall) (Listene
 		switch {
 		case seen:
 		case c.other:
-			p.Others = appendNew(p.Others, c.name)
+			p.Others = append(p.Others, c.name)
 		default:
 			// One hidden call settles the method (entry stops), and
 			// the listener above takes each hidden call the probe
 			// makes: stop at the first (see probeCalls' order).
-			p.Hidden = []string{c.name}
+			p.Hidden = c.name
 			return p, nil
 		}
 	}
@@ -167,13 +167,6 @@ func probeOne(t target, c probeCall) (bool, error) {
 		unix.Close(int(r)) // hidden, and it ran: the netlink socket it made
 	}
 	return errno == unix.ENOSYS, nil
-}
-
-func appendNew(names []string, n string) []string {
-	if slices.Contains(names, n) {
-		return names
-	}
-	return append(names, n)
 }
 
 // probeFilter returns TRACE for every (arch, nr) of calls, ALLOW for the

@@ -115,7 +115,7 @@ func TestListenerProbeString(t *testing.T) {
 		sees bool
 	}{
 		{ListenerProbe{Others: []string{"bind", "listen"}}, "it hides none of the calls nettrap traps (it traps bind, listen)", true},
-		{ListenerProbe{Hidden: []string{"i386 sendto"}}, "it hides i386 sendto, one of the calls nettrap traps", false},
+		{ListenerProbe{Hidden: "i386 sendto"}, "it hides i386 sendto, one of the calls nettrap traps", false},
 		{ListenerProbe{Unprobed: []string{"arm"}}, "it hides none of the calls nettrap traps; arm calls cannot be probed from here", false},
 	} {
 		if got := c.p.String(); got != c.want || c.p.Sees() != c.sees {

@@ -63,21 +63,9 @@ func probeCalls(t target) []probeCall {
 	for _, o := range otherTraps {
 		calls = append(calls, probeCall{abi: t.native, nr: o.nr, name: o.name, args: o.args, other: true})
 	}
-	slices.SortStableFunc(calls, func(a, b probeCall) int {
-		return cmpBool(b.abi == t.native && b.kind == Connect, a.abi == t.native && a.kind == Connect)
-	})
-	return calls
-}
-
-// cmpBool orders false before true.
-func cmpBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
+	first := slices.IndexFunc(calls, func(c probeCall) bool { return c.abi == t.native && c.kind == Connect })
+	c := calls[first] // Delete shifts what follows it
+	return slices.Insert(slices.Delete(calls, first, first+1), 0, c)
 }
 
 // probeArgs are the argument registers of a probe call of kind k on

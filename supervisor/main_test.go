@@ -211,8 +211,9 @@ type roleReport struct {
 	Userns        supervisor.NsMethod
 	// EntryStops, Hidden, Others: how the ptrace engine decides under a
 	// listener above, and what its probe saw (EngineChoice).
-	EntryStops     bool
-	Hidden, Others []string
+	EntryStops bool
+	Hidden     string
+	Others     []string
 }
 
 // callers are what Task told of each denied call, for the report:

@@ -138,7 +138,8 @@ func (s *Borrowed) handIn(c *Call) Result {
 	defer unix.Close(fd)
 	errno := rawsock.Connect(fd, c.Msgs[0].Name)
 	if errno == unix.EINPROGRESS && fl&unix.O_NONBLOCK == 0 {
-		if errno = s.awaitConnect(c, fd); errno == unix.EPERM && !c.Pending() {
+		var gone bool
+		if errno, gone = s.awaitConnect(c, fd); gone {
 			return left // the caller left while it waited
 		}
 	}
@@ -201,10 +202,10 @@ func (s *Borrowed) outsideSocket(domain, typ, proto int) (int, error) {
 }
 
 // awaitConnect waits for a blocking caller's connect, made non-blocking
-// on fd, to end: its SO_ERROR. It gives up when the caller leaves the
-// call or nettrap stops (EPERM, read by nobody), or at the caller's
-// SO_SNDTIMEO (EINPROGRESS, as the kernel says then).
-func (s *Borrowed) awaitConnect(c *Call, fd int) unix.Errno {
+// on fd, to end: its SO_ERROR, or EINPROGRESS at the caller's SO_SNDTIMEO
+// (as the kernel says then). gone: it gave up because the caller left
+// the call or exited, or nettrap stops; nobody reads an answer then.
+func (s *Borrowed) awaitConnect(c *Call, fd int) (errno unix.Errno, gone bool) {
 	var deadline time.Time
 	if tv, err := unix.GetsockoptTimeval(s.FD, unix.SOL_SOCKET, unix.SO_SNDTIMEO); err == nil && (tv.Sec != 0 || tv.Usec != 0) {
 		deadline = time.Now().Add(time.Duration(tv.Nano()))
@@ -219,17 +220,17 @@ func (s *Borrowed) awaitConnect(c *Call, fd int) unix.Errno {
 		case err == unix.EINTR:
 			continue
 		case err != nil:
-			return ErrnoOf(err)
+			return ErrnoOf(err), false
 		case n > 0 && fds[0].Revents != 0:
 			v, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
 			if err != nil {
-				return ErrnoOf(err)
+				return ErrnoOf(err), false
 			}
-			return unix.Errno(v)
+			return unix.Errno(v), false
 		case n > 0 || !c.Pending():
-			return unix.EPERM
+			return unix.EPERM, true
 		case !deadline.IsZero() && time.Now().After(deadline):
-			return unix.EINPROGRESS
+			return unix.EINPROGRESS, false
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -34,6 +35,10 @@ type Guard struct {
 	// go test, go test -exec nettrap, a go test inside a command run):
 	// advice then names go test's flags, not the binary's.
 	GoTest bool
+
+	// plain counts the calls allowed by their class alone, by class
+	// (countPlain): atomics, since every such call counts one.
+	plain [classify.OwnNetns + 1]atomic.Int64
 
 	mu        sync.Mutex
 	counts    Counts
@@ -67,6 +72,13 @@ func (g *Guard) Decide(c *decision.Call) decision.Answer {
 	}
 	if isNetlinkSocket(c) {
 		return g.netlinkSocket(c)
+	}
+	if cls, ok := g.plainOne(c); ok {
+		// The fast path of the most common call (a loopback connect
+		// or send): its one attempt, without a slice of attempts.
+		g.plain[cls].Add(1)
+		one := [1]decidedAttempt{{Attempt: policy.Attempt{Kind: policy.Destination, Dest: c.Dests[0], Class: cls}}}
+		return g.allow(c, one[:])
 	}
 	atts := g.attempts(c)
 	if allPlain(atts) {
@@ -216,20 +228,40 @@ func (g *Guard) attempts(c *decision.Call) []decidedAttempt {
 		atts = append(atts, decidedAttempt{Attempt: policy.Attempt{Kind: policy.NetnsChange, Detail: "netlink " + c.NetlinkChange}})
 	}
 	for _, d := range c.Dests {
-		cls := g.Resolvers.Classify(d)
-		if cls == classify.DNS && d.Family == unix.AF_UNIX && !d.Abstract && !c.Task.PathExists(d.Path) {
-			// No name service daemon listens there (nscd is rarely
-			// installed): the kernel will answer ENOENT and nothing is
-			// reached. glibc tries nscd for passwd and group lookups
-			// too (os/user with cgo), which must not fail a test.
-			cls = classify.Unix
-		}
-		if !cls.AllowedByDefault() && netnsBound(d.Family) && c.Task.TreeNetns() {
-			cls = classify.OwnNetns
-		}
-		atts = append(atts, decidedAttempt{Attempt: policy.Attempt{Kind: policy.Destination, Dest: d, Class: cls}})
+		atts = append(atts, decidedAttempt{Attempt: policy.Attempt{Kind: policy.Destination, Dest: d, Class: g.destClass(c, d)}})
 	}
 	return atts
+}
+
+// destClass is the class of destination d of call c.
+func (g *Guard) destClass(c *decision.Call, d classify.Dest) classify.Class {
+	cls := g.Resolvers.Classify(d)
+	if cls == classify.DNS && d.Family == unix.AF_UNIX && !d.Abstract && !c.Task.PathExists(d.Path) {
+		// No name service daemon listens there (nscd is rarely
+		// installed): the kernel will answer ENOENT and nothing is
+		// reached. glibc tries nscd for passwd and group lookups
+		// too (os/user with cgo), which must not fail a test.
+		cls = classify.Unix
+	}
+	if !cls.AllowedByDefault() && netnsBound(d.Family) && c.Task.TreeNetns() {
+		cls = classify.OwnNetns
+	}
+	return cls
+}
+
+// plainOne returns the class of a call whose attempts (see attempts)
+// are its one destination and nothing else, when that class is allowed
+// by default (allPlain); false for every other call.
+func (g *Guard) plainOne(c *decision.Call) (classify.Class, bool) {
+	if c.Syscall.Foreign || len(c.Dests) != 1 || c.SourceRoute || c.Pin != "" || c.Group.IsValid() || c.Netfilter || c.NetlinkChange != "" {
+		return 0, false
+	}
+	switch c.Syscall.Kind {
+	case bpf.Socket, bpf.IOUringSetup, bpf.Ptrace, bpf.ProcessVMWritev, bpf.PidfdGetfd, bpf.Ioctl, bpf.BPF:
+		return 0, false // attempts of their own
+	}
+	cls := g.destClass(c, c.Dests[0])
+	return cls, cls.AllowedByDefault()
 }
 
 // netnsBound tells whether a destination of family fam is reached through
@@ -324,13 +356,8 @@ func allPlain(atts []decidedAttempt) bool {
 }
 
 func (g *Guard) countPlain(atts []decidedAttempt) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.counts.AllowedByClass == nil {
-		g.counts.AllowedByClass = map[string]int{}
-	}
 	for _, a := range atts {
-		g.counts.AllowedByClass[a.Class.String()]++
+		g.plain[a.Class].Add(1) // allowed by default: a class of its own
 	}
 }
 
@@ -478,9 +505,11 @@ func (g *Guard) Counts() Counts {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	c := g.counts
-	c.AllowedByClass = make(map[string]int, len(g.counts.AllowedByClass))
-	for k, v := range g.counts.AllowedByClass {
-		c.AllowedByClass[k] = v
+	c.AllowedByClass = map[string]int{}
+	for cls := range g.plain {
+		if n := g.plain[cls].Load(); n > 0 {
+			c.AllowedByClass[classify.Class(cls).String()] = int(n)
+		}
 	}
 	return c
 }

@@ -49,13 +49,7 @@ func (g *Guard) peerCheck(c *decision.Call, atts []decidedAttempt) *decision.Pee
 // uncount takes back the count of an allowed class, for an attempt
 // counted as allowed when it was decided and recorded now after all.
 func (g *Guard) uncount(cls classify.Class) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if n := g.counts.AllowedByClass[cls.String()]; n > 1 {
-		g.counts.AllowedByClass[cls.String()] = n - 1
-	} else {
-		delete(g.counts.AllowedByClass, cls.String())
-	}
+	g.plain[cls].Add(-1)
 }
 
 // peerOutside decides a destination whose receiving socket is held

@@ -1,12 +1,15 @@
 package decode
 
 import (
+	"sync/atomic"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/classify"
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/supervisor/internal/namespace"
 	"github.com/nettrap/nettrap/supervisor/internal/sockopt"
+	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
 )
 
 // Call is one intercepted syscall as the engines hold it: the decoded
@@ -43,6 +46,15 @@ type Call struct {
 	// or a sendto, without allocations of their own.
 	dest1 [1]classify.Dest
 	msg1  [1]RawMsg
+	// name1 holds the address bytes of that one message.
+	name1 [sizeofSockaddrStorage]byte
+	mem   targetmem.Reader // Mem's
+}
+
+// Mem is a reader of the caller's memory, in c's own storage (no
+// allocation per call); close it once the arguments are read.
+func (c *Call) Mem(vm *atomic.Bool) *targetmem.Reader {
+	return c.mem.Reset(uint32(c.TID)).UseVM(vm)
 }
 
 // Holder is what the decoder and the emulator ask of the engine that

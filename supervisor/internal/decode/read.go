@@ -19,7 +19,7 @@ func ReadDests(m *targetmem.Reader, c *Call) ([]classify.Dest, unix.Errno) {
 	a := c.Args
 	switch c.Syscall.Kind {
 	case bpf.Connect:
-		d, raw, errno := readSockaddr(m, a[1], int64(int32(a[2])), classify.OpConnect)
+		d, raw, errno := readSockaddr(m, a[1], int64(int32(a[2])), classify.OpConnect, c.name1[:])
 		c.Msgs = c.oneMsg(RawMsg{Name: raw})
 		return c.oneDest(d, errno)
 	case bpf.SendTo:
@@ -29,7 +29,7 @@ func ReadDests(m *targetmem.Reader, c *Call) ([]classify.Dest, unix.Errno) {
 		}
 		d, raw, payload, errno := readSendTo(m, c)
 		c.Msgs = c.oneMsg(RawMsg{Name: raw, Payload: payload})
-		if errno == 0 && d != nil && d.Family == unix.AF_NETLINK {
+		if errno == 0 && present(d) && d.Family == unix.AF_NETLINK {
 			errno = c.addNetlinkPayload(m, a[1], a[2], a[4])
 		}
 		return c.oneDest(d, errno)
@@ -126,13 +126,17 @@ func readAttachType(m *targetmem.Reader, c *Call) unix.Errno {
 }
 
 // oneDest returns d as the call's one destination, in c's own storage.
-func (c *Call) oneDest(d *classify.Dest, errno unix.Errno) ([]classify.Dest, unix.Errno) {
-	if errno != 0 || d == nil {
+func (c *Call) oneDest(d classify.Dest, errno unix.Errno) ([]classify.Dest, unix.Errno) {
+	if errno != 0 || !present(d) {
 		return nil, errno
 	}
-	c.dest1[0] = *d
+	c.dest1[0] = d
 	return c.dest1[:], 0
 }
+
+// present: d is a destination that was read (a sockaddr, or none at
+// all), not the zero Dest that stands for no address given.
+func present(d classify.Dest) bool { return d.Family != 0 || d.NoDest }
 
 // oneMsg returns m as c's one message, in c's own storage.
 func (c *Call) oneMsg(m RawMsg) []RawMsg {
@@ -146,52 +150,60 @@ func (c *Call) oneMsg(m RawMsg) []RawMsg {
 // emulated send need not check again (supervisor/emusock.go). A payload over a
 // datagram's size, or any failure, reads the address alone, as the kernel
 // would: the payload is then read when the call is made.
-func readSendTo(m *targetmem.Reader, c *Call) (*classify.Dest, []byte, []byte, unix.Errno) {
+func readSendTo(m *targetmem.Reader, c *Call) (classify.Dest, []byte, []byte, unix.Errno) {
 	a := c.Args
 	n := int64(int32(a[5]))
 	if m.Prefetch && n > 0 && n <= sizeofSockaddrStorage && a[2] > 0 && a[2] <= MaxDatagram {
-		name := make([]byte, n)
+		name := c.name1[:n]
 		p := GetPayloadBuf(int(a[2]), true)
 		if m.ReadPair(a[4], name, a[1], p) {
 			d, err := classify.Parse(name, classify.OpSend)
 			if err != nil {
 				PutPayloadBuf(p)
-				return nil, nil, nil, unix.EINVAL
+				return classify.Dest{}, nil, nil, unix.EINVAL
 			}
-			return &d, name, p, 0
+			return d, name, p, 0
 		}
 		PutPayloadBuf(p)
 	}
-	d, raw, errno := readSockaddr(m, a[4], n, classify.OpSend)
+	d, raw, errno := readSockaddr(m, a[4], n, classify.OpSend, c.name1[:])
 	return d, raw, nil, errno
 }
 
 // readSockaddr follows move_addr_to_kernel: a negative or oversized length
 // is EINVAL, zero means no address, an unreadable buffer is EFAULT. It
 // returns the bytes read too: an emulated call uses them, not the
-// target's memory, which another thread may have changed since.
-func readSockaddr(m *targetmem.Reader, addr uint64, n int64, op classify.Op) (*classify.Dest, []byte, unix.Errno) {
+// target's memory, which another thread may have changed since. They are
+// read into store (sizeofSockaddrStorage bytes: the call's own storage,
+// for its one address), or into new memory if store is nil. A Dest that
+// is not present means no destination (with errno, none could be read).
+func readSockaddr(m *targetmem.Reader, addr uint64, n int64, op classify.Op, store []byte) (classify.Dest, []byte, unix.Errno) {
 	if n < 0 || n > sizeofSockaddrStorage {
-		return nil, nil, unix.EINVAL
+		return classify.Dest{}, nil, unix.EINVAL
 	}
 	if n == 0 {
 		// No address at all: connect fails in the protocol (EINVAL); a
 		// send uses the connected peer, if any.
 		if op == classify.OpConnect {
-			return nil, nil, unix.EINVAL
+			return classify.Dest{}, nil, unix.EINVAL
 		}
-		return &classify.Dest{NoDest: true}, nil, 0
+		return classify.Dest{NoDest: true}, nil, 0
 	}
-	buf := make([]byte, n)
+	var buf []byte
+	if store != nil {
+		buf = store[:n:n]
+	} else {
+		buf = make([]byte, n)
+	}
 	if err := m.Read(addr, buf); err != nil {
-		return nil, nil, unix.EFAULT
+		return classify.Dest{}, nil, unix.EFAULT
 	}
 	d, err := classify.Parse(buf, op)
 	if err != nil {
 		// Truncated for its family, or too long: the kernel says EINVAL.
-		return nil, nil, unix.EINVAL
+		return classify.Dest{}, nil, unix.EINVAL
 	}
-	return &d, buf, 0
+	return d, buf, 0
 }
 
 // readMsgDests reads count message headers of the given stride at vec and
@@ -228,14 +240,18 @@ func readMsgDests(m *targetmem.Reader, c *Call, vec uint64, count, stride int) (
 	}
 	for i := 0; i < count; i++ {
 		h := parseMsghdr(hdrs[i*stride:])
-		d, name, errno := readMsgName(m, h)
+		var store []byte
+		if count == 1 {
+			store = c.name1[:]
+		}
+		d, name, errno := readMsgName(m, h, store)
 		var ctl control
 		if errno == 0 {
 			ctl, errno = readControl(m, h)
 			c.SourceRoute = c.SourceRoute || ctl.sourceRoute
 			c.Pin = firstPin(c.Pin, ctl.pin)
 		}
-		if errno == 0 && d != nil && d.Family == unix.AF_NETLINK {
+		if errno == 0 && present(d) && d.Family == unix.AF_NETLINK {
 			errno = c.addNetlinkIovecs(m, hdrs[i*stride:], h)
 		}
 		if errno != 0 {
@@ -244,8 +260,8 @@ func readMsgDests(m *targetmem.Reader, c *Call, vec uint64, count, stride int) (
 			}
 			break
 		}
-		if d != nil {
-			dests = append(dests, *d)
+		if present(d) {
+			dests = append(dests, d)
 		}
 		c.Msgs = append(c.Msgs, RawMsg{Name: name, Control: ctl.raw, Iov: h.iov, Iovlen: h.iovlen})
 	}
@@ -255,14 +271,14 @@ func readMsgDests(m *targetmem.Reader, c *Call, vec uint64, count, stride int) (
 	return dests, 0
 }
 
-func readMsgName(m *targetmem.Reader, h msghdr) (*classify.Dest, []byte, unix.Errno) {
+func readMsgName(m *targetmem.Reader, h msghdr, store []byte) (classify.Dest, []byte, unix.Errno) {
 	if h.name == 0 || h.namelen == 0 {
-		return nil, nil, 0
+		return classify.Dest{}, nil, 0
 	}
 	if h.namelen < 0 {
-		return nil, nil, unix.EINVAL
+		return classify.Dest{}, nil, unix.EINVAL
 	}
-	return readSockaddr(m, h.name, int64(min(h.namelen, sizeofSockaddrStorage)), classify.OpSend)
+	return readSockaddr(m, h.name, int64(min(h.namelen, sizeofSockaddrStorage)), classify.OpSend, store)
 }
 
 // RawMsg is one message as the decision saw it: the address and control

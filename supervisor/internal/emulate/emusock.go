@@ -36,6 +36,7 @@ type Borrowed struct {
 	via *ascaller.Ctx
 	// dontWait: a first try that must not block (tryNow).
 	dontWait bool
+	msg1     [1]rawsock.Msg // a sendto's one message
 }
 
 // Borrow takes the call's socket from the calling thread, through a
@@ -148,7 +149,8 @@ func (s *Borrowed) send(c *Call, typ int) Result {
 				return Result{Errno: errno}
 			}
 		}
-		msgs = []rawsock.Msg{{Name: c.Msgs[0].Name, Payload: p}}
+		s.msg1[0] = rawsock.Msg{Name: c.Msgs[0].Name, Payload: p}
+		msgs = s.msg1[:]
 	default:
 		for i, m := range c.Msgs {
 			p, errno := s.msgPayload(typ, m)

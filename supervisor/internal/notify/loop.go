@@ -16,7 +16,6 @@ import (
 	"github.com/nettrap/nettrap/supervisor/internal/emulate"
 	"github.com/nettrap/nettrap/supervisor/internal/errlog"
 	"github.com/nettrap/nettrap/supervisor/internal/namespace"
-	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
 	"github.com/nettrap/nettrap/supervisor/internal/unotify"
 )
 
@@ -234,7 +233,7 @@ func (l *Engine) handle(n *unotify.Notif) {
 	}
 	c := l.newCall(n)
 	if !c.Syscall.Foreign {
-		m := targetmem.NewReader(n.PID).UseVM(&l.vmRead)
+		m := c.Mem(&l.vmRead)
 		m.Prefetch = l.emu != nil
 		c.Dests, c.Err = decode.ReadDests(m, &c.Call)
 		m.Close()

@@ -11,7 +11,6 @@ import (
 	"github.com/nettrap/nettrap/supervisor/internal/answer"
 	"github.com/nettrap/nettrap/supervisor/internal/decode"
 	"github.com/nettrap/nettrap/supervisor/internal/emulate"
-	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
 	"github.com/nettrap/nettrap/supervisor/internal/tracee"
 )
 
@@ -147,7 +146,7 @@ func (tr *Tracer) newCall(pid int, info *tracee.SyscallInfo) *emulate.Call {
 // kernel tells of them.
 func (tr *Tracer) read(c *emulate.Call) {
 	if !c.Syscall.Foreign {
-		m := targetmem.NewReader(uint32(c.TID)).UseVM(&tr.vmRead)
+		m := c.Mem(&tr.vmRead)
 		m.Prefetch = tr.emu != nil
 		c.Dests, c.Err = decode.ReadDests(m, &c.Call)
 		m.Close()

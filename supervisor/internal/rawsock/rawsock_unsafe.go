@@ -79,25 +79,33 @@ type kernelMsg struct {
 }
 
 func (k *kernelMsg) fill(m *Msg) {
-	k.hdr.Name = (*byte)(bytePtr(m.Name))
-	k.hdr.Namelen = uint32(len(m.Name))
+	k.hdr = msghdrOf(m, &k.iov)
+}
+
+// msghdrOf is the msghdr of m, whose one iovec it fills in iov. (It
+// returns the header rather than filling a kernelMsg on the stack: a
+// local that points into itself is moved to the heap.)
+func msghdrOf(m *Msg, iov *unix.Iovec) (h unix.Msghdr) {
+	h.Name = (*byte)(bytePtr(m.Name))
+	h.Namelen = uint32(len(m.Name))
 	if len(m.Payload) > 0 {
-		k.iov.Base = &m.Payload[0]
-		k.iov.SetLen(len(m.Payload))
-		k.hdr.Iov = &k.iov
-		k.hdr.SetIovlen(1)
+		iov.Base = &m.Payload[0]
+		iov.SetLen(len(m.Payload))
+		h.Iov = iov
+		h.SetIovlen(1)
 	}
 	if len(m.Control) > 0 {
-		k.hdr.Control = &m.Control[0]
-		k.hdr.SetControllen(len(m.Control))
+		h.Control = &m.Control[0]
+		h.SetControllen(len(m.Control))
 	}
+	return h
 }
 
 // Sendmsg sends m in one sendmsg.
 func Sendmsg(fd int, m *Msg, flags int) (int, unix.Errno) {
-	var k kernelMsg
-	k.fill(m)
-	n, _, e := unix.Syscall(unix.SYS_SENDMSG, uintptr(fd), uintptr(unsafe.Pointer(&k.hdr)), uintptr(flags))
+	var iov unix.Iovec
+	h := msghdrOf(m, &iov)
+	n, _, e := unix.Syscall(unix.SYS_SENDMSG, uintptr(fd), uintptr(unsafe.Pointer(&h)), uintptr(flags))
 	if e != 0 {
 		return 0, e
 	}

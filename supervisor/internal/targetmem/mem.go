@@ -41,7 +41,14 @@ type Reader struct {
 	Prefetch bool
 }
 
-func NewReader(tid uint32) *Reader { return &Reader{tid: tid, fd: -1} }
+func NewReader(tid uint32) *Reader { return new(Reader).Reset(tid) }
+
+// Reset makes m a new reader of task tid, in m's own storage (a call's,
+// which the hot path allocates anyway), and returns m.
+func (m *Reader) Reset(tid uint32) *Reader {
+	*m = Reader{tid: tid, fd: -1}
+	return m
+}
 
 // UseVM makes m read with process_vm_readv while vm holds; vm is cleared
 // (for every later reader) the first time the kernel or a seccomp profile

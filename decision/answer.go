@@ -28,6 +28,7 @@ type Answer struct {
 	errno    unix.Errno
 	redirect *Redirect
 	peer     *PeerCheck
+	unkept   bool // Unkept's mark
 }
 
 // Allow lets the call run: the kernel runs it, or nettrap makes it itself
@@ -92,6 +93,21 @@ func (a Answer) Peer() *PeerCheck { return a.peer }
 
 // Redirect is the stand-in of an answer of DenyRedirect; nil otherwise.
 func (a Answer) Redirect() *Redirect { return a.redirect }
+
+// Unkept marks a plain Allow whose decider keeps no reference to the
+// Call (nor to anything it points to) once Decide returns: the engine
+// may then use the call's memory for the next call. Any other answer
+// is returned as it is.
+func (a Answer) Unkept() Answer {
+	if a.v == allow && a.peer == nil && a.redirect == nil {
+		a.unkept = true
+	}
+	return a
+}
+
+// KeepsCall tells whether the decider may still refer to the Call after
+// Decide: true unless the answer is Unkept.
+func (a Answer) KeepsCall() bool { return !a.unkept }
 
 // Redirect names the stand-in a denied call goes to, and is told how it
 // went.

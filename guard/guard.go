@@ -137,7 +137,9 @@ func (g *Guard) allow(c *decision.Call, atts []decidedAttempt) decision.Answer {
 	if g.netlinkCapless(c) {
 		return decision.AllowCapless()
 	}
-	return decision.AllowPeers(g.peerCheck(c, atts))
+	// Nothing refers to c from here on, except a peer check's (which
+	// Unkept leaves kept).
+	return decision.AllowPeers(g.peerCheck(c, atts)).Unkept()
 }
 
 // origin is what a record says of the caller and the socket, read once

@@ -232,23 +232,32 @@ func (l *Engine) handle(n *unotify.Notif) {
 		return
 	}
 	c := l.newCall(n)
+	if l.serve1(c) {
+		recycle(c)
+	}
+}
+
+// serve1 serves call c (see handle), and tells whether nothing refers
+// to c any more: the decider's answer says it kept nothing (Unkept), and
+// only a plain allowed call, made or continued, is recycled.
+func (l *Engine) serve1(c *emulate.Call) (unkept bool) {
 	if !c.Syscall.Foreign {
 		m := c.Mem(&l.vmRead)
 		m.Prefetch = l.emu != nil
 		c.Dests, c.Err = decode.ReadDests(m, &c.Call)
 		m.Close()
 	}
-	if !unotify.IDValid(l.listener, n.ID) {
+	if !unotify.IDValid(l.listener, c.ID) {
 		l.stats.Vanished.Add(1)
-		return
+		return true // nobody saw it
 	}
 	defer c.Release()
 	c.Decode()
 	a := l.decide(c)
 	if a.Capless() && l.capless(c) {
-		return
+		return false
 	}
-	l.answer(c, a)
+	return l.answer(c, a) && !a.KeepsCall()
 }
 
 // answerValue answers c with a return value of its own: the call was made
@@ -269,15 +278,16 @@ func (l *Engine) send(resp *unotify.Resp) {
 	}
 }
 
-// answer sends the answer to c, counting it.
-func (l *Engine) answer(c *emulate.Call, a decision.Answer) {
+// answer sends the answer to c, counting it. It tells whether the call
+// was only made or continued (nothing of the engine's refers to c).
+func (l *Engine) answer(c *emulate.Call, a decision.Answer) (plain bool) {
 	if a.Allowed() && l.emu != nil && emulate.EmulablePidfd(c) {
 		if l.pidfdGetfd(c) {
-			return
+			return false
 		}
 		if r, done := l.emu.Cannot(c, emulate.ErrNoHandOver); done {
 			l.answerErrno(c, r.Errno)
-			return
+			return false
 		}
 	}
 	resp := unotify.Resp{ID: c.ID}
@@ -300,9 +310,10 @@ func (l *Engine) answer(c *emulate.Call, a decision.Answer) {
 	}
 	if how == answer.Emulated {
 		l.sendEmulated(c, &resp, r.Unmade)
-		return
+		return true
 	}
 	l.send(&resp)
+	return how == answer.CarryOn
 }
 
 // decide asks the decider (decideWith).

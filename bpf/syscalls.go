@@ -2,6 +2,7 @@ package bpf
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/sys/unix"
@@ -109,7 +110,14 @@ type abiInfo struct {
 	foreign bool
 	names   map[int]string // nr -> name, for Lookup (go-seccomp-bpf tables)
 	traps   []trap         // numbers that go to the supervisor unconditionally
+	// looked memoizes Lookup by number (without x32's bit): every
+	// trapped call is looked up, and the answer never changes.
+	looked [memoNrs]atomic.Pointer[Call]
 }
+
+// memoNrs bounds the numbers Lookup memoizes: every number of a trapped
+// call in each ABI is below it.
+const memoNrs = 512
 
 // i386: arch/x86/entry/syscalls/syscall_32.tbl. Every kind the native ABI
 // traps is trapped here too (TestEveryKindTrapped): a 32-bit static
@@ -217,6 +225,20 @@ func Lookup(auditArch uint32, nr int32) Call {
 	if a == nil {
 		return Call{Name: fmt.Sprintf("syscall %d", nr), Foreign: true}
 	}
+	bare := uint32(nr) &^ x32BitIf(a)
+	if bare >= memoNrs {
+		return lookupIn(a, nr)
+	}
+	if c := a.looked[bare].Load(); c != nil {
+		return *c
+	}
+	c := lookupIn(a, nr)
+	a.looked[bare].Store(&c)
+	return c
+}
+
+// lookupIn is Lookup in ABI a.
+func lookupIn(a *abiInfo, nr int32) Call {
 	c := Call{Kind: Other, Foreign: a.foreign, ABI: a.name}
 	for _, traps := range [][]trap{a.traps, execTraps[a.name]} {
 		for _, t := range traps {
@@ -227,8 +249,7 @@ func Lookup(auditArch uint32, nr int32) Call {
 			}
 		}
 	}
-	bare := int(uint32(nr) &^ x32BitIf(a))
-	if name, ok := a.names[bare]; ok {
+	if name, ok := a.names[int(uint32(nr)&^x32BitIf(a))]; ok {
 		c.Name = name
 	} else {
 		c.Name = fmt.Sprintf("syscall %d", nr)

@@ -301,31 +301,45 @@ func netlinkDest(name []byte) int {
 }
 
 // sysConnect, sysSendmsg and sysSendmmsg make the borrowed socket's
-// syscalls as the caller (s.via), or directly.
-func (s *Borrowed) sysConnect(name []byte) (errno unix.Errno) {
+// syscalls as the caller (s.via), or directly. (The calls as the caller
+// are functions of their own: a closure's captured results are moved to
+// the heap on entry, which the direct path would pay on every call.)
+func (s *Borrowed) sysConnect(name []byte) unix.Errno {
 	if s.via == nil {
 		return rawsock.Connect(s.FD, name)
 	}
+	return s.viaConnect(name)
+}
+
+func (s *Borrowed) viaConnect(name []byte) (errno unix.Errno) {
 	if err := s.via.Run(func() { errno = rawsock.Connect(s.FD, name) }); err != nil {
 		return s.viaFailed(err)
 	}
 	return errno
 }
 
-func (s *Borrowed) sysSendmsg(m *rawsock.Msg, flags int) (n int, errno unix.Errno) {
+func (s *Borrowed) sysSendmsg(m *rawsock.Msg, flags int) (int, unix.Errno) {
 	if s.via == nil {
 		return rawsock.Sendmsg(s.FD, m, flags)
 	}
+	return s.viaSendmsg(m, flags)
+}
+
+func (s *Borrowed) viaSendmsg(m *rawsock.Msg, flags int) (n int, errno unix.Errno) {
 	if err := s.via.Run(func() { n, errno = rawsock.Sendmsg(s.FD, m, flags) }); err != nil {
 		return 0, s.viaFailed(err)
 	}
 	return n, errno
 }
 
-func (s *Borrowed) sysSendmmsg(msgs []rawsock.Msg, flags int) (n int, lens []uint32, errno unix.Errno) {
+func (s *Borrowed) sysSendmmsg(msgs []rawsock.Msg, flags int) (int, []uint32, unix.Errno) {
 	if s.via == nil {
 		return rawsock.Sendmmsg(s.FD, msgs, flags)
 	}
+	return s.viaSendmmsg(msgs, flags)
+}
+
+func (s *Borrowed) viaSendmmsg(msgs []rawsock.Msg, flags int) (n int, lens []uint32, errno unix.Errno) {
 	if err := s.via.Run(func() { n, lens, errno = rawsock.Sendmmsg(s.FD, msgs, flags) }); err != nil {
 		return 0, nil, s.viaFailed(err)
 	}

@@ -100,7 +100,7 @@ func TestWatcherEndsQuietly(t *testing.T) {
 		t.Fatal("a watch that ended with its call shut the socket down")
 	}
 	w.mu.Lock()
-	n := len(w.calls)
+	n := w.calls.n
 	w.mu.Unlock()
 	if n != 0 {
 		t.Fatalf("%d calls still listed after they ended", n)

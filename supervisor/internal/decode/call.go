@@ -41,7 +41,11 @@ type Call struct {
 	// confined tree (supervisor/peer.go); set by the loop from the answer.
 	Peer    *decision.PeerCheck
 	Netlink *NetlinkSend // the messages of a send addressed to AF_NETLINK
-	task    task         // decision.Task, without an allocation of its own
+	// Unsignaled: the thread that serves the call blocks every signal
+	// (a notify receiver's), so a blocking call the supervisor makes on
+	// it is never interrupted.
+	Unsignaled bool
+	task       task // decision.Task, without an allocation of its own
 	// dest1 and msg1 hold the one destination and message of a connect
 	// or a sendto, without allocations of their own.
 	dest1 [1]classify.Dest

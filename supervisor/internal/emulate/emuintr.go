@@ -54,6 +54,20 @@ func (s *Borrowed) interrupt() bool {
 	return true
 }
 
+// interruptedTimeout is what resumedConnect needs to know before the
+// connect: timedOut, where a signal can interrupt the connect. Where
+// none can (the thread blocks every signal, and the connect is made on
+// it), the connect is never resumed and the getsockopt is spared. (A
+// freezer's wake-up, a cgroup frozen mid-connect, can still end such a
+// connect with EINTR; a resumed connect that then times out says
+// EALREADY where the first might have said EINPROGRESS.)
+func (s *Borrowed) interruptedTimeout() unix.Errno {
+	if s.call.Unsignaled && s.via == nil {
+		return unix.EALREADY // never used
+	}
+	return s.timedOut()
+}
+
 // timedOut is what a blocking connect says when its SO_SNDTIMEO runs out:
 // EINPROGRESS when it starts the connect, EALREADY when the socket was
 // connecting already (see resumedConnect).

@@ -53,3 +53,29 @@ func waitStopped(t *testing.T, pid int) {
 	}
 	t.Fatalf("pid %d never stopped", pid)
 }
+
+// TestInterruptedTimeout: what a resumed blocking connect would answer on
+// a timeout is read before the connect (EINPROGRESS: the socket was not
+// connecting yet, and SO_SNDTIMEO is set), except on a thread that blocks
+// every signal, where the connect is never resumed.
+func TestInterruptedTimeout(t *testing.T) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &unix.Timeval{Sec: 5}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		unsignaled bool
+		want       unix.Errno
+	}{{false, unix.EINPROGRESS}, {true, unix.EALREADY}} {
+		c := &Call{}
+		c.Unsignaled = tc.unsignaled
+		s := &Borrowed{FD: fd, call: c}
+		if got := s.interruptedTimeout(); got != tc.want {
+			t.Errorf("unsignaled %v: %v, want %v", tc.unsignaled, got, tc.want)
+		}
+	}
+}

@@ -106,10 +106,10 @@ func inodeOf(fd int) (uint64, bool) {
 // gets EISCONN: no other connect of nettrap's is on record for it.
 func (s *Borrowed) blockingConnect(name []byte) Result {
 	if !s.e.Restarts {
-		return s.resumedConnect(name, s.timedOut())
+		return s.resumedConnect(name, s.interruptedTimeout())
 	}
 	id := s.e.connected.remember(s.FD, name)
-	r := s.resumedConnect(name, s.timedOut())
+	r := s.resumedConnect(name, s.interruptedTimeout())
 	switch r.Errno {
 	case 0:
 		// Kept: this answer may be lost in turn.

@@ -170,7 +170,7 @@ func (l *Engine) serve() {
 		// end: shutdown's inflight.Wait after <-done never misses it.
 		l.inflight.Add(1)
 		handOff := time.AfterFunc(handOffAfter, l.serve)
-		l.handle(n)
+		l.handle(n, false)
 		l.inflight.Done()
 		if !handOff.Stop() {
 			return // the successor polls now
@@ -226,12 +226,13 @@ func (l *Engine) receive() *unotify.Notif {
 // the one it was (the memory read belongs to the right task), decides and
 // answers. Every path ends in an answer or a vanished target: a target is
 // never left waiting.
-func (l *Engine) handle(n *unotify.Notif) {
+func (l *Engine) handle(n *unotify.Notif, unsignaled bool) {
 	defer l.oneAtATime(n)()
 	if l.replay(n) {
 		return
 	}
 	c := l.newCall(n)
+	c.Unsignaled = unsignaled
 	if l.serve1(c) {
 		recycle(c)
 	}

@@ -105,6 +105,8 @@ func (l *Engine) receiver(st *receiverState) {
 	// every wake-up a Go scheduler hand-off.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	unsignaled, restore := blockSignals()
+	defer restore()
 	var n unotify.Notif
 	for {
 		if l.recvSpin > 0 {
@@ -133,7 +135,7 @@ func (l *Engine) receiver(st *receiverState) {
 		st.handling = l.recv.seq
 		l.recv.mu.Unlock()
 		l.recv.watchdog.Arm()
-		l.handle(&n)
+		l.handle(&n, unsignaled)
 		l.recv.mu.Lock()
 		st.handling = 0
 		done := st.superseded
@@ -142,6 +144,26 @@ func (l *Engine) receiver(st *receiverState) {
 			return // a successor has the turn
 		}
 	}
+}
+
+// blockSignals blocks every signal on the calling thread, a receiver's,
+// tells whether it did, and returns what puts the thread's mask back
+// (called before the thread is unlocked, so that no other goroutine runs
+// with it). The Go runtime sends process-wide signals to its other
+// threads, and needs no signal to stop a goroutine that is in a syscall
+// or calls functions. What it buys: a blocking connect nettrap makes on
+// the thread is never interrupted, so what an interrupted one would have
+// said need not be read beforehand (emulate's interruptedTimeout: a
+// getsockopt per blocking connect).
+func blockSignals() (blocked bool, restore func()) {
+	var all, old unix.Sigset_t
+	for i := range all.Val {
+		all.Val[i] = ^uint64(0)
+	}
+	if unix.PthreadSigmask(unix.SIG_BLOCK, &all, &old) != nil {
+		return false, func() {}
+	}
+	return true, func() { unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil) }
 }
 
 // recvFailed handles a failed RECV, and tells whether the receiver ends.

@@ -8,4 +8,6 @@
 //
 // The per-call cost is what matters: Arm is an atomic add and an atomic
 // load while the Ticker ticks, no timer, no goroutine, no allocation.
+// Tickers of one period share one goroutine (a clock), so a connect that
+// arms both wakes the Go scheduler once a millisecond, not twice.
 package ticker

@@ -116,3 +116,46 @@ func TestTickerArmWhileStopping(t *testing.T) {
 	tk.Arm()
 	waitFor(t, "the work armed while stopping to be taken", func() bool { return taken.Load() == 1 })
 }
+
+// TestTickersShareAClock: Tickers of one period tick on one clock, which
+// stops once every one of them has gone idle, and starts again on an Arm.
+func TestTickersShareAClock(t *testing.T) {
+	const period = 3 * time.Millisecond // no other test's
+	var busy [2]atomic.Int32
+	var checks [2]atomic.Int32
+	tks := make([]*Ticker, 2)
+	for i := range tks {
+		tks[i] = &Ticker{Period: period, Idle: 2, Check: func() bool {
+			checks[i].Add(1)
+			return busy[i].Load() > 0
+		}}
+		defer tks[i].Stop()
+		busy[i].Store(1)
+		tks[i].Arm()
+	}
+	c := clockOf(period)
+	attached := func() int {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.tickers)
+	}
+	if n := attached(); n != 2 {
+		t.Fatalf("%d tickers on the clock, want both", n)
+	}
+	waitFor(t, "both tickers to check", func() bool { return checks[0].Load() > 0 && checks[1].Load() > 0 })
+	busy[0].Store(0)
+	waitFor(t, "the first ticker to stop", func() bool { return !tks[0].ticking.Load() })
+	if n := attached(); n != 1 || !tks[1].ticking.Load() {
+		t.Fatalf("%d tickers on the clock after the first stopped, want the busy one", n)
+	}
+	busy[1].Store(0)
+	waitFor(t, "the clock to stop", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return !c.running
+	})
+	before := checks[1].Load()
+	busy[1].Store(1)
+	tks[1].Arm()
+	waitFor(t, "the clock to start again", func() bool { return checks[1].Load() > before })
+}

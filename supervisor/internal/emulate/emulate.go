@@ -122,6 +122,9 @@ func (e *Emulator) Make(c *Call, mayBlock bool) (r Result, done, wouldBlock bool
 	if c.Syscall.Kind == bpf.SetSockOpt {
 		return setOpt(s, c), true, false
 	}
+	if mayBlock && e.Sealed == nil && c.Peer == nil && prefetchedInetSend(c) {
+		return s.sendPrefetched(c), true, false
+	}
 	connect := c.Syscall.Kind == bpf.Connect
 	typ, family, err := s.kind(c, connect)
 	switch {
@@ -255,6 +258,27 @@ func inetNamed(c *Call) int {
 		}
 	}
 	return unix.AF_INET
+}
+
+// prefetchedInetSend: c is a sendto to an inet address whose payload
+// was read with the address (decode's readSendTo), so a datagram's
+// whole, or a stream send that one sendmsg makes (at most a datagram's
+// size, far below a stream's send window).
+func prefetchedInetSend(c *Call) bool {
+	return c.Syscall.Kind == bpf.SendTo && len(c.Msgs) == 1 && c.Msgs[0].Payload != nil && inetNamed(c) != 0
+}
+
+// sendPrefetched makes a prefetchedInetSend without asking the socket's
+// type (a getsockopt per send): on a datagram socket it is the send of
+// any type's path, on a stream socket the only window of sendStream.
+// Either may block (a full send buffer), so it is watched as a blocking
+// stream send would be (no fcntl asks whether it can: a watch listed
+// for a call that returns at once costs less than asking).
+func (s *Borrowed) sendPrefetched(c *Call) Result {
+	s.family = unix.AF_INET
+	e := s.e
+	defer e.watches.end(e.watches.begin(s, e.Stop, false))
+	return s.send(c, unix.SOCK_DGRAM)
 }
 
 // Cannot handles a call that emulation Cannot take: denied when

@@ -19,8 +19,10 @@ import (
 // newCall is the call of notification n, with the supervisor's Task.
 func (l *Engine) newCall(n *unotify.Notif) *emulate.Call {
 	c := callPool.Get().(*emulate.Call)
-	*c = emulate.Call{Call: decode.Call{Call: decision.Call{ID: n.ID, TID: int(n.PID),
-		Syscall: bpf.Lookup(n.Data.Arch, n.Data.Nr), Args: n.Data.Args}}}
+	// The decoded call anew; the borrowed socket beside it is set whole
+	// when the call borrows one (emulate.Borrow), and never read before.
+	c.Call = decode.Call{Call: decision.Call{ID: n.ID, TID: int(n.PID),
+		Syscall: bpf.Lookup(n.Data.Arch, n.Data.Nr), Args: n.Data.Args}}
 	c.Bind(l, l.netns, l.emu != nil)
 	return c
 }

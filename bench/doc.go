@@ -43,9 +43,9 @@
 // cfloor-emu-nosync, nettrap-nosync (NETTRAP_TEST_NO_SYNC_WAKEUP withholds
 // the flag, as kernels before 6.6 lack it), nettrap-pre519 (also
 // NETTRAP_TEST_NO_KILLABLE_RECV: neither flag, as before 5.19),
-// cfloor-emu-nosync-spin (a
-// 50 µs bounded spin before blocking), floor (the Go floor sharing
-// nettrap's loop).
+// cfloor-emu-nosync-spin and nettrap-nosync-spin (a 50 µs bounded spin
+// before blocking; nettrap's NETTRAP_TEST_RECV_SPIN_US), floor (the Go
+// floor sharing nettrap's loop).
 //
 // Each leaf BenchmarkOps/OP/RUNNER runs the workload once with N = b.N
 // and reports the workload's own ns/op, so process and supervisor start-up

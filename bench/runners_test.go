@@ -38,17 +38,17 @@ const ptraceEnv = "NETTRAP_ENGINE=ptrace"
 // (supervisor's test-only switch).
 const entryStopsEnv = "NETTRAP_TEST_ENTRY_STOPS=1"
 
-// noSpinEnv turns off the bounded spin nettrap's receivers make before
-// blocking when the kernel lacks SYNC_WAKE_UP (supervisor/spin.go).
-const noSpinEnv = "NETTRAP_TEST_RECV_SPIN_US=0"
+// spinEnv makes nettrap's receivers spin up to 50 µs before they block
+// (supervisor's internal/notify/spin.go; by default they do not).
+const spinEnv = "NETTRAP_TEST_RECV_SPIN_US=50"
 
 // allRunners, in the order they run: each ratio needs bare and its
 // reference measured just before. "continue" is nettrap with
 // --emulate=off (allowed calls continue in the kernel), weighed against
 // the C floor that continues; nettrap as it comes emulates, and is
 // weighed against the C floor that emulates. The -nosync runners do the
-// same without SYNC_WAKE_UP (nettrap then spins up to 50 µs before it
-// blocks, -nospin not; cfloor-emu-nosync-spin spins as long); "floor" is the Go floor sharing nettrap's
+// same without SYNC_WAKE_UP (nettrap-nosync-spin spins up to 50 µs
+// before it blocks, as cfloor-emu-nosync-spin does); "floor" is the Go floor sharing nettrap's
 // loop (bench/internal/floor).
 var allRunners = []runner{
 	{name: "bare"},
@@ -59,7 +59,7 @@ var allRunners = []runner{
 	{name: "cfloor-emu-nosync", cfloor: true, cmd: func(b *builds) []string { return []string{b.cfloor, "-e", "-n"} }},
 	{name: "nettrap-nosync", ref: "cfloor-emu-nosync", env: []string{noSyncEnv},
 		cmd: func(b *builds) []string { return []string{b.nettrap, "--"} }},
-	{name: "nettrap-nosync-nospin", ref: "cfloor-emu-nosync", env: []string{noSyncEnv, noSpinEnv},
+	{name: "nettrap-nosync-spin", ref: "cfloor-emu-nosync", env: []string{noSyncEnv, spinEnv},
 		cmd: func(b *builds) []string { return []string{b.nettrap, "--"} }},
 	// nettrap-pre519: as on a kernel before 5.19, with neither
 	// SYNC_WAKE_UP nor WAIT_KILLABLE_RECV.

@@ -268,7 +268,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	capMaker := s.caplessMaker(st.netns, st.netnsFD)
 	closeFD(st.netnsFD)
 	l, err := notify.New(ne.listener, notify.Config{Decider: opts.Decider, Stats: &s.Stats, Errs: &s.errs, Emu: emu,
-		Netns: st.netns, Blocking: notify.Kickable(prog), RecvSpin: notify.RecvSpin(s.SyncWakeUp), CapMaker: capMaker,
+		Netns: st.netns, Blocking: notify.Kickable(prog), RecvSpin: notify.RecvSpin(), CapMaker: capMaker,
 		Restarts: !st.killable})
 	if err != nil {
 		if capMaker != nil {

@@ -59,8 +59,8 @@ var ops = []struct {
 var pairs = []struct{ runner, ref, refName, title string }{
 	{"nettrap", "cfloor-emu", "C floor", "nettrap as it comes (allowed inet calls emulated) against the C floor that emulates"},
 	{"continue", "cfloor", "C floor", "nettrap --emulate=off (allowed calls continue in the kernel) against the C floor that continues"},
-	{"nettrap-nosync", "cfloor-emu-nosync", "C floor", "without SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (kernels before 6.6), both emulating; nettrap spins up to 50 µs before blocking, the C floor does not"},
-	{"nettrap-nosync-nospin", "cfloor-emu-nosync", "C floor", "the same, nettrap without the spin"},
+	{"nettrap-nosync", "cfloor-emu-nosync", "C floor", "without SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (kernels before 6.6), both emulating and blocking"},
+	{"nettrap-nosync-spin", "cfloor-emu-nosync", "C floor", "the same, nettrap spinning up to 50 µs before it blocks (NETTRAP_TEST_RECV_SPIN_US=50)"},
 	{"floor", "cfloor", "C floor", "the Go floor (nettrap's loop, a decider that allows all) against the C floor"},
 	{"ptrace", "nettrap", "notify engine", "the ptrace engine (NETTRAP_ENGINE=ptrace) against the notify engine, both as they come (allowed inet calls emulated)"},
 	{"nettrap-pre519", "cfloor-emu-nosync", "C floor", "without SYNC_WAKE_UP and WAIT_KILLABLE_RECV (kernels before 5.19), both emulating"},

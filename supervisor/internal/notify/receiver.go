@@ -21,27 +21,29 @@ import (
 // poll) it is what SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP hands the target's
 // CPU to: the target wakes it on its own CPU and sleeps, and the answer
 // wakes the target back there, with no other thread and no Go scheduler
-// hop in between. Per call there is no timer and no goroutine, and two
-// uncontended lock round trips.
+// hop in between. Per call there is no timer, no goroutine and no lock:
+// an atomic add, a store and a compare-and-swap.
 //
 // A decision can take long (a decider draining a test's output). A
 // watchdog (a ticker.Ticker, watch), ticking every handOffAfter while calls come, passes the turn
 // to a new receiver when it sees the same call in hand on two ticks in a
 // row; the slow receiver finishes its call and ends. So other threads'
 // calls wait at most about two ticks behind a slow one. A receiver is
-// only ever superseded while it handles a call, and checks for that
-// under the same lock before it blocks again, so no two receivers ever
-// wait in RECV at once: each would be woken by every notification (the
-// kernel wakes all waiters, one wins), a context switch per call for
-// nothing. When no call came for idleTicks ticks the watchdog stops
+// only ever superseded while it handles a call: the watchdog marks the
+// call in hand (a compare-and-swap of handling), and the receiver, done
+// with it, clears it with a compare-and-swap that fails if it was marked.
+// One of the two wins, so no two receivers ever wait in RECV at once:
+// each would be woken by every notification (the kernel wakes all
+// waiters, one wins), a context switch per call for nothing. When no call came for idleTicks ticks the watchdog stops
 // ticking until the next call: an idle supervisor sleeps.
 type receivers struct {
 	watchdog ticker.Ticker // passes the turn on (check) every handOffAfter while calls come
 	alive    atomic.Int32  // receivers running (counted for kick)
 
+	seq atomic.Uint64 // calls received
+
 	mu      sync.Mutex
 	cur     *receiverState // the receiver whose turn it is
-	seq     uint64         // calls received
 	running int            // receivers not yet ended
 	ended   chan struct{}  // closed when running drops to 0: no more start
 
@@ -49,11 +51,16 @@ type receivers struct {
 	lastHandling, lastSeq uint64
 }
 
-// receiverState is one receiver's, guarded by receivers.mu.
+// receiverState is one receiver's.
 type receiverState struct {
-	handling   uint64 // seq of the call in hand, 0: none
-	superseded bool   // a successor has the turn: end after this call
+	// handling is the seq of the call in hand (0: none), with
+	// supersededBit set once a successor has the turn: the receiver
+	// ends after this call.
+	handling atomic.Uint64
 }
+
+// supersededBit marks a receiver's call in hand as its last.
+const supersededBit = 1 << 63
 
 // startBlocking starts the first blocking receiver. It must run before
 // Start returns: the kick (kick.go) wakes as many receivers as it counts,
@@ -130,18 +137,12 @@ func (l *Engine) receiver(st *receiverState) {
 			continue
 		}
 		l.stats.Notifications.Add(1)
-		l.recv.mu.Lock()
-		l.recv.seq++
-		st.handling = l.recv.seq
-		l.recv.mu.Unlock()
+		h := l.recv.seq.Add(1) &^ supersededBit
+		st.handling.Store(h)
 		l.recv.watchdog.Arm()
 		l.handle(&n, unsignaled)
-		l.recv.mu.Lock()
-		st.handling = 0
-		done := st.superseded
-		l.recv.mu.Unlock()
-		if done {
-			return // a successor has the turn
+		if !st.handling.CompareAndSwap(h, 0) {
+			return // superseded: a successor has the turn
 		}
 	}
 }
@@ -206,12 +207,13 @@ const idleTicks = 50
 func (l *Engine) watch() (busy bool) {
 	l.recv.mu.Lock()
 	defer l.recv.mu.Unlock()
-	cur, seq := l.recv.cur, l.recv.seq
-	handling := cur.handling
+	cur, seq := l.recv.cur, l.recv.seq.Load()
+	handling := cur.handling.Load()
 	busy = handling != 0 || seq != l.recv.lastSeq
 	if handling != 0 && handling == l.recv.lastHandling {
-		if !l.stopping.Load() && l.recv.running > 0 {
-			cur.superseded = true
+		// The same call in hand as a tick ago: mark it the receiver's
+		// last, unless it was done with it meanwhile.
+		if !l.stopping.Load() && l.recv.running > 0 && cur.handling.CompareAndSwap(handling, handling|supersededBit) {
 			l.startReceiverLocked()
 		}
 		handling = 0

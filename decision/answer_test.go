@@ -60,3 +60,30 @@ func TestFixedTask(t *testing.T) {
 		t.Error("a gone process is still pending")
 	}
 }
+
+// TestUnkept: only a plain Allow can say that its decider keeps nothing
+// of the call; any other answer stays kept, whatever it is asked.
+func TestUnkept(t *testing.T) {
+	peer := &PeerCheck{Outside: func(classify.Dest, Peer) unix.Errno { return unix.EPERM }}
+	rd := &Redirect{To4: netip.MustParseAddrPort("127.0.0.1:53")}
+	if Allow().KeepsCall() == false {
+		t.Error("an Allow is kept unless said otherwise")
+	}
+	if a := Allow().Unkept(); a.KeepsCall() || !a.Allowed() || a.Errno() != 0 {
+		t.Errorf("Allow().Unkept(): keeps %t, allowed %t, errno %v", a.KeepsCall(), a.Allowed(), a.Errno())
+	}
+	for name, a := range map[string]Answer{
+		"capless":  AllowCapless(),
+		"peers":    AllowPeers(peer),
+		"deny":     Deny(unix.EACCES),
+		"redirect": DenyRedirect(unix.ECONNREFUSED, rd),
+	} {
+		u := a.Unkept()
+		if !u.KeepsCall() {
+			t.Errorf("%s: Unkept made it unkept", name)
+		}
+		if u.Allowed() != a.Allowed() || u.Errno() != a.Errno() || u.Capless() != a.Capless() || u.Peer() != a.Peer() || u.Redirect() != a.Redirect() {
+			t.Errorf("%s: Unkept changed the answer", name)
+		}
+	}
+}

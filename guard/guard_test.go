@@ -437,3 +437,58 @@ func TestSockTypeReadBeforeAttribution(t *testing.T) {
 		t.Errorf("records %+v, want one with sock_type udp and the caller's exe", recs)
 	}
 }
+
+// TestOnlyPlainAllowsAreUnkept: the engine recycles a call only when the
+// guard keeps nothing of it: a plain allowed call, by the fast path (one
+// destination) or the general one (several); never a call it records,
+// redirects or checks the peers of.
+func TestOnlyPlainAllowsAreUnkept(t *testing.T) {
+	f := newFixture(t, policy.Policy{})
+	for _, c := range []*decision.Call{
+		call(bpf.Connect, inet("127.0.0.1:80")),
+		call(bpf.SendMMsg, inet("127.0.0.1:80"), inet("[::1]:53")),
+		call(bpf.SendTo, classify.Dest{Family: unix.AF_UNIX, Path: "/tmp/x.sock"}),
+	} {
+		if a := f.g.Decide(c); !a.Allowed() || a.KeepsCall() {
+			t.Errorf("%s %v: allowed %t, kept %t; want an unkept allow", c.Syscall.Name, c.Dests, a.Allowed(), a.KeepsCall())
+		}
+	}
+	if a := f.g.Decide(call(bpf.Connect, inet("203.0.113.7:443"))); a.Allowed() || !a.KeepsCall() {
+		t.Errorf("a denial: allowed %t, kept %t", a.Allowed(), a.KeepsCall())
+	}
+	audited := newFixture(t, policy.Policy{Mode: policy.Audit})
+	if a := audited.g.Decide(call(bpf.Connect, inet("203.0.113.7:443"))); !a.Allowed() || !a.KeepsCall() {
+		t.Errorf("an audited allow: allowed %t, kept %t; want a kept allow", a.Allowed(), a.KeepsCall())
+	}
+	sealed := newFixture(t, policy.Policy{Sealed: true})
+	if a := sealed.g.Decide(call(bpf.Connect, inet("127.0.0.1:80"))); !a.Allowed() || a.Peer() == nil || !a.KeepsCall() {
+		t.Errorf("a sealed loopback connect: allowed %t, peer %v, kept %t; want a kept peer check", a.Allowed(), a.Peer(), a.KeepsCall())
+	}
+}
+
+// TestPlainOneIsAttempts: the fast path's class and verdict are those of
+// the general path, for every kind of call with one destination.
+func TestPlainOneIsAttempts(t *testing.T) {
+	f := newFixture(t, policy.Policy{})
+	dests := []classify.Dest{inet("127.0.0.1:80"), inet("[::1]:80"), inet("10.0.0.1:80"), inet("0.0.0.0:80"),
+		inet("203.0.113.7:443"), {Family: unix.AF_UNIX, Path: "/tmp/x.sock"}, {Family: unix.AF_NETLINK}, {NoDest: true}}
+	for _, kind := range []bpf.Kind{bpf.Connect, bpf.SendTo, bpf.SendMsg, bpf.SendMMsg, bpf.Socket, bpf.Ioctl, bpf.BPF, bpf.PidfdGetfd} {
+		for _, d := range dests {
+			c := call(kind, d)
+			cls, ok := f.g.plainOne(c)
+			atts := f.g.attempts(c)
+			if want := allPlain(atts) && len(atts) == 1; ok != want {
+				t.Errorf("%s %v: plainOne %t, attempts %+v plain %t", kind, d, ok, atts, want)
+				continue
+			}
+			if ok && (atts[0].Class != cls || atts[0].Kind != policy.Destination) {
+				t.Errorf("%s %v: plainOne class %v, attempts %+v", kind, d, cls, atts[0])
+			}
+		}
+	}
+	c := call(bpf.SendMsg, inet("127.0.0.1:80"))
+	c.SourceRoute = true
+	if _, ok := f.g.plainOne(c); ok {
+		t.Error("a source-routed send took the fast path")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // sigBlk is the calling thread's blocked-signal mask, as the kernel
@@ -43,5 +44,23 @@ func TestBlockSignals(t *testing.T) {
 	restore()
 	if got := sigBlk(t); got != before {
 		t.Fatalf("mask after restore %s, want %s as before", got, before)
+	}
+}
+
+// TestRecvSpin: receivers block at once unless the benchmarks' switch
+// asks for a spin.
+func TestRecvSpin(t *testing.T) {
+	t.Setenv(spinEnv, "")
+	os.Unsetenv(spinEnv)
+	if d := RecvSpin(); d != 0 {
+		t.Errorf("spin %v by default, want none", d)
+	}
+	t.Setenv(spinEnv, "50")
+	if d := RecvSpin(); d != 50*time.Microsecond {
+		t.Errorf("spin %v with %s=50, want 50µs", d, spinEnv)
+	}
+	t.Setenv(spinEnv, "nonsense")
+	if d := RecvSpin(); d != 0 {
+		t.Errorf("spin %v with a bad %s, want none", d, spinEnv)
 	}
 }

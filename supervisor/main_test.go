@@ -35,6 +35,49 @@ const lateLoopEnv = "NETTRAP_SUPERVISOR_TEST_LATE_LOOP"
 // calls are quick: the ptrace engine then decides every call aside.
 const asideEnv = "NETTRAP_SUPERVISOR_TEST_ASIDE"
 
+// keepEnv makes the supervisor role's decider keep every call it is
+// asked about, answering testDecider's answers as they are ("kept") or
+// marked Unkept ("unkept"), and report what became of the calls kept.
+const keepEnv = "NETTRAP_SUPERVISOR_TEST_KEEP_CALLS"
+
+// keeper wraps a decider and keeps each call it sees, with the
+// notification id it had then.
+type keeper struct {
+	next   decision.Decider
+	unkept bool
+	mu     sync.Mutex
+	calls  []*decision.Call
+	ids    []uint64
+}
+
+func (k *keeper) Decide(c *decision.Call) decision.Answer {
+	k.mu.Lock()
+	k.calls, k.ids = append(k.calls, c), append(k.ids, c.ID)
+	k.mu.Unlock()
+	a := k.next.Decide(c)
+	if k.unkept {
+		a = a.Unkept()
+	}
+	return a
+}
+
+func (k *keeper) Quick(*decision.Call) bool { return true }
+
+// report says how many calls were decided, how many distinct Calls
+// they came in, and how many kept Calls now hold another call.
+func (k *keeper) report(r *roleReport) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	seen := map[*decision.Call]bool{}
+	for i, c := range k.calls {
+		seen[c] = true
+		if c.ID != k.ids[i] {
+			r.KeptReused++
+		}
+	}
+	r.Decided, r.DistinctCalls = len(k.calls), len(seen)
+}
+
 // engineEnv chooses the supervisor role's engine (auto, notify, ptrace);
 // set in the test's own environment it applies to every test.
 const engineEnv = "NETTRAP_SUPERVISOR_TEST_ENGINE"
@@ -214,6 +257,8 @@ type roleReport struct {
 	EntryStops bool
 	Hidden     string
 	Others     []string
+	// Decided, DistinctCalls, KeptReused: what keepEnv's keeper saw.
+	Decided, DistinctCalls, KeptReused int
 }
 
 // callers are what Task told of each denied call, for the report:
@@ -298,6 +343,11 @@ func supervisorRole(reportPath string, keep bool) int {
 	if os.Getenv(asideEnv) != "" {
 		decider = decision.DeciderFunc(testDecider) // not a decision.QuickDecider
 	}
+	var keeping *keeper
+	if mode := os.Getenv(keepEnv); mode != "" {
+		keeping = &keeper{next: decider, unkept: mode == "unkept"}
+		decider = keeping
+	}
 	s, err := supervisor.Start(cmd, supervisor.Options{Decider: decider, Emulate: mode, Engine: engine, Userns: userns,
 		Sealed: os.Getenv(sealedEnv) != ""})
 	notices.Close()
@@ -333,6 +383,9 @@ func supervisorRole(reportPath string, keep bool) int {
 	}
 	for _, e := range s.Errors() {
 		r.Errors = append(r.Errors, e.Error())
+	}
+	if keeping != nil {
+		keeping.report(&r)
 	}
 	b, _ := json.Marshal(r)
 	if err := os.WriteFile(reportPath, b, 0o644); err != nil {

@@ -307,6 +307,27 @@ func TestManyConcurrentConnects(t *testing.T) {
 	}
 }
 
+// TestKeptCallsStay: a call the decider may keep is never used for
+// another one, and one it says it keeps nothing of (Answer.Unkept) is:
+// the notify engine recycles the calls of plain allowed connects.
+func TestKeptCallsStay(t *testing.T) {
+	ok := listen(t, "127.0.0.1")
+	for _, mode := range []string{"kept", "unkept"} {
+		out, rep := confinedWith(t, []string{keepEnv + "=" + mode}, "many-connect", "200", ok.addr)
+		expect(t, out, "ok:200")
+		if rep.Decided < 200 {
+			t.Fatalf("%s: %d calls decided, want the 200 connects", mode, rep.Decided)
+		}
+		switch {
+		case mode == "kept" && (rep.KeptReused != 0 || rep.DistinctCalls != rep.Decided):
+			t.Errorf("kept: %d of %d kept calls reused, %d distinct: a call the decider kept was used again",
+				rep.KeptReused, rep.Decided, rep.DistinctCalls)
+		case mode == "unkept" && rep.Engine == "notify" && rep.DistinctCalls >= rep.Decided:
+			t.Errorf("unkept: %d decisions in %d distinct calls: none recycled", rep.Decided, rep.DistinctCalls)
+		}
+	}
+}
+
 // A target killed while its call waits for a decision: the loop drops it
 // and goes on serving.
 func TestTargetKilledMidCall(t *testing.T) {

@@ -145,6 +145,9 @@ func (e *Emulator) Make(c *Call, mayBlock bool) (r Result, done, wouldBlock bool
 				return r, true, false
 			}
 		}
+		if connect && mayBlock && c.Unsignaled && !e.Restarts {
+			return s.watchedConnect(c), true, false
+		}
 	case unix.AF_UNIX:
 		return e.makeUnix(s, c, typ, mayBlock)
 	case unix.AF_NETLINK:
@@ -161,6 +164,19 @@ func (e *Emulator) Make(c *Call, mayBlock bool) (r Result, done, wouldBlock bool
 		return r, done, false
 	}
 	return s.makeNow(c, typ, mayBlock)
+}
+
+// watchedConnect is makeNow's inet connect on a thread that blocks every
+// signal (Call.Unsignaled), where calls do not restart: made without
+// asking whether the socket blocks (an fcntl per connect). It is listed
+// for the watcher either way; a non-blocking connect returns long before
+// the watch would start. And on such a thread a blocking connect is made
+// as a non-blocking one is: it is never interrupted, so never resumed
+// (blockingConnect).
+func (s *Borrowed) watchedConnect(c *Call) Result {
+	e := s.e
+	defer e.watches.end(e.watches.begin(s, e.Stop, true))
+	return s.connect(c.Msgs[0].Name)
 }
 
 // makeNow makes the call on the borrowed socket, under a watch when it

@@ -68,6 +68,7 @@ func chooseEngine(o Options, notices io.Writer) (inner string, err error) {
 	if c.Engine != supervisor.EnginePtrace || o.Engine != supervisor.EngineAuto {
 		return "", nil
 	}
+	c = c.Sealing(o.Policy.Sealed) // the inners' Start does the same
 	// supervisor.Start's notice, which the inners would each print.
 	fmt.Fprintln(notices, c.FallbackNotice())
 	return c.Engine.String(), nil

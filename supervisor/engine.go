@@ -91,6 +91,19 @@ type EngineChoice struct {
 	EntryStops bool
 }
 
+// Sealing is c for a run whose policy is --sealed (sealed true): under a
+// listener above, the ptrace engine then stops every syscall at entry,
+// whatever the probe saw (a filter that reads arguments may hide calls
+// the probe did not make, and nothing inside may widen access). Start
+// applies it, and so does whoever says c's notice for a run (go test
+// -exec's outer nettrap).
+func (c EngineChoice) Sealing(sealed bool) EngineChoice {
+	if sealed && c.Engine == EnginePtrace && c.ListenerAbove {
+		c.EntryStops = true
+	}
+	return c
+}
+
 // method says how the ptrace engine decides under a listener above.
 func (c EngineChoice) method() string {
 	switch {
@@ -137,6 +150,9 @@ func (c EngineChoice) FallbackNotice() string {
 // unwrapSyscall shortens the listener probe's error for a one-line
 // reason: the sentence without the syscall that told it.
 func unwrapSyscall(err error) string {
+	if err == nil {
+		return "no reason recorded"
+	}
 	if errors.Is(err, bpf.ErrListenerAbove) {
 		return bpf.ErrListenerAbove.Error()
 	}

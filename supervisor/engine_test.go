@@ -8,6 +8,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/supervisor"
 )
 
 // underPtrace tells whether the supervisor role runs the ptrace engine:
@@ -239,5 +242,31 @@ func TestPtraceNoHandOverUnderForeignOwner(t *testing.T) {
 	rep := readReport(t, report)
 	if rep.Capless != 0 || len(rep.Errors) > 0 {
 		t.Errorf("%d sockets handed over, errors %v; want none of either", rep.Capless, rep.Errors)
+	}
+}
+
+// TestSealing: --sealed makes the ptrace engine stop every syscall at
+// entry under a listener above, whatever the probe saw; nothing else
+// changes.
+func TestSealing(t *testing.T) {
+	under := supervisor.EngineChoice{Engine: supervisor.EnginePtrace, ListenerAbove: true, NotifyErr: bpf.ErrListenerAbove}
+	for _, tc := range []struct {
+		name   string
+		c      supervisor.EngineChoice
+		sealed bool
+		want   bool
+	}{
+		{"ptrace under a listener, sealed", under, true, true},
+		{"ptrace under a listener, not sealed", under, false, false},
+		{"ptrace without a listener, sealed", supervisor.EngineChoice{Engine: supervisor.EnginePtrace}, true, false},
+		{"notify, sealed", supervisor.EngineChoice{Engine: supervisor.EngineNotify}, true, false},
+		{"already at entry", supervisor.EngineChoice{Engine: supervisor.EnginePtrace, ListenerAbove: true, EntryStops: true}, false, true},
+	} {
+		if got := tc.c.Sealing(tc.sealed).EntryStops; got != tc.want {
+			t.Errorf("%s: entry stops %t, want %t", tc.name, got, tc.want)
+		}
+	}
+	if n := under.Sealing(true).FallbackNotice(); !strings.Contains(n, "stopping every syscall at entry") {
+		t.Errorf("the sealed fallback notice does not say the stops: %q", n)
 	}
 }

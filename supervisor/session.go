@@ -177,9 +177,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 		if opts.SealedNetns != nil {
 			return nil, fmt.Errorf("%w: the ptrace engine cannot hand sockets in to a network namespace of the command's own", ErrUnsupported)
 		}
-		if opts.Sealed && choice.ListenerAbove {
-			choice.EntryStops = true
-		}
+		choice = choice.Sealing(opts.Sealed)
 		if opts.Engine == EngineAuto {
 			fmt.Fprintln(notices, choice.FallbackNotice())
 		}

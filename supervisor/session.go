@@ -107,6 +107,12 @@ const noSyncWakeUpEnv = "NETTRAP_TEST_NO_SYNC_WAKEUP"
 // like noSyncWakeUpEnv, for what older kernels pay.
 const noKillableRecvEnv = "NETTRAP_TEST_NO_KILLABLE_RECV"
 
+// CPUProfileEnv names a file nettrap writes its CPU profile to (`go tool
+// pprof`): a test-only switch, for work on nettrap's speed. The notify
+// engine's receivers then leave their thread's signals unblocked, so that
+// the profiler's SIGPROF reaches them (notify.Config.KeepSignals).
+const CPUProfileEnv = "NETTRAP_TEST_CPUPROFILE"
+
 // ErrUnsupported wraps every reason the filter cannot be installed.
 var ErrUnsupported = errors.New("seccomp user notification unavailable")
 
@@ -267,7 +273,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	closeFD(st.netnsFD)
 	l, err := notify.New(ne.listener, notify.Config{Decider: opts.Decider, Stats: &s.Stats, Errs: &s.errs, Emu: emu,
 		Netns: st.netns, Blocking: notify.Kickable(prog), RecvSpin: notify.RecvSpin(), CapMaker: capMaker,
-		Restarts: !st.killable})
+		Restarts: !st.killable, KeepSignals: os.Getenv(CPUProfileEnv) != ""})
 	if err != nil {
 		if capMaker != nil {
 			capMaker.Close()

@@ -21,14 +21,22 @@ func main() {
 	// the ptrace engine's stub and waker) is that and nothing else, and
 	// the stub must still be on the main thread (see internal/personality).
 	personality.Init()
-	// Not a personality: a symlink to nettrap in a test binary's place
-	// names no fixed argv[0] (see package testexec).
+	stopProfile := startProfile(os.Getenv)
+	code := nettrap()
+	stopProfile()
+	os.Exit(code)
+}
+
+// nettrap is the program: a symlink to nettrap in a test binary's place
+// names no fixed argv[0] (see package testexec); anything else is the
+// CLI.
+func nettrap() int {
 	if self, err := os.Executable(); err == nil {
 		if real, ok := testexec.Wrapped(os.Args[0], self); ok {
-			os.Exit(wrapped(os.Args[0], real, self))
+			return wrapped(os.Args[0], real, self)
 		}
 	}
-	os.Exit(exitCode(cli(os.Args[1:], os.Getenv), os.Args[1:]))
+	return exitCode(cli(os.Args[1:], os.Getenv), os.Args[1:])
 }
 
 // wrapped runs the test binary real as nettrap was started in its place

@@ -49,7 +49,9 @@ type Engine struct {
 	// emulated calls it took away (restart.go).
 	restarts bool
 	lost     lostAnswers
-	busy     sync.Map // thread → chan closed when its call is answered
+	// keepSignals: receivers do not block signals (Config.KeepSignals).
+	keepSignals bool
+	busy        sync.Map // thread → chan closed when its call is answered
 }
 
 // Config is what the engine needs besides the listener: made by the
@@ -75,12 +77,16 @@ type Config struct {
 	// a signal can take a target out of a call nettrap has received, and
 	// the call restarts (restart.go).
 	Restarts bool
+	// KeepSignals: receivers leave their thread's signals unblocked
+	// (blockSignals), as a CPU profile of nettrap needs.
+	KeepSignals bool
 }
 
 // New is the engine serving listener, which it does not own.
 func New(listener int, cfg Config) (*Engine, error) {
 	l := &Engine{listener: listener, decider: cfg.Decider, stats: cfg.Stats, errs: cfg.Errs, done: make(chan struct{}),
-		netns: cfg.Netns, blocking: cfg.Blocking, recvSpin: cfg.RecvSpin, capMaker: cfg.CapMaker, restarts: cfg.Restarts}
+		netns: cfg.Netns, blocking: cfg.Blocking, recvSpin: cfg.RecvSpin, capMaker: cfg.CapMaker, restarts: cfg.Restarts,
+		keepSignals: cfg.KeepSignals}
 	if err := unix.Pipe2(l.wake[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
 		return nil, os.NewSyscallError("pipe2", err)
 	}

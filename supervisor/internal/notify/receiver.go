@@ -112,7 +112,10 @@ func (l *Engine) receiver(st *receiverState) {
 	// every wake-up a Go scheduler hand-off.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	unsignaled, restore := blockSignals()
+	unsignaled, restore := false, func() {}
+	if !l.keepSignals {
+		unsignaled, restore = blockSignals()
+	}
 	defer restore()
 	var n unotify.Notif
 	for {

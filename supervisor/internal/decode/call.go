@@ -50,8 +50,12 @@ type Call struct {
 	// or a sendto, without allocations of their own.
 	dest1 [1]classify.Dest
 	msg1  [1]RawMsg
-	// name1 holds the address bytes of that one message.
+	// name1 holds the address bytes of that one message; hdr1 a
+	// sendmsg's header, ctl1 its control data if it fits (a GSO segment
+	// size and a traffic class, as quic-go sends, take 40 bytes).
 	name1 [sizeofSockaddrStorage]byte
+	hdr1  [SizeofMmsghdr]byte
+	ctl1  [64]byte
 	mem   targetmem.Reader // Mem's
 }
 

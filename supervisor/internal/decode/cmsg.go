@@ -33,14 +33,19 @@ type control struct {
 }
 
 // readControl reads and scans a message's control data.
-func readControl(m *targetmem.Reader, h msghdr) (control, unix.Errno) {
+func readControl(m *targetmem.Reader, h msghdr, store []byte) (control, unix.Errno) {
 	if h.control == 0 || h.controllen < SizeofCmsghdr {
 		return control{}, 0
 	}
 	if h.controllen > maxControl {
 		return control{}, unix.ENOBUFS
 	}
-	buf := make([]byte, h.controllen)
+	var buf []byte
+	if uint64(len(store)) >= h.controllen {
+		buf = store[:h.controllen:h.controllen]
+	} else {
+		buf = make([]byte, h.controllen)
+	}
 	if err := m.Read(h.control, buf); err != nil {
 		return control{}, unix.EFAULT
 	}

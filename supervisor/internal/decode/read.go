@@ -217,7 +217,12 @@ func readSockaddr(m *targetmem.Reader, addr uint64, n int64, op classify.Op, sto
 // and the call is decided on messages 0..k-1. At k == 0 the call fails
 // with that message's errno, as it would in the kernel.
 func readMsgDests(m *targetmem.Reader, c *Call, vec uint64, count, stride int) ([]classify.Dest, unix.Errno) {
-	hdrs := make([]byte, count*stride)
+	var hdrs []byte
+	if count == 1 && stride <= len(c.hdr1) {
+		hdrs = c.hdr1[:stride] // every sendmsg: the call's own storage
+	} else {
+		hdrs = make([]byte, count*stride)
+	}
 	if err := m.Read(vec, hdrs); err != nil {
 		// Some header is unreadable: find the first one.
 		hdrs = hdrs[:0]
@@ -240,14 +245,14 @@ func readMsgDests(m *targetmem.Reader, c *Call, vec uint64, count, stride int) (
 	}
 	for i := 0; i < count; i++ {
 		h := parseMsghdr(hdrs[i*stride:])
-		var store []byte
+		var store, ctlStore []byte
 		if count == 1 {
-			store = c.name1[:]
+			store, ctlStore = c.name1[:], c.ctl1[:]
 		}
 		d, name, errno := readMsgName(m, h, store)
 		var ctl control
 		if errno == 0 {
-			ctl, errno = readControl(m, h)
+			ctl, errno = readControl(m, h, ctlStore)
 			c.SourceRoute = c.SourceRoute || ctl.sourceRoute
 			c.Pin = firstPin(c.Pin, ctl.pin)
 		}

@@ -36,7 +36,7 @@ type Borrowed struct {
 	via *ascaller.Ctx
 	// dontWait: a first try that must not block (tryNow).
 	dontWait bool
-	msg1     [1]rawsock.Msg // a sendto's one message
+	msg1     [1]rawsock.Msg // a sendto's or sendmsg's one message
 }
 
 // Borrow takes the call's socket from the calling thread, through a
@@ -152,6 +152,9 @@ func (s *Borrowed) send(c *Call, typ int) Result {
 		s.msg1[0] = rawsock.Msg{Name: c.Msgs[0].Name, Payload: p}
 		msgs = s.msg1[:]
 	default:
+		if len(c.Msgs) == 1 {
+			msgs = s.msg1[:0] // a sendmsg's one message: no allocation
+		}
 		for i, m := range c.Msgs {
 			p, errno := s.msgPayload(typ, m)
 			if errno != 0 {

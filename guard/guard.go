@@ -73,18 +73,19 @@ func (g *Guard) Decide(c *decision.Call) decision.Answer {
 	if isNetlinkSocket(c) {
 		return g.netlinkSocket(c)
 	}
-	if cls, ok := g.plainOne(c); ok {
-		// The fast path of the most common call (a loopback connect
-		// or send): its one attempt, made up only for a peer check
-		// (--sealed), the one reader of a plain call's attempts.
-		g.plain[cls].Add(1)
-		if !g.Policy.Sealed {
+	var atts []decidedAttempt
+	if cls, ok := g.soleDestination(c); ok {
+		// The most common call (a loopback connect or send) has one
+		// attempt, its destination, classified once here. A plain one
+		// needs its attempt only for a peer check (--sealed).
+		if cls.AllowedByDefault() && !g.Policy.Sealed {
+			g.plain[cls].Add(1)
 			return g.allow(c, nil)
 		}
-		one := [1]decidedAttempt{{Attempt: policy.Attempt{Kind: policy.Destination, Dest: c.Dests[0], Class: cls}}}
-		return g.allow(c, one[:])
+		atts = []decidedAttempt{{Attempt: policy.Attempt{Kind: policy.Destination, Dest: c.Dests[0], Class: cls}}}
+	} else {
+		atts = g.attempts(c)
 	}
-	atts := g.attempts(c)
 	if allPlain(atts) {
 		g.countPlain(atts)
 		return g.allow(c, atts)
@@ -255,10 +256,10 @@ func (g *Guard) destClass(c *decision.Call, d classify.Dest) classify.Class {
 	return cls
 }
 
-// plainOne returns the class of a call whose attempts (see attempts)
-// are its one destination and nothing else, when that class is allowed
-// by default (allPlain); false for every other call.
-func (g *Guard) plainOne(c *decision.Call) (classify.Class, bool) {
+// soleDestination returns the class of a call whose attempts (see
+// attempts) are its one destination and nothing else; false for every
+// other call.
+func (g *Guard) soleDestination(c *decision.Call) (classify.Class, bool) {
 	if c.Syscall.Foreign || len(c.Dests) != 1 || c.SourceRoute || c.Pin != "" || c.Group.IsValid() || c.Netfilter || c.NetlinkChange != "" {
 		return 0, false
 	}
@@ -266,8 +267,7 @@ func (g *Guard) plainOne(c *decision.Call) (classify.Class, bool) {
 	case bpf.Socket, bpf.IOUringSetup, bpf.Ptrace, bpf.ProcessVMWritev, bpf.PidfdGetfd, bpf.Ioctl, bpf.BPF:
 		return 0, false // attempts of their own
 	}
-	cls := g.destClass(c, c.Dests[0])
-	return cls, cls.AllowedByDefault()
+	return g.destClass(c, c.Dests[0]), true
 }
 
 // netnsBound tells whether a destination of family fam is reached through

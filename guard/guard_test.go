@@ -466,29 +466,31 @@ func TestOnlyPlainAllowsAreUnkept(t *testing.T) {
 	}
 }
 
-// TestPlainOneIsAttempts: the fast path's class and verdict are those of
-// the general path, for every kind of call with one destination.
-func TestPlainOneIsAttempts(t *testing.T) {
+// TestSoleDestinationIsAttempts: the one-destination path's class is
+// that of the general path, for every kind of call with one destination,
+// and it is taken exactly when the general path's attempts are that one
+// destination.
+func TestSoleDestinationIsAttempts(t *testing.T) {
 	f := newFixture(t, policy.Policy{})
 	dests := []classify.Dest{inet("127.0.0.1:80"), inet("[::1]:80"), inet("10.0.0.1:80"), inet("0.0.0.0:80"),
 		inet("203.0.113.7:443"), {Family: unix.AF_UNIX, Path: "/tmp/x.sock"}, {Family: unix.AF_NETLINK}, {NoDest: true}}
 	for _, kind := range []bpf.Kind{bpf.Connect, bpf.SendTo, bpf.SendMsg, bpf.SendMMsg, bpf.Socket, bpf.Ioctl, bpf.BPF, bpf.PidfdGetfd} {
 		for _, d := range dests {
 			c := call(kind, d)
-			cls, ok := f.g.plainOne(c)
+			cls, ok := f.g.soleDestination(c)
 			atts := f.g.attempts(c)
-			if want := allPlain(atts) && len(atts) == 1; ok != want {
-				t.Errorf("%s %v: plainOne %t, attempts %+v plain %t", kind, d, ok, atts, want)
+			if want := len(atts) == 1 && atts[0].Kind == policy.Destination; ok != want {
+				t.Errorf("%s %v: soleDestination %t, attempts %+v", kind, d, ok, atts)
 				continue
 			}
-			if ok && (atts[0].Class != cls || atts[0].Kind != policy.Destination) {
-				t.Errorf("%s %v: plainOne class %v, attempts %+v", kind, d, cls, atts[0])
+			if ok && atts[0].Class != cls {
+				t.Errorf("%s %v: soleDestination class %v, attempts %+v", kind, d, cls, atts[0])
 			}
 		}
 	}
 	c := call(bpf.SendMsg, inet("127.0.0.1:80"))
 	c.SourceRoute = true
-	if _, ok := f.g.plainOne(c); ok {
-		t.Error("a source-routed send took the fast path")
+	if _, ok := f.g.soleDestination(c); ok {
+		t.Error("a source-routed send took the one-destination path")
 	}
 }

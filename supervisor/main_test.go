@@ -93,6 +93,11 @@ const noStackEnv = "NETTRAP_SUPERVISOR_TEST_NO_STACK"
 // (Options.Sealed).
 const sealedEnv = "NETTRAP_SUPERVISOR_TEST_SEALED"
 
+// gcEnv, set, makes the supervisor role collect garbage every
+// millisecond: a stop of the world must never wait for a receiver
+// (TestStalledReadHoldsUpNoOther).
+const gcEnv = "NETTRAP_SUPERVISOR_TEST_GC"
+
 // emulateEnv chooses the supervisor role's emulation mode (auto, on, off).
 const emulateEnv = "NETTRAP_SUPERVISOR_TEST_EMULATE"
 
@@ -319,6 +324,13 @@ func supervisorRole(reportPath string, keep bool) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 125
+	}
+	if os.Getenv(gcEnv) != "" {
+		go func() {
+			for range time.Tick(time.Millisecond) {
+				runtime.GC()
+			}
+		}()
 	}
 	if os.Getenv(lateLoopEnv) != "" {
 		supervisor.DelayLoop(300 * time.Millisecond)

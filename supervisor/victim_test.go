@@ -107,6 +107,8 @@ func victimRole(op []string) int {
 		}
 	case "kill-mid-call": // a child stalls in connect, is killed, then we connect
 		fmt.Println(killMidCall(arg(1), arg(2)))
+	case "uffd-stall": // uffd-stall ALLOWED: a thread whose address read never returns does not hold up another's connect
+		fmt.Println(uffdStall(arg(1)))
 	case "held-aside": // held-aside STALLED ALLOWED: a thread held in a decision does not hold up another's connect
 		fmt.Println(heldAside(arg(1), arg(2)))
 	case "wait-connect": // for the supervisor-killed tests: pid to DIR/ready, wait for DIR/go, result to DIR/result

@@ -69,7 +69,7 @@ func uffdStall(allowed string) string {
 // preempt with the receiver's signals blocked, would have frozen the
 // supervisor at its next garbage collection).
 func TestStalledReadHoldsUpNoOther(t *testing.T) {
-	skipUnderPtrace(t, "the ptrace engine's tracer reads the tracees' memory itself: a read that never returns holds up every tracee (docs/limits.md)")
+	skipUnderPtrace(t, "reads the tracees' memory on its tracer: a read that never returns holds up every tracee (docs/limits.md)")
 	ok := listen(t, "127.0.0.1")
 	cmd, report := supervisorCmd(t, "uffd-stall", ok.addr)
 	// As root outside a user namespace: userfaultfd may then stall the

@@ -56,6 +56,7 @@ func selectOps(spec string) ([]string, error) {
 const (
 	workloadPkg = "github.com/nettrap/nettrap/bench/internal/workload"
 	floorPkg    = "github.com/nettrap/nettrap/bench/internal/floor"
+	goFloorPkg  = "github.com/nettrap/nettrap/bench/internal/gofloor"
 	nettrapPkg  = "github.com/nettrap/nettrap/cmd/nettrap"
 )
 
@@ -188,6 +189,7 @@ func skipOrFail(b *testing.B, reason string) {
 // builds are the binaries the benchmarks run, built once per test binary.
 type builds struct {
 	workload, floor, nettrap string
+	gofloor                  string // cfloor -e written in Go
 	// cfloor is the C floor, "" when it could not be built (cfloorErr
 	// says why: no C compiler).
 	cfloor, cfloorErr string
@@ -212,7 +214,7 @@ func binaries(b *testing.B) *builds {
 		for _, p := range []struct {
 			dst *string
 			pkg string
-		}{{&bs.workload, workloadPkg}, {&bs.floor, floorPkg}, {&bs.nettrap, nettrapPkg}} {
+		}{{&bs.workload, workloadPkg}, {&bs.floor, floorPkg}, {&bs.gofloor, goFloorPkg}, {&bs.nettrap, nettrapPkg}} {
 			*p.dst = filepath.Join(buildDir, filepath.Base(p.pkg))
 			out, err := exec.Command("go", "build", "-o", *p.dst, p.pkg).CombinedOutput()
 			if err != nil {

@@ -45,7 +45,10 @@
 // NETTRAP_TEST_NO_KILLABLE_RECV: neither flag, as before 5.19),
 // cfloor-emu-nosync-spin and nettrap-nosync-spin (a 50 µs bounded spin
 // before blocking; nettrap's NETTRAP_TEST_RECV_SPIN_US), floor (the Go
-// floor sharing nettrap's loop).
+// floor sharing nettrap's loop), gofloor-emu and gofloor-emu-nosync
+// (internal/gofloor: cfloor -e written in Go, the same syscalls per call
+// and none of nettrap's code; weighed against cfloor-emu and
+// cfloor-emu-nosync, they are the share of the Go runtime alone).
 //
 // Each leaf BenchmarkOps/OP/RUNNER runs the workload once with N = b.N
 // and reports the workload's own ns/op, so process and supervisor start-up

@@ -56,9 +56,14 @@ var allRunners = []runner{
 	{name: "continue", ref: "cfloor", cmd: func(b *builds) []string { return []string{b.nettrap, "--emulate=off", "--"} }},
 	{name: "cfloor-emu", cfloor: true, cmd: func(b *builds) []string { return []string{b.cfloor, "-e"} }},
 	{name: "nettrap", ref: "cfloor-emu", cmd: func(b *builds) []string { return []string{b.nettrap, "--"} }},
+	// gofloor-emu is cfloor -e written in Go (bench/internal/gofloor):
+	// what a Go receiver costs with no code of nettrap's, weighed against
+	// the C floor it ports.
+	{name: "gofloor-emu", ref: "cfloor-emu", cmd: func(b *builds) []string { return []string{b.gofloor} }},
 	{name: "cfloor-emu-nosync", cfloor: true, cmd: func(b *builds) []string { return []string{b.cfloor, "-e", "-n"} }},
 	{name: "nettrap-nosync", ref: "cfloor-emu-nosync", env: []string{noSyncEnv},
 		cmd: func(b *builds) []string { return []string{b.nettrap, "--"} }},
+	{name: "gofloor-emu-nosync", ref: "cfloor-emu-nosync", cmd: func(b *builds) []string { return []string{b.gofloor, "-n"} }},
 	{name: "nettrap-nosync-spin", ref: "cfloor-emu-nosync", env: []string{noSyncEnv, spinEnv},
 		cmd: func(b *builds) []string { return []string{b.nettrap, "--"} }},
 	// nettrap-pre519: as on a kernel before 5.19, with neither

@@ -58,6 +58,8 @@ var ops = []struct {
 // shown when measured.
 var pairs = []struct{ runner, ref, refName, title string }{
 	{"nettrap", "cfloor-emu", "C floor", "nettrap as it comes (allowed inet calls emulated) against the C floor that emulates"},
+	{"gofloor-emu", "cfloor-emu", "C floor", "the C floor that emulates written in Go (bench/internal/gofloor: the same calls, none of nettrap's code) against the C floor"},
+	{"gofloor-emu-nosync", "cfloor-emu-nosync", "C floor", "the same without SYNC_WAKE_UP"},
 	{"continue", "cfloor", "C floor", "nettrap --emulate=off (allowed calls continue in the kernel) against the C floor that continues"},
 	{"nettrap-nosync", "cfloor-emu-nosync", "C floor", "without SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (kernels before 6.6), both emulating and blocking"},
 	{"nettrap-nosync-spin", "cfloor-emu-nosync", "C floor", "the same, nettrap spinning up to 50 µs before it blocks (NETTRAP_TEST_RECV_SPIN_US=50)"},
@@ -108,7 +110,7 @@ func render(s samples, machine string) string {
 	bare := s.all("bare", "rss-KiB")
 	b.WriteString("\n| peak RSS (VmHWM) | KiB, median over all ops | × bare workload |\n|---|---:|---:|\n")
 	fmt.Fprintf(&b, "| workload, bare | %s | 1.00 |\n", num(bare))
-	for _, r := range []string{"cfloor", "cfloor-emu", "floor", "continue", "nettrap", "ptrace", "ptrace-parent", "ptrace-parent-entry"} {
+	for _, r := range []string{"cfloor", "cfloor-emu", "gofloor-emu", "floor", "continue", "nettrap", "ptrace", "ptrace-parent", "ptrace-parent-entry"} {
 		if sup := s.all(r, "sup-rss-KiB"); len(sup) > 0 {
 			fmt.Fprintf(&b, "| %s supervisor process | %s | %s |\n", r, num(sup), ratio(median(sup), median(bare)))
 		}

@@ -85,6 +85,10 @@ func victimRole(op []string) int {
 	case "many-connect":
 		n, _ := strconv.Atoi(arg(1))
 		fmt.Println(manyConnect(n, arg(2)))
+	case "sendmsg-payload": // sendmsg-payload ADDR: payloadText in two vectors, with an IP_TOS control message
+		fmt.Println(result(sendmsgPayload(arg(1), false)))
+	case "sendmsg-badbuf": // sendmsg-badbuf ADDR: the second vector's pointer is not mapped
+		fmt.Println(result(sendmsgPayload(arg(1), true)))
 	case "sendto-payload": // sendto-payload ADDR: one datagram of payloadText
 		fmt.Println(result(sendtoPayload(arg(1), false)))
 	case "sendto-badbuf": // sendto-badbuf ADDR: a payload pointer that is not mapped

@@ -56,6 +56,10 @@ type Call struct {
 	name1 [sizeofSockaddrStorage]byte
 	hdr1  [SizeofMmsghdr]byte
 	ctl1  [64]byte
+	// iov1 and riov1 hold a sendmsg's iovec array while its payload is
+	// read with the rest (prefetchMsgPayload).
+	iov1  [maxPrefetchIov * sizeofIovec]byte
+	riov1 [maxPrefetchIov]unix.RemoteIovec
 	mem   targetmem.Reader // Mem's
 }
 

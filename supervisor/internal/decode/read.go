@@ -269,11 +269,67 @@ func readMsgDests(m *targetmem.Reader, c *Call, vec uint64, count, stride int) (
 			dests = append(dests, d)
 		}
 		c.Msgs = append(c.Msgs, RawMsg{Name: name, Control: ctl.raw, Iov: h.iov, Iovlen: h.iovlen})
+		if count == 1 && c.Syscall.Kind == bpf.SendMsg && m.Prefetch && inet(d) {
+			c.Msgs[0].Payload = c.prefetchMsgPayload(m, h)
+		}
 	}
 	if len(dests) == 0 {
 		dests = nil // as without the call's storage
 	}
 	return dests, 0
+}
+
+// maxPrefetchIov is the most vectors a sendmsg may have for its payload
+// to be read before the notification is checked (quic-go sends one).
+const maxPrefetchIov = 4
+
+// sizeofIovec is sizeof(struct iovec) on the 64-bit ABIs, whose calls
+// alone are emulated.
+const sizeofIovec = 16
+
+// inet: d names an IPv4 or IPv6 destination.
+func inet(d classify.Dest) bool {
+	return present(d) && (d.Family == unix.AF_INET || d.Family == unix.AF_INET6)
+}
+
+// prefetchMsgPayload reads an inet sendmsg's payload with its header,
+// before the notification is checked, as readSendTo does a sendto's: the
+// ID_VALID that follows covers it, so the emulated send needs neither a
+// second check nor the socket's type (supervisor/internal/emulate's
+// sendPrefetched). It returns nil, and the payload is read when the call
+// is made, for more than maxPrefetchIov vectors, more than a datagram, an
+// empty payload, or any failure: the send then fails as the kernel's
+// would.
+func (c *Call) prefetchMsgPayload(m *targetmem.Reader, h msghdr) []byte {
+	if h.iovlen == 0 || h.iovlen > maxPrefetchIov {
+		return nil
+	}
+	raw := c.iov1[:h.iovlen*sizeofIovec]
+	if m.Read(h.iov, raw) != nil {
+		return nil
+	}
+	remote := c.riov1[:0]
+	var total uint64
+	for i := range int(h.iovlen) {
+		base := binary.NativeEndian.Uint64(raw[i*sizeofIovec:])
+		n := binary.NativeEndian.Uint64(raw[i*sizeofIovec+8:])
+		if n > MaxDatagram || total+n > MaxDatagram {
+			return nil // or a negative length: the send says which
+		}
+		if n > 0 {
+			remote = append(remote, unix.RemoteIovec{Base: uintptr(base), Len: int(n)})
+			total += n
+		}
+	}
+	if total == 0 {
+		return nil
+	}
+	p := GetPayloadBuf(int(total), true)
+	if !m.ReadGather(remote, p) {
+		PutPayloadBuf(p)
+		return nil
+	}
+	return p
 }
 
 func readMsgName(m *targetmem.Reader, h msghdr, store []byte) (classify.Dest, []byte, unix.Errno) {
@@ -292,7 +348,8 @@ func readMsgName(m *targetmem.Reader, h msghdr, store []byte) (classify.Dest, []
 type RawMsg struct {
 	Name, Control []byte
 	Iov, Iovlen   uint64
-	// Payload of a sendto, read with its address before the notification
-	// was checked (read.go's readSendTo); nil: read it when sending.
+	// Payload of a sendto or an inet sendmsg, read with its address
+	// before the notification was checked (readSendTo,
+	// prefetchMsgPayload); nil: read it when sending.
 	Payload []byte
 }

@@ -276,12 +276,14 @@ func inetNamed(c *Call) int {
 	return unix.AF_INET
 }
 
-// prefetchedInetSend: c is a sendto to an inet address whose payload
-// was read with the address (decode's readSendTo), so a datagram's
-// whole, or a stream send that one sendmsg makes (at most a datagram's
-// size, far below a stream's send window).
+// prefetchedInetSend: c is a sendto or a sendmsg to an inet address
+// whose payload was read with the address (decode's readSendTo and
+// prefetchMsgPayload), so a datagram's whole, or a stream send that one
+// sendmsg makes (at most a datagram's size, far below a stream's send
+// window).
 func prefetchedInetSend(c *Call) bool {
-	return c.Syscall.Kind == bpf.SendTo && len(c.Msgs) == 1 && c.Msgs[0].Payload != nil && inetNamed(c) != 0
+	return (c.Syscall.Kind == bpf.SendTo || c.Syscall.Kind == bpf.SendMsg) &&
+		len(c.Msgs) == 1 && c.Msgs[0].Payload != nil && inetNamed(c) != 0
 }
 
 // sendPrefetched makes a prefetchedInetSend without asking the socket's

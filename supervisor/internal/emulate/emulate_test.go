@@ -18,9 +18,9 @@ func sockaddr(fam uint16) []byte {
 	return b
 }
 
-// TestPrefetchedInetSend: only a sendto to an inet address whose payload
-// was read with it is sent without asking the socket's type; everything
-// else takes the path that asks.
+// TestPrefetchedInetSend: only a sendto or a sendmsg to an inet address
+// whose payload was read with it is sent without asking the socket's
+// type; everything else takes the path that asks.
 func TestPrefetchedInetSend(t *testing.T) {
 	payload := []byte("x")
 	for _, tc := range []struct {
@@ -35,7 +35,10 @@ func TestPrefetchedInetSend(t *testing.T) {
 		{"unix sendto", bpf.SendTo, []decode.RawMsg{{Name: sockaddr(unix.AF_UNIX), Payload: payload}}, false},
 		{"netlink sendto", bpf.SendTo, []decode.RawMsg{{Name: sockaddr(unix.AF_NETLINK), Payload: payload}}, false},
 		{"no address", bpf.SendTo, []decode.RawMsg{{Payload: payload}}, false},
-		{"sendmsg", bpf.SendMsg, []decode.RawMsg{{Name: sockaddr(unix.AF_INET), Payload: payload}}, false},
+		{"inet sendmsg, payload read", bpf.SendMsg, []decode.RawMsg{{Name: sockaddr(unix.AF_INET), Payload: payload}}, true},
+		{"sendmsg, payload to read when sending", bpf.SendMsg, []decode.RawMsg{{Name: sockaddr(unix.AF_INET)}}, false},
+		{"unix sendmsg", bpf.SendMsg, []decode.RawMsg{{Name: sockaddr(unix.AF_UNIX), Payload: payload}}, false},
+		{"sendmmsg", bpf.SendMMsg, []decode.RawMsg{{Name: sockaddr(unix.AF_INET), Payload: payload}}, false},
 		{"connect", bpf.Connect, []decode.RawMsg{{Name: sockaddr(unix.AF_INET)}}, false},
 	} {
 		c := &Call{}

@@ -151,6 +151,14 @@ func (s *Borrowed) send(c *Call, typ int) Result {
 		}
 		s.msg1[0] = rawsock.Msg{Name: c.Msgs[0].Name, Payload: p}
 		msgs = s.msg1[:]
+	case bpf.SendMsg:
+		if prefetched(c) {
+			m := c.Msgs[0]
+			s.msg1[0] = rawsock.Msg{Name: m.Name, Control: m.Control, Payload: m.Payload}
+			msgs, checked = s.msg1[:], true
+			break
+		}
+		fallthrough
 	default:
 		if len(c.Msgs) == 1 {
 			msgs = s.msg1[:0] // a sendmsg's one message: no allocation
@@ -191,6 +199,10 @@ func (s *Borrowed) send(c *Call, typ int) Result {
 	s.sigpipe(r.Errno, flags)
 	return r
 }
+
+// prefetched: c, a sendmsg, has one message whose payload was read
+// before the notification was checked (decode's prefetchMsgPayload).
+func prefetched(c *Call) bool { return len(c.Msgs) == 1 && c.Msgs[0].Payload != nil }
 
 // sendStream makes a stream send (TCP, with or without Fast Open; unix
 // stream). The payload is read and sent in windows of at most

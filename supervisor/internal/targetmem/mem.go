@@ -132,6 +132,25 @@ func (m *Reader) ReadPair(aAddr uint64, a []byte, bAddr uint64, b []byte) bool {
 	return err == nil && n == len(a)+len(b)
 }
 
+// ReadGather fills buf from the target's buffers remote, in order, in one
+// process_vm_readv, and tells whether buf was filled whole. Like
+// ReadPair it reads nothing where process_vm_readv is not used, and a
+// failure is the caller's to tell apart by reading again.
+func (m *Reader) ReadGather(remote []unix.RemoteIovec, buf []byte) bool {
+	if m.vm == nil || !m.vm.Load() || len(buf) == 0 || len(remote) == 0 {
+		return false
+	}
+	for _, r := range remote {
+		if !plausible(uint64(r.Base), r.Len) {
+			return false
+		}
+	}
+	local := []unix.Iovec{{Base: &buf[0]}}
+	local[0].SetLen(len(buf))
+	n, err := ProcessVMReadv(int(m.tid), local, remote)
+	return err == nil && n == len(buf)
+}
+
 // plausible: n bytes at addr lie in the lower half of the address space.
 func plausible(addr uint64, n int) bool {
 	return addr != 0 && addr+uint64(n) >= addr && addr <= 1<<63-1

@@ -33,7 +33,7 @@ type control struct {
 }
 
 // readControl reads and scans a message's control data.
-func readControl(m *targetmem.Reader, h msghdr, store []byte) (control, unix.Errno) {
+func readControl(m *targetmem.Reader, h msghdr, store []byte, have bool) (control, unix.Errno) {
 	if h.control == 0 || h.controllen < SizeofCmsghdr {
 		return control{}, 0
 	}
@@ -46,7 +46,7 @@ func readControl(m *targetmem.Reader, h msghdr, store []byte) (control, unix.Err
 	} else {
 		buf = make([]byte, h.controllen)
 	}
-	if err := m.Read(h.control, buf); err != nil {
+	if !have && m.Read(h.control, buf) != nil { // have: read by prereadMsg, into store
 		return control{}, unix.EFAULT
 	}
 	c := scanControl(buf)

@@ -198,6 +198,11 @@ func readSockaddr(m *targetmem.Reader, addr uint64, n int64, op classify.Op, sto
 	if err := m.Read(addr, buf); err != nil {
 		return classify.Dest{}, nil, unix.EFAULT
 	}
+	return parseSockaddr(buf, op)
+}
+
+// parseSockaddr is readSockaddr's after the read: buf's destination.
+func parseSockaddr(buf []byte, op classify.Op) (classify.Dest, []byte, unix.Errno) {
 	d, err := classify.Parse(buf, op)
 	if err != nil {
 		// Truncated for its family, or too long: the kernel says EINVAL.
@@ -246,13 +251,15 @@ func readMsgDests(m *targetmem.Reader, c *Call, vec uint64, count, stride int) (
 	for i := 0; i < count; i++ {
 		h := parseMsghdr(hdrs[i*stride:])
 		var store, ctlStore []byte
+		var pre preread
 		if count == 1 {
 			store, ctlStore = c.name1[:], c.ctl1[:]
+			pre = c.prereadMsg(m, h)
 		}
-		d, name, errno := readMsgName(m, h, store)
+		d, name, errno := readMsgName(m, h, store, pre.name)
 		var ctl control
 		if errno == 0 {
-			ctl, errno = readControl(m, h, ctlStore)
+			ctl, errno = readControl(m, h, ctlStore, pre.ctl)
 			c.SourceRoute = c.SourceRoute || ctl.sourceRoute
 			c.Pin = firstPin(c.Pin, ctl.pin)
 		}
@@ -270,7 +277,7 @@ func readMsgDests(m *targetmem.Reader, c *Call, vec uint64, count, stride int) (
 		}
 		c.Msgs = append(c.Msgs, RawMsg{Name: name, Control: ctl.raw, Iov: h.iov, Iovlen: h.iovlen})
 		if count == 1 && c.Syscall.Kind == bpf.SendMsg && m.Prefetch && inet(d) {
-			c.Msgs[0].Payload = c.prefetchMsgPayload(m, h)
+			c.Msgs[0].Payload = c.prefetchMsgPayload(m, h, pre.iov)
 		}
 	}
 	if len(dests) == 0 {
@@ -300,12 +307,12 @@ func inet(d classify.Dest) bool {
 // is made, for more than maxPrefetchIov vectors, more than a datagram, an
 // empty payload, or any failure: the send then fails as the kernel's
 // would.
-func (c *Call) prefetchMsgPayload(m *targetmem.Reader, h msghdr) []byte {
+func (c *Call) prefetchMsgPayload(m *targetmem.Reader, h msghdr, have bool) []byte {
 	if h.iovlen == 0 || h.iovlen > maxPrefetchIov {
 		return nil
 	}
 	raw := c.iov1[:h.iovlen*sizeofIovec]
-	if m.Read(h.iov, raw) != nil {
+	if !have && m.Read(h.iov, raw) != nil {
 		return nil
 	}
 	remote := c.riov1[:0]
@@ -332,14 +339,49 @@ func (c *Call) prefetchMsgPayload(m *targetmem.Reader, h msghdr) []byte {
 	return p
 }
 
-func readMsgName(m *targetmem.Reader, h msghdr, store []byte) (classify.Dest, []byte, unix.Errno) {
+// preread says which of a sendmsg's parts prereadMsg read.
+type preread struct{ name, ctl, iov bool }
+
+// prereadMsg reads a sendmsg's address, its control data and, where its
+// payload may be read before the check (prefetchMsgPayload), its iovec
+// array, all in one process_vm_readv, into the call's own storage: each
+// that is there and of a size that storage takes. It reads nothing
+// unless two or more are, or if any fails: each is then read on its own,
+// which tells the kernel's errno apart.
+func (c *Call) prereadMsg(m *targetmem.Reader, h msghdr) preread {
+	var parts [3]targetmem.Part
+	var pre preread
+	k := 0
+	if h.name != 0 && h.namelen > 0 {
+		parts[k] = targetmem.Part{Addr: h.name, Buf: c.name1[:min(h.namelen, sizeofSockaddrStorage)]}
+		pre.name, k = true, k+1
+	}
+	if h.control != 0 && h.controllen >= SizeofCmsghdr && h.controllen <= uint64(len(c.ctl1)) {
+		parts[k] = targetmem.Part{Addr: h.control, Buf: c.ctl1[:h.controllen]}
+		pre.ctl, k = true, k+1
+	}
+	if m.Prefetch && c.Syscall.Kind == bpf.SendMsg && h.iovlen > 0 && h.iovlen <= maxPrefetchIov {
+		parts[k] = targetmem.Part{Addr: h.iov, Buf: c.iov1[:h.iovlen*sizeofIovec]}
+		pre.iov, k = true, k+1
+	}
+	if k < 2 || !m.ReadScatter(parts[:k]) {
+		return preread{}
+	}
+	return pre
+}
+
+func readMsgName(m *targetmem.Reader, h msghdr, store []byte, have bool) (classify.Dest, []byte, unix.Errno) {
 	if h.name == 0 || h.namelen == 0 {
 		return classify.Dest{}, nil, 0
 	}
 	if h.namelen < 0 {
 		return classify.Dest{}, nil, unix.EINVAL
 	}
-	return readSockaddr(m, h.name, int64(min(h.namelen, sizeofSockaddrStorage)), classify.OpSend, store)
+	n := min(h.namelen, sizeofSockaddrStorage)
+	if have { // read by prereadMsg, into store
+		return parseSockaddr(store[:n:n], classify.OpSend)
+	}
+	return readSockaddr(m, h.name, int64(n), classify.OpSend, store)
 }
 
 // RawMsg is one message as the decision saw it: the address and control

@@ -132,6 +132,38 @@ func (m *Reader) ReadPair(aAddr uint64, a []byte, bAddr uint64, b []byte) bool {
 	return err == nil && n == len(a)+len(b)
 }
 
+// Part is one buffer of a scattered read: Buf filled from Addr.
+type Part struct {
+	Addr uint64
+	Buf  []byte
+}
+
+// ReadScatter fills each part's buffer from its address in one
+// process_vm_readv, and tells whether all were filled whole. Like
+// ReadPair it reads nothing where process_vm_readv is not used.
+func (m *Reader) ReadScatter(parts []Part) bool {
+	if m.vm == nil || !m.vm.Load() || len(parts) == 0 || len(parts) > maxScatter {
+		return false
+	}
+	var local [maxScatter]unix.Iovec
+	var remote [maxScatter]unix.RemoteIovec
+	total := 0
+	for i, p := range parts {
+		if len(p.Buf) == 0 || !plausible(p.Addr, len(p.Buf)) {
+			return false
+		}
+		local[i] = unix.Iovec{Base: &p.Buf[0]}
+		local[i].SetLen(len(p.Buf))
+		remote[i] = unix.RemoteIovec{Base: uintptr(p.Addr), Len: len(p.Buf)}
+		total += len(p.Buf)
+	}
+	n, err := ProcessVMReadv(int(m.tid), local[:len(parts)], remote[:len(parts)])
+	return err == nil && n == total
+}
+
+// maxScatter is the most parts ReadScatter takes.
+const maxScatter = 4
+
 // ReadGather fills buf from the target's buffers remote, in order, in one
 // process_vm_readv, and tells whether buf was filled whole. Like
 // ReadPair it reads nothing where process_vm_readv is not used, and a

@@ -39,16 +39,22 @@ func sendtoPayload(addr string, bad bool) error {
 // notification is checked: the datagram that arrives is the one the
 // target sent, whole; and a payload the kernel could not read fails the
 // call with EFAULT, as the kernel would, with nothing sent.
-func TestEmulatedSendtoPayload(t *testing.T) {
+func TestEmulatedSendtoPayload(t *testing.T) { checkEmulatedPayload(t, "sendto") }
+
+// checkEmulatedPayload runs call-payload (payloadText to a UDP listener,
+// emulated) and call-badbuf (part of the payload unmapped, emulated or
+// not), for call sendto or sendmsg.
+func checkEmulatedPayload(t *testing.T, call string) {
+	t.Helper()
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pc.Close()
-	out, rep := confinedMode(t, "on", "sendto-payload", pc.LocalAddr().String())
+	out, rep := confinedMode(t, "on", call+"-payload", pc.LocalAddr().String())
 	expect(t, out, "ok")
 	if rep.Emulated != 1 {
-		t.Errorf("%d calls emulated, want the sendto", rep.Emulated)
+		t.Errorf("%d calls emulated, want the %s", rep.Emulated, call)
 	}
 	buf := make([]byte, 256)
 	pc.SetReadDeadline(time.Now().Add(20 * time.Second)) // bounds a broken run only
@@ -59,11 +65,11 @@ func TestEmulatedSendtoPayload(t *testing.T) {
 
 	rec := listen(t, "127.0.0.1")
 	for _, mode := range []string{"on", "off"} {
-		out, _ = confinedMode(t, mode, "sendto-badbuf", rec.addr)
+		out, _ = confinedMode(t, mode, call+"-badbuf", rec.addr)
 		expect(t, out, "EFAULT")
 	}
 	if _, g := rec.counts(t, 0, 0); g != 0 {
-		t.Errorf("a send with an unreadable payload delivered %d datagrams", g)
+		t.Errorf("a %s with an unreadable payload delivered %d datagrams", call, g)
 	}
 }
 
@@ -116,30 +122,4 @@ func sendmsgPayload(addr string, bad bool) error {
 // that arrives is the one the target gathered from its vectors, whole;
 // and a vector the kernel could not read fails the call with EFAULT, as
 // the kernel would, with nothing sent.
-func TestEmulatedSendmsgPayload(t *testing.T) {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
-	out, rep := confinedMode(t, "on", "sendmsg-payload", pc.LocalAddr().String())
-	expect(t, out, "ok")
-	if rep.Emulated != 1 {
-		t.Errorf("%d calls emulated, want the sendmsg", rep.Emulated)
-	}
-	buf := make([]byte, 256)
-	pc.SetReadDeadline(time.Now().Add(20 * time.Second)) // bounds a broken run only
-	n, _, err := pc.ReadFrom(buf)
-	if err != nil || string(buf[:n]) != payloadText {
-		t.Fatalf("listener got %q (%v), want %q", buf[:n], err, payloadText)
-	}
-
-	rec := listen(t, "127.0.0.1")
-	for _, mode := range []string{"on", "off"} {
-		out, _ = confinedMode(t, mode, "sendmsg-badbuf", rec.addr)
-		expect(t, out, "EFAULT")
-	}
-	if _, g := rec.counts(t, 0, 0); g != 0 {
-		t.Errorf("a sendmsg with an unreadable vector delivered %d datagrams", g)
-	}
-}
+func TestEmulatedSendmsgPayload(t *testing.T) { checkEmulatedPayload(t, "sendmsg") }

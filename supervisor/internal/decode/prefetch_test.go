@@ -11,10 +11,23 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/supervisor/internal/targetmem"
 )
 
 // addr is where b lies in this process, as a target's pointer.
 func addr(b []byte) uint64 { return uint64(uintptr(unsafe.Pointer(&b[0]))) }
+
+// selfCall is a call of kind made by this very thread, and a reader of
+// its memory with process_vm_readv, prefetching or not.
+func selfCall(kind bpf.Kind, prefetch bool) (*Call, *targetmem.Reader) {
+	vm := new(atomic.Bool)
+	vm.Store(true)
+	c := &Call{}
+	c.TID, c.Syscall.Kind = unix.Gettid(), kind
+	m := c.Mem(vm)
+	m.Prefetch = prefetch
+	return c, m
+}
 
 // TestPrefetchMsgPayload reads sendmsg headers laid out in this very
 // process (process_vm_readv on its own thread): an inet sendmsg of a few
@@ -82,12 +95,7 @@ func TestPrefetchMsgPayload(t *testing.T) {
 			binary.NativeEndian.PutUint64(hdr[32:], tc.ctl)
 			binary.NativeEndian.PutUint64(hdr[40:], uint64(len(tos)))
 		}
-		var vm atomic.Bool
-		vm.Store(true)
-		c := &Call{}
-		c.TID, c.Syscall.Kind = unix.Gettid(), tc.kind
-		m := c.Mem(&vm)
-		m.Prefetch = tc.prefetch
+		c, m := selfCall(tc.kind, tc.prefetch)
 		_, errno := readMsgDests(m, c, addr(hdr), 1, len(hdr))
 		m.Close()
 		runtime.KeepAlive(iov)
@@ -145,12 +153,7 @@ func TestPrereadMsg(t *testing.T) {
 		if tc.ctl != 0 {
 			hdr.control, hdr.controllen = tc.ctl, uint64(len(ctl))
 		}
-		var vm atomic.Bool
-		vm.Store(true)
-		c := &Call{}
-		c.TID, c.Syscall.Kind = unix.Gettid(), bpf.SendMsg
-		m := c.Mem(&vm)
-		m.Prefetch = tc.prefetch
+		c, m := selfCall(bpf.SendMsg, tc.prefetch)
 		got := c.prereadMsg(m, hdr)
 		m.Close()
 		if got != tc.want {

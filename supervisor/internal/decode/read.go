@@ -156,13 +156,13 @@ func readSendTo(m *targetmem.Reader, c *Call) (classify.Dest, []byte, []byte, un
 	if m.Prefetch && n > 0 && n <= sizeofSockaddrStorage && a[2] > 0 && a[2] <= MaxDatagram {
 		name := c.name1[:n]
 		p := GetPayloadBuf(int(a[2]), true)
-		if m.ReadPair(a[4], name, a[1], p) {
-			d, err := classify.Parse(name, classify.OpSend)
-			if err != nil {
+		if m.ReadScatter([]targetmem.Part{{Addr: a[4], Buf: name}, {Addr: a[1], Buf: p}}) {
+			d, raw, errno := parseSockaddr(name, classify.OpSend)
+			if errno != 0 {
 				PutPayloadBuf(p)
-				return classify.Dest{}, nil, nil, unix.EINVAL
+				return d, nil, nil, errno
 			}
-			return d, name, p, 0
+			return d, raw, p, 0
 		}
 		PutPayloadBuf(p)
 	}

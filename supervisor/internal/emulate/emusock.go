@@ -140,25 +140,21 @@ func (s *Borrowed) send(c *Call, typ int) Result {
 	}
 	var msgs []rawsock.Msg
 	checked := false // every byte was read before the notification was checked
-	switch c.Syscall.Kind {
-	case bpf.SendTo:
-		p := c.Msgs[0].Payload
-		if checked = p != nil; !checked {
-			var errno unix.Errno
-			if p, errno = s.payload(typ, []remoteBuf{{c.Args[1], c.Args[2]}}); errno != 0 {
-				return Result{Errno: errno}
-			}
+	switch {
+	case len(c.Msgs) == 1 && c.Msgs[0].Payload != nil:
+		// A sendto's or an inet sendmsg's, read with its address before
+		// the notification was checked (decode's readSendTo,
+		// prefetchMsgPayload).
+		m := c.Msgs[0]
+		s.msg1[0] = rawsock.Msg{Name: m.Name, Control: m.Control, Payload: m.Payload}
+		msgs, checked = s.msg1[:], true
+	case c.Syscall.Kind == bpf.SendTo:
+		p, errno := s.payload(typ, []remoteBuf{{c.Args[1], c.Args[2]}})
+		if errno != 0 {
+			return Result{Errno: errno}
 		}
 		s.msg1[0] = rawsock.Msg{Name: c.Msgs[0].Name, Payload: p}
 		msgs = s.msg1[:]
-	case bpf.SendMsg:
-		if prefetched(c) {
-			m := c.Msgs[0]
-			s.msg1[0] = rawsock.Msg{Name: m.Name, Control: m.Control, Payload: m.Payload}
-			msgs, checked = s.msg1[:], true
-			break
-		}
-		fallthrough
 	default:
 		if len(c.Msgs) == 1 {
 			msgs = s.msg1[:0] // a sendmsg's one message: no allocation
@@ -199,10 +195,6 @@ func (s *Borrowed) send(c *Call, typ int) Result {
 	s.sigpipe(r.Errno, flags)
 	return r
 }
-
-// prefetched: c, a sendmsg, has one message whose payload was read
-// before the notification was checked (decode's prefetchMsgPayload).
-func prefetched(c *Call) bool { return len(c.Msgs) == 1 && c.Msgs[0].Payload != nil }
 
 // sendStream makes a stream send (TCP, with or without Fast Open; unix
 // stream). The payload is read and sent in windows of at most

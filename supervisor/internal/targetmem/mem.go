@@ -116,40 +116,28 @@ func (m *Reader) Read(addr uint64, buf []byte) error {
 	return nil
 }
 
-// ReadPair fills a from aAddr and b from bAddr in one process_vm_readv,
-// and tells whether both were read whole. It reads nothing where
-// process_vm_readv is not used: the caller then reads each on its own,
-// which is also how any failure is told apart and reported.
-func (m *Reader) ReadPair(aAddr uint64, a []byte, bAddr uint64, b []byte) bool {
-	if m.vm == nil || !m.vm.Load() || len(a) == 0 || len(b) == 0 || !plausible(aAddr, len(a)) || !plausible(bAddr, len(b)) {
-		return false
-	}
-	local := []unix.Iovec{{Base: &a[0]}, {Base: &b[0]}}
-	local[0].SetLen(len(a))
-	local[1].SetLen(len(b))
-	remote := []unix.RemoteIovec{{Base: uintptr(aAddr), Len: len(a)}, {Base: uintptr(bAddr), Len: len(b)}}
-	n, err := ProcessVMReadv(int(m.tid), local, remote)
-	return err == nil && n == len(a)+len(b)
-}
-
 // Part is one buffer of a scattered read: Buf filled from Addr.
 type Part struct {
 	Addr uint64
 	Buf  []byte
 }
 
+// maxScatter is the most parts ReadScatter takes.
+const maxScatter = 4
+
 // ReadScatter fills each part's buffer from its address in one
-// process_vm_readv, and tells whether all were filled whole. Like
-// ReadPair it reads nothing where process_vm_readv is not used.
+// process_vm_readv, and tells whether all were filled whole. It reads
+// nothing where process_vm_readv is not used: the caller then reads each
+// on its own, which is also how any failure is told apart and reported.
 func (m *Reader) ReadScatter(parts []Part) bool {
-	if m.vm == nil || !m.vm.Load() || len(parts) == 0 || len(parts) > maxScatter {
+	if len(parts) == 0 || len(parts) > maxScatter {
 		return false
 	}
 	var local [maxScatter]unix.Iovec
 	var remote [maxScatter]unix.RemoteIovec
 	total := 0
 	for i, p := range parts {
-		if len(p.Buf) == 0 || !plausible(p.Addr, len(p.Buf)) {
+		if len(p.Buf) == 0 {
 			return false
 		}
 		local[i] = unix.Iovec{Base: &p.Buf[0]}
@@ -157,19 +145,25 @@ func (m *Reader) ReadScatter(parts []Part) bool {
 		remote[i] = unix.RemoteIovec{Base: uintptr(p.Addr), Len: len(p.Buf)}
 		total += len(p.Buf)
 	}
-	n, err := ProcessVMReadv(int(m.tid), local[:len(parts)], remote[:len(parts)])
-	return err == nil && n == total
+	return m.readWhole(local[:len(parts)], remote[:len(parts)], total)
 }
 
-// maxScatter is the most parts ReadScatter takes.
-const maxScatter = 4
-
 // ReadGather fills buf from the target's buffers remote, in order, in one
-// process_vm_readv, and tells whether buf was filled whole. Like
-// ReadPair it reads nothing where process_vm_readv is not used, and a
-// failure is the caller's to tell apart by reading again.
+// process_vm_readv, and tells whether buf was filled whole; like
+// ReadScatter, it reads nothing where process_vm_readv is not used.
 func (m *Reader) ReadGather(remote []unix.RemoteIovec, buf []byte) bool {
-	if m.vm == nil || !m.vm.Load() || len(buf) == 0 || len(remote) == 0 {
+	if len(buf) == 0 {
+		return false
+	}
+	local := [1]unix.Iovec{{Base: &buf[0]}}
+	local[0].SetLen(len(buf))
+	return m.readWhole(local[:], remote, len(buf))
+}
+
+// readWhole is ReadScatter's and ReadGather's one process_vm_readv: it
+// tells whether it read total bytes, every remote buffer plausible.
+func (m *Reader) readWhole(local []unix.Iovec, remote []unix.RemoteIovec, total int) bool {
+	if m.vm == nil || !m.vm.Load() || len(remote) == 0 {
 		return false
 	}
 	for _, r := range remote {
@@ -177,10 +171,8 @@ func (m *Reader) ReadGather(remote []unix.RemoteIovec, buf []byte) bool {
 			return false
 		}
 	}
-	local := []unix.Iovec{{Base: &buf[0]}}
-	local[0].SetLen(len(buf))
 	n, err := ProcessVMReadv(int(m.tid), local, remote)
-	return err == nil && n == len(buf)
+	return err == nil && n == total
 }
 
 // plausible: n bytes at addr lie in the lower half of the address space.

@@ -80,4 +80,19 @@
 //	open-mem PID                open /proc/PID/mem for writing
 //	open-fd PID FD              open /proc/PID/fd/FD
 //	                            (PID "ppid": the parent, e.g. nettrap)
+//	procmem TARGET DST MARKER [FD [STOLEN]]
+//	                            issue 35's attack (package procmem) on
+//	                            TARGET (go: the go command among the
+//	                            ancestors; reaper: nettrap's reaper, the
+//	                            group's leader; waker: the ptrace
+//	                            engine's waker; or a pid): a signal,
+//	                            pidfd_getfd of FD (STOLEN written to it),
+//	                            process_vm_readv/writev, then a payload
+//	                            written through /proc/PID/mem that sends
+//	                            MARKER to DST and exits 77; prints
+//	                            procmem's Result as its line
+//	idle read|pause             print the pid, then block as nettrap's
+//	                            reaper (reading stdin, its signals
+//	                            ignored) or the waker (pause) does: a
+//	                            victim for procmem
 package main

@@ -87,6 +87,11 @@ func main() {
 		err = ownServers()
 	case op == "own-servers-closing" && len(args) == 1:
 		err = ownServersClosing(args[0])
+	case op == "procmem" && len(args) >= 3 && len(args) <= 5:
+		procMem(args[0], args[1], args[2], args[3:])
+		return
+	case op == "idle" && len(args) == 1:
+		idle(args[0])
 	case op == "open-fd" && len(args) == 2:
 		err = openProc("/proc/"+pid(args[0])+"/fd/"+args[1], unix.O_RDWR)
 	default:

@@ -1,0 +1,3 @@
+module example.com/procmem
+
+go 1.22

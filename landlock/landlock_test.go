@@ -65,7 +65,7 @@ const probeEnv = "NETTRAP_LANDLOCK_TEST_PROBE"
 // outcome is what a probe could do to its parent (the test process) and
 // to a child of its own; each field is "" for success or the error.
 type outcome struct {
-	OpenMem, VMRead, PidfdGetfd, Kill    string
+	OpenMem, VMRead, PidfdGetfd, Kill     string
 	ChildMem, Rename, MountInOwnNamespace string
 }
 

@@ -52,6 +52,12 @@ type Server struct {
 	// other children get generic attribution. Set before the command
 	// starts.
 	IsGo func(pid int) bool
+	// GoReachable: the tests could write into the go command (no
+	// Landlock domain nests them below its own; see package landlock).
+	// Its calls are then the toolchain's only until the first inner
+	// registers, before which no test binary has run: a go command
+	// the tests may have taken over is never let through for who it is.
+	GoReachable bool
 
 	dir    string
 	ln     net.Listener

@@ -13,9 +13,10 @@ func (s *Server) Toolchain(pid int) bool { return s.find(pid) == nil && s.toolch
 // toolchain tells whether pid, under no registered inner, is the go
 // command (Server.IsGo) or, unless sealed, one of its descendants. A
 // process that left the go command's tree (its parent died) is not, nor
-// one under an inner whose connection ended.
+// one under an inner whose connection ended; nor any once a test binary
+// may have run, where the tests can reach the go command (GoReachable).
 func (s *Server) toolchain(pid int) bool {
-	if s.IsGo == nil || pid <= 0 {
+	if s.IsGo == nil || pid <= 0 || s.GoReachable && s.Registered() > 0 {
 		return false
 	}
 	if s.Sealed {

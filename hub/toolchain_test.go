@@ -61,3 +61,28 @@ func TestOutside(t *testing.T) {
 		}
 	}
 }
+
+// TestToolchainUntilTheFirstInner: where the tests can reach the go
+// command (GoReachable: no Landlock domain keeps them from it), its calls
+// are the toolchain's only until an inner registers, before which no test
+// binary has run; where they cannot, the exemption stays.
+func TestToolchainUntilTheFirstInner(t *testing.T) {
+	// 1 ← 10 (nettrap) ← 20 (go) ← 30 (vet)
+	parents := map[int]int{10: 1, 20: 10, 30: 20}
+	for _, reachable := range []bool{false, true} {
+		s := &Server{parent: func(p int) int { return parents[p] }, inners: map[int]*inner{}, dropped: map[int]bool{},
+			IsGo: func(p int) bool { return p == 20 }, GoReachable: reachable}
+		if !s.toolchain(20) || !s.toolchain(30) {
+			t.Errorf("reachable=%v: before any inner, the go command's calls are not the toolchain's", reachable)
+		}
+		if !s.add(&inner{pid: 40}) {
+			t.Fatal("add refused")
+		}
+		if got := s.toolchain(20); got == reachable {
+			t.Errorf("reachable=%v: after an inner registered, toolchain(20) = %v", reachable, got)
+		}
+		if got := s.toolchain(30); got == reachable {
+			t.Errorf("reachable=%v: after an inner registered, toolchain(30) = %v", reachable, got)
+		}
+	}
+}

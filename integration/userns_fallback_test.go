@@ -2,11 +2,15 @@ package integration
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/integration/internal/lab"
 )
@@ -50,7 +54,7 @@ func TestNetnsUsernsFallback(t *testing.T) {
 	}
 	bins := lab.Programs(t)
 	out, _, _ := withoutUserns(t, bins.Nettrap, "version")
-	if !strings.Contains(out, "user namespace: none (") || !strings.Contains(out, "CAP_SYS_ADMIN is dropped") {
+	if !strings.Contains(out, "user namespace: none (") || !strings.Contains(out, "CAP_SYS_ADMIN and CAP_SYS_PTRACE are dropped") {
 		t.Errorf("nettrap version does not name the fallback:\n%s", out)
 	}
 	out, stderr, _ := withoutUserns(t, bins.Nettrap, "--", bins.Escapee, "own-netns-route", "write")
@@ -68,4 +72,26 @@ func TestNetnsUsernsFallback(t *testing.T) {
 	if strings.Contains(stderr, usernsFallbackNotice) {
 		t.Errorf("--userns=off still fell back:\n%s", stderr)
 	}
+	// CAP_SYS_PTRACE leaves the bounding set too: in nettrap's user
+	// namespace it would override nettrap's non-dumpability (see
+	// supervisor/userns.go); --userns=off keeps it.
+	for _, c := range []struct {
+		flag string
+		want bool
+	}{{"--userns=auto", false}, {"--userns=off", true}} {
+		out, stderr, _ := withoutUserns(t, bins.Nettrap, c.flag, "--", "grep", "^CapBnd:", "/proc/self/status")
+		if got, err := hasCap(out, unix.CAP_SYS_PTRACE); err != nil || got != c.want {
+			t.Errorf("%s: CAP_SYS_PTRACE in the command's bounding set %v (%v), want %v\n%s%s", c.flag, got, err, c.want, out, stderr)
+		}
+	}
+}
+
+// hasCap reads a "CapBnd:\tHEX" line and tells whether it holds cap.
+func hasCap(line string, cap int) (bool, error) {
+	_, hex, ok := strings.Cut(strings.TrimSpace(dropNotice(line)), "\t")
+	if !ok {
+		return false, fmt.Errorf("no capability line in %q", line)
+	}
+	v, err := strconv.ParseUint(hex, 16, 64)
+	return v&(1<<cap) != 0, err
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nettrap/nettrap/audit"
+	"github.com/nettrap/nettrap/policy"
 )
 
 // TestNoTimingHint: a log written when records had after_test (the
@@ -188,6 +189,25 @@ func TestOwnNetnsCounted(t *testing.T) {
 	want := "(1 allowed by marker or --allow, 1 allowed in network namespaces the tests made)"
 	if h := s.Headline(); !strings.Contains(h, want) {
 		t.Errorf("headline %q lacks %q", h, want)
+	}
+}
+
+// TestToolchainCounted: the go command's own calls are counted apart in
+// the headline, never as allowed "by marker or --allow".
+func TestToolchainCounted(t *testing.T) {
+	recs := []audit.Record{
+		{Schema: 1, RunID: "r9", Syscall: "connect", Dest: "192.0.2.1:443", Class: "external", Decision: audit.Allowed,
+			Reason: policy.ReasonToolchain, Argv0: "go"},
+		{Schema: 1, RunID: "r9", Syscall: "connect", Dest: "192.0.2.2:443", Class: "external", Decision: audit.Allowed,
+			Reason: policy.ReasonToolchain, Argv0: "go"},
+	}
+	s := Build(recs, "r9")
+	if s.Totals.Allowed != 2 || s.Totals.Toolchain != 2 {
+		t.Errorf("totals %+v, want 2 allowed, 2 of them the go command's", s.Totals)
+	}
+	h := s.Headline()
+	if want := "(2 the go command's own)"; !strings.Contains(h, want) || strings.Contains(h, "marker") {
+		t.Errorf("headline %q: want %q and no word of markers", h, want)
 	}
 }
 

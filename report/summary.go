@@ -7,6 +7,7 @@ import (
 
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/classify"
+	"github.com/nettrap/nettrap/policy"
 )
 
 // Row is one line of a summary table: the records with the same package,
@@ -79,6 +80,7 @@ type Totals struct {
 	WouldBlock int `json:"would_block"`                 // --mode=audit: what enforce would deny
 	Allowed    int `json:"allowed"`                     // by a marker, an --allow rule, or in the tests' own namespaces
 	OwnNetns   int `json:"allowed_own_netns,omitempty"` // of Allowed: in network namespaces the tests made
+	Toolchain  int `json:"allowed_toolchain,omitempty"` // of Allowed: the go command's own calls
 	Stale      int `json:"stale_markers"`
 	BadMarkers int `json:"bad_markers"`
 	// UnusedRules counts the --allow-test rules that named no test with
@@ -206,6 +208,9 @@ func (s *Summary) add(r Row, pkgs, blockedPkgs map[string]bool) {
 	*total += r.Count
 	if r.Decision == audit.Allowed && r.Class == classify.OwnNetns.String() {
 		s.Totals.OwnNetns += r.Count
+	}
+	if r.Decision == audit.Allowed && r.Reason == policy.ReasonToolchain {
+		s.Totals.Toolchain += r.Count
 	}
 	key := r.Package + "\x00" + r.Process
 	if r.Decision != audit.Allowed && r.Decision != audit.UnusedRule { // a finding in a package

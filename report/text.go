@@ -24,8 +24,11 @@ func (s *Summary) Headline() string {
 	default:
 		b.WriteString("no outbound network attempt blocked")
 		var allowed []string
-		if n := t.Allowed - t.OwnNetns; n > 0 {
+		if n := t.Allowed - t.OwnNetns - t.Toolchain; n > 0 {
 			allowed = append(allowed, fmt.Sprintf("%d allowed by marker or --allow", n))
+		}
+		if t.Toolchain > 0 {
+			allowed = append(allowed, fmt.Sprintf("%d the go command's own", t.Toolchain))
 		}
 		if t.OwnNetns > 0 {
 			allowed = append(allowed, fmt.Sprintf("%d allowed in network namespaces the tests made", t.OwnNetns))

@@ -169,6 +169,7 @@ func (c *confined) supervise(cmd *exec.Cmd, fw *forwarder, rp *reaper) (int, err
 	}
 	so.Emulate, so.Engine, so.Userns, so.SealedNetns = c.o.Emulate, c.o.Engine, c.o.Userns, c.netns
 	so.Sealed = c.o.Policy.Sealed
+	so.Landlock = treeDomain(c.o, c.notices())
 	if c.hub != nil {
 		// The start notices (engine fallback, emulation, user
 		// namespace) go where the summary goes: a consumer that takes

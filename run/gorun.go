@@ -35,6 +35,7 @@ func runGoTest(o Options) error {
 		return cantRun("%v", err)
 	}
 	defer out.close()
+	treeDomain(o, out.w) // the inners' Start puts each test binary in one
 	engine, err := chooseEngine(o, out.w)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,6 +64,12 @@ func runInnerTestBinary(o Options) error {
 	cl.Serve(bin.Tracker)
 	cmd := exec.Command(bin.Argv[0], bin.Argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, bin.Output, bin.Output
+	// The test binary in a Landlock domain below the go command's: the
+	// go command, whose own calls are the toolchain's, this nettrap and
+	// everything else outside are then out of its reach (landlock).
+	if err := treeDomain(o, io.Discard).Wrap(cmd); err != nil {
+		return cantRun("cannot start %s: %v", o.Argv[0], err)
+	}
 	status, err := startAndWait(cmd, nil, toProcess(cmd), bin.Started)
 	bin.Output.Close() // the binary has its copy: EOF comes when it is done
 	if err != nil {

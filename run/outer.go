@@ -9,6 +9,7 @@ import (
 	"github.com/nettrap/nettrap/gotest"
 	"github.com/nettrap/nettrap/guard"
 	"github.com/nettrap/nettrap/hub"
+	"github.com/nettrap/nettrap/landlock"
 )
 
 // A command run (`nettrap -- make test`, a script) confines the whole
@@ -79,6 +80,7 @@ func commandEnv(o Options, srv *hub.Server, env []string) ([]string, error) {
 		// The go command itself is confined: no -exec, its test
 		// binaries are wrapped as they start (gocache.go).
 		srv.IsGo = isGo
+		srv.GoReachable = landlock.Choose(o.Policy.Sealed).Kind == landlock.None
 		return goTestEnv(env, o)
 	}
 	if wrapsTree(o) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/internal/personality"
+	"github.com/nettrap/nettrap/landlock"
 	"github.com/nettrap/nettrap/supervisor/internal/emulate"
 	"github.com/nettrap/nettrap/supervisor/internal/ptrace"
 	"github.com/nettrap/nettrap/supervisor/internal/ptracestub"
@@ -44,7 +45,7 @@ func startPtrace(cmd *exec.Cmd, opts Options, prog []unix.SockFilter, choice Eng
 	if err != nil {
 		return nil, fmt.Errorf("%w: find the stub: %w", ErrNoPtrace, err)
 	}
-	stubCmd(cmd, self, tprog)
+	stubCmd(cmd, self, tprog, opts.Landlock)
 	if err := prepareCommand(cmd, uc, notices); err != nil {
 		return nil, err
 	}
@@ -72,9 +73,9 @@ func startPtrace(cmd *exec.Cmd, opts Options, prog []unix.SockFilter, choice Eng
 }
 
 // stubCmd makes cmd start the stub, which execs what cmd named once
-// traced (internal/ptracestub).
-func stubCmd(cmd *exec.Cmd, self string, prog []unix.SockFilter) {
-	cmd.Path, cmd.Args = self, append([]string{ptracestub.StubArgv0, ptracestub.EncodeProgram(prog), cmd.Path}, cmd.Args...)
+// traced, in the Landlock domain plan says (internal/ptracestub).
+func stubCmd(cmd *exec.Cmd, self string, prog []unix.SockFilter, plan landlock.Plan) {
+	cmd.Path, cmd.Args = self, append([]string{ptracestub.StubArgv0, ptracestub.EncodeProgram(prog), plan.Arg(), cmd.Path}, cmd.Args...)
 }
 
 // forkStub starts the stub on a locked thread, which stays until the

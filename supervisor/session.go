@@ -13,6 +13,7 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
+	"github.com/nettrap/nettrap/landlock"
 	"github.com/nettrap/nettrap/procfs"
 	"github.com/nettrap/nettrap/sealns"
 	"github.com/nettrap/nettrap/supervisor/internal/answer"
@@ -54,6 +55,9 @@ type Options struct {
 	// reach outside it are handed in (internal/emulate/handin.go). It
 	// needs the notify engine and emulation.
 	SealedNetns *sealns.Netns
+	// Landlock is the domain the command starts in (package landlock):
+	// nothing in the tree can then reach a process outside it.
+	Landlock landlock.Plan
 	// Sealed: the policy is --sealed. Under a listener above, the ptrace
 	// engine then stops every syscall at entry whatever its probe saw
 	// (EngineChoice.EntryStops): nothing inside may widen access, and a
@@ -221,6 +225,13 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 			}
 		}
 		netns, netnsFD := startingNetnsOfThread()
+		// The domain before the filter: its syscalls are not the
+		// filter's business, and the child inherits both.
+		if err := opts.Landlock.Restrict(); err != nil {
+			closeFD(netnsFD)
+			ch <- started{-1, false, nil, -1, err}
+			return
+		}
 		if err := uc.prepareThread(); err != nil {
 			closeFD(netnsFD)
 			ch <- started{-1, false, nil, -1, err}

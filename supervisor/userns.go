@@ -83,7 +83,7 @@ func (c UsernsChoice) String() string {
 	case NsUserns:
 		return "user namespace: the command's own, identity-mapped, with its own mount namespace (root there acts only on namespaces it makes)"
 	case NsNoSysAdmin:
-		return fmt.Sprintf("user namespace: none (%v): CAP_SYS_ADMIN is dropped from the command's bounding set instead (it can make or enter no network namespace)", c.Err)
+		return fmt.Sprintf("user namespace: none (%v): CAP_SYS_ADMIN and CAP_SYS_PTRACE are dropped from the command's bounding set instead (it can make or enter no network namespace, nor reach nettrap)", c.Err)
 	case NsOff:
 		return "user namespace: off (--userns=off): root in a namespace the command makes keeps its capabilities over the starting one"
 	}
@@ -173,8 +173,8 @@ func (c UsernsChoice) apply(attr *syscall.SysProcAttr) {
 
 // prepareThread readies the calling thread, which is locked and forks
 // the command, then exits (it is never handed back to the scheduler):
-// under NsNoSysAdmin it drops CAP_SYS_ADMIN from the thread's bounding
-// set (per thread: on exec, root's permitted set is the file's ∩ the
+// under NsNoSysAdmin it drops CAP_SYS_ADMIN (and CAP_BPF, CAP_SYS_PTRACE)
+// from the thread's bounding set (per thread: on exec, root's permitted set is the file's ∩ the
 // bounding set) and from its inheritable set (which exec would also
 // carry over; the kernel takes from the ambient set what leaves the
 // inheritable one).
@@ -190,12 +190,22 @@ func (c UsernsChoice) prepareThread() error {
 	// that rewrites addresses loads. (Kernels before 5.8 have no CAP_BPF:
 	// EINVAL, and nothing to drop.)
 	unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_BPF, 0, 0, 0)
+	// CAP_SYS_PTRACE too: the tree shares nettrap's user namespace here,
+	// where it would override nettrap's non-dumpability, and the thread
+	// that forks the command sits in the tree's Landlock domain until the
+	// command is reaped (package landlock): through its
+	// /proc/PID/task/TID/mem the tree would reach nettrap's memory. A
+	// test needs it for no child of its own.
+	if err := unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_SYS_PTRACE, 0, 0, 0); err != nil {
+		return os.NewSyscallError("prctl(PR_CAPBSET_DROP)", err)
+	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {
 		return os.NewSyscallError("capget", err)
 	}
 	data[unix.CAP_SYS_ADMIN/32].Inheritable &^= 1 << (unix.CAP_SYS_ADMIN % 32)
+	data[unix.CAP_SYS_PTRACE/32].Inheritable &^= 1 << (unix.CAP_SYS_PTRACE % 32)
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
 		return os.NewSyscallError("capset", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/landlock"
 	"github.com/nettrap/nettrap/run"
 	"github.com/nettrap/nettrap/supervisor"
 )
@@ -45,6 +46,16 @@ func printVersion(w io.Writer, mode supervisor.EngineMode, userns supervisor.Use
 	printEngine(w, f, mode)
 	fmt.Fprintln(w, supervisor.ChooseUserns(userns))
 	fmt.Fprintln(w, sealedNetnsLine(mode, userns))
+	fmt.Fprintln(w, landlockLine(landlock.Choose(false), landlock.Choose(true)))
+}
+
+// landlockLine says which Landlock domain the confined tree gets here in
+// each mode (docs/threat-model.md).
+func landlockLine(plain, sealed landlock.Plan) string {
+	if plain == sealed {
+		return "tree domain: " + plain.String()
+	}
+	return "tree domain: " + plain.String() + "; under --sealed: " + sealed.String()
 }
 
 // sealedNetnsLine says what --sealed does about local peers here: a

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"strings"
 	"sync/atomic"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/moby/sys/reexec"
 )
@@ -19,8 +22,36 @@ import (
 // unlocks once it is known that none is to run (main then runs as it
 // would have). A binary that never calls Init keeps its main goroutine
 // on the main thread, which costs it nothing but a thread.
+//
+// The same init makes a personality non-dumpable (see Prefix), before
+// any package of nettrap's has initialized: the first code of the
+// process that is not the runtime's or the standard library's.
 func init() {
 	runtime.LockOSThread()
+	if len(os.Args) > 0 && dumpsNot(os.Args[0]) {
+		unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	}
+}
+
+// Prefix begins every personality's name (Register refuses others), so
+// that this package's init knows a personality before the packages that
+// register them have initialized. Every personality but TracedStub is
+// made non-dumpable there: the reaper and the waker are fresh execs of
+// nettrap that live as long as the run, outside the confined tree, and a
+// process of the same user could otherwise open their /proc/PID/mem and
+// write code into them (ptrace access to a non-dumpable process needs
+// CAP_SYS_PTRACE over its user namespace, which the tree never has).
+const Prefix = "nettrap-"
+
+// TracedStub is the ptrace engine's stub, the one personality that stays
+// dumpable: its tracer seizes it after it starts (a non-dumpable stub
+// could not be seized by a tracer without CAP_SYS_PTRACE), it becomes
+// the confined command at its exec (which makes a process dumpable
+// again anyway), and it puts itself in the tree's Landlock domain first.
+const TracedStub = Prefix + "ptrace-stub"
+
+func dumpsNot(argv0 string) bool {
+	return strings.HasPrefix(argv0, Prefix) && argv0 != TracedStub
 }
 
 // dispatched records that Init was called.
@@ -33,7 +64,7 @@ var ErrNotDispatched = errors.New("this binary does not dispatch nettrap's re-ex
 // Register makes name, as argv[0], a personality: a binary started so
 // runs main instead of its own main (from Init) and exits with the status
 // main returns. Call it from the registering package's init; a name
-// registered twice panics.
+// registered twice, or one not beginning with Prefix, panics.
 //
 // Start a personality with exec.Cmd{Path: os.Executable(), Args:
 // []string{name, ...}} and the SysProcAttr it needs, not reexec.Command:
@@ -45,6 +76,9 @@ var ErrNotDispatched = errors.New("this binary does not dispatch nettrap's re-ex
 // the kernel's messages show, and what a failed start names), where the
 // real path keeps the binary's name.
 func Register(name string, main func() int) {
+	if !strings.HasPrefix(name, Prefix) {
+		panic("personality: " + name + " does not begin with " + Prefix)
+	}
 	reexec.Register(name, func() { os.Exit(main()) })
 }
 

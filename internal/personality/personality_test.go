@@ -24,9 +24,31 @@ func init() {
 		fmt.Printf("main-thread=%v args=%s\n", unix.Gettid() == unix.Getpid(), strings.Join(os.Args[1:], ","))
 		return 7
 	})
+	// This binary links no stub: the name is free to report what a
+	// stub would be.
+	Register(TracedStub, printDumpable)
 }
 
+// printDumpable says whether the process is dumpable, as this package's
+// init left it.
+func printDumpable() int {
+	d, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	fmt.Printf("dumpable=%d\n", d)
+	return 0
+}
+
+// dumpableEnv makes this test binary, re-exec'd under any name that is
+// no registered personality, say whether it is dumpable.
+const dumpableEnv = "NETTRAP_PERSONALITY_TEST_DUMPABLE"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(dumpableEnv) != "" && os.Args[0] != TracedStub {
+		os.Exit(printDumpable())
+	}
 	if os.Getenv(noInitEnv) != "" {
 		fmt.Printf("check: %v\n", Check())
 		os.Exit(0)
@@ -88,4 +110,32 @@ func TestPersonalityCheckWithoutInit(t *testing.T) {
 	if !strings.Contains(ErrNotDispatched.Error(), "personality.Init in main or TestMain") {
 		t.Errorf("ErrNotDispatched %q does not say where to dispatch", ErrNotDispatched)
 	}
+}
+
+// Every personality but the stub is non-dumpable from this package's
+// init on, so that a process of the same user cannot write into it
+// through /proc/PID/mem; the stub stays dumpable, for its tracer.
+func TestPersonalitiesNotDumpable(t *testing.T) {
+	for argv0, want := range map[string]string{
+		testArgv0 + "-dumpable": "dumpable=0\n", // not registered: main below
+		TracedStub:              "dumpable=1\n",
+	} {
+		out, err := self(t, []string{dumpableEnv + "=1"}, argv0)
+		if err != nil || out != want {
+			t.Errorf("%s: %q, %v; want %q", argv0, out, err, want)
+		}
+	}
+	if out, err := self(t, []string{dumpableEnv + "=1"}, "not-a-personality"); err != nil || out != "dumpable=1\n" {
+		t.Errorf("a binary under another name: %q, %v; want it dumpable", out, err)
+	}
+}
+
+// Register refuses a name the init could not know for a personality's.
+func TestRegisterWantsPrefix(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("Register took a name without the prefix")
+		}
+	}()
+	Register("reaper", func() int { return 0 })
 }

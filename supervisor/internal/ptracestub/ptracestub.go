@@ -12,6 +12,7 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/internal/personality"
+	"github.com/nettrap/nettrap/landlock"
 	"github.com/nettrap/nettrap/procfs"
 )
 
@@ -36,7 +37,7 @@ import (
 // stops it with SIGSTOP, and the tracer, blocked in wait4, wakes (see
 // supervisor/internal/ptrace).
 const (
-	StubArgv0  = "nettrap-ptrace-stub"
+	StubArgv0  = personality.TracedStub
 	WakerArgv0 = "nettrap-ptrace-waker"
 )
 
@@ -62,8 +63,8 @@ const (
 	stubNoFilter   = 125
 )
 
-// runStub is the stub: args are the filter (base64), the command's path
-// and its argv. It runs from personality.Init, on the main goroutine,
+// runStub is the stub: args are the filter (base64), the Landlock plan
+// (landlock.Plan.Arg), the command's path and its argv. It runs from personality.Init, on the main goroutine,
 // which the dispatch keeps on the main thread (locked from its init):
 // the thread the tracer seizes, by the stub's pid. On another thread it
 // would wait for a tracer that never comes, so it says so instead.
@@ -73,13 +74,25 @@ func runStub(args []string) int {
 		fmt.Fprintln(os.Stderr, "nettrap: ptrace stub: not on the main thread, the one the tracer seizes (personality.Init must run on the main goroutine)")
 		return stubNoFilter
 	}
-	if len(args) < 3 {
+	if len(args) < 4 {
 		fmt.Fprintln(os.Stderr, "nettrap: ptrace stub: missing arguments")
 		return stubNoFilter
 	}
 	prog, err := decodeProgram(args[0])
+	var plan landlock.Plan
+	if err == nil {
+		plan, err = landlock.ParseArg(args[1])
+	}
 	if err == nil {
 		err = awaitTracer()
+	}
+	if err == nil {
+		// The stub stays dumpable, unlike the other personalities: it
+		// is the confined tree's first process (the exec makes the
+		// command dumpable again whatever it was), its tracer may need
+		// its memory before the exec, and a confined process outside
+		// its domain cannot reach it.
+		err = plan.Restrict()
 	}
 	if err == nil {
 		err = bpf.InstallTrace(prog)
@@ -88,8 +101,8 @@ func runStub(args []string) int {
 		fmt.Fprintf(os.Stderr, "nettrap: ptrace stub: %v\n", err)
 		return stubNoFilter
 	}
-	err = unix.Exec(args[1], args[2:], os.Environ())
-	fmt.Fprintf(os.Stderr, "nettrap: cannot start %s: %v\n", args[2], err)
+	err = unix.Exec(args[2], args[3:], os.Environ())
+	fmt.Fprintf(os.Stderr, "nettrap: cannot start %s: %v\n", args[3], err)
 	if errors.Is(err, unix.ENOENT) {
 		return stubNotFound
 	}

@@ -240,25 +240,37 @@ func (v *procmemVictim) mustLive(t *testing.T) {
 
 // TestEscapeProcMemGoCommand: a test of a small module (testdata/procmem)
 // walks up to the go command running it and attacks it. Bare `go test`
-// dies of the payload (status 77) and the marker arrives; under
-// `nettrap -- go test`, where the test binary is in a Landlock domain
-// nested below the go command's, every access is refused and nothing
-// arrives.
+// dies of the payload (status 77) and the marker arrives. Under `nettrap
+// -- go test` (the test binary in a Landlock domain nested below the go
+// command's, whose calls are the toolchain's) and under `go test -exec
+// nettrap` (the go command unconfined, the test binary in a domain of its
+// own), default and sealed, every access is refused and nothing arrives.
 func TestEscapeProcMemGoCommand(t *testing.T) {
 	needProcMem(t)
 	e := newLabEnv(t)
 	goTest := []string{"go", "test", "-count=1", "-v", "./..."}
+	guardedRuns := []struct {
+		name string
+		argv []string
+		env  []string
+	}{
+		{"default", slices.Concat([]string{e.bins.Nettrap, "--"}, goTest), nil},
+		{"sealed", slices.Concat([]string{e.bins.Nettrap, "--sealed", "--"}, goTest), nil},
+		{"exec", slices.Concat(goTest[:2], []string{"-exec", e.bins.Nettrap}, goTest[2:]), nil},
+		{"exec-sealed", slices.Concat(goTest[:2], []string{"-exec", e.bins.Nettrap}, goTest[2:]), []string{"NETTRAP_SEALED=1"}},
+	}
 	forUsers(t, []user{asSelf, asNobody}, func(t *testing.T, u user) {
 		if u == asNobody {
 			lab.RequireRoot(t)
 		}
 		m := procmemModule(t, u)
-		attack := func(t *testing.T, name string, argv []string) (labRun, procmem.Result, *lab.Listener, string) {
+		attack := func(t *testing.T, name string, extraEnv, argv []string) (labRun, procmem.Result, *lab.Listener, string) {
 			t.Helper()
 			ln := payloadListener(t, e)
 			marker := fmt.Sprintf("procmem go command %s %s;", u, name)
 			result := filepath.Join(m.base, "result-"+name+".json")
-			env := append(slices.Clip(m.env), "PROCMEM_DST="+ln.Addr.String(), "PROCMEM_MARKER="+marker, "PROCMEM_RESULT="+result)
+			env := slices.Concat(m.env, extraEnv,
+				[]string{"PROCMEM_DST=" + ln.Addr.String(), "PROCMEM_MARKER=" + marker, "PROCMEM_RESULT=" + result})
 			r := e.runInDir(t, u, m.mod, env, argv...)
 			b, err := os.ReadFile(result)
 			if err != nil {
@@ -271,22 +283,21 @@ func TestEscapeProcMemGoCommand(t *testing.T) {
 			return r, res, ln, marker
 		}
 		t.Run("unguarded", func(t *testing.T) {
-			r, res, ln, marker := attack(t, "unguarded", goTest)
+			r, res, ln, marker := attack(t, "unguarded", nil, goTest)
 			mustInject(t, res, false) // the go command's status says
 			waitRecord(t, ln, "the payload's marker", containing(marker))
 			if r.code != procmem.PayloadExit {
 				t.Errorf("go test exited %d, want the payload's %d\nstdout: %s\nstderr: %s", r.code, procmem.PayloadExit, r.stdout, r.stderr)
 			}
 		})
-		for _, mode := range procmemModes {
-			t.Run(mode.name, func(t *testing.T) {
-				argv := slices.Concat([]string{e.bins.Nettrap}, mode.flags, []string{"--"}, goTest)
-				r, res, ln, _ := attack(t, mode.name, argv)
+		for _, g := range guardedRuns {
+			t.Run(g.name, func(t *testing.T) {
+				r, res, ln, _ := attack(t, g.name, g.env, g.argv)
 				mustRefuse(t, res, r)
 				if r.code == procmem.PayloadExit {
 					t.Errorf("under nettrap go test exited %d, the payload's status\nstderr: %s", r.code, r.stderr)
 				}
-				noPayloadArrived(t, e, ln, -1, "the go command attacked under nettrap "+mode.name)
+				noPayloadArrived(t, e, ln, -1, "the go command attacked under nettrap "+g.name)
 			})
 		}
 	})

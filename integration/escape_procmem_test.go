@@ -36,17 +36,30 @@ import (
 // and the ptrace engine's waker (unconfined, started before the filter),
 // and any unconfined process of the same user. Each case shows the attack
 // delivering its marker to the outside unguarded, then under nettrap (as
-// root and as nobody, default and --sealed), where the kernel refuses
+// root and as nobody, default and --sealed, and as root --userns=off,
+// where the tree holds CAP_SYS_PTRACE), where the kernel refuses
 // every ptrace-mode access from inside (nettrap's Landlock domain): the
 // open (EACCES), process_vm_readv and process_vm_writev, pidfd_getfd and
 // a signal (EPERM), and nothing arrives: a sentinel sent after the run,
 // on a listener of the run's own, arrives alone.
 
-// procmemModes are the modes of the guarded runs.
-var procmemModes = []struct {
+// procmemMode is a mode of the guarded runs: nettrap's flags.
+type procmemMode struct {
 	name  string
 	flags []string
-}{{"default", nil}, {"sealed", []string{"--sealed"}}}
+}
+
+// procmemModes are the modes of u's guarded runs: default and --sealed,
+// and for root --userns=off, where the tree holds CAP_SYS_PTRACE (which
+// passes over non-dumpability and a user's other namespaces: the domain
+// alone refuses it).
+func procmemModes(u user) []procmemMode {
+	modes := []procmemMode{{"default", nil}, {"sealed", []string{"--sealed"}}}
+	if u == asSelf && os.Geteuid() == 0 {
+		modes = append(modes, procmemMode{"userns-off", []string{"--userns=off"}})
+	}
+	return modes
+}
 
 // needProcMem skips t where the attack cannot be shown (the payload is
 // x86-64 code), and where nettrap's answer to it cannot be there (a
@@ -244,26 +257,27 @@ func (v *procmemVictim) mustLive(t *testing.T) {
 // -- go test` (the test binary in a Landlock domain nested below the go
 // command's, whose calls are the toolchain's) and under `go test -exec
 // nettrap` (the go command unconfined, the test binary in a domain of its
-// own), default and sealed, every access is refused and nothing arrives.
+// own), default and sealed (and --userns=off as root), every access is
+// refused and nothing arrives.
 func TestEscapeProcMemGoCommand(t *testing.T) {
 	needProcMem(t)
 	e := newLabEnv(t)
 	goTest := []string{"go", "test", "-count=1", "-v", "./..."}
-	guardedRuns := []struct {
-		name string
-		argv []string
-		env  []string
-	}{
-		{"default", slices.Concat([]string{e.bins.Nettrap, "--"}, goTest), nil},
-		{"sealed", slices.Concat([]string{e.bins.Nettrap, "--sealed", "--"}, goTest), nil},
-		{"exec", slices.Concat(goTest[:2], []string{"-exec", e.bins.Nettrap}, goTest[2:]), nil},
-		{"exec-sealed", slices.Concat(goTest[:2], []string{"-exec", e.bins.Nettrap}, goTest[2:]), []string{"NETTRAP_SEALED=1"}},
+	type goRun struct {
+		name      string
+		argv, env []string
 	}
+	goTestExec := slices.Concat(goTest[:2], []string{"-exec", e.bins.Nettrap}, goTest[2:])
 	forUsers(t, []user{asSelf, asNobody}, func(t *testing.T, u user) {
 		if u == asNobody {
 			lab.RequireRoot(t)
 		}
 		m := procmemModule(t, u)
+		var runs []goRun
+		for _, mode := range procmemModes(u) {
+			runs = append(runs, goRun{mode.name, slices.Concat([]string{e.bins.Nettrap}, mode.flags, []string{"--"}, goTest), nil})
+		}
+		runs = append(runs, goRun{"exec", goTestExec, nil}, goRun{"exec-sealed", goTestExec, []string{"NETTRAP_SEALED=1"}})
 		attack := func(t *testing.T, name string, extraEnv, argv []string) (labRun, procmem.Result, *lab.Listener, string) {
 			t.Helper()
 			ln := payloadListener(t, e)
@@ -290,7 +304,7 @@ func TestEscapeProcMemGoCommand(t *testing.T) {
 				t.Errorf("go test exited %d, want the payload's %d\nstdout: %s\nstderr: %s", r.code, procmem.PayloadExit, r.stdout, r.stderr)
 			}
 		})
-		for _, g := range guardedRuns {
+		for _, g := range runs {
 			t.Run(g.name, func(t *testing.T) {
 				r, res, ln, _ := attack(t, g.name, g.env, g.argv)
 				mustRefuse(t, res, r)
@@ -330,7 +344,7 @@ func testProcMemHelper(t *testing.T, target, kind string, flags []string) {
 			waitRecord(t, ln, "the payload's marker", containing(marker))
 			v.mustDieOfPayload(t)
 		})
-		for _, mode := range procmemModes {
+		for _, mode := range procmemModes(u) {
 			t.Run(mode.name, func(t *testing.T) {
 				ln := payloadListener(t, e)
 				marker := fmt.Sprintf("procmem %s %s %s;", target, u, mode.name)
@@ -386,7 +400,7 @@ func TestEscapeProcMemOutside(t *testing.T) {
 			noPayloadArrived(t, e, ln, held.seq, "the outside shell attacked under nettrap "+name)
 		}
 		t.Run("unguarded", func(t *testing.T) { attack(t, "unguarded", nil, false) })
-		for _, mode := range procmemModes {
+		for _, mode := range procmemModes(u) {
 			t.Run(mode.name, func(t *testing.T) { attack(t, mode.name, mode.flags, true) })
 		}
 	})

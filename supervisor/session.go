@@ -188,6 +188,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 			return nil, fmt.Errorf("%w: the ptrace engine cannot hand sockets in to a network namespace of the command's own", ErrUnsupported)
 		}
 		choice = choice.Sealing(opts.Sealed)
+		opts.Landlock, uc = ptraceDomain(opts.Landlock, uc, notices)
 		if opts.Engine == EngineAuto {
 			fmt.Fprintln(notices, choice.FallbackNotice())
 		}

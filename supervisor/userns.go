@@ -3,12 +3,15 @@ package supervisor
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/landlock"
 
 	"github.com/nettrap/nettrap/procfs"
 )
@@ -75,6 +78,9 @@ type UsernsChoice struct {
 	// Err says why no user namespace could be made (NsNoSysAdmin).
 	Err      error
 	uid, gid []syscall.SysProcIDMap
+	// dropNetAdmin: CAP_NET_ADMIN leaves the bounding set too (NsNoSysAdmin
+	// under the ptrace engine; see ptraceDomain).
+	dropNetAdmin bool
 }
 
 // String says what the tree gets, for `nettrap version`.
@@ -199,6 +205,11 @@ func (c UsernsChoice) prepareThread() error {
 	if err := unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_SYS_PTRACE, 0, 0, 0); err != nil {
 		return os.NewSyscallError("prctl(PR_CAPBSET_DROP)", err)
 	}
+	if c.dropNetAdmin {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_NET_ADMIN, 0, 0, 0); err != nil {
+			return os.NewSyscallError("prctl(PR_CAPBSET_DROP)", err)
+		}
+	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {
@@ -206,6 +217,9 @@ func (c UsernsChoice) prepareThread() error {
 	}
 	data[unix.CAP_SYS_ADMIN/32].Inheritable &^= 1 << (unix.CAP_SYS_ADMIN % 32)
 	data[unix.CAP_SYS_PTRACE/32].Inheritable &^= 1 << (unix.CAP_SYS_PTRACE % 32)
+	if c.dropNetAdmin {
+		data[unix.CAP_NET_ADMIN/32].Inheritable &^= 1 << (unix.CAP_NET_ADMIN % 32)
+	}
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
 		return os.NewSyscallError("capset", err)
 	}
@@ -226,4 +240,26 @@ func probeUserns(c UsernsChoice) error {
 		return errors.New("the probe ran")
 	}
 	return fmt.Errorf("clone(CLONE_NEWUSER|CLONE_NEWNS): %w", err)
+}
+
+// ptraceDomain settles the tree's Landlock domain and c under the ptrace
+// engine. That engine hands a netlink socket made without capabilities
+// to a thread that may hold CAP_NET_ADMIN over the starting namespace
+// (ptrace/handover.go) by making the thread take it from nettrap with
+// pidfd_getfd, which a domain refuses (nettrap is outside it). Only a
+// root tree without a user namespace of its own needs that: under
+// NsNoSysAdmin, CAP_NET_ADMIN leaves its bounding set too (it can make
+// no network namespace there, so CAP_NET_ADMIN would act only on the
+// starting one, whose changes nettrap denies), and none needs it; under
+// NsOff (--userns=off, the user's choice to keep root's capabilities,
+// refused with --sealed) the domain gives way, and notices says so.
+func ptraceDomain(plan landlock.Plan, c UsernsChoice, notices io.Writer) (landlock.Plan, UsernsChoice) {
+	switch {
+	case c.Method == NsNoSysAdmin:
+		c.dropNetAdmin = true
+	case c.Method == NsOff && plan.Kind != landlock.None:
+		plan = landlock.Plan{ABI: plan.ABI, Why: "--userns=off under the ptrace engine: the netlink hand-over takes its socket from nettrap, which a domain refuses"}
+		fmt.Fprintf(notices, "nettrap: no Landlock domain for the command (%s): the tests can reach processes of their user outside the tree where Yama allows it\n", plan.Why)
+	}
+	return plan, c
 }

@@ -39,6 +39,8 @@ func victimRole(op []string) int {
 		fmt.Println(netlinkHandover())
 	case "userns": // userns ADDR: its user namespace, uid map, setns back, a connect to ADDR
 		fmt.Println(usernsVictim(arg(1)))
+	case "reach-parent": // reach-parent: kill(parent, 0) and open its /proc/PID/mem
+		fmt.Println(reachParent())
 	case "netlink-storm": // netlink-storm N: N netlink sockets made while signals rain
 		n, _ := strconv.Atoi(arg(1))
 		fmt.Println(netlinkStorm(n))

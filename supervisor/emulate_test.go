@@ -60,6 +60,10 @@ func TestEmulatedConnectNotSocket(t *testing.T) {
 			}
 		}
 	}
+	// Checked for its peers, as under --sealed: still the caller's own
+	// ENOTSOCK (the peer check's getsockopt fails first).
+	out, _ := confinedWith(t, []string{emulateEnv + "=on", peerCheckEnv + "=1"}, "connect-notsock", ok.addr)
+	expect(t, out, "ENOTSOCK")
 }
 
 // The CONTINUE race: a thread flipping the sockaddr between an allowed

@@ -34,8 +34,7 @@ func reachParent() string {
 // CAP_SYS_PTRACE passes nettrap's non-dumpability), nor, where the domain
 // scopes signals, with kill. Without a domain (NETTRAP_TEST_NO_LANDLOCK)
 // both succeed where the kernel's other checks let them, so the refusals
-// are the domain's. Under the ptrace engine --userns=off as root goes
-// without a domain (ptraceDomain), which the test expects too.
+// are the domain's.
 func TestTreeDomain(t *testing.T) {
 	requireSeccomp(t)
 	root := os.Geteuid() == 0
@@ -46,9 +45,6 @@ func TestTreeDomain(t *testing.T) {
 				env = append(env, sealedEnv+"=1")
 			}
 			plan := landlock.Choose(sealed)
-			if underPtrace() && root && userns == "off" {
-				plan = landlock.Plan{}
-			}
 			// Without a domain: kill as the same user passes; the memory
 			// of a non-dumpable nettrap only with CAP_SYS_PTRACE over its
 			// user namespace (root sharing it).

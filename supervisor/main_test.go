@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/classify"
 	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/internal/personality"
 	"github.com/nettrap/nettrap/landlock"
@@ -224,8 +225,18 @@ func testDecider(c *decision.Call) decision.Answer {
 	if c.Syscall.Foreign || c.Syscall.Kind == bpf.Socket || c.Syscall.Kind == bpf.IOUringSetup {
 		return decision.Deny(unix.EPERM)
 	}
+	if peerCheckOn && len(c.Dests) > 0 {
+		// As --sealed's guard: only a socket of the tree may take it.
+		return decision.AllowPeers(&decision.PeerCheck{Outside: func(classify.Dest, decision.Peer) unix.Errno { return unix.ECONNREFUSED }})
+	}
 	return decision.Allow()
 }
+
+// peerCheckEnv makes the test decider answer every allowed call with a
+// destination as --sealed's guard does (decision.AllowPeers).
+const peerCheckEnv = "NETTRAP_SUPERVISOR_TEST_PEERS"
+
+var peerCheckOn = os.Getenv(peerCheckEnv) != ""
 
 // quickTestDecider is testDecider, quick but for the calls it holds: those
 // wait for the victim to kill their caller.

@@ -22,7 +22,7 @@ import (
 // started by one locked thread (the parent the command's PDEATHSIG
 // watches, as under the notify engine), seized and fed the filter by the
 // tracer's thread.
-func startPtrace(cmd *exec.Cmd, opts Options, prog []unix.SockFilter, choice EngineChoice, uc UsernsChoice, emu *emulate.Emulator, emuErr error, notices io.Writer) (*Session, error) {
+func startPtrace(cmd *exec.Cmd, opts Options, prog []unix.SockFilter, choice EngineChoice, uc UsernsChoice, skipHandOver bool, emu *emulate.Emulator, emuErr error, notices io.Writer) (*Session, error) {
 	if cmd.Err != nil {
 		return nil, cmd.Err
 	}
@@ -56,7 +56,7 @@ func startPtrace(cmd *exec.Cmd, opts Options, prog []unix.SockFilter, choice Eng
 	}
 
 	started := make(chan error, 1)
-	go s.forkStub(tr, emu, started)
+	go s.forkStub(tr, emu, skipHandOver, started)
 	if err := <-started; err != nil {
 		return nil, err
 	}
@@ -82,10 +82,13 @@ func stubCmd(cmd *exec.Cmd, self string, prog []unix.SockFilter, plan landlock.P
 // command is reaped: the child's PR_SET_PDEATHSIG watches the thread that
 // forked it (see Start). The thread is never unlocked: it may have lost
 // CAP_SYS_ADMIN from its bounding set (userns.go), and exits instead.
-func (s *Session) forkStub(tr *ptrace.Tracer, emu *emulate.Emulator, started chan<- error) {
+func (s *Session) forkStub(tr *ptrace.Tracer, emu *emulate.Emulator, skipHandOver bool, started chan<- error) {
 	runtime.LockOSThread()
 	netns, netnsFD := startingNetnsOfThread()
 	tr.SetNetns(netns, s.caplessMaker(netns, netnsFD), netnsFD)
+	if skipHandOver {
+		tr.SkipHandOver()
+	}
 	closeFD(netnsFD)
 	err := s.Userns.prepareThread()
 	if err == nil {

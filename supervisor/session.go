@@ -188,11 +188,12 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 			return nil, fmt.Errorf("%w: the ptrace engine cannot hand sockets in to a network namespace of the command's own", ErrUnsupported)
 		}
 		choice = choice.Sealing(opts.Sealed)
-		opts.Landlock, uc = ptraceDomain(opts.Landlock, uc, notices)
+		var skipHandOver bool
+		uc, skipHandOver = ptraceDomain(opts.Landlock, uc, notices)
 		if opts.Engine == EngineAuto {
 			fmt.Fprintln(notices, choice.FallbackNotice())
 		}
-		return startPtrace(cmd, opts, prog, choice, uc, emu, emuErr, notices)
+		return startPtrace(cmd, opts, prog, choice, uc, skipHandOver, emu, emuErr, notices)
 	}
 	if err := prepareCommand(cmd, uc, notices); err != nil {
 		return nil, err

@@ -73,6 +73,15 @@ func skipUnderNettrap(t *testing.T, why string) {
 	}
 }
 
+// skipUnderSealed skips a test whose calls a nettrap --sealed above
+// denies (and whose denial would fail the test even if it skipped after).
+func skipUnderSealed(t *testing.T, why string) {
+	t.Helper()
+	if underNettrap() && os.Getenv("NETTRAP_SEALED") == "1" {
+		t.Skip("under nettrap --sealed: " + why)
+	}
+}
+
 // underNettrap tells whether this test binary is confined by nettrap.
 func underNettrap() bool {
 	return os.Getenv("NETTRAP_HUB") != "" && procfs.SeccompFiltered()

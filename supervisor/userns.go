@@ -242,24 +242,26 @@ func probeUserns(c UsernsChoice) error {
 	return fmt.Errorf("clone(CLONE_NEWUSER|CLONE_NEWNS): %w", err)
 }
 
-// ptraceDomain settles the tree's Landlock domain and c under the ptrace
-// engine. That engine hands a netlink socket made without capabilities
-// to a thread that may hold CAP_NET_ADMIN over the starting namespace
-// (ptrace/handover.go) by making the thread take it from nettrap with
-// pidfd_getfd, which a domain refuses (nettrap is outside it). Only a
-// root tree without a user namespace of its own needs that: under
-// NsNoSysAdmin, CAP_NET_ADMIN leaves its bounding set too (it can make
-// no network namespace there, so CAP_NET_ADMIN would act only on the
-// starting one, whose changes nettrap denies), and none needs it; under
-// NsOff (--userns=off, the user's choice to keep root's capabilities,
-// refused with --sealed) the domain gives way, and notices says so.
-func ptraceDomain(plan landlock.Plan, c UsernsChoice, notices io.Writer) (landlock.Plan, UsernsChoice) {
+// ptraceDomain settles c under the ptrace engine, whose netlink hand-over
+// (ptrace/handover.go) makes a thread that may hold CAP_NET_ADMIN over
+// the starting namespace take a socket made without capabilities from
+// nettrap, with pidfd_getfd: the tree's Landlock domain refuses that
+// (nettrap is outside it). Only a root tree without a user namespace of
+// its own holds CAP_NET_ADMIN there. Under NsNoSysAdmin CAP_NET_ADMIN
+// leaves its bounding set too (it can make no network namespace there,
+// so it would act only on the starting one, whose changes nettrap
+// denies), and no socket needs handing over. Under NsOff (--userns=off,
+// the user's choice to keep root's capabilities, refused with --sealed;
+// root in a namespace it makes reaches the starting one anyway) the
+// domain stays and no socket is handed over: skipHandOver, said once on
+// notices.
+func ptraceDomain(plan landlock.Plan, c UsernsChoice, notices io.Writer) (_ UsernsChoice, skipHandOver bool) {
 	switch {
 	case c.Method == NsNoSysAdmin:
 		c.dropNetAdmin = true
 	case c.Method == NsOff && plan.Kind != landlock.None:
-		plan = landlock.Plan{ABI: plan.ABI, Why: "--userns=off under the ptrace engine: the netlink hand-over takes its socket from nettrap, which a domain refuses"}
-		fmt.Fprintf(notices, "nettrap: no Landlock domain for the command (%s): the tests can reach processes of their user outside the tree where Yama allows it\n", plan.Why)
+		fmt.Fprintln(notices, "nettrap: --userns=off under the ptrace engine: the command's netlink sockets keep their capabilities (handing them over would take them from nettrap, which the command's Landlock domain refuses)")
+		return c, true
 	}
-	return plan, c
+	return c, false
 }

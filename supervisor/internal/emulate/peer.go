@@ -154,7 +154,12 @@ func (s *Borrowed) outside(c *Call, orig []byte, p decision.Peer) (r Result, sto
 // an inet call (see the top of this file).
 func (s *Borrowed) checkInetPeers(c *Call) (r Result, stop bool) {
 	proto, errno := rawsock.SockoptInt(s.FD, unix.SO_PROTOCOL)
-	if errno != 0 {
+	switch {
+	case errno == unix.ENOTSOCK:
+		// A descriptor that is no socket: the caller's own answer, as
+		// bare (kind asks no SO_DOMAIN of an inet-named call).
+		return Result{Errno: unix.ENOTSOCK}, true
+	case errno != 0:
 		return Result{Errno: unix.EPERM}, true
 	}
 	stream := proto == unix.IPPROTO_TCP

@@ -139,3 +139,8 @@ func (tr *Tracer) SetNetns(netns *namespace.Starting, m *capless.Maker, netnsFD 
 	tr.capMaker = m
 	tr.noHandOver = ownerAbove(netnsFD)
 }
+
+// SkipHandOver turns the netlink hand-over off before the command starts
+// (supervisor's ptraceDomain: the command's Landlock domain would refuse
+// it): the confined threads' netlink sockets keep their capabilities.
+func (tr *Tracer) SkipHandOver() { tr.noHandOver = true }

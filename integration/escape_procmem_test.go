@@ -384,17 +384,6 @@ func TestEscapeProcMemOutside(t *testing.T) {
 				return
 			}
 			r := e.guarded(t, u, flags, argv...)
-			if name == "userns-off" && lab.TestVariant(t) != lab.VariantDefault {
-				// Every variant but the default one runs the ptrace
-				// engine, where --userns=off goes without a domain and
-				// says that processes of the user outside the tree are
-				// within reach (docs/threat-model.md).
-				notice := "nettrap: no Landlock domain for the command (--userns=off under the ptrace engine"
-				if !strings.Contains(r.stderr, notice) {
-					t.Fatalf("under the ptrace engine with --userns=off, stderr lacks %q:\n%s", notice, r.stderr)
-				}
-				t.Skipf("%s=%s: --userns=off under the ptrace engine goes without a Landlock domain, as nettrap says: outside processes are not promised there", lab.VariantEnv, lab.TestVariant(t))
-			}
 			mustRefuse(t, parseProcMem(t, r), r)
 			v.mustLive(t)
 			// The held connection's own sentinel, then a fresh one's.

@@ -37,7 +37,7 @@ import (
 // and any unconfined process of the same user. Each case shows the attack
 // delivering its marker to the outside unguarded, then under nettrap (as
 // root and as nobody, default and --sealed, and as root --userns=off,
-// where the tree holds CAP_SYS_PTRACE), where the kernel refuses
+// where the tree keeps CAP_SYS_PTRACE), where the kernel refuses
 // every ptrace-mode access from inside (nettrap's Landlock domain): the
 // open (EACCES), process_vm_readv and process_vm_writev, pidfd_getfd and
 // a signal (EPERM), and nothing arrives: a sentinel sent after the run,
@@ -50,9 +50,9 @@ type procmemMode struct {
 }
 
 // procmemModes are the modes of u's guarded runs: default and --sealed,
-// and for root --userns=off, where the tree holds CAP_SYS_PTRACE (which
-// passes over non-dumpability and a user's other namespaces: the domain
-// alone refuses it).
+// and for root --userns=off, where the tree keeps CAP_SYS_PTRACE in the
+// initial user namespace, which overrides the victims' non-dumpability
+// and the user-namespace check: there the domain alone refuses it.
 func procmemModes(u user) []procmemMode {
 	modes := []procmemMode{{"default", nil}, {"sealed", []string{"--sealed"}}}
 	if u == asSelf && os.Geteuid() == 0 {
@@ -125,7 +125,7 @@ var procmemRefusals = []struct{ step, errno string }{
 // access to it was refused; the payload never went in.
 func mustRefuse(t *testing.T, res procmem.Result, r labRun) {
 	t.Helper()
-	if s := res.Step("find"); s.Name != "" {
+	if s := res.Step(procmem.StepFind); s.Name != "" {
 		t.Fatalf("under nettrap the attack did not find its victim, so it proves nothing: %s\nstderr: %s", s.Err, r.stderr)
 	}
 	for _, want := range procmemRefusals {

@@ -22,7 +22,7 @@ func procMem(target, dst, marker string, steal []string) {
 	res := procmem.Result{}
 	pid, err := procmem.Find(target)
 	if err != nil {
-		res.Steps = []procmem.Step{{Name: "find", Err: err.Error()}}
+		res.Steps = []procmem.Step{{Name: procmem.StepFind, Err: err.Error()}}
 	} else {
 		o := procmem.Options{Marker: marker}
 		if o.Dst, err = netip.ParseAddrPort(dst); err != nil {

@@ -93,6 +93,7 @@ type Options struct {
 
 // The steps, in the order Attack tries them.
 const (
+	StepFind   = "find"              // the victim not found: nothing else tried
 	StepKill   = "kill"              // kill(pid, SIGURG)
 	StepGetfd  = "pidfd_getfd"       // pidfd_open, then pidfd_getfd(StealFD)
 	StepRegs   = "syscall"           // /proc/PID/task/*/syscall

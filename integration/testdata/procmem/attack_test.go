@@ -39,7 +39,7 @@ func TestAttackGoCommand(t *testing.T) {
 	}
 	var res Result
 	if pid, err := FindGo(); err != nil {
-		res.Steps = []Step{{Name: "find", Err: err.Error()}}
+		res.Steps = []Step{{Name: StepFind, Err: err.Error()}}
 	} else {
 		o := Options{Dst: netip.MustParseAddrPort(dst), Marker: os.Getenv("PROCMEM_MARKER"), Injected: save}
 		if runtime.GOARCH != "amd64" {

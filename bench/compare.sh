@@ -6,6 +6,9 @@
 #
 #   bench/compare.sh BASE-COMMIT [RUNS]
 #
+# NETTRAP_COMPARE_OPS names other ops (as NETTRAP_BENCH_OPS does), e.g.
+# getppid,tcpconnect,udpsendto for an untrapped call beside two trapped.
+#
 # Builds nettrap at BASE-COMMIT in a temporary worktree, then runs the
 # runners bare, nettrap and nettrap-base back to back, RUNS times (default
 # 5), and prints the ratios (x-bare of both, and nettrap-base over nettrap).
@@ -23,7 +26,7 @@ while [ "$i" -le "$runs" ]; do
 	echo "run $i/$runs" >&2
 	(cd bench && NETTRAP_BENCH_BASE_BIN="$tmp/nettrap-base" \
 		NETTRAP_BENCH_RUNNERS=bare,nettrap,nettrap-base \
-		NETTRAP_BENCH_OPS=tcpconnect,udpsendto,unixconnect,unixsendto,pinopt \
+		NETTRAP_BENCH_OPS=${NETTRAP_COMPARE_OPS:-tcpconnect,udpsendto,unixconnect,unixsendto,pinopt} \
 		"$tmp/bench.test" -test.run='^$' -test.bench=. -test.count=1) >>"$tmp/out"
 	i=$((i + 1))
 done

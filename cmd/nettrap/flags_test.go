@@ -92,6 +92,31 @@ func TestUnknownVariables(t *testing.T) {
 	}
 }
 
+// A mistyped flag is named with the flag it likely meant, as a mistyped
+// variable is (nearest); one written with a single dash gets its two.
+func TestUnknownFlagSuggestion(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--alow", "10.0.0.0/8", "--", "go", "test"}, "unknown flag: --alow (did you mean --allow?)"},
+		{[]string{"--alow=10.0.0.0/8", "--", "x"}, "unknown flag: --alow (did you mean --allow?)"},
+		{[]string{"--allow-tests", "TestX", "--", "x"}, "unknown flag: --allow-tests (did you mean --allow-test?)"},
+		{[]string{"--sumary=off", "--", "x"}, "unknown flag: --sumary (did you mean --summary?)"},
+		{[]string{"--seal", "--", "x"}, "unknown flag: --seal (did you mean --sealed?)"},
+		{[]string{"--audit", "--", "x"}, "unknown flag: --audit (did you mean --audit-log?)"},
+		{[]string{"-allow", "10.0.0.0/8", "--", "x"}, "unknown shorthand flag: 'a' in -allow (did you mean --allow?)"},
+		{[]string{"-mode=audit", "--", "x"}, "unknown shorthand flag: 'm' in -mode=audit (did you mean --mode?)"},
+		{[]string{"--no-such-flag", "--", "x"}, "unknown flag: --no-such-flag"},
+		{[]string{"-x", "--", "x"}, "unknown shorthand flag: 'x' in -x"},
+	} {
+		_, err := parseConfig(tc.args, env())
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%q: error %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
 // The help shows placeholders, not pflag's type names, and says what a
 // newcomer needs: the marker, the exit codes, the README, every variable.
 func TestHelpText(t *testing.T) {

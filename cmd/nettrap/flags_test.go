@@ -133,7 +133,23 @@ func TestHelpText(t *testing.T) {
 			t.Errorf("help lacks %q", want)
 		}
 	}
-	for _, bad := range []string{"stringArray", "string ", "[=true|false]", "--cache on ", "curl https://example.com        # blocked: external"} {
+	// --sealed says what it does with --allow-test: refuses the run; and
+	// --allow-test says so too.
+	for _, want := range []string{
+		"--sealed untrusted code: the tests' markers count for nothing and only --allow rules open anything; " +
+			"with --allow-test (or NETTRAP_ALLOW_TEST) nettrap refuses to run (exit status 125); NETTRAP_SEALED",
+		"--allow-test RULE let the tests RULE names use the network, as if marked: a regexp on the full test name, " +
+			"or PKG.REGEX for one package (repeatable; refused with --sealed); NETTRAP_ALLOW_TEST",
+	} {
+		found := false
+		for _, line := range strings.Split(help, "\n") {
+			found = found || strings.Join(strings.Fields(line), " ") == want
+		}
+		if !found {
+			t.Errorf("help lacks the line %q", want)
+		}
+	}
+	for _, bad := range []string{"--allow-test count for nothing", "stringArray", "string ", "[=true|false]", "--cache on ", "curl https://example.com        # blocked: external"} {
 		if strings.Contains(help, bad) {
 			t.Errorf("help has %q", bad)
 		}

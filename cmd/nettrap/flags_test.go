@@ -115,6 +115,11 @@ func TestUnknownFlagSuggestion(t *testing.T) {
 			t.Errorf("%q: error %v, want %q", tc.args, err, tc.want)
 		}
 	}
+	// nettrap report alike, with its own flags.
+	want := "report: unknown flag: --fromat (did you mean --format?) (see nettrap report --help)"
+	if err := runReport([]string{"--fromat=json", "x.jsonl"}); err == nil || err.Error() != want {
+		t.Errorf("nettrap report --fromat: error %v, want %q", err, want)
+	}
 }
 
 // The help shows placeholders, not pflag's type names, and says what a

@@ -3,6 +3,7 @@ package gotest
 import (
 	"os"
 	"os/exec"
+	"slices"
 
 	"github.com/nettrap/nettrap/teststream"
 )
@@ -31,8 +32,10 @@ func TestPackage(argv []string) (pkg string, ok bool) {
 // Plan is how nettrap runs a test binary and reads its output.
 type Plan struct {
 	// Argv is the command: argv[0], -test.v=test2json, then every argument
-	// of the user, in order, unchanged but for the user's own -test.v when
-	// it is certainly the one in effect (see Rewrite).
+	// of the user, in order, unchanged; or, when the user's own -test.v is
+	// certainly the one in effect, argv[0] and the user's arguments with
+	// that one set to -test.v=test2json (see Rewrite). -test.v=test2json
+	// is never added where the user's arguments have it already.
 	Argv []string
 	// Mode is what to write if the binary prints the framed stream: the
 	// stream as it is if the user asked for -test.v=test2json, what the
@@ -58,7 +61,8 @@ type Plan struct {
 // own -test.v, if any, in effect.
 //
 // When the user's -test.v that takes effect is known for certain (see
-// certainV), it is replaced by -test.v=test2json too, and the output is
+// certainV), it is replaced by -test.v=test2json instead (kept if it is
+// that already: go test -json gives it), nothing is added, and the output is
 // rendered back in the mode it asked for (-test.v=true: ModeVerbose;
 // -test.v=false: ModeQuiet): the same flag with another of its values
 // changes nothing but the framing, and the framed stream tells exactly
@@ -67,16 +71,18 @@ type Plan struct {
 // user asked for is found by parsing the arguments as the testing package
 // does (see verbosity), and the user's arguments are left as they are.
 func Rewrite(argv []string) Plan {
-	out := make([]string, 0, len(argv)+1)
-	out = append(out, argv[0], "-test.v=test2json")
-	out = append(out, argv[1:]...)
 	if i, v, ok := certainV(argv[1:]); ok {
+		out := slices.Clone(argv)
 		if v != verbJSON {
-			out[2+i] = "-test.v=test2json"
+			out[1+i] = "-test.v=test2json"
 		}
 		mode := map[verb]teststream.Mode{verbTrue: teststream.ModeVerbose,
 			verbFalse: teststream.ModeQuiet, verbJSON: teststream.ModeJSONFramed}[v]
 		return Plan{Argv: out, Mode: mode, Framing: teststream.FramingMarked}
+	}
+	out := slices.Clone(argv)
+	if len(argv) < 2 || !isFramingFlag(argv[1]) {
+		out = slices.Concat(argv[:1], []string{"-test.v=test2json"}, argv[1:])
 	}
 	likely, possible := verbosity(argv[1:])
 	p := Plan{Argv: out, Mode: teststream.ModeQuiet, Framing: teststream.FramingMarked}
@@ -95,4 +101,10 @@ func Rewrite(argv []string) Plan {
 		p.Mode = teststream.ModeJSONFramed
 	}
 	return p
+}
+
+// isFramingFlag: a is -test.v=test2json (one dash or two), which as the
+// first argument turns on the framing as nettrap's own would.
+func isFramingFlag(a string) bool {
+	return a == "-test.v=test2json" || a == "--test.v=test2json"
 }

@@ -39,7 +39,8 @@ func TestIsTestBinary(t *testing.T) {
 }
 
 // TestRewrite: the user's arguments come after -test.v=test2json, in
-// order and untouched when no -test.v of theirs is certainly in effect.
+// order and untouched when no -test.v of theirs is certainly in effect
+// (and theirs is not -test.v=test2json in front: TestRewriteOnce).
 func TestRewrite(t *testing.T) {
 	for _, args := range [][]string{
 		nil,
@@ -51,9 +52,6 @@ func TestRewrite(t *testing.T) {
 		{"-test.v=1"}, // chattyFlag takes true, false and test2json only
 		{"-test.v=t"},
 		{"-test.v=TRUE"},
-		{"-test.v=test2json"},
-		{"--test.v=test2json"},
-		{"-test.v", "-test.v=test2json"},
 		{"-name", "-test.v"},                  // the value of -name, or a flag
 		{"-update", "-test.v=false"},          // likewise
 		{"-update", "x", "-test.v"},           // after a positional x, or not
@@ -79,7 +77,7 @@ func TestRewrite(t *testing.T) {
 }
 
 // TestRewriteReplaces: the user's -test.v that is certainly in effect is
-// replaced by -test.v=test2json, and no other word.
+// replaced by -test.v=test2json, and no other word; nothing is added.
 func TestRewriteReplaces(t *testing.T) {
 	const j = "-test.v=test2json"
 	for _, tt := range []struct {
@@ -122,10 +120,50 @@ func TestRewriteReplaces(t *testing.T) {
 		{[]string{"-test.v", "-test.count", "x"}, 0},
 	} {
 		argv := append([]string{"p.test"}, tt.args...)
-		want := slices.Concat([]string{"p.test", j}, tt.args)
-		want[2+tt.at] = j
+		want := slices.Concat([]string{"p.test"}, tt.args)
+		want[1+tt.at] = j
 		if got := Rewrite(argv).Argv; !slices.Equal(got, want) {
 			t.Errorf("Rewrite(%q).Argv = %q, want %q", argv, got, want)
+		}
+	}
+}
+
+// TestRewriteOnce: the test binary gets -test.v=test2json once where
+// nothing else asks for it more, as go test runs it (go test -json gives
+// it; -v gives -test.v=true, which becomes it): never nettrap's in front
+// of the user's own in effect, nor in front of the same word.
+func TestRewriteOnce(t *testing.T) {
+	const j = "-test.v=test2json"
+	goPrefix := []string{"-test.paniconexit0", "-test.timeout=10m0s"}
+	for _, tt := range []struct {
+		args, want []string
+	}{
+		// go test -exec nettrap, and nettrap -- go test (wrapped): the
+		// go command's arguments for the binary.
+		{goPrefix, slices.Concat([]string{j}, goPrefix)},
+		{slices.Concat(goPrefix, []string{"-test.v=true"}), slices.Concat(goPrefix, []string{j})},
+		{slices.Concat(goPrefix, []string{j}), slices.Concat(goPrefix, []string{j})},
+		{slices.Concat(goPrefix, []string{"-test.count=1", j, "-test.run=^TestX$"}), slices.Concat(goPrefix, []string{"-test.count=1", j, "-test.run=^TestX$"})},
+		{slices.Concat(goPrefix, []string{"-test.v=true", "-update"}), slices.Concat(goPrefix, []string{j, "-update"})},
+		// The user's own, certainly in effect, kept as written.
+		{[]string{j}, []string{j}},
+		{[]string{"--test.v=test2json"}, []string{"--test.v=test2json"}},
+		{[]string{"-test.v", j}, []string{"-test.v", j}},
+		// Not certainly in effect, but in front already: nothing added.
+		{[]string{j, "-name", "-test.v"}, []string{j, "-name", "-test.v"}},
+		{[]string{"--test.v=test2json", "-update", "x", "-test.v"}, []string{"--test.v=test2json", "-update", "x", "-test.v"}},
+		// Not in effect for certain, not in front: nettrap's in front.
+		{[]string{"-name", j}, []string{j, "-name", j}},
+		{[]string{"-name", "-test.v"}, []string{j, "-name", "-test.v"}},
+		{nil, []string{j}},
+	} {
+		argv := append([]string{"p.test"}, tt.args...)
+		want := append([]string{"p.test"}, tt.want...)
+		if got := Rewrite(argv).Argv; !slices.Equal(got, want) {
+			t.Errorf("Rewrite(%q).Argv = %q, want %q", argv, got, want)
+		}
+		if !slices.Equal(argv[1:], tt.args) {
+			t.Errorf("Rewrite changed its argument: %q, was %q", argv[1:], tt.args)
 		}
 	}
 }

@@ -228,13 +228,14 @@ func (t *Tracker) who() guard.Who {
 		w.Test, w.Collection = audit.Collection, true
 	case len(snap.Running) == 1:
 		w.Test = snap.Running[0]
-		w.Marked, w.AllowTest = t.marked(w.Test)
+		w.Marked, w.Marker, w.AllowTest = t.marked(w.Test)
 	default:
 		w.Candidates = snap.Running
 		w.Marked = true
 		for _, name := range snap.Running {
-			marked, rules := t.marked(name)
+			marked, marker, rules := t.marked(name)
 			w.Marked = w.Marked && marked
+			w.Marker = w.Marker || marker
 			for _, r := range rules {
 				if !slices.Contains(w.AllowTest, r) {
 					w.AllowTest = append(w.AllowTest, r)
@@ -246,12 +247,14 @@ func (t *Tracker) who() guard.Who {
 }
 
 // marked: the test or an ancestor carries the marker or is named by an
-// --allow-test rule; rules lists those rules (as written), whether or not
-// a marker marked it too, so that a rule that names an attempt's test
-// counts as used.
-func (t *Tracker) marked(test string) (marked bool, rules []string) {
+// --allow-test rule; marker: the marker itself; rules lists those rules
+// (as written), whether or not a marker marked it too, so that a rule that
+// names an attempt's test counts as used (and the reason of its allowed
+// calls names them: policy.MarkedReason).
+func (t *Tracker) marked(test string) (marked, marker bool, rules []string) {
+	marker = t.parser.Marked(test, MarkerKey, MarkerValue)
 	if t.Sealed {
-		return t.parser.Marked(test, MarkerKey, MarkerValue), nil
+		return marker, marker, nil
 	}
 	for _, r := range t.AllowTests {
 		for name := test; name != ""; name = parentName(name) {
@@ -261,7 +264,7 @@ func (t *Tracker) marked(test string) (marked bool, rules []string) {
 			}
 		}
 	}
-	return len(rules) > 0 || t.parser.Marked(test, MarkerKey, MarkerValue), rules
+	return len(rules) > 0 || marker, marker, rules
 }
 
 // report is a transaction's Report: a denial fails the test that made it

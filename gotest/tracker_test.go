@@ -174,6 +174,33 @@ func TestAllowTestRegexp(t *testing.T) {
 	}
 }
 
+// What marks a test reaches the policy, which names it in the reason of
+// an allowed call (policy.MarkedReason): the rule, the marker, both; for
+// parallel candidates, the rules of any and the marker of any.
+func TestAllowTestReason(t *testing.T) {
+	f := newTrackerFixture(t, "p.^TestRule", "^TestBoth$")
+	for _, tc := range []struct {
+		events []string
+		want   string
+	}{
+		{[]string{"=== RUN   TestRule"}, "allowed: --allow-test 'p.^TestRule'"},
+		{[]string{"--- PASS: TestRule (0.00s)", "=== RUN   TestMarked", "=== ATTR  TestMarked nettrap network", "=== RUN   TestMarked/sub"},
+			"allowed: marked test"},
+		{[]string{"--- PASS: TestMarked/sub (0.00s)", "--- PASS: TestMarked (0.00s)", "=== RUN   TestBoth", "=== ATTR  TestBoth nettrap network"},
+			"allowed: marked test and --allow-test '^TestBoth$'"},
+		{[]string{"--- PASS: TestBoth (0.00s)", "=== RUN   TestRuleP", "=== PAUSE TestRuleP", "=== RUN   TestM", "=== ATTR  TestM nettrap network",
+			"=== PAUSE TestM", "=== CONT  TestRuleP", "=== CONT  TestM"}, "allowed: marked test and --allow-test 'p.^TestRule'"},
+	} {
+		for _, e := range tc.events {
+			f.emit(mark + e)
+		}
+		w := f.who()
+		if got := policy.MarkedReason(w.Context); !w.Marked || got != tc.want {
+			t.Errorf("after %q: %+v, reason %q; want marked, %q", tc.events, w, got, tc.want)
+		}
+	}
+}
+
 // A test only a rule names, which makes no attempt, is no stale marker
 // (the run as a whole reports unused rules); a test of another package
 // than the rule names is not marked.

@@ -222,3 +222,31 @@ func lineSet(out string) []string {
 	slices.Sort(lines)
 	return lines
 }
+
+// TestArgvFramingOnce: the real test binary gets -test.v=test2json once,
+// under go test -exec nettrap and nettrap -- go test, with -json (the go
+// command passes it), -v (nettrap gives -test.v=true that value) and
+// neither (nettrap adds its own).
+func TestArgvFramingOnce(t *testing.T) {
+	sandbox.Require(t)
+	nettrap := nettrapBin(t)
+	for _, goFlags := range [][]string{{"-json"}, {"-v"}, nil} {
+		for _, how := range []struct {
+			name string
+			argv []string
+		}{
+			{"exec", slices.Concat([]string{"go", "test", "-count=1", "-exec", nettrap}, goFlags, []string{"./osargs"})},
+			{"wrapped", slices.Concat([]string{nettrap, "--summary=off", "--", "go", "test", "-count=1"}, goFlags, []string{"./osargs"})},
+		} {
+			t.Run(how.name+strings.Join(goFlags, ""), func(t *testing.T) {
+				run := runIn(t, fixtureRoot(t), goEnv(), how.argv[0], how.argv[1:]...)
+				if run.code != 0 {
+					t.Errorf("%q: exit %d\nstdout: %s\nstderr: %s", how.argv, run.code, run.stdout, run.stderr)
+				}
+				if goFlags != nil && !strings.Contains(run.stdout, "test2json=1 ") {
+					t.Errorf("%q: the binary's arguments not shown with test2json=1:\n%s", how.argv, run.stdout)
+				}
+			})
+		}
+	}
+}

@@ -73,6 +73,11 @@ func TestCLIHelpAndVersion(t *testing.T) {
 	if run.code != 125 || run.stdout != "" || !strings.Contains(run.stderr, "unknown flag: --no-such-flag") {
 		t.Errorf("bad flag: exit %d\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
 	}
+	// A mistyped flag is refused alike, naming the flag it likely meant.
+	run = runNettrap(t, "--alow", "10.0.0.0/8", "--", "go", "test")
+	if want := "nettrap: unknown flag: --alow (did you mean --allow?) (see nettrap --help)\n"; run.code != 125 || run.stdout != "" || run.stderr != want {
+		t.Errorf("mistyped flag: exit %d\nstdout: %s\nstderr: %q, want %q", run.code, run.stdout, run.stderr, want)
+	}
 }
 
 // Variables: a bad value names the variable; a misspelled one is warned

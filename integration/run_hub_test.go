@@ -175,6 +175,7 @@ func TestRunAllowTestRules(t *testing.T) {
 	}
 	unused := map[string]bool{}
 	var allowedBy []string
+	reason := ""
 	for _, r := range readRunAudit(t, log) {
 		switch {
 		case r.Decision == "unused-rule":
@@ -182,13 +183,22 @@ func TestRunAllowTestRules(t *testing.T) {
 				unused[a] = true
 			}
 		case r.Decision == "allowed" && r.Test == "TestLeak":
-			allowedBy = r.AllowTest
+			allowedBy, reason = r.AllowTest, r.Reason
 		case r.Decision == "stale-marker" && r.Test != "TestStaleMarker":
 			t.Errorf("a test matched by a rule reported as a stale marker: %+v", r)
 		}
 	}
 	if !slices.Equal(allowedBy, []string{"leaky.^TestLeak$"}) {
 		t.Errorf("TestLeak's allowed record lists rules %q, want [leaky.^TestLeak$]", allowedBy)
+	}
+	// The reason names the rule that let the call through, in the audit
+	// log and the summary.
+	const wantReason = "allowed: --allow-test 'leaky.^TestLeak$'"
+	if reason != wantReason {
+		t.Errorf("TestLeak's allowed record has reason %q, want %q", reason, wantReason)
+	}
+	if !strings.Contains(run.stderr, wantReason) {
+		t.Errorf("summary lacks %q:\n%s", wantReason, run.stderr)
 	}
 	if len(unused) != 2 || !unused["^TestFine$"] || !unused["clean.^TestLeak$"] {
 		t.Errorf("unused rules in the audit log %v, want ^TestFine$ and clean.^TestLeak$", unused)

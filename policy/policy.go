@@ -114,6 +114,10 @@ type Context struct {
 	// every candidate of a parallel attempt), as written; empty when only
 	// markers, or nothing, marked it.
 	AllowTest []string `json:",omitempty"`
+	// Marker: the test (or a candidate) carries the network marker
+	// itself, whether or not a rule names it too. With AllowTest it says
+	// what let a call through (MarkedReason).
+	Marker bool `json:",omitempty"`
 	// Collection: no test was running (init, TestMain, between tests).
 	Collection bool
 	// Toolchain: the go command's own call under `nettrap -- go test`
@@ -222,9 +226,37 @@ func (p *Policy) Decide(a Attempt) Decision {
 		if p.Sealed {
 			return p.deny(audit.ReasonMarkerIgnored + "; " + denyReason(a))
 		}
-		return Decision{Verdict: audit.Allowed, Reason: "allowed: marked test", Audit: true}
+		return Decision{Verdict: audit.Allowed, Reason: MarkedReason(a.Context), Audit: true}
 	}
 	return p.deny(denyReason(a))
+}
+
+// ReasonMarked is the reason of a call let through by the test's marker.
+const ReasonMarked = "allowed: marked test"
+
+// MarkedReason is the reason of a marked test's allowed call: what let it
+// through, the marker or the --allow-test rules that name the test, as
+// written: "allowed: marked test", "allowed: --allow-test
+// 'prices.^TestExternal$'", or both for a test (or parallel candidates)
+// that both mark.
+func MarkedReason(c Context) string {
+	if len(c.AllowTest) == 0 {
+		return ReasonMarked
+	}
+	rules := make([]string, len(c.AllowTest))
+	for i, r := range c.AllowTest {
+		rules[i] = "--allow-test " + shellQuote(r)
+	}
+	reason := "allowed: " + strings.Join(rules, ", ")
+	if c.Marker {
+		reason = ReasonMarked + " and " + strings.TrimPrefix(reason, "allowed: ")
+	}
+	return reason
+}
+
+// shellQuote quotes s for a shell, as a user would write a rule: 'a$'.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // decideJoin: a join is allowed by a rule whose prefix covers the group
@@ -241,7 +273,7 @@ func (p *Policy) decideJoin(a Attempt) Decision {
 		return Decision{Verdict: audit.Allowed, Reason: ReasonToolchain, Audit: true}
 	}
 	if a.Context.Marked && !a.Context.Collection {
-		return Decision{Verdict: audit.Allowed, Reason: "allowed: marked test", Audit: true}
+		return Decision{Verdict: audit.Allowed, Reason: MarkedReason(a.Context), Audit: true}
 	}
 	return p.deny("joining " + group.String() + " (" + a.Detail + ") makes the kernel announce the group " +
 		"with IGMP/MLD reports on the network and receive its traffic; allow it with --allow " + group.String())

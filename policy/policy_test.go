@@ -274,3 +274,36 @@ func TestNetnsKinds(t *testing.T) {
 		})
 	}
 }
+
+// A marked test's allowed call names what let it through: the marker, or
+// the --allow-test rules as written (quoted as a shell would take them),
+// or both; a join alike. Under --sealed neither opens anything.
+func TestMarkedReason(t *testing.T) {
+	d, cls := dest(t, "203.0.113.7:443")
+	for _, tc := range []struct {
+		ctx  Context
+		want string
+	}{
+		{Context{Marked: true, Marker: true}, "allowed: marked test"},
+		{Context{Marked: true}, "allowed: marked test"},
+		{Context{Marked: true, AllowTest: []string{"prices.^TestExternal$"}}, "allowed: --allow-test 'prices.^TestExternal$'"},
+		{Context{Marked: true, AllowTest: []string{"^TestA$", "TestA|TestB"}}, "allowed: --allow-test '^TestA$', --allow-test 'TestA|TestB'"},
+		{Context{Marked: true, Marker: true, AllowTest: []string{"^TestLive"}}, "allowed: marked test and --allow-test '^TestLive'"},
+		{Context{Marked: true, AllowTest: []string{"it's"}}, `allowed: --allow-test 'it'\''s'`},
+	} {
+		got := (&Policy{}).Decide(Attempt{Kind: Destination, Dest: d, Class: cls, Context: tc.ctx})
+		if got.Verdict != audit.Allowed || !got.Audit || got.Reason != tc.want {
+			t.Errorf("%+v: %+v, want allowed, audited, %q", tc.ctx, got, tc.want)
+		}
+		g := netip.MustParseAddr("239.9.9.9")
+		join := Attempt{Kind: MulticastJoin, Detail: "IP_ADD_MEMBERSHIP", Context: tc.ctx,
+			Dest: classify.Dest{Family: unix.AF_INET, Addr: netip.AddrPortFrom(g, 0)}, Class: classify.ClassifyAddr(g)}
+		if got := (&Policy{}).Decide(join); got.Verdict != audit.Allowed || got.Reason != tc.want {
+			t.Errorf("join, %+v: %+v, want allowed, %q", tc.ctx, got, tc.want)
+		}
+	}
+	sealed := &Policy{Sealed: true}
+	if got := sealed.Decide(Attempt{Kind: Destination, Dest: d, Class: cls, Context: Context{Marked: true, Marker: true}}); got.Verdict != audit.Denied {
+		t.Errorf("--sealed, marked: %+v, want denied", got)
+	}
+}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/nettrap/nettrap/gotest"
@@ -58,7 +60,7 @@ type rawFlags struct {
 func parseConfig(args []string, getenv func(string) string) (*config, error) {
 	fs := newFlagSet()
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		return nil, suggestFlag(fs, err)
 	}
 	cfg := &config{fromEnv: map[string]string{}}
 	cfg.help, _ = fs.GetBool("help")
@@ -83,6 +85,34 @@ func parseConfig(args []string, getenv func(string) string) (*config, error) {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// suggestFlag adds to pflag's error for an unknown flag the flag it
+// likely meant, as unknownVarWarnings does for a variable: "unknown
+// flag: --alow (did you mean --allow?)". A long flag written with one
+// dash (-allow, -alow) is pflag's unknown shorthand; it gets the long
+// flag too.
+func suggestFlag(fs *pflag.FlagSet, err error) error {
+	var ne *pflag.NotExistError
+	if !errors.As(err, &ne) {
+		return err
+	}
+	name := ne.GetSpecifiedName()
+	if short := ne.GetSpecifiedShortnames(); short != "" {
+		name, _, _ = strings.Cut(short, "=")
+		if len(name) < 2 {
+			return err
+		}
+	}
+	var known []string
+	fs.VisitAll(func(f *pflag.Flag) { known = append(known, f.Name) })
+	if slices.Contains(known, name) {
+		return fmt.Errorf("%w (did you mean --%s?)", err, name)
+	}
+	if near := nearest(name, known); near != "" {
+		return fmt.Errorf("%w (did you mean --%s?)", err, near)
+	}
+	return err
 }
 
 // read takes the values of the flags, given or defaults.

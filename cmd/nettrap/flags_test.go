@@ -92,6 +92,36 @@ func TestUnknownVariables(t *testing.T) {
 	}
 }
 
+// A mistyped flag is named with the flag it likely meant, as a mistyped
+// variable is (nearest); one written with a single dash gets its two.
+func TestUnknownFlagSuggestion(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--alow", "10.0.0.0/8", "--", "go", "test"}, "unknown flag: --alow (did you mean --allow?)"},
+		{[]string{"--alow=10.0.0.0/8", "--", "x"}, "unknown flag: --alow (did you mean --allow?)"},
+		{[]string{"--allow-tests", "TestX", "--", "x"}, "unknown flag: --allow-tests (did you mean --allow-test?)"},
+		{[]string{"--sumary=off", "--", "x"}, "unknown flag: --sumary (did you mean --summary?)"},
+		{[]string{"--seal", "--", "x"}, "unknown flag: --seal (did you mean --sealed?)"},
+		{[]string{"--audit", "--", "x"}, "unknown flag: --audit (did you mean --audit-log?)"},
+		{[]string{"-allow", "10.0.0.0/8", "--", "x"}, "unknown shorthand flag: 'a' in -allow (did you mean --allow?)"},
+		{[]string{"-mode=audit", "--", "x"}, "unknown shorthand flag: 'm' in -mode=audit (did you mean --mode?)"},
+		{[]string{"--no-such-flag", "--", "x"}, "unknown flag: --no-such-flag"},
+		{[]string{"-x", "--", "x"}, "unknown shorthand flag: 'x' in -x"},
+	} {
+		_, err := parseConfig(tc.args, env())
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%q: error %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	// nettrap report alike, with its own flags.
+	want := "report: unknown flag: --fromat (did you mean --format?) (see nettrap report --help)"
+	if err := runReport([]string{"--fromat=json", "x.jsonl"}); err == nil || err.Error() != want {
+		t.Errorf("nettrap report --fromat: error %v, want %q", err, want)
+	}
+}
+
 // The help shows placeholders, not pflag's type names, and says what a
 // newcomer needs: the marker, the exit codes, the README, every variable.
 func TestHelpText(t *testing.T) {
@@ -108,7 +138,23 @@ func TestHelpText(t *testing.T) {
 			t.Errorf("help lacks %q", want)
 		}
 	}
-	for _, bad := range []string{"stringArray", "string ", "[=true|false]", "--cache on ", "curl https://example.com        # blocked: external"} {
+	// --sealed says what it does with --allow-test: refuses the run; and
+	// --allow-test says so too.
+	for _, want := range []string{
+		"--sealed untrusted code: the tests' markers count for nothing and only --allow rules open anything; " +
+			"with --allow-test (or NETTRAP_ALLOW_TEST) nettrap refuses to run (exit status 125); NETTRAP_SEALED",
+		"--allow-test RULE let the tests RULE names use the network, as if marked: a regexp on the full test name, " +
+			"or PKG.REGEX for one package (repeatable; refused with --sealed); NETTRAP_ALLOW_TEST",
+	} {
+		found := false
+		for _, line := range strings.Split(help, "\n") {
+			found = found || strings.Join(strings.Fields(line), " ") == want
+		}
+		if !found {
+			t.Errorf("help lacks the line %q", want)
+		}
+	}
+	for _, bad := range []string{"--allow-test count for nothing", "stringArray", "string ", "[=true|false]", "--cache on ", "curl https://example.com        # blocked: external"} {
 		if strings.Contains(help, bad) {
 			t.Errorf("help has %q", bad)
 		}

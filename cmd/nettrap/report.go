@@ -36,7 +36,7 @@ func runReport(args []string) error {
 			fs.PrintDefaults()
 			return nil
 		}
-		return cantRun("report: %v (see nettrap report --help)", err)
+		return cantRun("report: %v (see nettrap report --help)", suggestFlag(fs, err))
 	}
 	if fs.NArg() == 0 {
 		return cantRun("report: no audit log given: nettrap report [--format=text|json|markdown] AUDIT_LOG...")

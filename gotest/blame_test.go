@@ -132,3 +132,29 @@ func TestWouldBlockInTheTestsOutput(t *testing.T) {
 		}
 	}
 }
+
+// Two tests run in parallel, and the caller's stack pinned the call to
+// TestB (the guard's record names it alone): TestB fails, TestA passes,
+// though the transaction's Who had both. TestA's marker is no more used
+// by TestB's allowed call either.
+func TestBlamePinnedAmongParallelTests(t *testing.T) {
+	f := newTrackerFixture(t)
+	f.emit(mark+"=== RUN   TestA", mark+"=== ATTR  TestA nettrap network", mark+"=== PAUSE TestA",
+		mark+"=== RUN   TestB", mark+"=== ATTR  TestB nettrap network", mark+"=== PAUSE TestB",
+		mark+"=== CONT  TestA", mark+"=== CONT  TestB")
+	w := f.who()
+	if !slices.Equal(w.Candidates, []string{"TestA", "TestB"}) || !slices.Equal(w.MarkedCandidates, []string{"TestA", "TestB"}) {
+		t.Fatalf("who %+v, want candidates TestA, TestB, both marked", w)
+	}
+	f.report(w, audit.Record{Decision: audit.Allowed, Test: "TestB"}, "")
+	line := "nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) during TestB at b_test.go:9 (p.TestB)"
+	f.report(w, audit.Record{Decision: audit.Denied, Test: "TestB"}, line)
+	f.emit(mark+"--- PASS: TestA (0.00s)", mark+"--- PASS: TestB (0.00s)", mark+"PASS")
+	out, stale := f.finish()
+	if !strings.Contains(out, "--- PASS: TestA") || !strings.Contains(out, "--- FAIL: TestB") || !strings.Contains(out, line) {
+		t.Errorf("want TestB failed with the line, TestA passed:\n%s", out)
+	}
+	if !slices.Equal(stale, []string{"TestA"}) {
+		t.Errorf("stale markers %q, want [TestA] (only TestB used its marker)", stale)
+	}
+}

@@ -15,6 +15,11 @@ type Who struct {
 	Package    string
 	Test       string   // the test, or audit.Collection; "" outside Go tests
 	Candidates []string // several tests could have made it (t.Parallel)
+	// MarkedCandidates are the candidates that carry the marker (or
+	// match --allow-test): Context.Marked says all of them do. The
+	// caller's stack may pin the call to one candidate (blame.go's
+	// pinned); it does only where that cannot change the decision.
+	MarkedCandidates []string `json:",omitempty"`
 	// Active are the tests started and not ended (running or paused,
 	// parents included): a goroutine the caller's stack shows to be
 	// another test's is blamed on it, and it "had ended" unless it is

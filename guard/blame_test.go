@@ -2,6 +2,7 @@ package guard
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -256,5 +257,111 @@ func TestWouldBlockShownOnce(t *testing.T) {
 		if got, want := f.msgs.String(), map[bool]string{false: line + "\n", true: ""}[shows]; got != want {
 			t.Errorf("ShowsAudit %v: messages %q, want %q", shows, got, want)
 		}
+	}
+}
+
+// TestPinnedByTheTestsOwnGoroutine: of tests running in parallel, the
+// call is the one's whose goroutine the stack is (testing.tRunner
+// called its function, or a func literal written in it, for a
+// subtest): the record and the line name that test alone, with no
+// "ambiguous". A frame of a test's code anywhere else (a closure run by
+// a go statement or by another test's goroutine, an inlined helper's
+// literal, the test called by another) pins nothing: the name says
+// where code was written, not who runs it.
+func TestPinnedByTheTestsOwnGoroutine(t *testing.T) {
+	ab := Who{Candidates: []string{"TestA", "TestB"}, Active: []string{"TestA", "TestB"}}
+	sub := Who{Candidates: []string{"TestP/a", "TestQ"}, Active: []string{"TestP", "TestP/a", "TestQ"}}
+	const ambiguousAB = " during one of TestA, TestB (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)"
+	withMarks := func(w Who, marked bool, names ...string) Who {
+		w.Marked, w.MarkedCandidates = marked, names
+		return w
+	}
+	tests := []struct {
+		name       string
+		who        Who
+		stack      *callstack.Stack
+		test       string   // the record's test
+		candidates []string // the record's candidates
+		want       string   // the line, after blocked
+		verdict    audit.Decision
+	}{
+		{name: "the test's own frame", who: ab,
+			stack: stackOf(true, dial, user(fr("prices.TestA", "prices_test.go", 31)), tRunner),
+			test:  "TestA", want: " during TestA at prices/prices_test.go:31 (prices.TestA)"},
+		{name: "the other test's own frame, through a helper", who: ab,
+			stack: stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestB", "prices_test.go", 48)), tRunner),
+			test:  "TestB", want: " during TestB at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:48)"},
+		{name: "a parallel test's subtest", who: sub,
+			stack: stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestP.func1", "prices_test.go", 75)), tRunner),
+			test:  "TestP/a", want: " during TestP/a at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:75)"},
+		{name: "a subtest's nested literal", who: sub,
+			stack: stackOf(true, dial, user(fr("prices.TestP.func1.2", "prices_test.go", 77)), tRunner),
+			test:  "TestP/a", want: " during TestP/a at prices/prices_test.go:77 (prices.TestP.func1.2)"},
+		{name: "the parent's own goroutine while its subtest runs", who: sub,
+			stack: stackOf(true, dial, user(fr("prices.TestP", "prices_test.go", 70)), tRunner),
+			test:  "TestP", want: " during TestP at prices/prices_test.go:70 (prices.TestP)"},
+		{name: "two subtests of the test: narrowed, not pinned",
+			who:        Who{Candidates: []string{"TestP/a", "TestP/b", "TestQ"}},
+			stack:      stackOf(true, dial, user(fr("prices.TestP.func1", "prices_test.go", 75)), tRunner),
+			candidates: []string{"TestP/a", "TestP/b"},
+			want: " during one of TestP/a, TestP/b (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)" +
+				" at prices/prices_test.go:75 (prices.TestP.func1)"},
+		{name: "TestA called by TestB's goroutine", who: ab,
+			stack: stackOf(true, dial, user(fr("prices.TestA", "prices_test.go", 31), fr("prices.TestB", "prices_test.go", 52)), tRunner),
+			test:  "TestB", want: " during TestB at prices/prices_test.go:31 (prices.TestA, called from prices_test.go:52)"},
+		{name: "a goroutine running the test's closure", who: ab,
+			stack:      stackOf(true, dial, user(fr("prices.TestA.func1", "prices_test.go", 33)), goexit),
+			candidates: ab.Candidates, want: ambiguousAB + " at prices/prices_test.go:33 (prices.TestA.func1, in a goroutine of prices.TestA.func1)"},
+		{name: "an inlined helper's literal as a subtest's function", who: ab,
+			stack:      stackOf(true, dial, user(fr("prices.TestA.MakeDialer.func1", "dialer.go", 12)), tRunner),
+			candidates: ab.Candidates, want: ambiguousAB + " at prices/dialer.go:12 (prices.TestA.MakeDialer.func1)"},
+		{name: "a go statement's wrapper", who: ab,
+			stack:      stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestA.gowrap1", "prices_test.go", 35)), tRunner),
+			candidates: ab.Candidates, want: ambiguousAB + " at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:35)"},
+		{name: "incomplete stack", who: ab,
+			stack:      stackOf(false, dial, user(fr("prices.TestA", "prices_test.go", 31))),
+			candidates: ab.Candidates, want: ambiguousAB + " at prices/prices_test.go:31 (prices.TestA)"},
+		{name: "no test of the module", who: ab,
+			stack:      stackOf(true, dial, user(fr("other.org/lib.TestA", "/go/pkg/mod/other.org/lib/lib_test.go", 9)), tRunner),
+			candidates: ab.Candidates, want: ambiguousAB},
+		{name: "the pinned test alone marked: not pinned (decided as ambiguous)", who: withMarks(ab, false, "TestA"),
+			stack:      stackOf(true, dial, user(fr("prices.TestA", "prices_test.go", 31)), tRunner),
+			candidates: ab.Candidates, want: ambiguousAB + " at prices/prices_test.go:31 (prices.TestA)"},
+		{name: "every candidate marked: allowed, pinned", who: withMarks(ab, true, "TestA", "TestB"),
+			stack: stackOf(true, dial, user(fr("prices.TestB", "prices_test.go", 48)), tRunner),
+			test:  "TestB", verdict: audit.Allowed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, policy.Policy{})
+			tt.who.Package = "example.com/shop/prices"
+			attr := &fakeAttribution{who: tt.who}
+			f.g.Attribution = attr
+			c := call(bpf.Connect, inet("203.0.113.7:443"))
+			c.Task = stackTask{FixedTask: task(""), stack: tt.stack}
+			f.g.Decide(c)
+			recs := f.records(t)
+			if len(recs) != 1 || len(attr.reports) != 1 {
+				t.Fatalf("records %+v, reports %q", recs, attr.reports)
+			}
+			r := recs[0]
+			if r.Test != tt.test || !slices.Equal(r.Candidates, tt.candidates) {
+				t.Errorf("test %q candidates %q, want %q %q", r.Test, r.Candidates, tt.test, tt.candidates)
+			}
+			verdict := tt.verdict
+			if verdict == "" {
+				verdict = audit.Denied
+			}
+			if r.Decision != verdict {
+				t.Fatalf("decision %s, want %s", r.Decision, verdict)
+			}
+			if verdict != audit.Denied {
+				return
+			}
+			_, line, _ := strings.Cut(attr.reports[0], "|"+r.Test+"|")
+			if want := blocked + tt.want; line != want {
+				t.Errorf("line\n%s\nwant\n%s", line, want)
+			}
+		})
 	}
 }

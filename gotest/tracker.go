@@ -309,7 +309,10 @@ func (t *Tracker) report(w guard.Who, rec audit.Record, line string) {
 		}
 		return
 	}
-	if w.Collection {
+	if w.Collection || rec.Unowned {
+		// Collection time, or a goroutine the stack ties to no running
+		// test (its code is another test's by name only): the package
+		// carries the verdict, never the test that happened to run.
 		t.renderer.FailPackage(line)
 		return
 	}
@@ -328,7 +331,7 @@ func (t *Tracker) show(w guard.Who, rec audit.Record, line string) {
 	switch {
 	case rec.StartedBy != "":
 		tests = []string{rec.StartedBy}
-	case !w.Collection:
+	case !w.Collection && !rec.Unowned:
 		tests = recTests(rec)
 	}
 	shown := false

@@ -12,9 +12,14 @@ import (
 // The caller's stack, read for a denied or audited attempt only (never
 // on the allowed fast path), once per call, while the call waits: where
 // in the user's code the call was made, and whose goroutine made it.
-// Blame rests on what the stack shows, never on timing: a goroutine
-// whose code is another test's (its closure, or a frame of its own
-// code) is that test's, and the verdict goes to it.
+// A running test's own goroutine pins the call to it (pinned). A
+// goroutine whose code is another test's by name only (TestA.func1
+// during TestB) is no evidence of who started it: a function's name
+// says where its code was written, and TestA may have stored the
+// closure for TestB to call. The line then names the goroutine and
+// says no running test is known to have started it, and the package
+// carries the verdict (audit.Origin.Unowned), rather than TestA by its
+// name or TestB by timing.
 
 // readOrigin asks the call's task for its stack and words what it
 // shows: the zero Origin when the task cannot tell. pin is what the
@@ -192,9 +197,11 @@ func stackOrigin(s *callstack.Stack, tab *callstack.Table, who Who) audit.Origin
 	if found && (tf.Func != w.Frame.Func || tf.Line != w.Frame.Line || tf.File != w.Frame.File) {
 		o.CalledFrom = relFrame(tf, relFile(tab, tf))
 	}
-	if test != "" && s.Complete && inTests(who) && !running(who, test) {
-		o.StartedBy = test
-		o.StartedByEnded = !active(who.Active, test)
+	if test != "" && s.Complete && inTests(who) && !who.Collection && !running(who, test) {
+		// The outermost frame of test code is another test's, by its
+		// name only: the stack shows no running test's goroutine, and
+		// does not show who started this one.
+		o.Unowned = true
 	}
 	return o
 }
@@ -219,9 +226,9 @@ func relFile(tab *callstack.Table, f callstack.Frame) string {
 
 // testFrame finds the outermost frame of a test function's code in the
 // user's module (the test, or a closure in it: TestA, TestA.func1.2),
-// and names the test (TestA). The outermost, because that is whose
-// goroutine it is: a test's goroutine may call a closure another test
-// made, not the other way round.
+// and names the test (TestA). The outermost, because that is nearest
+// to whose goroutine it is: a test's goroutine may call a closure
+// another test made. A name, not a proof: see pinned and Unowned.
 func testFrame(s *callstack.Stack, tab *callstack.Table) (string, callstack.Frame, bool) {
 	for i := len(s.Frames) - 1; i >= 0; i-- {
 		f := s.Frames[i]
@@ -275,17 +282,6 @@ func inTests(who Who) bool {
 // names as running, or one of the candidates, or a parent of them.
 func running(who Who, test string) bool {
 	for _, name := range append([]string{who.Test}, who.Candidates...) {
-		if name == test || strings.HasPrefix(name, test+"/") {
-			return true
-		}
-	}
-	return false
-}
-
-// active tells whether test, or a subtest of it, had started and not
-// ended (from the stream, Who.Active).
-func active(names []string, test string) bool {
-	for _, name := range names {
 		if name == test || strings.HasPrefix(name, test+"/") {
 			return true
 		}

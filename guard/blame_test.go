@@ -78,20 +78,21 @@ func user(frames ...callstack.Frame) []callstack.Frame { return frames }
 const blocked = "nettrap: Outbound network blocked: connect 203.0.113.7:443 (external)"
 
 // TestBlameFromStack: the line says where the attempt was made, from the
-// caller's stack, and names the test whose goroutine made it when that
-// is not the test that was running; without a stack, the line is
-// today's.
+// caller's stack; when the stack's test code is only another test's (a
+// closure named after it), the line names the goroutine, says no
+// running test is known to have started it, and names no test as its
+// starter (Unowned: the package carries the verdict); without a stack,
+// the line is the test's alone.
 func TestBlameFromStack(t *testing.T) {
 	tests := []struct {
-		name      string
-		who       Who
-		stack     *callstack.Stack
-		err       error
-		want      string // the line, after blocked
-		startedBy string
-		ended     bool
-		where     string // file:line of the record's where; "" none
-		calledBy  string
+		name     string
+		who      Who
+		stack    *callstack.Stack
+		err      error
+		want     string // the line, after blocked
+		unowned  bool   // the stack ties the call to no running test
+		where    string // file:line of the record's where; "" none
+		calledBy string
 	}{
 		{name: "direct dial in the test", who: Who{Test: "TestFetch"},
 			stack: stackOf(true, dial, user(fr("prices.TestFetch", "prices_test.go", 20)), tRunner),
@@ -113,18 +114,23 @@ func TestBlameFromStack(t *testing.T) {
 			stack: stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestWait.func1", "prices_test.go", 90)), goexit),
 			want:  " during TestWait at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:90 in a goroutine)",
 			where: "prices/client.go:31", calledBy: "prices/prices_test.go:90"},
-		{name: "goroutine an ended test left running", who: Who{Test: "TestB", Active: []string{"TestB"}},
-			stack:     stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestA.func1", "leak_test.go", 12)), goexit),
-			want:      " during TestB at prices/client.go:31 (prices.fetchQuote), from a goroutine started by TestA at leak_test.go:12, which had ended",
-			startedBy: "TestA", ended: true, where: "prices/client.go:31", calledBy: "prices/leak_test.go:12"},
-		{name: "goroutine of a test still running (paused parallel)", who: Who{Test: "TestB", Active: []string{"TestA", "TestB"}},
-			stack:     stackOf(true, dial, user(fr("prices.TestA.func2", "leak_test.go", 14)), goexit),
-			want:      " during TestB at prices/leak_test.go:14 (prices.TestA.func2), from a goroutine started by TestA",
-			startedBy: "TestA", where: "prices/leak_test.go:14"},
+		{name: "goroutine running an ended test's closure: no test is known to have started it", who: Who{Test: "TestB", Active: []string{"TestB"}},
+			stack:   stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestA.func1", "leak_test.go", 12)), goexit),
+			want:    " during TestB at prices/client.go:31 (prices.fetchQuote, called from leak_test.go:12), in a goroutine of prices.TestA.func1 that no running test is known to have started",
+			unowned: true, where: "prices/client.go:31", calledBy: "prices/leak_test.go:12"},
+		{name: "goroutine running a paused test's closure: its name blames no test", who: Who{Test: "TestB", Active: []string{"TestA", "TestB"}},
+			stack:   stackOf(true, dial, user(fr("prices.TestA.func2", "leak_test.go", 14)), goexit),
+			want:    " during TestB at prices/leak_test.go:14 (prices.TestA.func2), in a goroutine of prices.TestA.func2 that no running test is known to have started",
+			unowned: true, where: "prices/leak_test.go:14"},
+		{name: "another test's stored closure, called from the running test's goroutine", who: Who{Test: "TestB", Active: []string{"TestB"}},
+			stack: stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestA.MakeDialer.func1", "client.go", 70),
+				fr("prices.TestB.func1", "b_test.go", 20)), goexit),
+			want:  " during TestB at prices/client.go:31 (prices.fetchQuote, called from b_test.go:20 in a goroutine)",
+			where: "prices/client.go:31", calledBy: "prices/b_test.go:20"},
 		{name: "leftover goroutine dials between tests", who: Who{Test: audit.Collection, Context: policy.Context{Collection: true}},
-			stack:     stackOf(true, dial, user(fr("prices.TestA.func1", "leak_test.go", 12)), goexit),
-			want:      audit.AtCollection + " at prices/leak_test.go:12 (prices.TestA.func1), from a goroutine started by TestA, which had ended",
-			startedBy: "TestA", ended: true, where: "prices/leak_test.go:12"},
+			stack: stackOf(true, dial, user(fr("prices.TestA.func1", "leak_test.go", 12)), goexit),
+			want:  audit.AtCollection + " at prices/leak_test.go:12 (prices.TestA.func1, in a goroutine of prices.TestA.func1)",
+			where: "prices/leak_test.go:12"},
 		{name: "parallel subtest", who: Who{Candidates: []string{"TestP/a", "TestP/b"}, Active: []string{"TestP", "TestP/a", "TestP/b"}},
 			stack: stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestP.func1", "prices_test.go", 101)), tRunner),
 			want: " during one of TestP/a, TestP/b (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)" +
@@ -169,8 +175,9 @@ func TestBlameFromStack(t *testing.T) {
 				t.Errorf("line\n%s\nwant\n%s", line, want)
 			}
 			r := recs[0]
-			if r.StartedBy != tt.startedBy || r.StartedByEnded != tt.ended {
-				t.Errorf("started_by %q ended %v, want %q %v", r.StartedBy, r.StartedByEnded, tt.startedBy, tt.ended)
+			if r.Unowned != tt.unowned || r.StartedBy != "" || r.StartedByEnded {
+				t.Errorf("unowned %v started_by %q ended %v, want unowned %v and no started_by (a closure's name is no evidence of who started the goroutine)",
+					r.Unowned, r.StartedBy, r.StartedByEnded, tt.unowned)
 			}
 			if got := locOf(r.Where); got != tt.where {
 				t.Errorf("where %q, want %q", got, tt.where)

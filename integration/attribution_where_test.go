@@ -160,7 +160,7 @@ func whereRecords(t *testing.T, log, root string) string {
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "%v %v:", unmapped(fmt.Sprint(r["dest"])), r["test"])
-		for _, k := range []string{"where", "called_from", "goroutine", "started_by", "started_by_ended", "stack_stop"} {
+		for _, k := range []string{"where", "called_from", "goroutine", "started_by", "started_by_ended", "unowned", "stack_stop"} {
 			if v, ok := r[k]; ok {
 				fmt.Fprintf(&b, " %s=%s", k, frameText(v, root))
 			}

@@ -137,6 +137,16 @@ func TestMessageWhere(t *testing.T) {
 			" during TestFetch at prices/client.go:31 (prices.fetchQuote), from a goroutine started by TestA at leak_test.go:12, which had ended"},
 		{Origin{Where: &Frame{Func: "example.com/shop/prices.TestA.func1", File: "prices/leak_test.go", Line: 12}, StartedBy: "TestA"},
 			" during TestFetch at prices/leak_test.go:12 (prices.TestA.func1), from a goroutine started by TestA"},
+		// Unowned: test code of another test's by name only; the
+		// goroutine's entry is named, no test as its starter.
+		{Origin{Where: where, CalledFrom: &Frame{Func: "example.com/shop/prices.TestA.func1", File: "prices/leak_test.go", Line: 12},
+			Goroutine: "example.com/shop/prices.TestA.func1", Unowned: true},
+			" during TestFetch at prices/client.go:31 (prices.fetchQuote, called from leak_test.go:12), in a goroutine of prices.TestA.func1 that no running test is known to have started"},
+		{Origin{Where: where, CalledFrom: &Frame{Func: "example.com/shop/prices.TestA.func1", File: "prices/leak_test.go", Line: 12},
+			Goroutine: "sync.(*WaitGroup).Go.func1", Unowned: true},
+			" during TestFetch at prices/client.go:31 (prices.fetchQuote, called from leak_test.go:12), in a goroutine of sync.(*WaitGroup).Go.func1 that no running test is known to have started"},
+		{Origin{Where: where, Unowned: true},
+			" during TestFetch at prices/client.go:31 (prices.fetchQuote), in a goroutine that no running test is known to have started"},
 	}
 	for _, tt := range tests {
 		r := base

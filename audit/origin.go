@@ -23,14 +23,25 @@ type Origin struct {
 	// Goroutine is the goroutine's entry function when the goroutine is
 	// not a test's own (a go statement's function).
 	Goroutine string `json:"goroutine,omitempty"`
-	// StartedBy is the test whose code the goroutine runs (its closure,
-	// or a frame of its own code), when that is not the test that was
-	// running (Test, or one of Candidates): a goroutine it left
-	// running. The verdict goes to it.
+	// StartedBy is the test that started the goroutine, when that is
+	// not the test that was running (Test, or one of Candidates): a
+	// goroutine it left running. The verdict goes to it. It must rest
+	// on the goroutine's creator, which nettrap does not read yet
+	// (issue 36: the creator chain); a closure's name is no such
+	// evidence (Unowned), and nettrap no longer sets it from one
+	// (earlier versions did: their records may have it).
 	StartedBy string `json:"started_by,omitempty"`
 	// StartedByEnded tells that StartedBy had ended when the attempt
 	// came: the verdict fails the package, naming it.
 	StartedByEnded bool `json:"started_by_ended,omitempty"`
+	// Unowned tells that the stack ties the call to no running test:
+	// its test code is another test's (TestA's closure, by its name,
+	// TestA.func1) and no frame of a running test's is on it. The name
+	// says where the code was written, not who started the goroutine
+	// (TestA may have stored the closure for TestB to call), so no test
+	// is named as its starter: the line names the goroutine's entry
+	// function, and the package carries the verdict.
+	Unowned bool `json:"unowned,omitempty"`
 	// Stack is the whole stack, innermost first, as far as it was
 	// verified (files as the binary names them).
 	Stack []Frame `json:"stack,omitempty"`
@@ -74,11 +85,11 @@ func (r Record) Blamed() string {
 // wherePart says where the attempt was made, from the stack:
 //
 //	at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:48)
-//	at leak_test.go:14 (leak.TestA.func1), from a goroutine started by TestA, which had ended
+//	at leak_test.go:14 (leak.TestA.func1), in a goroutine of leak.TestA.func1 that no running test is known to have started
 //	, in a goroutine of http.(*Transport).startDialConnForLocked.func1
 //
-// The last: no frame of the module, a library's goroutine. "" without
-// a stack.
+// The second: Unowned. The last: no frame of the module, a library's
+// goroutine. "" without a stack.
 func wherePart(o Origin) string {
 	if o.Where == nil {
 		if o.Goroutine != "" {
@@ -91,6 +102,15 @@ func wherePart(o Origin) string {
 	inner := o.Where.ShortFunc()
 	var after string
 	switch {
+	case o.Unowned:
+		if o.CalledFrom != nil {
+			inner += ", called from " + nearLoc(*o.CalledFrom, *o.Where)
+		}
+		after = ", in a goroutine"
+		if o.Goroutine != "" {
+			after += " of " + Frame{Func: o.Goroutine}.ShortFunc()
+		}
+		after += " that no running test is known to have started"
 	case o.StartedBy != "":
 		after = ", from a goroutine started by " + o.StartedBy
 		if o.CalledFrom != nil {

@@ -84,6 +84,8 @@ func message(r report.Row) string {
 		b.WriteString(" from a goroutine of " + r.StartedBy + ", at collection time")
 	case r.StartedBy != "":
 		b.WriteString(" from a goroutine of " + r.StartedBy + ", during " + r.Running())
+	case r.Unowned:
+		b.WriteString(" during " + r.Running() + ", in a goroutine no running test is known to have started")
 	case r.Test == audit.Collection:
 		b.WriteString(audit.AtCollection)
 	case r.Test == "" && r.Process != "":

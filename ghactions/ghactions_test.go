@@ -181,6 +181,7 @@ func TestAnnotateWhere(t *testing.T) {
 	fetch := audit.Origin{Where: &audit.Frame{Func: "example.com/shop/prices.fetchQuote", File: "prices/client.go", Line: 31}}
 	leak := audit.Origin{Where: &audit.Frame{Func: "example.com/shop/prices.TestLeak.func1", File: "prices/leak_test.go", Line: 12},
 		StartedBy: "TestLeak", StartedByEnded: true}
+	unowned := audit.Origin{Where: leak.Where, Unowned: true}
 	tests := []struct {
 		name, root string
 		rec        audit.Record
@@ -194,6 +195,8 @@ func TestAnnotateWhere(t *testing.T) {
 			"::error file=prices/client.go,line=31,"},
 		{"-trimpath", "/ws", rec("TestFetch", "example.com/shop/prices/client.go", fetch),
 			"::error file=prices/client.go,line=31,"},
+		{"goroutine no running test is known to have started", "/ws", rec("TestOK", "/ws/prices/leak_test.go", unowned),
+			"::error file=prices/leak_test.go,line=12,title=nettrap%3A example.com/shop/prices (package%2C during TestOK)::Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestOK, in a goroutine no running test is known to have started at prices/leak_test.go:12 (prices.TestLeak.func1) of package example.com/shop/prices\n"},
 		{"goroutine of an ended test", "/ws", rec("TestOK", "/ws/prices/leak_test.go", leak),
 			"::error file=prices/leak_test.go,line=12,title=nettrap%3A example.com/shop/prices TestLeak (its goroutine%2C during TestOK)::Outbound network blocked: connect tcp 203.0.113.7:443 (external) from a goroutine of TestLeak, during TestOK at prices/leak_test.go:12 (prices.TestLeak.func1) of package example.com/shop/prices\n"},
 	}

@@ -132,3 +132,54 @@ func TestWouldBlockInTheTestsOutput(t *testing.T) {
 		}
 	}
 }
+
+// Two tests run in parallel, and the caller's stack pinned the call to
+// TestB (the guard's record names it alone): TestB fails, TestA passes,
+// though the transaction's Who had both. TestA's marker is no more used
+// by TestB's allowed call either.
+func TestBlamePinnedAmongParallelTests(t *testing.T) {
+	f := newTrackerFixture(t)
+	f.emit(mark+"=== RUN   TestA", mark+"=== ATTR  TestA nettrap network", mark+"=== PAUSE TestA",
+		mark+"=== RUN   TestB", mark+"=== ATTR  TestB nettrap network", mark+"=== PAUSE TestB",
+		mark+"=== CONT  TestA", mark+"=== CONT  TestB")
+	w := f.who()
+	if !slices.Equal(w.Candidates, []string{"TestA", "TestB"}) || !slices.Equal(w.MarkedCandidates, []string{"TestA", "TestB"}) {
+		t.Fatalf("who %+v, want candidates TestA, TestB, both marked", w)
+	}
+	f.report(w, audit.Record{Decision: audit.Allowed, Test: "TestB"}, "")
+	line := "nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) during TestB at b_test.go:9 (p.TestB)"
+	f.report(w, audit.Record{Decision: audit.Denied, Test: "TestB"}, line)
+	f.emit(mark+"--- PASS: TestA (0.00s)", mark+"--- PASS: TestB (0.00s)", mark+"PASS")
+	out, stale := f.finish()
+	if !strings.Contains(out, "--- PASS: TestA") || !strings.Contains(out, "--- FAIL: TestB") || !strings.Contains(out, line) {
+		t.Errorf("want TestB failed with the line, TestA passed:\n%s", out)
+	}
+	if !slices.Equal(stale, []string{"TestA"}) {
+		t.Errorf("stale markers %q, want [TestA] (only TestB used its marker)", stale)
+	}
+}
+
+// A goroutine the stack ties to no running test (its code is TestA's
+// closure by name only, audit.Origin.Unowned) dials during TestB: the
+// package fails with the line; TestB, which the timing alone names,
+// passes, and so does TestA, whose closure's name is no evidence that
+// it started the goroutine. Would-be denials of it are the package's
+// lines too.
+func TestBlameUnownedGoesToThePackage(t *testing.T) {
+	for _, d := range []audit.Decision{audit.Denied, audit.WouldDeny} {
+		f := newTrackerFixture(t)
+		f.emit(mark+"=== RUN   TestA", mark+"=== PAUSE TestA", mark+"=== RUN   TestB")
+		w := f.who()
+		line := "nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) during TestB at client.go:31 (p.fetch, called from leak_test.go:12), " +
+			"in a goroutine of p.TestA.func1 that no running test is known to have started"
+		f.report(w, audit.Record{Decision: d, Test: "TestB", Origin: audit.Origin{Unowned: true, Goroutine: "example.com/p.TestA.func1"}}, line)
+		f.emit(mark+"--- PASS: TestB (0.00s)", mark+"=== CONT  TestA", mark+"--- PASS: TestA (0.00s)", mark+"PASS")
+		out, _ := f.finish()
+		if strings.Contains(out, "--- FAIL") || !strings.Contains(out, "\n"+line+"\n") {
+			t.Errorf("%s: want TestA and TestB passed, the line among the package's:\n%s", d, out)
+		}
+		if failed := strings.HasSuffix(out, "FAIL\n"); failed != (d == audit.Denied) {
+			t.Errorf("%s: package failed %v:\n%s", d, failed, out)
+		}
+	}
+}

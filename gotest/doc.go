@@ -26,12 +26,16 @@
 //
 // What the stream knows is which test was running, not whose code made
 // the call: a goroutine that outlived its test is seen in whatever test
-// runs next. The caller's stack tells (guard reads it, when the engine
-// can, for denied and audited attempts): when it shows another test's
-// goroutine (audit.Record.StartedBy), the verdict goes to that test if
-// it is still running (Who.Active), else to the package, with a line
-// naming it; the test that happened to run is never the only one named.
-// Timing alone blames no one.
+// runs next, and parallel tests run at once. The caller's stack tells
+// more (guard reads it, when the engine can, for denied and audited
+// attempts): a running test's own goroutine pins the call to it among
+// parallel tests (the record's Test, Candidates narrowed), and a
+// goroutine whose test code is only another test's closure, by its
+// name, is tied to no test (audit.Record.Unowned): the package fails,
+// with a line naming the goroutine, not the test that happened to run
+// nor the one the closure is named after. A test a goroutine's creator
+// shows (audit.Record.StartedBy, not read yet) would get the verdict if
+// still running (Who.Active), else the package.
 //
 // With -v or -json, a verdict's line is followed by the caller's stack
 // (one frame a line), and a would-be denial's line (--mode=audit) goes

@@ -236,6 +236,9 @@ func (t *Tracker) who() guard.Who {
 			marked, marker, rules := t.marked(name)
 			w.Marked = w.Marked && marked
 			w.Marker = w.Marker || marker
+			if marked {
+				w.MarkedCandidates = append(w.MarkedCandidates, name)
+			}
 			for _, r := range rules {
 				if !slices.Contains(w.AllowTest, r) {
 					w.AllowTest = append(w.AllowTest, r)
@@ -268,7 +271,8 @@ func (t *Tracker) marked(test string) (marked, marker bool, rules []string) {
 }
 
 // report is a transaction's Report: a denial fails the test that made it
-// (every candidate when ambiguous) or, at collection time, the package.
+// (the record's, which the caller's stack may have pinned among the
+// candidates; every candidate when ambiguous) or, at collection time, the package.
 // When the caller's stack showed another test's goroutine
 // (rec.StartedBy), the verdict goes to that test while it runs, else to
 // the package, with a line that names it: never only to the test that
@@ -286,7 +290,7 @@ func (t *Tracker) report(w guard.Who, rec audit.Record, line string) {
 	switch rec.Decision {
 	case audit.Allowed:
 		if w.Marked {
-			t.markUsed(w)
+			t.markUsed(rec)
 		}
 		return
 	case audit.Denied:
@@ -308,15 +312,14 @@ func (t *Tracker) report(w guard.Who, rec audit.Record, line string) {
 		}
 		return
 	}
-	if w.Collection {
+	if w.Collection || rec.Unowned {
+		// Collection time, or a goroutine the stack ties to no running
+		// test (its code is another test's by name only): the package
+		// carries the verdict, never the test that happened to run.
 		t.renderer.FailPackage(line)
 		return
 	}
-	tests := w.Candidates
-	if len(tests) == 0 {
-		tests = []string{w.Test}
-	}
-	for _, name := range tests {
+	for _, name := range recTests(rec) {
 		if !t.renderer.Fail(name, line) {
 			t.renderer.FailPackage(line)
 		}
@@ -327,12 +330,12 @@ func (t *Tracker) report(w guard.Who, rec audit.Record, line string) {
 // about (every candidate's), failing nothing; outside a test, or once
 // the test's end is written, among the package's lines.
 func (t *Tracker) show(w guard.Who, rec audit.Record, line string) {
-	tests := w.Candidates
+	var tests []string
 	switch {
 	case rec.StartedBy != "":
 		tests = []string{rec.StartedBy}
-	case len(tests) == 0 && !w.Collection:
-		tests = []string{w.Test}
+	case !w.Collection && !rec.Unowned:
+		tests = recTests(rec)
 	}
 	shown := false
 	for _, name := range tests {
@@ -343,10 +346,20 @@ func (t *Tracker) show(w guard.Who, rec audit.Record, line string) {
 	}
 }
 
-func (t *Tracker) markUsed(w guard.Who) {
+// recTests are the tests a record is about: its test, or its
+// candidates. They are the transaction's Who's, unless the caller's
+// stack pinned the call to fewer of its candidates (guard's pinned).
+func recTests(rec audit.Record) []string {
+	if len(rec.Candidates) > 0 {
+		return rec.Candidates
+	}
+	return []string{rec.Test}
+}
+
+func (t *Tracker) markUsed(rec audit.Record) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, name := range append([]string{w.Test}, w.Candidates...) {
+	for _, name := range recTests(rec) {
 		for ; name != ""; name = parentName(name) {
 			t.used[name] = true
 		}

@@ -69,8 +69,14 @@ func (f *trackerFixture) who() guard.Who {
 // guard does while it decides and reports).
 func (f *trackerFixture) deny(w guard.Who, line string) {
 	tx := f.tr.Begin(nil)
-	f.tr.report(w, audit.Record{Decision: "denied"}, line)
+	f.tr.report(w, recordOf(w, "denied"), line)
 	tx.End()
+}
+
+// recordOf is a record of a call w made, as the guard writes it: its
+// test and candidates are w's.
+func recordOf(w guard.Who, d audit.Decision) audit.Record {
+	return audit.Record{Decision: d, Test: w.Test, Candidates: w.Candidates}
 }
 
 // finish ends the run and returns the output and the tests of the stale
@@ -132,7 +138,7 @@ func TestAttributionMarkerAndSubtests(t *testing.T) {
 	if w.Test != "TestLive/sub" || !w.Marked {
 		t.Errorf("subtest of a marked test: %+v, want marked", w)
 	}
-	f.tr.report(w, audit.Record{Decision: "allowed"}, "")
+	f.tr.report(w, recordOf(w, "allowed"), "")
 	f.emit(mark+"--- PASS: TestLive/sub (0.00s)", mark+"--- PASS: TestLive (0.00s)")
 	f.emit(mark + "=== RUN   TestSibling")
 	if w := f.who(); w.Test != "TestSibling" || w.Marked {

@@ -15,10 +15,16 @@ type Who struct {
 	Package    string
 	Test       string   // the test, or audit.Collection; "" outside Go tests
 	Candidates []string // several tests could have made it (t.Parallel)
+	// MarkedCandidates are the candidates that carry the marker (or
+	// match --allow-test): Context.Marked says all of them do. The
+	// caller's stack may pin the call to one candidate (blame.go's
+	// pinned); it does only where that cannot change the decision.
+	MarkedCandidates []string `json:",omitempty"`
 	// Active are the tests started and not ended (running or paused,
-	// parents included): a goroutine the caller's stack shows to be
-	// another test's is blamed on it, and it "had ended" unless it is
-	// here.
+	// parents included): whether a test that started a goroutine
+	// (audit.Origin.StartedBy) had ended. Nothing sets StartedBy until
+	// the goroutine's creator is read (issue 36): a closure's name is
+	// no evidence of it.
 	Active []string `json:",omitempty"`
 	// ShowsAudit tells that the attribution shows a would-be denial's
 	// line itself (in the test's output, with -v or -json): the guard
@@ -52,9 +58,9 @@ type Transaction interface {
 	// message line of a denial or a would-be denial ("nettrap: Outbound
 	// network blocked: …", "nettrap: audit: would block: …") or "" for
 	// others. It shows a denial's line itself: under the test it fails
-	// (the test rec.StartedBy names, when the caller's stack showed
-	// another test's goroutine), or on the messages; a would-be
-	// denial's when Who.ShowsAudit.
+	// (rec's Test or Candidates, which the caller's stack may have
+	// pinned among Who's; the package for rec.Unowned), or on the
+	// messages; a would-be denial's when Who.ShowsAudit.
 	Report(rec audit.Record, line string)
 	// End ends the transaction; the attribution may let go of what it
 	// held for the call (a test's end line). Called exactly once. A

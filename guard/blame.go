@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/nettrap/nettrap/audit"
@@ -11,21 +12,167 @@ import (
 // The caller's stack, read for a denied or audited attempt only (never
 // on the allowed fast path), once per call, while the call waits: where
 // in the user's code the call was made, and whose goroutine made it.
-// Blame rests on what the stack shows, never on timing: a goroutine
-// whose code is another test's (its closure, or a frame of its own
-// code) is that test's, and the verdict goes to it.
+// A running test's own goroutine pins the call to it (pinned). A
+// goroutine whose code is another test's by name only (TestA.func1
+// during TestB) is no evidence of who started it: a function's name
+// says where its code was written, and TestA may have stored the
+// closure for TestB to call. The line then names the goroutine and
+// says no running test is known to have started it, and the package
+// carries the verdict (audit.Origin.Unowned), rather than TestA by its
+// name or TestB by timing.
 
 // readOrigin asks the call's task for its stack and words what it
-// shows: the zero Origin when the task cannot tell.
-func readOrigin(c *decision.Call, who Who) audit.Origin {
+// shows: the zero Origin when the task cannot tell. pin is what the
+// stack says of which of who's candidates made the call (pinned).
+func readOrigin(c *decision.Call, who Who) (o audit.Origin, pin []string) {
 	if c.Task == nil {
-		return audit.Origin{}
+		return audit.Origin{}, nil
 	}
 	s, tab := decision.StackOf(c.Task)
 	if s == nil {
-		return audit.Origin{}
+		return audit.Origin{}, nil
 	}
-	return stackOrigin(s, tab, who)
+	return stackOrigin(s, tab, who), pinned(s, tab, who)
+}
+
+// pinned tells which of who's candidates (tests running in parallel) a
+// call was made by, from its stack: nil when the stack does not narrow
+// them; one test when it pins the call, several when it narrows the
+// candidates to the subtests of one test.
+//
+// Only a test's own goroutine pins: a complete stack whose outermost
+// frames are the testing package's (testing.tRunner) and whose first
+// function past them, the function tRunner called, is the module's
+// test function itself (p.TestA: TestA's goroutine, or TestA's still
+// running while its subtest does) or a func literal written directly
+// in it (p.TestA.func1, p.TestA.func1.2: the function of a subtest of
+// TestA, through t.Run). No other frame pins, however it is named. A
+// function's name says where its code was written, not which goroutine
+// runs it: TestA's closure may be stored and called by TestB, or from
+// a goroutine TestB started, and when the compiler inlines a helper
+// into TestA, the helper's closures are named after TestA
+// (p.TestA.MakeDialer.func1.1). So a closure that is not tRunner's
+// callee (a go statement's function, a callback) pins nothing, nor
+// does a literal whose name has any element but funcN and numbers
+// (an inlined helper's, a go statement's wrapper gowrapN), nor
+// TestA's frame above another test's (TestB calling TestA(t)): the
+// goroutine is TestB's. What tRunner called is the subtest's function
+// whoever wrote it, so a subtest of TestB that runs a literal TestA
+// stored would be pinned to TestA's subtests if any ran; nothing else
+// puts TestA's literal under tRunner. (docs/tests.md, "Parallel
+// tests".)
+//
+// A pin is kept only where it cannot change the decision: when every
+// candidate carries the marker or none does (a pinned test marked
+// where the others are not would have to be decided again).
+func pinned(s *callstack.Stack, tab *callstack.Table, who Who) []string {
+	if len(who.Candidates) < 2 || !s.Complete {
+		return nil
+	}
+	if len(who.MarkedCandidates) != 0 && !who.Marked {
+		return nil
+	}
+	w, _ := tab.Where(s)
+	if !w.EntryIsTest {
+		return nil
+	}
+	test, literal := testOrLiteral(w.Entry)
+	if test == "" || !isUserFunc(tab, s, w.Entry) {
+		return nil
+	}
+	var in []string
+	for _, name := range who.Candidates {
+		if name == test && !literal || strings.HasPrefix(name, test+"/") {
+			in = append(in, name)
+		}
+	}
+	switch {
+	case len(in) == 0:
+		return nil
+	case !literal:
+		// The test's own goroutine: the test, or a parent of the
+		// running subtests (running its own code meanwhile). A
+		// parent's marker is its subtests' too, so when none of them
+		// is marked, neither is it; when all are, it may not be.
+		if !slices.Contains(in, test) && who.Marked {
+			return nil
+		}
+		return []string{test}
+	case len(in) == len(who.Candidates):
+		return nil
+	}
+	return in
+}
+
+// testOrLiteral tells whether fn is a test function (p.TestA: "TestA",
+// false) or a func literal written directly in one (p.TestA.func1,
+// p.TestA.func2.1: "TestA", true); "" for anything else.
+func testOrLiteral(fn string) (string, bool) {
+	test := TestOfFunc(fn)
+	if test == "" {
+		return "", false
+	}
+	short := audit.Frame{Func: fn}.ShortFunc()
+	_, rest, _ := strings.Cut(short, ".")
+	rest = strings.TrimPrefix(rest, test)
+	if rest == "" {
+		return test, false
+	}
+	elems := strings.Split(strings.TrimPrefix(rest, "."), ".")
+	if !strings.HasPrefix(rest, ".") || !isNumbered(elems[0], "func") {
+		return "", false
+	}
+	for _, e := range elems[1:] {
+		if !isNumbered(e, "") {
+			return "", false
+		}
+	}
+	return test, true
+}
+
+// isNumbered tells whether e is prefix followed by a decimal number.
+func isNumbered(e, prefix string) bool {
+	n, ok := strings.CutPrefix(e, prefix)
+	if !ok || n == "" {
+		return false
+	}
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isUserFunc tells whether the frame of function fn in s is the
+// module's.
+func isUserFunc(tab *callstack.Table, s *callstack.Stack, fn string) bool {
+	for _, f := range s.Frames {
+		if f.Func == fn {
+			return isUserFrame(tab, f)
+		}
+	}
+	return false
+}
+
+// pinWho is who with the candidates pin leaves (pinned): the one test,
+// or fewer candidates.
+func pinWho(who Who, pin []string) Who {
+	switch len(pin) {
+	case 0:
+		return who
+	case 1:
+		who.Test, who.Candidates, who.MarkedCandidates = pin[0], nil, nil
+		return who
+	}
+	var marked []string
+	for _, name := range who.MarkedCandidates {
+		if slices.Contains(pin, name) {
+			marked = append(marked, name)
+		}
+	}
+	who.Candidates, who.MarkedCandidates = pin, marked
+	return who
 }
 
 // stackOrigin is what stack s (symbolized by tab) tells of a call who
@@ -50,9 +197,11 @@ func stackOrigin(s *callstack.Stack, tab *callstack.Table, who Who) audit.Origin
 	if found && (tf.Func != w.Frame.Func || tf.Line != w.Frame.Line || tf.File != w.Frame.File) {
 		o.CalledFrom = relFrame(tf, relFile(tab, tf))
 	}
-	if test != "" && s.Complete && inTests(who) && !running(who, test) {
-		o.StartedBy = test
-		o.StartedByEnded = !active(who.Active, test)
+	if test != "" && s.Complete && inTests(who) && !who.Collection && !running(who, test) {
+		// The outermost frame of test code is another test's, by its
+		// name only: the stack shows no running test's goroutine, and
+		// does not show who started this one.
+		o.Unowned = true
 	}
 	return o
 }
@@ -77,9 +226,9 @@ func relFile(tab *callstack.Table, f callstack.Frame) string {
 
 // testFrame finds the outermost frame of a test function's code in the
 // user's module (the test, or a closure in it: TestA, TestA.func1.2),
-// and names the test (TestA). The outermost, because that is whose
-// goroutine it is: a test's goroutine may call a closure another test
-// made, not the other way round.
+// and names the test (TestA). The outermost, because that is nearest
+// to whose goroutine it is: a test's goroutine may call a closure
+// another test made. A name, not a proof: see pinned and Unowned.
 func testFrame(s *callstack.Stack, tab *callstack.Table) (string, callstack.Frame, bool) {
 	for i := len(s.Frames) - 1; i >= 0; i-- {
 		f := s.Frames[i]
@@ -133,17 +282,6 @@ func inTests(who Who) bool {
 // names as running, or one of the candidates, or a parent of them.
 func running(who Who, test string) bool {
 	for _, name := range append([]string{who.Test}, who.Candidates...) {
-		if name == test || strings.HasPrefix(name, test+"/") {
-			return true
-		}
-	}
-	return false
-}
-
-// active tells whether test, or a subtest of it, had started and not
-// ended (from the stream, Who.Active).
-func active(names []string, test string) bool {
-	for _, name := range names {
 		if name == test || strings.HasPrefix(name, test+"/") {
 			return true
 		}

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -77,20 +78,21 @@ func user(frames ...callstack.Frame) []callstack.Frame { return frames }
 const blocked = "nettrap: Outbound network blocked: connect 203.0.113.7:443 (external)"
 
 // TestBlameFromStack: the line says where the attempt was made, from the
-// caller's stack, and names the test whose goroutine made it when that
-// is not the test that was running; without a stack, the line is
-// today's.
+// caller's stack; when the stack's test code is only another test's (a
+// closure named after it), the line names the goroutine, says no
+// running test is known to have started it, and names no test as its
+// starter (Unowned: the package carries the verdict); without a stack,
+// the line is the test's alone.
 func TestBlameFromStack(t *testing.T) {
 	tests := []struct {
-		name      string
-		who       Who
-		stack     *callstack.Stack
-		err       error
-		want      string // the line, after blocked
-		startedBy string
-		ended     bool
-		where     string // file:line of the record's where; "" none
-		calledBy  string
+		name     string
+		who      Who
+		stack    *callstack.Stack
+		err      error
+		want     string // the line, after blocked
+		unowned  bool   // the stack ties the call to no running test
+		where    string // file:line of the record's where; "" none
+		calledBy string
 	}{
 		{name: "direct dial in the test", who: Who{Test: "TestFetch"},
 			stack: stackOf(true, dial, user(fr("prices.TestFetch", "prices_test.go", 20)), tRunner),
@@ -112,18 +114,23 @@ func TestBlameFromStack(t *testing.T) {
 			stack: stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestWait.func1", "prices_test.go", 90)), goexit),
 			want:  " during TestWait at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:90 in a goroutine)",
 			where: "prices/client.go:31", calledBy: "prices/prices_test.go:90"},
-		{name: "goroutine an ended test left running", who: Who{Test: "TestB", Active: []string{"TestB"}},
-			stack:     stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestA.func1", "leak_test.go", 12)), goexit),
-			want:      " during TestB at prices/client.go:31 (prices.fetchQuote), from a goroutine started by TestA at leak_test.go:12, which had ended",
-			startedBy: "TestA", ended: true, where: "prices/client.go:31", calledBy: "prices/leak_test.go:12"},
-		{name: "goroutine of a test still running (paused parallel)", who: Who{Test: "TestB", Active: []string{"TestA", "TestB"}},
-			stack:     stackOf(true, dial, user(fr("prices.TestA.func2", "leak_test.go", 14)), goexit),
-			want:      " during TestB at prices/leak_test.go:14 (prices.TestA.func2), from a goroutine started by TestA",
-			startedBy: "TestA", where: "prices/leak_test.go:14"},
+		{name: "goroutine running an ended test's closure: no test is known to have started it", who: Who{Test: "TestB", Active: []string{"TestB"}},
+			stack:   stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestA.func1", "leak_test.go", 12)), goexit),
+			want:    " during TestB at prices/client.go:31 (prices.fetchQuote, called from leak_test.go:12), in a goroutine of prices.TestA.func1 that no running test is known to have started",
+			unowned: true, where: "prices/client.go:31", calledBy: "prices/leak_test.go:12"},
+		{name: "goroutine running a paused test's closure: its name blames no test", who: Who{Test: "TestB", Active: []string{"TestA", "TestB"}},
+			stack:   stackOf(true, dial, user(fr("prices.TestA.func2", "leak_test.go", 14)), goexit),
+			want:    " during TestB at prices/leak_test.go:14 (prices.TestA.func2), in a goroutine of prices.TestA.func2 that no running test is known to have started",
+			unowned: true, where: "prices/leak_test.go:14"},
+		{name: "another test's stored closure, called from the running test's goroutine", who: Who{Test: "TestB", Active: []string{"TestB"}},
+			stack: stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestA.MakeDialer.func1", "client.go", 70),
+				fr("prices.TestB.func1", "b_test.go", 20)), goexit),
+			want:  " during TestB at prices/client.go:31 (prices.fetchQuote, called from b_test.go:20 in a goroutine)",
+			where: "prices/client.go:31", calledBy: "prices/b_test.go:20"},
 		{name: "leftover goroutine dials between tests", who: Who{Test: audit.Collection, Context: policy.Context{Collection: true}},
-			stack:     stackOf(true, dial, user(fr("prices.TestA.func1", "leak_test.go", 12)), goexit),
-			want:      audit.AtCollection + " at prices/leak_test.go:12 (prices.TestA.func1), from a goroutine started by TestA, which had ended",
-			startedBy: "TestA", ended: true, where: "prices/leak_test.go:12"},
+			stack: stackOf(true, dial, user(fr("prices.TestA.func1", "leak_test.go", 12)), goexit),
+			want:  audit.AtCollection + " at prices/leak_test.go:12 (prices.TestA.func1, in a goroutine of prices.TestA.func1)",
+			where: "prices/leak_test.go:12"},
 		{name: "parallel subtest", who: Who{Candidates: []string{"TestP/a", "TestP/b"}, Active: []string{"TestP", "TestP/a", "TestP/b"}},
 			stack: stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestP.func1", "prices_test.go", 101)), tRunner),
 			want: " during one of TestP/a, TestP/b (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)" +
@@ -168,8 +175,9 @@ func TestBlameFromStack(t *testing.T) {
 				t.Errorf("line\n%s\nwant\n%s", line, want)
 			}
 			r := recs[0]
-			if r.StartedBy != tt.startedBy || r.StartedByEnded != tt.ended {
-				t.Errorf("started_by %q ended %v, want %q %v", r.StartedBy, r.StartedByEnded, tt.startedBy, tt.ended)
+			if r.Unowned != tt.unowned || r.StartedBy != "" || r.StartedByEnded {
+				t.Errorf("unowned %v started_by %q ended %v, want unowned %v and no started_by (a closure's name is no evidence of who started the goroutine)",
+					r.Unowned, r.StartedBy, r.StartedByEnded, tt.unowned)
 			}
 			if got := locOf(r.Where); got != tt.where {
 				t.Errorf("where %q, want %q", got, tt.where)
@@ -256,5 +264,111 @@ func TestWouldBlockShownOnce(t *testing.T) {
 		if got, want := f.msgs.String(), map[bool]string{false: line + "\n", true: ""}[shows]; got != want {
 			t.Errorf("ShowsAudit %v: messages %q, want %q", shows, got, want)
 		}
+	}
+}
+
+// TestPinnedByTheTestsOwnGoroutine: of tests running in parallel, the
+// call is the one's whose goroutine the stack is (testing.tRunner
+// called its function, or a func literal written in it, for a
+// subtest): the record and the line name that test alone, with no
+// "ambiguous". A frame of a test's code anywhere else (a closure run by
+// a go statement or by another test's goroutine, an inlined helper's
+// literal, the test called by another) pins nothing: the name says
+// where code was written, not who runs it.
+func TestPinnedByTheTestsOwnGoroutine(t *testing.T) {
+	ab := Who{Candidates: []string{"TestA", "TestB"}, Active: []string{"TestA", "TestB"}}
+	sub := Who{Candidates: []string{"TestP/a", "TestQ"}, Active: []string{"TestP", "TestP/a", "TestQ"}}
+	const ambiguousAB = " during one of TestA, TestB (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)"
+	withMarks := func(w Who, marked bool, names ...string) Who {
+		w.Marked, w.MarkedCandidates = marked, names
+		return w
+	}
+	tests := []struct {
+		name       string
+		who        Who
+		stack      *callstack.Stack
+		test       string   // the record's test
+		candidates []string // the record's candidates
+		want       string   // the line, after blocked
+		verdict    audit.Decision
+	}{
+		{name: "the test's own frame", who: ab,
+			stack: stackOf(true, dial, user(fr("prices.TestA", "prices_test.go", 31)), tRunner),
+			test:  "TestA", want: " during TestA at prices/prices_test.go:31 (prices.TestA)"},
+		{name: "the other test's own frame, through a helper", who: ab,
+			stack: stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestB", "prices_test.go", 48)), tRunner),
+			test:  "TestB", want: " during TestB at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:48)"},
+		{name: "a parallel test's subtest", who: sub,
+			stack: stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestP.func1", "prices_test.go", 75)), tRunner),
+			test:  "TestP/a", want: " during TestP/a at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:75)"},
+		{name: "a subtest's nested literal", who: sub,
+			stack: stackOf(true, dial, user(fr("prices.TestP.func1.2", "prices_test.go", 77)), tRunner),
+			test:  "TestP/a", want: " during TestP/a at prices/prices_test.go:77 (prices.TestP.func1.2)"},
+		{name: "the parent's own goroutine while its subtest runs", who: sub,
+			stack: stackOf(true, dial, user(fr("prices.TestP", "prices_test.go", 70)), tRunner),
+			test:  "TestP", want: " during TestP at prices/prices_test.go:70 (prices.TestP)"},
+		{name: "two subtests of the test: narrowed, not pinned",
+			who:        Who{Candidates: []string{"TestP/a", "TestP/b", "TestQ"}},
+			stack:      stackOf(true, dial, user(fr("prices.TestP.func1", "prices_test.go", 75)), tRunner),
+			candidates: []string{"TestP/a", "TestP/b"},
+			want: " during one of TestP/a, TestP/b (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)" +
+				" at prices/prices_test.go:75 (prices.TestP.func1)"},
+		{name: "TestA called by TestB's goroutine", who: ab,
+			stack: stackOf(true, dial, user(fr("prices.TestA", "prices_test.go", 31), fr("prices.TestB", "prices_test.go", 52)), tRunner),
+			test:  "TestB", want: " during TestB at prices/prices_test.go:31 (prices.TestA, called from prices_test.go:52)"},
+		{name: "a goroutine running the test's closure", who: ab,
+			stack:      stackOf(true, dial, user(fr("prices.TestA.func1", "prices_test.go", 33)), goexit),
+			candidates: ab.Candidates, want: ambiguousAB + " at prices/prices_test.go:33 (prices.TestA.func1, in a goroutine of prices.TestA.func1)"},
+		{name: "an inlined helper's literal as a subtest's function", who: ab,
+			stack:      stackOf(true, dial, user(fr("prices.TestA.MakeDialer.func1", "dialer.go", 12)), tRunner),
+			candidates: ab.Candidates, want: ambiguousAB + " at prices/dialer.go:12 (prices.TestA.MakeDialer.func1)"},
+		{name: "a go statement's wrapper", who: ab,
+			stack:      stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestA.gowrap1", "prices_test.go", 35)), tRunner),
+			candidates: ab.Candidates, want: ambiguousAB + " at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:35)"},
+		{name: "incomplete stack", who: ab,
+			stack:      stackOf(false, dial, user(fr("prices.TestA", "prices_test.go", 31))),
+			candidates: ab.Candidates, want: ambiguousAB + " at prices/prices_test.go:31 (prices.TestA)"},
+		{name: "no test of the module", who: ab,
+			stack:      stackOf(true, dial, user(fr("other.org/lib.TestA", "/go/pkg/mod/other.org/lib/lib_test.go", 9)), tRunner),
+			candidates: ab.Candidates, want: ambiguousAB},
+		{name: "the pinned test alone marked: not pinned (decided as ambiguous)", who: withMarks(ab, false, "TestA"),
+			stack:      stackOf(true, dial, user(fr("prices.TestA", "prices_test.go", 31)), tRunner),
+			candidates: ab.Candidates, want: ambiguousAB + " at prices/prices_test.go:31 (prices.TestA)"},
+		{name: "every candidate marked: allowed, pinned", who: withMarks(ab, true, "TestA", "TestB"),
+			stack: stackOf(true, dial, user(fr("prices.TestB", "prices_test.go", 48)), tRunner),
+			test:  "TestB", verdict: audit.Allowed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, policy.Policy{})
+			tt.who.Package = "example.com/shop/prices"
+			attr := &fakeAttribution{who: tt.who}
+			f.g.Attribution = attr
+			c := call(bpf.Connect, inet("203.0.113.7:443"))
+			c.Task = stackTask{FixedTask: task(""), stack: tt.stack}
+			f.g.Decide(c)
+			recs := f.records(t)
+			if len(recs) != 1 || len(attr.reports) != 1 {
+				t.Fatalf("records %+v, reports %q", recs, attr.reports)
+			}
+			r := recs[0]
+			if r.Test != tt.test || !slices.Equal(r.Candidates, tt.candidates) {
+				t.Errorf("test %q candidates %q, want %q %q", r.Test, r.Candidates, tt.test, tt.candidates)
+			}
+			verdict := tt.verdict
+			if verdict == "" {
+				verdict = audit.Denied
+			}
+			if r.Decision != verdict {
+				t.Fatalf("decision %s, want %s", r.Decision, verdict)
+			}
+			if verdict != audit.Denied {
+				return
+			}
+			_, line, _ := strings.Cut(attr.reports[0], "|"+r.Test+"|")
+			if want := blocked + tt.want; line != want {
+				t.Errorf("line\n%s\nwant\n%s", line, want)
+			}
+		})
 	}
 }

@@ -117,7 +117,7 @@ func (g *Guard) Decide(c *decision.Call) decision.Answer {
 	if audited {
 		// Once per call, while it waits; never for a call that
 		// leaves no record.
-		o.stack = readOrigin(c, who)
+		o.stack, o.pin = readOrigin(c, who)
 	}
 	if rd := g.dnsRedirect(c, o, tx, atts); rd != nil {
 		// Recorded, and ended, by the redirect's Done.
@@ -153,6 +153,7 @@ type origin struct {
 	caller decision.Caller
 	sock   string
 	stack  audit.Origin // what the caller's stack shows (blame.go); zero: not read
+	pin    []string     // the candidates the stack pins the call to (pinned)
 }
 
 func originOf(c *decision.Call) origin {
@@ -386,7 +387,7 @@ func (g *Guard) parallelFlag() string {
 
 // record writes the audit records and the message lines of a call.
 func (g *Guard) record(c *decision.Call, o origin, tx Transaction, atts []decidedAttempt) {
-	who := tx.Who()
+	who := pinWho(tx.Who(), o.pin)
 	caller, sock := o.caller, o.sock
 	now := time.Now().UTC()
 	for _, a := range atts {

@@ -28,14 +28,20 @@ func whereEndpoints() []fakehost.Endpoint {
 	for p := 5001; p <= 5008; p++ {
 		eps = append(eps, tcpEP(fxExternal, p))
 	}
+	for p := 5011; p <= 5015; p++ {
+		eps = append(eps, tcpEP(fxExternal, p))
+	}
 	return append(eps, tcpEP(fxPrivate, 5009))
 }
 
-// TestAttributionWhere: the location of every blocked attempt, golden.
-// Packages where and wherecgo make one attempt each from a different
-// place (the test, a helper two calls deep, a method, a closure, a
-// goroutine the test waits for, one left running into a later test, a
-// parallel subtest, TestMain, C code), run as CI runs them:
+// TestAttributionWhere: the location of every blocked attempt, and the
+// test it is blamed on, golden. Packages where and wherecgo make one
+// attempt each from a different place (the test, a helper two calls
+// deep, a method, a closure, a goroutine the test waits for, one left
+// running into a later test, a parallel subtest, TestMain, C code);
+// package whereblame from parallel tests each pinned by its own frames
+// (and a parallel test's subtest), and from closures a test stored that
+// a later test calls from goroutines. They run as CI runs them:
 // `nettrap -- go test -json` in GitHub Actions, with an audit log. The
 // lines under each test, the audit records' where, called_from,
 // goroutine, started_by and the stack's frames in the fixture module,
@@ -55,7 +61,10 @@ func TestAttributionWhere(t *testing.T) {
 		{"stripped", []string{"-ldflags=-s -w"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := whereRun(t, tc.flags)
+			// Two runs, as GitHub shows at most 10 annotations of one:
+			// the locations, then the blame (package whereblame).
+			h := fakehost.Start(t, whereEndpoints()...)
+			got := whereRun(t, h, tc.flags, "where", "wherecgo") + "\n" + whereRun(t, h, tc.flags, "whereblame")
 			if *updateWhere && tc.name == "plain" {
 				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
 					t.Fatal(err)
@@ -87,18 +96,21 @@ func requireCgo(t *testing.T) {
 	t.Skip("cgo is off (no C compiler?): package wherecgo cannot be built")
 }
 
-// whereRun runs packages where and wherecgo under nettrap -- go test and
-// returns what the golden file holds.
-func whereRun(t *testing.T, goFlags []string) string {
+// whereRun runs packages pkgs (of the fixture module) under nettrap --
+// go test and returns what the golden file holds of them.
+func whereRun(t *testing.T, h *fakehost.Host, goFlags []string, pkgs ...string) string {
 	eps := whereEndpoints()
-	h := fakehost.Start(t, eps...)
 	mark := h.Mark()
 	root := fixtureRoot(t)
 	log := auditPath(t)
 	env := goEnv("GITHUB_ACTIONS=true", "GITHUB_WORKSPACE="+root,
 		"GITHUB_STEP_SUMMARY="+filepath.Join(t.TempDir(), "summary.md"))
-	args := slices.Concat([]string{"--audit-log", log, "--", "go", "test", "-count=1", "-json"}, goFlags,
-		[]string{"./where", "./wherecgo"})
+	// -parallel=4: package whereblame's three parallel tests wait for
+	// each other.
+	args := slices.Concat([]string{"--audit-log", log, "--", "go", "test", "-count=1", "-json", "-parallel=4"}, goFlags)
+	for _, pkg := range pkgs {
+		args = append(args, "./"+pkg)
+	}
 	run := runIn(t, root, env, nettrapBin(t), args...)
 	if run.code != 1 {
 		t.Errorf("exit %d, want 1\nstderr:\n%s", run.code, run.stderr)
@@ -107,7 +119,7 @@ func whereRun(t *testing.T, goFlags []string) string {
 	var b strings.Builder
 	b.WriteString("# lines: what each test's output shows (" + fixtureModule + "/...)\n")
 	evs := decodeJSON(t, dropNotice(run.stdout))
-	for _, pkg := range []string{"where", "wherecgo"} {
+	for _, pkg := range pkgs {
 		o := fromEvents(evs, fixtureModule+"/"+pkg)
 		for _, test := range slices.Sorted(maps.Keys(o.lines)) {
 			for _, l := range o.lines[test] {
@@ -148,7 +160,7 @@ func whereRecords(t *testing.T, log, root string) string {
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "%v %v:", unmapped(fmt.Sprint(r["dest"])), r["test"])
-		for _, k := range []string{"where", "called_from", "goroutine", "started_by", "started_by_ended", "stack_stop"} {
+		for _, k := range []string{"where", "called_from", "goroutine", "started_by", "started_by_ended", "unowned", "stack_stop"} {
 			if v, ok := r[k]; ok {
 				fmt.Fprintf(&b, " %s=%s", k, frameText(v, root))
 			}

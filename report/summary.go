@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/nettrap/nettrap/audit"
@@ -38,12 +39,16 @@ type Row struct {
 	// stack, when that is not Test (audit.Record.StartedBy): the row is
 	// that test's.
 	StartedBy string `json:"started_by,omitempty"`
+	// Unowned: the stack tied the attempts to no running test
+	// (audit.Record.Unowned): the row is the package's.
+	Unowned bool `json:"unowned,omitempty"`
 }
 
 // Who names the origin of the row's attempts: the test, the candidates of
 // an ambiguous attempt, collection time, or the process; for a
 // goroutine of another test, that test first: "TestA (its goroutine,
-// during TestB)".
+// during TestB)"; for a goroutine the stack tied to no running test,
+// the package: "(package, during TestB)".
 func (r Row) Who() string {
 	if r.StartedBy != "" {
 		during := r.Running()
@@ -53,6 +58,9 @@ func (r Row) Who() string {
 			during = "at collection time"
 		}
 		return r.StartedBy + " (its goroutine, " + during + ")"
+	}
+	if r.Unowned {
+		return "(package, during " + r.Running() + ")"
 	}
 	return r.Running()
 }
@@ -139,7 +147,7 @@ func Build(recs []audit.Record, runID string) *Summary {
 		row := rowOf(rec)
 		key := strings.Join([]string{row.Package, row.Test, strings.Join(row.Candidates, "\x00"), row.Process,
 			row.Operation, row.Dest, row.Class, string(row.Decision), row.Reason, row.Marker, row.Rule,
-			row.Where, row.Path, row.StartedBy}, "\x01")
+			row.Where, row.Path, row.StartedBy, strconv.FormatBool(row.Unowned)}, "\x01")
 		if g := groups[key]; g != nil {
 			g.Count++
 			continue
@@ -182,7 +190,7 @@ func rowOf(rec audit.Record) Row {
 	}
 	if w := rec.Where; w != nil {
 		r.Where = w.Loc() + " (" + w.ShortFunc() + ")"
-		r.File, r.Line, r.StartedBy = w.File, w.Line, rec.StartedBy
+		r.File, r.Line, r.StartedBy, r.Unowned = w.File, w.Line, rec.StartedBy, rec.Unowned
 		for _, f := range rec.Stack {
 			if f.Func == w.Func && f.Line == w.Line {
 				r.Path = f.File

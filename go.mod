@@ -21,5 +21,6 @@ require (
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/mdlayher/netlink v1.7.3-0.20250113171957-fbb4dce95f42 // indirect
 	github.com/mdlayher/socket v0.5.1 // indirect
+	golang.org/x/arch v0.33.0 // indirect
 	golang.org/x/sync v0.20.0 // indirect
 )

@@ -1,0 +1,105 @@
+package ancestry
+
+import (
+	"debug/dwarf"
+	"debug/elf"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/nettrap/nettrap/callstack"
+)
+
+// TestLayoutMatchesSymbols checks what Open reads of a stripped binary
+// against what the same binary says with its symbols and DWARF kept
+// (go build keeps both): allgs's address, found in forEachG's code, on
+// amd64 and arm64, and runtime.g's field offsets.
+func TestLayoutMatchesSymbols(t *testing.T) {
+	for _, arch := range []string{"amd64", "arm64"} {
+		t.Run(arch, func(t *testing.T) {
+			exe := filepath.Join(t.TempDir(), "fixture")
+			cmd := exec.Command("go", "build", "-o", exe, ".")
+			cmd.Dir = "testdata/fixture"
+			cmd.Env = append(os.Environ(), "GOARCH="+arch, "CGO_ENABLED=0", "GOFLAGS=")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("go build: %v\n%s", err, out)
+			}
+			tab, err := callstack.Open(exe)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := Open(tab)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ef, err := elf.Open(exe)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ef.Close()
+			if want := symbol(t, ef, "runtime.allgs"); l.allgs != want {
+				t.Errorf("allgs at %#x, the symbol table says %#x", l.allgs, want)
+			}
+			d, err := ef.DWARF()
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := members(t, d, "runtime.g")
+			sched := members(t, d, "runtime.gobuf")
+			for name, got := range map[string]uint64{
+				"goid": l.off.goid, "parentGoid": l.off.parentGoid, "gopc": l.off.gopc,
+				"startpc": l.off.startpc, "atomicstatus": l.off.status, "syscallsp": l.off.syscallSP,
+				"syscallpc": l.off.syscallPC, "ancestors": l.off.ancestors,
+			} {
+				if got != g[name] {
+					t.Errorf("g.%s at %d, DWARF says %d", name, got, g[name])
+				}
+			}
+			for name, got := range map[string]uint64{"sp": l.off.schedSP, "pc": l.off.schedPC, "lr": l.off.schedLR, "g": l.off.schedG} {
+				if want := g["sched"] + sched[name]; got != want {
+					t.Errorf("g.sched.%s at %d, DWARF says %d", name, got, want)
+				}
+			}
+		})
+	}
+}
+
+// symbol returns the value of the symbol named name.
+func symbol(t *testing.T, ef *elf.File, name string) uint64 {
+	syms, err := ef.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range syms {
+		if s.Name == name {
+			return s.Value
+		}
+	}
+	t.Fatalf("no symbol %s", name)
+	return 0
+}
+
+// members returns the offsets of the fields of the struct type named
+// name, from DWARF.
+func members(t *testing.T, d *dwarf.Data, name string) map[string]uint64 {
+	r := d.Reader()
+	for {
+		e, err := r.Next()
+		if err != nil || e == nil {
+			t.Fatalf("no type %s in DWARF (%v)", name, err)
+		}
+		if e.Tag != dwarf.TagStructType || e.Val(dwarf.AttrName) != name {
+			continue
+		}
+		typ, err := d.Type(e.Offset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]uint64{}
+		for _, f := range typ.(*dwarf.StructType).Field {
+			m[f.Name] = uint64(f.ByteOffset)
+		}
+		return m
+	}
+}

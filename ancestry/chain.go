@@ -16,6 +16,9 @@ const MaxDepth = 8
 type Chain struct {
 	// Goroutine is the calling goroutine's id.
 	Goroutine uint64
+	// GoStatement is the go statement that started it (in Creators[0]'s
+	// code), from the runtime's gopc; its Func is "" when unknown.
+	GoStatement callstack.Frame
 	// Creators are its creators, nearest first: Creators[0] ran the go
 	// statement that started it.
 	Creators []Creator
@@ -35,9 +38,8 @@ type Creator struct {
 	// was running on another thread).
 	Stack *callstack.Stack
 	Saved bool
-	// GoStatement is the pc of the go statement that started the next
-	// goroutine of the chain, 0 when unknown.
-	GoStatement uint64
+	// GoStatement is the go statement that started this one.
+	GoStatement callstack.Frame
 }
 
 // Read reads the chain of the goroutine whose stack holds sp (the
@@ -64,8 +66,8 @@ func (l *Layout) Read(mem io.ReaderAt, bias, sp uint64) (*Chain, error) {
 	if caller == nil {
 		return nil, fmt.Errorf("ancestry: no goroutine's stack holds sp %#x", sp)
 	}
-	c := &Chain{Goroutine: caller.id}
-	next, goStmt := caller, caller.gopc
+	c := &Chain{Goroutine: caller.id, GoStatement: r.frame(caller.gopc)}
+	next := caller
 	if caller.ancestors != 0 {
 		saved, err := r.ancestors(caller.ancestors)
 		if err != nil {
@@ -73,8 +75,7 @@ func (l *Layout) Read(mem io.ReaderAt, bias, sp uint64) (*Chain, error) {
 			return c, nil
 		}
 		for _, a := range saved {
-			c.Creators = append(c.Creators, Creator{ID: a.id, Stack: a.stack, Saved: true, GoStatement: goStmt})
-			goStmt = a.gopc
+			c.Creators = append(c.Creators, Creator{ID: a.id, Stack: a.stack, Saved: true, GoStatement: r.frame(a.gopc)})
 		}
 		if len(saved) > 0 {
 			last := saved[len(saved)-1].id
@@ -90,14 +91,26 @@ func (l *Layout) Read(mem io.ReaderAt, bias, sp uint64) (*Chain, error) {
 			c.End = "goroutine " + strconv.FormatUint(next.parent, 10) + " has exited"
 			return c, nil
 		}
-		cr := Creator{ID: p.id, GoStatement: goStmt}
+		cr := Creator{ID: p.id, GoStatement: r.frame(p.gopc)}
 		if p.status&gScan == 0 && p.regs.SP != 0 {
 			cr.Stack = l.tab.Unwind(mem, bias, p.regs)
 		}
 		c.Creators = append(c.Creators, cr)
-		next, goStmt = p, p.gopc
+		next = p
 	}
 	return c, nil
+}
+
+// frame symbolizes a go statement's pc (gopc: the return address of its
+// call to runtime.newproc); the zero Frame when unknown.
+func (r *reader) frame(gopc uint64) callstack.Frame {
+	if gopc == 0 {
+		return callstack.Frame{}
+	}
+	if f := r.l.tab.Callers([]uint64{gopc}, r.bias); len(f) == 1 {
+		return f[0]
+	}
+	return callstack.Frame{}
 }
 
 // saved is one runtime.ancestorInfo.

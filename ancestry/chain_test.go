@@ -107,6 +107,9 @@ func TestReadChain(t *testing.T) {
 				t.Errorf("creator %d: %s (saved %v), want a live stack with %s", i, funcs(cr), cr.Saved, w)
 			}
 		}
+		if !strings.HasSuffix(c.GoStatement.Func, ".creatorB") || !strings.HasSuffix(c.Creators[0].GoStatement.Func, ".creatorA") {
+			t.Errorf("go statements in %q and %q, want creatorB and creatorA", c.GoStatement.Func, c.Creators[0].GoStatement.Func)
+		}
 		if c.Creators[2].ID != 1 || c.End != "" {
 			t.Errorf("the chain ends at goroutine %d (%q), want the main goroutine, 1", c.Creators[2].ID, c.End)
 		}

@@ -25,11 +25,11 @@ type Origin struct {
 	Goroutine string `json:"goroutine,omitempty"`
 	// StartedBy is the test that started the goroutine, when that is
 	// not the test that was running (Test, or one of Candidates): a
-	// goroutine it left running. The verdict goes to it. It must rest
-	// on the goroutine's creator, which nettrap does not read yet
-	// (issue 36: the creator chain); a closure's name is no such
-	// evidence (Unowned), and nettrap no longer sets it from one
-	// (earlier versions did: their records may have it).
+	// goroutine it left running, or one a goroutine it started left
+	// running. The verdict goes to it. It rests on the goroutine's
+	// chain of creators (the nearest that is a test's own goroutine,
+	// package ancestry), never on a closure's name (Unowned; versions
+	// before 0.9 set it from one: their records may have it).
 	StartedBy string `json:"started_by,omitempty"`
 	// StartedByEnded tells that StartedBy had ended when the attempt
 	// came: the verdict fails the package, naming it.
@@ -42,6 +42,17 @@ type Origin struct {
 	// is named as its starter: the line names the goroutine's entry
 	// function, and the package carries the verdict.
 	Unowned bool `json:"unowned,omitempty"`
+	// WhereStarted tells that Where is not on the calling goroutine's
+	// stack, which holds no frame of the module, but on the stack of
+	// the goroutine that started it (directly or through goroutines of
+	// libraries): a test's own line for a dial that net's parallel
+	// dialer makes in a goroutine of its own.
+	WhereStarted bool `json:"where_started,omitempty"`
+	// CreatedIn are the functions whose go statements started the
+	// calling goroutine and its creators, nearest first, as far as the
+	// runtime showed them: what is known of a goroutine that no running
+	// test is known to have started (Unowned).
+	CreatedIn []string `json:"created_in,omitempty"`
 	// Stack is the whole stack, innermost first, as far as it was
 	// verified (files as the binary names them).
 	Stack []Frame `json:"stack,omitempty"`
@@ -82,22 +93,31 @@ func (r Record) Blamed() string {
 	return r.Test
 }
 
-// wherePart says where the attempt was made, from the stack:
+// wherePart says where the attempt was made, from the stack and the
+// goroutine's creators:
 //
 //	at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:48)
+//	at dial_test.go:12 (where.TestDial), in a goroutine of net.(*sysDialer).dialParallel.func1 started there
+//	at prices/client.go:31 (prices.fetchQuote), from a goroutine started by TestA at leak_test.go:12, which had ended
 //	at leak_test.go:14 (leak.TestA.func1), in a goroutine of leak.TestA.func1 that no running test is known to have started
+//	, in a goroutine of up.(*Probe).Do.func1 (started in up.(*Probe).Do) that no running test is known to have started
 //	, in a goroutine of http.(*Transport).startDialConnForLocked.func1
 //
-// The second: Unowned. The last: no frame of the module, a library's
-// goroutine. "" without a stack.
+// The second: WhereStarted. The fourth and fifth: Unowned. The last:
+// no frame of the module and no creator read, a library's goroutine.
+// "" without a stack.
 func wherePart(o Origin) string {
 	if o.Where == nil {
-		if o.Goroutine != "" {
-			// A complete stack with no frame of the module: a library's
-			// goroutine (net/http's Transport dials in its own).
-			return ", in a goroutine of " + Frame{Func: o.Goroutine}.ShortFunc()
+		if o.Goroutine == "" {
+			return ""
 		}
-		return ""
+		// A complete stack with no frame of the module: a library's
+		// goroutine (net/http's Transport dials in its own).
+		part := ", in a goroutine of " + Frame{Func: o.Goroutine}.ShortFunc() + createdPart(o)
+		if o.Unowned {
+			part += " that no running test is known to have started"
+		}
+		return part
 	}
 	inner := o.Where.ShortFunc()
 	var after string
@@ -110,15 +130,29 @@ func wherePart(o Origin) string {
 		if o.Goroutine != "" {
 			after += " of " + Frame{Func: o.Goroutine}.ShortFunc()
 		}
+		if o.WhereStarted {
+			after += " started there"
+		} else {
+			after += createdPart(o)
+		}
 		after += " that no running test is known to have started"
 	case o.StartedBy != "":
-		after = ", from a goroutine started by " + o.StartedBy
-		if o.CalledFrom != nil {
+		if o.WhereStarted && o.Goroutine != "" {
+			after = ", in a goroutine of " + Frame{Func: o.Goroutine}.ShortFunc() + " started there"
+		}
+		after += ", from a goroutine started by " + o.StartedBy
+		if o.CalledFrom != nil && *o.CalledFrom != *o.Where {
 			after += " at " + nearLoc(*o.CalledFrom, *o.Where)
 		}
 		if o.StartedByEnded {
 			after += ", which had ended"
 		}
+	case o.WhereStarted:
+		after = ", in a goroutine"
+		if o.Goroutine != "" {
+			after += " of " + Frame{Func: o.Goroutine}.ShortFunc()
+		}
+		after += " started there"
 	case o.CalledFrom != nil:
 		inner += ", called from " + nearLoc(*o.CalledFrom, *o.Where)
 		if o.Goroutine != "" {
@@ -128,6 +162,20 @@ func wherePart(o Origin) string {
 		inner += ", in a goroutine of " + Frame{Func: o.Goroutine}.ShortFunc()
 	}
 	return " at " + o.Where.Loc() + " (" + inner + ")" + after
+}
+
+// createdPart names the functions whose go statements started the
+// goroutine and its creators: " (started in up.(*Probe).Do ←
+// up.(*Probe).Start)"; "" when none is known.
+func createdPart(o Origin) string {
+	if len(o.CreatedIn) == 0 {
+		return ""
+	}
+	names := make([]string, len(o.CreatedIn))
+	for i, fn := range o.CreatedIn {
+		names[i] = Frame{Func: fn}.ShortFunc()
+	}
+	return " (started in " + strings.Join(names, " ← ") + ")"
 }
 
 // nearLoc is f's location, with only its file's base name when it is in

@@ -1,6 +1,9 @@
 package decision
 
-import "github.com/nettrap/nettrap/callstack"
+import (
+	"github.com/nettrap/nettrap/ancestry"
+	"github.com/nettrap/nettrap/callstack"
+)
 
 // StackReader is what a Task may also do: read the calling thread's
 // stack while the call still waits (the thread is held in the kernel,
@@ -33,4 +36,27 @@ func StackOf(t Task) (*callstack.Stack, *callstack.Table) {
 		return nil, nil
 	}
 	return s, tab
+}
+
+// ChainReader is what a Task may also do: read the chain of goroutines
+// that created the calling one (package ancestry), while the call still
+// waits. A decider asks for it as for the stack: for a denied or
+// audited call whose stack shows no test's own goroutine, at most once.
+type ChainReader interface {
+	Chain() (*ancestry.Chain, error)
+}
+
+// ChainOf asks t for its caller's chain of creators: nil when t cannot
+// tell (not a ChainReader, not a Go program the chain can be read of,
+// the read failed).
+func ChainOf(t Task) *ancestry.Chain {
+	cr, ok := t.(ChainReader)
+	if !ok {
+		return nil
+	}
+	c, err := cr.Chain()
+	if err != nil {
+		return nil
+	}
+	return c
 }

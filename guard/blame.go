@@ -32,7 +32,11 @@ func readOrigin(c *decision.Call, who Who) (o audit.Origin, pin []string) {
 	if s == nil {
 		return audit.Origin{}, nil
 	}
-	return stackOrigin(s, tab, who), pinned(s, tab, who)
+	o = stackOrigin(s, tab, who)
+	if test, literal := ownTest(s, tab); test != "" {
+		return o, pinTo(test, literal, who)
+	}
+	return o, byChain(c, tab, who, &o)
 }
 
 // pinned tells which of who's candidates (tests running in parallel) a
@@ -66,18 +70,36 @@ func readOrigin(c *decision.Call, who Who) (o audit.Origin, pin []string) {
 // candidate carries the marker or none does (a pinned test marked
 // where the others are not would have to be decided again).
 func pinned(s *callstack.Stack, tab *callstack.Table, who Who) []string {
-	if len(who.Candidates) < 2 || !s.Complete {
-		return nil
-	}
-	if len(who.MarkedCandidates) != 0 && !who.Marked {
-		return nil
+	test, literal := ownTest(s, tab)
+	return pinTo(test, literal, who)
+}
+
+// ownTest names the test whose own goroutine s is (see pinned): the
+// test, and whether tRunner called a literal of it (a subtest's
+// function); "" when s is no test's own goroutine.
+func ownTest(s *callstack.Stack, tab *callstack.Table) (string, bool) {
+	if s == nil || !s.Complete {
+		return "", false
 	}
 	w, _ := tab.Where(s)
 	if !w.EntryIsTest {
-		return nil
+		return "", false
 	}
 	test, literal := testOrLiteral(w.Entry)
 	if test == "" || !isUserFunc(tab, s, w.Entry) {
+		return "", false
+	}
+	return test, literal
+}
+
+// pinTo pins a call to test (literal: to its subtests) among who's
+// candidates: nil when that does not narrow them or could change the
+// decision.
+func pinTo(test string, literal bool, who Who) []string {
+	if len(who.Candidates) < 2 || test == "" {
+		return nil
+	}
+	if len(who.MarkedCandidates) != 0 && !who.Marked {
 		return nil
 	}
 	var in []string

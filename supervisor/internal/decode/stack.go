@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/nettrap/nettrap/ancestry"
 	"github.com/nettrap/nettrap/callstack"
 )
 
@@ -34,6 +35,68 @@ func (t *task) Stack() (*callstack.Stack, *callstack.Table, error) {
 		return nil, nil, errors.New("the caller left the call")
 	}
 	return s, tab, nil
+}
+
+// Chain implements decision.ChainReader: the chain of goroutines that
+// created the caller's, read from the goroutine whose stack holds the
+// sp of /proc/TID/syscall, with the layout of the caller's executable.
+func (t *task) Chain() (*ancestry.Chain, error) {
+	pid := t.Caller().PID
+	if pid <= 0 {
+		return nil, errors.New("no caller")
+	}
+	tab, err := tables.of(pid)
+	if err != nil {
+		return nil, err
+	}
+	l, err := layouts.of(tab)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := callstack.ReadSyscall(t.c.TID)
+	if err != nil {
+		return nil, err
+	}
+	bias, err := tab.Bias(pid)
+	if err != nil {
+		return nil, err
+	}
+	c, err := l.Read(callstack.ProcessMemory(t.c.TID), bias, sc.Regs.SP)
+	if err != nil {
+		return nil, err
+	}
+	if !t.Pending() {
+		return nil, errors.New("the caller left the call")
+	}
+	return c, nil
+}
+
+// layouts caches the goroutine layouts of the executables in tables,
+// failures included (a Go older than 1.21 is not read again).
+var layouts layoutCache
+
+type layoutCache struct {
+	mu sync.Mutex
+	m  map[*callstack.Table]layoutEntry
+}
+
+type layoutEntry struct {
+	l   *ancestry.Layout
+	err error
+}
+
+func (c *layoutCache) of(tab *callstack.Table) (*ancestry.Layout, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[tab]; ok {
+		return e.l, e.err
+	}
+	l, err := ancestry.Open(tab)
+	if c.m == nil || len(c.m) >= maxTables {
+		c.m = map[*callstack.Table]layoutEntry{}
+	}
+	c.m[tab] = layoutEntry{l, err}
+	return l, err
 }
 
 // maxTables bounds the cache: a run has a few executables that call out

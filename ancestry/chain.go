@@ -75,7 +75,11 @@ func (l *Layout) Read(mem io.ReaderAt, bias, sp uint64) (*Chain, error) {
 			return c, nil
 		}
 		for _, a := range saved {
-			c.Creators = append(c.Creators, Creator{ID: a.id, Stack: a.stack, Saved: true, GoStatement: r.frame(a.gopc)})
+			cr := Creator{ID: a.id, Stack: a.stack, Saved: true}
+			if a.id != 1 {
+				cr.GoStatement = r.frame(a.gopc)
+			}
+			c.Creators = append(c.Creators, cr)
 		}
 		if len(saved) > 0 {
 			last := saved[len(saved)-1].id
@@ -91,7 +95,12 @@ func (l *Layout) Read(mem io.ReaderAt, bias, sp uint64) (*Chain, error) {
 			c.End = "goroutine " + strconv.FormatUint(next.parent, 10) + " has exited"
 			return c, nil
 		}
-		cr := Creator{ID: p.id, GoStatement: r.frame(p.gopc)}
+		cr := Creator{ID: p.id}
+		if p.id != 1 {
+			// (Not for the main goroutine: no go statement started
+			// it, its gopc is in the runtime's start-up code.)
+			cr.GoStatement = r.frame(p.gopc)
+		}
 		if p.status&gScan == 0 && p.regs.SP != 0 {
 			cr.Stack = l.tab.Unwind(mem, bias, p.regs)
 		}

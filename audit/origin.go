@@ -148,6 +148,9 @@ func wherePart(o Origin) string {
 			after += ", which had ended"
 		}
 	case o.WhereStarted:
+		if o.CalledFrom != nil {
+			inner += ", called from " + nearLoc(*o.CalledFrom, *o.Where)
+		}
 		after = ", in a goroutine"
 		if o.Goroutine != "" {
 			after += " of " + Frame{Func: o.Goroutine}.ShortFunc()

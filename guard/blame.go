@@ -36,7 +36,8 @@ func readOrigin(c *decision.Call, who Who) (o audit.Origin, pin []string) {
 	if test, literal := ownTest(s, tab); test != "" {
 		return o, pinTo(test, literal, who)
 	}
-	return o, byChain(c, tab, who, &o)
+	pin = byChain(c, tab, who, &o)
+	return o, pin
 }
 
 // pinned tells which of who's candidates (tests running in parallel) a

@@ -40,8 +40,12 @@ func byChain(c *decision.Call, tab *callstack.Table, who Who, o *audit.Origin) [
 		return nil
 	}
 	if o.Where == nil {
-		if f, rel, ok := nearestUserFrame(chain, tab); ok {
-			o.Where, o.WhereStarted = relFrame(f, rel), true
+		if s := nearestUserStack(chain, tab); s != nil {
+			w, _ := tab.Where(s)
+			o.Where, o.WhereStarted = relFrame(w.Frame, w.RelFile), true
+			if _, f, ok := testFrame(s, tab); ok && f != w.Frame {
+				o.CalledFrom = relFrame(f, relFile(tab, f))
+			}
 		}
 	}
 	test, literal, by := chainOwner(chain, tab)
@@ -56,8 +60,9 @@ func byChain(c *decision.Call, tab *callstack.Table, who Who, o *audit.Origin) [
 	}
 	o.StartedBy, o.StartedByEnded = test, !active(who, test)
 	if by.Stack != nil {
-		if w, ok := tab.Where(by.Stack); ok {
-			o.CalledFrom = relFrame(w.Frame, w.RelFile)
+		// The test's own line that led to the go statement.
+		if _, f, ok := testFrame(by.Stack, tab); ok {
+			o.CalledFrom = relFrame(f, relFile(tab, f))
 		}
 	}
 	return nil
@@ -80,19 +85,19 @@ func chainOwner(chain *ancestry.Chain, tab *callstack.Table) (string, bool, ance
 	return "", false, ancestry.Creator{}
 }
 
-// nearestUserFrame is the innermost frame of the module on the nearest
-// creator's stack that shows where it started the next goroutine
-// (atCreation) and has one.
-func nearestUserFrame(chain *ancestry.Chain, tab *callstack.Table) (callstack.Frame, string, bool) {
+// nearestUserStack is the stack of the nearest creator that shows where
+// it started the next goroutine (atCreation) and has a frame of the
+// module; nil when none has.
+func nearestUserStack(chain *ancestry.Chain, tab *callstack.Table) *callstack.Stack {
 	for i, cr := range chain.Creators {
 		if cr.Stack == nil || !atCreation(chain, i) {
 			continue
 		}
-		if w, ok := tab.Where(cr.Stack); ok {
-			return w.Frame, w.RelFile, true
+		if _, ok := tab.Where(cr.Stack); ok {
+			return cr.Stack
 		}
 	}
-	return callstack.Frame{}, "", false
+	return nil
 }
 
 // atCreation tells whether creator i's stack shows it where it ran the

@@ -28,7 +28,7 @@ func whereEndpoints() []fakehost.Endpoint {
 	for p := 5001; p <= 5008; p++ {
 		eps = append(eps, tcpEP(fxExternal, p))
 	}
-	for p := 5011; p <= 5015; p++ {
+	for p := 5011; p <= 5018; p++ {
 		eps = append(eps, tcpEP(fxExternal, p))
 	}
 	return append(eps, tcpEP(fxPrivate, 5009))
@@ -160,7 +160,7 @@ func whereRecords(t *testing.T, log, root string) string {
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "%v %v:", unmapped(fmt.Sprint(r["dest"])), r["test"])
-		for _, k := range []string{"where", "called_from", "goroutine", "started_by", "started_by_ended", "unowned", "stack_stop"} {
+		for _, k := range []string{"where", "called_from", "goroutine", "where_started", "created_in", "started_by", "started_by_ended", "unowned", "stack_stop"} {
 			if v, ok := r[k]; ok {
 				fmt.Fprintf(&b, " %s=%s", k, frameText(v, root))
 			}
@@ -200,8 +200,10 @@ func frameText(v any, root string) string {
 // unmapped writes a v4-mapped destination as IPv4 (a dual-stack socket
 // carries one or the other).
 func unmapped(s string) string {
-	return strings.NewReplacer("[::ffff:", "", "]:", ":").Replace(s)
+	return v4Mapped.ReplaceAllString(s, "$1:")
 }
+
+var v4Mapped = regexp.MustCompile(`\[::ffff:([0-9.]+)\]:`)
 
 func orPackage(test string) string {
 	if test == "" {

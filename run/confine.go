@@ -139,6 +139,7 @@ func (c *confined) command() (*exec.Cmd, error) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if c.bin != nil {
 		cmd.Stdout, cmd.Stderr = c.bin.Output, c.bin.Output
+		cmd.Env = gotest.Env(os.Environ())
 	}
 	if c.hub != nil {
 		env, err := c.hub.listen(c.o, c.g)

@@ -64,6 +64,7 @@ func runInnerTestBinary(o Options) error {
 	cl.Serve(bin.Tracker)
 	cmd := exec.Command(bin.Argv[0], bin.Argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, bin.Output, bin.Output
+	cmd.Env = gotest.Env(os.Environ())
 	// The test binary in a Landlock domain below the go command's: the
 	// go command, whose own calls are the toolchain's, this nettrap and
 	// everything else outside are then out of its reach (landlock).

@@ -58,7 +58,10 @@ func NewBinary(argv []string, pkg string, out, msgs io.Writer, allow []TestRule,
 
 // Started hands the started binary to the tracker, which stops it under
 // -test.failfast (see Tracker.FailFast).
-func (b *Binary) Started(p *os.Process) { b.proc.started(p) }
+func (b *Binary) Started(p *os.Process) {
+	b.Tracker.pid.Store(int64(p.Pid))
+	b.proc.started(p)
+}
 
 // Finish waits for the output, reports the tracker's findings (stale and
 // bad markers) to write, and gives the exit status: 1 if nettrap failed a

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -39,6 +40,10 @@ type Tracker struct {
 
 	parser   *teststream.Parser
 	renderer *teststream.Renderer
+
+	// pid is the test binary's process id once it started (Started),
+	// for guard.Who.BinaryPID.
+	pid atomic.Int64
 
 	// readMu serializes reads of the pipe: the reader goroutine and the
 	// deciders' drains take turns, so every byte reaches the parser once
@@ -222,7 +227,7 @@ func (tx *transaction) End()                                 { tx.release() }
 // who tells which test runs now, from the stream read so far.
 func (t *Tracker) who() guard.Who {
 	snap := t.parser.Snapshot()
-	w := guard.Who{Package: t.Package, Active: snap.Active, ShowsAudit: t.verbose}
+	w := guard.Who{Package: t.Package, Active: snap.Active, ShowsAudit: t.verbose, BinaryPID: int(t.pid.Load())}
 	switch {
 	case snap.Collection || len(snap.Running) == 0:
 		w.Test, w.Collection = audit.Collection, true

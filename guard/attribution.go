@@ -26,6 +26,12 @@ type Who struct {
 	// the goroutine's creator is read (issue 36): a closure's name is
 	// no evidence of it.
 	Active []string `json:",omitempty"`
+	// BinaryPID is the test binary's process id, as the supervisor sees
+	// it, when known (0: not known). Only that process's goroutines are
+	// traced to a test through their creators (byChain): a process it
+	// started, the test binary itself re-executed among them, runs its
+	// own goroutines, whose tests are not the stream's.
+	BinaryPID int `json:",omitempty"`
 	// ShowsAudit tells that the attribution shows a would-be denial's
 	// line itself (in the test's output, with -v or -json): the guard
 	// then does not print it on its messages.

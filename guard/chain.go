@@ -28,11 +28,12 @@ import (
 // nearest creator that has one (o.WhereStarted): the test's own line for
 // a dial net's parallel dialer makes in a goroutine of its own.
 //
-// Only the test binary's own goroutines are read (not a tool a test
-// runs), during a test (not collection time), and only where the chain
-// can be read: otherwise o stays what the stack said.
+// Only the test binary's own goroutines are read (Who.BinaryPID: not a
+// tool a test runs, nor the binary re-executed), during a test (not
+// collection time), and only where the chain can be read: otherwise o
+// stays what the stack said.
 func byChain(c *decision.Call, tab *callstack.Table, who Who, o *audit.Origin) []string {
-	if !inTests(who) || who.Collection || tab.MainPackage != "" {
+	if !inTests(who) || who.Collection || tab.MainPackage != "" || who.BinaryPID <= 0 || c.Task.Caller().PID != who.BinaryPID {
 		return nil
 	}
 	chain := decision.ChainOf(c.Task)

@@ -89,9 +89,7 @@ func TestBlameByChain(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, policy.Policy{})
 			tt.who.Package = "example.com/shop/prices"
-			if tt.who.Test == "" && len(tt.who.Candidates) == 0 {
-				t.Fatal("bad case")
-			}
+			tt.who.BinaryPID = callerPID
 			attr := &fakeAttribution{who: tt.who}
 			f.g.Attribution = attr
 			c := call(bpf.Connect, inet("203.0.113.7:443"))
@@ -116,10 +114,16 @@ func TestBlameByChain(t *testing.T) {
 	}
 }
 
-// TestChainNotReadOutsideTests: at collection time and outside Go tests
-// the chain is not asked for (nothing to tie the call to).
+// TestChainNotReadOutsideTests: at collection time, outside Go tests,
+// and in a process the test binary started (its own goroutines' tests
+// are not the stream's), the chain is not asked for.
 func TestChainNotReadOutsideTests(t *testing.T) {
-	for _, who := range []Who{{Test: audit.Collection, Context: policy.Context{Collection: true}}, {}} {
+	for _, who := range []Who{
+		{Test: audit.Collection, Context: policy.Context{Collection: true}, BinaryPID: callerPID},
+		{BinaryPID: callerPID},
+		{Test: "TestSubprocess", BinaryPID: callerPID + 1},
+		{Test: "TestSubprocess"},
+	} {
 		f := newFixture(t, policy.Policy{})
 		who.Package = "example.com/shop/prices"
 		attr := &fakeAttribution{who: who}

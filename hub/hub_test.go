@@ -187,11 +187,11 @@ func TestGenericCaller(t *testing.T) {
 func TestInnerItselfIsNotAsked(t *testing.T) {
 	fa := newFakeAttr(guard.Who{Test: "TestX"})
 	s, _, _ := newPair(t, fa)
-	if in := s.find(os.Getpid()); in != nil {
+	if in, _ := s.find(os.Getpid()); in != nil {
 		t.Errorf("find(inner's own pid) = pid %d; the inner must not be asked about its own calls", in.pid)
 	}
-	if in := s.find(child); in == nil || in.pid != os.Getpid() {
-		t.Errorf("find(child) = %v, want the inner", in)
+	if in, depth := s.find(child); in == nil || in.pid != os.Getpid() || depth != 0 {
+		t.Errorf("find(child) = %v at depth %d, want the inner, the child's parent", in, depth)
 	}
 }
 

@@ -271,7 +271,7 @@ func (s *Server) Begin(c *decision.Call) guard.Transaction {
 
 // begin is Begin for a call of process pid.
 func (s *Server) begin(pid int) guard.Transaction {
-	in := s.find(pid)
+	in, depth := s.find(pid)
 	if in == nil {
 		if s.toolchain(pid) {
 			return toolchainTransaction{}
@@ -287,7 +287,13 @@ func (s *Server) begin(pid int) guard.Transaction {
 		s.notef("no answer from the nettrap running %s (pid %d): %v; the call counts as made by no test, unmarked", in.pkg, in.pid, err)
 		return &remote{s: s, who: guard.Who{Package: in.pkg}, ended: true}
 	}
-	return &remote{s: s, in: in, id: r.ID, who: *r.Who}
+	who := *r.Who
+	if depth == 0 {
+		// The inner's child: the test binary itself, not a process
+		// it started (guard.Who.BinaryPID).
+		who.BinaryPID = pid
+	}
+	return &remote{s: s, in: in, id: r.ID, who: who}
 }
 
 // remote is a call's transaction with the inner nettrap above its caller.
@@ -373,26 +379,26 @@ func (s *Server) Lost() int {
 // find returns the nearest registered inner above pid: the nettrap whose
 // test binary (or a subprocess of it) made the call. An inner's own calls
 // are not asked about (it would be asked while it waits in the call).
-func (s *Server) find(pid int) *inner {
+func (s *Server) find(pid int) (*inner, int) {
 	s.mu.Lock()
 	n := len(s.inners)
 	s.mu.Unlock()
 	if n == 0 || pid <= 0 {
-		return nil
+		return nil, 0
 	}
 	p := pid
 	for i := 0; i < maxDepth; i++ {
 		if p = s.parent(p); p <= 1 {
-			return nil
+			return nil, 0
 		}
 		s.mu.Lock()
 		in := s.inners[p]
 		s.mu.Unlock()
 		if in != nil {
-			return in
+			return in, i
 		}
 	}
-	return nil
+	return nil, 0
 }
 
 func (s *Server) notef(format string, a ...any) {

@@ -8,7 +8,10 @@ import (
 
 // Toolchain tells whether a call of pid would count as the go command's
 // own: under no registered inner, and toolchain.
-func (s *Server) Toolchain(pid int) bool { return s.find(pid) == nil && s.toolchain(pid) }
+func (s *Server) Toolchain(pid int) bool {
+	in, _ := s.find(pid)
+	return in == nil && s.toolchain(pid)
+}
 
 // toolchain tells whether pid, under no registered inner, is the go
 // command (Server.IsGo) or, unless sealed, one of its descendants. A
@@ -51,4 +54,7 @@ func (s *Server) wasInner(pid int) bool {
 
 // Outside tells whether pid is under no registered inner: a process of
 // the command itself (make, a shell, a go command), not of a test.
-func (s *Server) Outside(pid int) bool { return s.find(pid) == nil }
+func (s *Server) Outside(pid int) bool {
+	in, _ := s.find(pid)
+	return in == nil
+}

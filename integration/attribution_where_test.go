@@ -28,7 +28,7 @@ func whereEndpoints() []fakehost.Endpoint {
 	for p := 5001; p <= 5008; p++ {
 		eps = append(eps, tcpEP(fxExternal, p))
 	}
-	for p := 5011; p <= 5018; p++ {
+	for p := 5011; p <= 5020; p++ {
 		eps = append(eps, tcpEP(fxExternal, p))
 	}
 	return append(eps, tcpEP(fxPrivate, 5009))

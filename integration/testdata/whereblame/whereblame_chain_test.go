@@ -75,3 +75,26 @@ func TestPoolA(t *testing.T) {
 func TestPoolB(t *testing.T) {
 	pool.Submit(func() { _ = where.Fetch(5018) })
 }
+
+// TestParGoA dials from a goroutine it starts while TestParGoB certainly
+// runs: its creator, TestParGoA's own goroutine, pins the call to it, and
+// TestParGoB passes.
+var parGoArrivedA, parGoArrivedB, parGoDialed = make(chan struct{}), make(chan struct{}), make(chan struct{})
+
+func TestParGoA(t *testing.T) {
+	t.Parallel()
+	close(parGoArrivedA)
+	<-parGoArrivedB
+	go func() {
+		_ = where.Fetch(5020)
+		close(parGoDialed)
+	}()
+	<-parGoDialed
+}
+
+func TestParGoB(t *testing.T) {
+	t.Parallel()
+	close(parGoArrivedB)
+	<-parGoArrivedA
+	<-parGoDialed
+}

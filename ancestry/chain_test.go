@@ -18,7 +18,7 @@ import (
 // readVictim runs this test binary as a victim (victimEnv=mode, with
 // env), waits for its blocker to block in read, and reads the blocker's
 // chain.
-func readVictim(t *testing.T, mode string, args []string, env ...string) (*Chain, *callstack.Table) {
+func readVictim(t testing.TB, mode string, args []string, env ...string) (*Chain, *callstack.Table) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -58,11 +58,20 @@ func readVictim(t *testing.T, mode string, args []string, env ...string) (*Chain
 	if err != nil {
 		t.Fatal(err)
 	}
+	if b, ok := t.(*testing.B); ok {
+		b.ResetTimer()
+		for b.Loop() {
+			if _, err := l.Read(callstack.ProcessMemory(tid), bias, sc.Regs.SP); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(c.Creators)), "creators")
+	}
 	return c, tab
 }
 
 // blocked waits for the thread of pid blocked in read(fd).
-func blocked(t *testing.T, pid, fd int) (int, callstack.Syscall) {
+func blocked(t testing.TB, pid, fd int) (int, callstack.Syscall) {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")

@@ -34,6 +34,12 @@ type goroutine struct {
 	regs             callstack.Regs // where its stack can be unwound from; zero: it cannot
 }
 
+// prefetcher is a memory that reads many small pieces at once
+// (callstack.ProcessMemory).
+type prefetcher interface {
+	Prefetch(addrs []uint64, n int)
+}
+
 // reader reads one process's goroutines.
 type reader struct {
 	l    *Layout
@@ -67,6 +73,13 @@ func (r *reader) all() ([]goroutine, error) {
 	addrs := make([]byte, 8*n)
 	if _, err := r.mem.ReadAt(addrs, int64(ptr)); err != nil {
 		return nil, fmt.Errorf("reading allgs: %w", err)
+	}
+	if p, ok := r.mem.(prefetcher); ok {
+		list := make([]uint64, n)
+		for i := range list {
+			list[i] = binary.LittleEndian.Uint64(addrs[8*i:])
+		}
+		p.Prefetch(list, int(r.l.off.span))
 	}
 	gs := make([]goroutine, 0, n)
 	for i := uint64(0); i < n; i++ {

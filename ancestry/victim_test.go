@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +23,7 @@ func TestMain(m *testing.M) {
 	case "":
 		os.Exit(m.Run())
 	case "live", "exited":
+		idle(os.Getenv(extraEnv))
 		go creatorA(os.Getenv(victimEnv) == "exited", runtime.NumGoroutine()+1)
 		time.Sleep(time.Hour)
 	case "test":
@@ -41,6 +43,17 @@ func TestAncestryVictim(t *testing.T) {
 }
 
 var park = make(chan struct{})
+
+// extraEnv sets how many more goroutines the victim parks, for the
+// benchmark: each is read to find the caller and its creators.
+const extraEnv = "NETTRAP_ANCESTRY_VICTIM_EXTRA"
+
+func idle(n string) {
+	k, _ := strconv.Atoi(n)
+	for i := 0; i < k; i++ {
+		go func() { <-park }()
+	}
+}
 
 //go:noinline
 func creatorA(exit bool, want int) {

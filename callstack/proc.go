@@ -195,6 +195,47 @@ func (m *procMem) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
+// maxIov is how many pages one process_vm_readv reads (IOV_MAX).
+const maxIov = 1024
+
+// Prefetch reads the pages that hold n bytes at each of addrs not read
+// yet, with one process_vm_readv per maxIov pages: for a reader about
+// to read many small pieces (package ancestry reads every goroutine).
+// A page that cannot be read is left out: ReadAt then reads it alone,
+// and fails.
+func (m *procMem) Prefetch(addrs []uint64, n int) {
+	var want []uint64
+	seen := map[uint64]bool{}
+	for _, a := range addrs {
+		for base := a &^ (memPage - 1); base < a+uint64(n); base += memPage {
+			if _, ok := m.pages[base]; !ok && !seen[base] {
+				seen[base] = true
+				want = append(want, base)
+			}
+		}
+	}
+	for len(want) > 0 {
+		batch := want[:min(len(want), maxIov)]
+		buf := make([]byte, len(batch)*memPage)
+		local := make([]unix.Iovec, len(batch))
+		remote := make([]unix.RemoteIovec, len(batch))
+		for i, base := range batch {
+			local[i] = unix.Iovec{Base: &buf[i*memPage], Len: memPage}
+			remote[i] = unix.RemoteIovec{Base: uintptr(base), Len: memPage}
+		}
+		got, err := unix.ProcessVMReadv(m.pid, local, remote, 0)
+		if err != nil {
+			got = 0
+		}
+		full := got / memPage
+		for i := 0; i < full; i++ {
+			m.pages[batch[i]] = buf[i*memPage : (i+1)*memPage : (i+1)*memPage]
+		}
+		// The kernel stops at the first page it cannot read: skip it.
+		want = want[min(len(batch), full+1):]
+	}
+}
+
 // UnwindThread unwinds the stack of thread tid of process pid, blocked
 // in a system call: registers from /proc/TID/syscall, memory with
 // process_vm_readv.

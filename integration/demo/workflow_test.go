@@ -710,7 +710,15 @@ func makeProxy(t *testing.T, root, dir string) {
 	}
 	writeModuleZip(t, root, filepath.Join(v, proxyVersion+".zip"))
 
-	cmd := exec.Command("go", "mod", "graph")
+	// The sandbox has no network: what nettrap's build needs must be in
+	// this machine's module cache already.
+	cmd := exec.Command("go", "list", "-deps", "./cmd/nettrap")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the module cache lacks what nettrap's build needs (go mod download, outside the sandbox, fetches it): %v\n%s", err, out)
+	}
+	cmd = exec.Command("go", "mod", "graph")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off")
 	graph, err := cmd.Output()

@@ -15,6 +15,7 @@ require (
 	github.com/google/nftables v0.3.0
 	github.com/moby/sys/reexec v0.1.0
 	github.com/vishvananda/netns v0.0.5
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (

@@ -20,8 +20,9 @@ var ops = []string{"getppid", "tcpconnect", "udpsendto", "udpsend", "setsockopt"
 
 // moreOps are measured only when NETTRAP_BENCH_OPS names them (issue
 // 19's calls, which nettrap now makes itself: bench/compare.sh weighs
-// them against a nettrap built from an earlier commit).
-var moreOps = []string{"unixconnect", "unixsendto", "pinopt"}
+// them against a nettrap built from an earlier commit; issue 37's
+// udpping, a UDP ping whose send is trapped, timed around its answer).
+var moreOps = []string{"unixconnect", "unixsendto", "pinopt", "udpping"}
 
 // opsEnv names the ops to run (comma-separated); empty: ops.
 const opsEnv = "NETTRAP_BENCH_OPS"
@@ -29,7 +30,7 @@ const opsEnv = "NETTRAP_BENCH_OPS"
 // trapped are the ops whose calls go to the supervisor; added cost vs
 // the reference only means something for them.
 var trapped = map[string]bool{"tcpconnect": true, "udpsendto": true, "udpgso": true,
-	"unixconnect": true, "unixsendto": true, "pinopt": true}
+	"unixconnect": true, "unixsendto": true, "pinopt": true, "udpping": true}
 
 // selectOps returns the ops spec names, in ops' then moreOps' order.
 func selectOps(spec string) ([]string, error) {
@@ -101,6 +102,7 @@ func report(b *testing.B, op string, r runner, res result, last map[string]resul
 	b.ReportMetric(res.NsPerOp, "ns/op")
 	b.ReportMetric(float64(res.SelfHWM), "rss-KiB")
 	if r.name == "bare" {
+		reportPing(b, res, res)
 		return
 	}
 	b.ReportMetric(float64(res.ParentHWM), "sup-rss-KiB")
@@ -112,6 +114,7 @@ func report(b *testing.B, op string, r runner, res result, last map[string]resul
 		return
 	}
 	b.ReportMetric(res.NsPerOp/bare.NsPerOp, "x-bare")
+	reportPing(b, res, bare)
 	ref, ok := last[r.ref]
 	if !ok || ref.NsPerOp <= 0 {
 		return
@@ -127,6 +130,32 @@ func report(b *testing.B, op string, r runner, res result, last map[string]resul
 	if res.ParentCPU > 0 && ref.ParentCPU > 0 && cpu(ref) > bare.SelfCPU {
 		b.ReportMetric((cpu(res)-bare.SelfCPU)/(cpu(ref)-bare.SelfCPU), "cpu-added-vs-ref")
 	}
+}
+
+// reportPing adds the udpping op's figures (wire.Ping): the round trip
+// from before the send to the answer (ping-ns) and its ratio to bare's,
+// measured just before (ping-x-bare); from the send's return to the
+// answer and to the datagram's arrival at the peer, as a share of bare's
+// round trip (after-answer-x-bare-ping, after-arrival-x-bare-ping:
+// negative when the answer, or the datagram, came before the send
+// returned); and the share of pings whose answer came no later than the
+// send returned (answer-first).
+func reportPing(b *testing.B, res, bare result) {
+	p := res.Ping
+	if p == nil {
+		return
+	}
+	b.ReportMetric(p.BeforeSendToAnswer, "ping-ns")
+	b.ReportMetric(p.AfterSendToAnswer, "after-answer-ns")
+	b.ReportMetric(p.AfterSendToArrival, "after-arrival-ns")
+	b.ReportMetric(p.AnswerFirst, "answer-first")
+	if bare.Ping == nil || bare.Ping.BeforeSendToAnswer <= 0 {
+		return
+	}
+	rtt := bare.Ping.BeforeSendToAnswer
+	b.ReportMetric(p.BeforeSendToAnswer/rtt, "ping-x-bare")
+	b.ReportMetric(p.AfterSendToAnswer/rtt, "after-answer-x-bare-ping")
+	b.ReportMetric(p.AfterSendToArrival/rtt, "after-arrival-x-bare-ping")
 }
 
 // runWorkload runs the workload for n operations under runner and returns

@@ -26,6 +26,15 @@
 //	                4 × 1252 bytes split by GSO (UDP_SEGMENT), with an
 //	                IP_TOS (ECN) control message
 //
+// and, when NETTRAP_BENCH_OPS names them, issue 19's unixconnect,
+// unixsendto and pinopt, and issue 37's
+//
+//	udpping     a UDP ping in Go's net package: an unconnected socket's
+//	            WriteToUDP (trapped) to a loopback peer whose goroutine
+//	            answers, the answer read by the sender's reader goroutine;
+//	            besides its time, when the answer and the datagram's
+//	            arrival came against the send's return
+//
 // Every address is 127.0.0.1. The filter is never installed in the test
 // process: the supervisors are separate binaries, built once per run,
 // and each confine their own child.
@@ -65,6 +74,15 @@
 //	              clock, read by the workload around the timed loop)
 //	cpu-added-vs-ref  added-vs-ref on CPU time (the workload's plus its
 //	              supervisor's): less swayed by other work on the machine
+//
+// and for udpping (medians over the timed loop): ping-ns, the round trip
+// from before the send to the answer; after-answer-ns and
+// after-arrival-ns, from the send's return to the answer and to the
+// peer's read of the datagram (negative: before the send returned);
+// answer-first, the share of answers read no later than the send
+// returned; ping-x-bare, after-answer-x-bare-ping and
+// after-arrival-x-bare-ping, the same over bare's round trip measured
+// just before.
 //
 // Goals (issue 10), against the C floors: trapped ops at added-vs-ref ≤
 // 1.25; the others at x-ref ≤ 1.05. The ptrace runners have none: their

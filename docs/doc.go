@@ -8,6 +8,9 @@
 // (#...) must be the slug of a heading in the target, made as GitHub makes
 // it (lowercase; letters, digits, '-' and '_' kept, spaces turned into '-',
 // everything else dropped; a repeated heading gets -1, -2, ...). It also
-// checks that the README links to every page and that every page opens
-// with the paragraph that says what it is for.
+// checks that the README links to every page, that every page opens with
+// the paragraph that says what it is for, that no page cites anything
+// outside the repository (a path that climbs out of it, a folder beside
+// it), and that development.md's package map has a row for every package
+// of the module and none for a directory that is gone.
 package docs

@@ -329,3 +329,102 @@ func checkDocRef(t *testing.T, where, page, anchor string) {
 		t.Errorf("%s names docs/%s#%s: no heading with that anchor", where, page, anchor)
 	}
 }
+
+// TestPackageMap checks development.md's package map against the
+// module: every directory of the module that holds Go files (nested
+// modules, testdata and dot directories aside) has a row, and every row
+// names a directory that exists.
+func TestPackageMap(t *testing.T) {
+	text := read(t, "development.md")
+	_, section, ok := strings.Cut(text, "\n## Package map\n")
+	if !ok {
+		t.Fatal("docs/development.md has no \"## Package map\" section")
+	}
+	if i := strings.Index(section, "\n## "); i >= 0 {
+		section = section[:i]
+	}
+	row := regexp.MustCompile("(?m)^\\| `([^`]+)` \\|")
+	rows := map[string]bool{}
+	for _, m := range row.FindAllStringSubmatch(section, -1) {
+		rows[m[1]] = true
+		if fi, err := os.Stat(filepath.Join("..", m[1])); err != nil || !fi.IsDir() {
+			t.Errorf("docs/development.md's package map has a row for %s, which is not a directory of the repository", m[1])
+		}
+	}
+	if len(rows) == 0 {
+		t.Fatal("no rows in docs/development.md's package map: the parser is broken")
+	}
+	var missing []string
+	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel("..", path)
+		if err != nil {
+			return err
+		}
+		if rel != "." {
+			if strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+				return filepath.SkipDir // a module of its own
+			}
+		}
+		gofiles, err := filepath.Glob(filepath.Join(path, "*.go"))
+		if err != nil {
+			return err
+		}
+		if len(gofiles) > 0 && !rows[filepath.ToSlash(rel)] {
+			missing = append(missing, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range missing {
+		t.Errorf("package %s has no row in docs/development.md's package map", p)
+	}
+}
+
+// outside are words that cite what a clone of the repository does not
+// have.
+var outside = []string{"shared folder", "beside this repository"}
+
+// parentPath is a relative path that climbs: ../x, ../../x.
+var parentPath = regexp.MustCompile(`(?:\.\./)+[^\s)\]` + "`" + `'"<>]*`)
+
+// TestNothingOutsideTheRepository checks that README.md and docs/*.md cite
+// nothing a clone does not hold: no relative path, in a link, in code or
+// in prose, climbs out of the repository, and no page points at a folder
+// beside it.
+func TestNothingOutsideTheRepository(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, page := range pages(t) {
+		text := read(t, page)
+		where := filepath.Clean(filepath.Join("docs", page))
+		dir, err := filepath.Abs(filepath.Dir(page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range parentPath.FindAllString(text, -1) {
+			abs := filepath.Join(dir, p)
+			if abs != root && !strings.HasPrefix(abs, root+string(filepath.Separator)) {
+				t.Errorf("%s cites %q, outside the repository", where, p)
+			}
+		}
+		lower := strings.ToLower(text)
+		for _, w := range outside {
+			if strings.Contains(lower, w) {
+				t.Errorf("%s says %q: the repository must hold what it cites", where, w)
+			}
+		}
+	}
+}

@@ -15,7 +15,9 @@
 #     - without it, `nettrap version` says emulation is off, the suites
 #       still fail and pass as they should, with the one-time notice, and
 #       --sealed refuses to run (125) naming --cap-add SYS_PTRACE;
-#     - with --cap-add SYS_PTRACE, emulation is on.
+#     - with --cap-add SYS_PTRACE, emulation is on, and --sealed as uid
+#       65534 (as docs/running.md shows it) blocks the leaky suite and
+#       passes the clean one.
 #
 # Needs root (it installs podman and runc from Debian's packages when they
 # are missing, and uses the root storage in /var/lib/containers).
@@ -238,6 +240,16 @@ moby_profile() {
 		printf '%s\n' "$out" >&2
 		die "leaky with SYS_PTRACE under Docker's profile: emulation unavailable"
 	fi
+	# --sealed as docs/running.md shows it under Docker's profile: with
+	# SYS_PTRACE, as a user that is not root.
+	local suite want
+	for suite in leaky clean; do
+		want=0
+		[ "$suite" = leaky ] && want=1
+		run_case "--sealed $suite as 65534 with SYS_PTRACE under Docker's profile" "$want" --user 65534 "${sec[@]}" --cap-add SYS_PTRACE \
+			"${vol[@]}" -v "$fixtures/$suite:/src:ro" -w /src --entrypoint nettrap "$tag" --sealed -- go test ./...
+		"check_$suite" "--sealed $suite as 65534 with SYS_PTRACE under Docker's profile"
+	done
 }
 
 cleanup() {

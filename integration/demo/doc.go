@@ -8,7 +8,12 @@
 // PATH, print what the README says (a clean run's one line, a forgotten
 // mock's failure, the marker, `--allow`, `nettrap report`), and the fake
 // host behind the module's documentation address sees only the marked
-// test's connection.
+// test's connection. TestForkPRWorkflow runs the fork-PR workflow the
+// docs give (docs/examples/github/pull-request.yml) as GitHub's runner
+// would, its steps in order, as a user that is not root: `go install
+// …@latest` installs this working tree from a module proxy in a
+// directory, and `nettrap --sealed -- go test ./...` fails the job on the
+// demo suite and passes on a clean module.
 //
 // The whole test binary runs inside the integration sandbox (a private
 // network namespace with only lo), and demo.sh makes a namespace of its own

@@ -70,6 +70,37 @@ var pairs = []struct{ runner, ref, refName, title string }{
 	{"ptrace-parent-entry", "ptrace-parent", "ptrace-parent", "the same with every syscall stopped at entry (NETTRAP_TEST_ENTRY_STOPS: as under --sealed, or a listener that hides nettrap's calls) against the seccomp stops"},
 }
 
+// runnerOrder is bench's runners in the order they run
+// (runners_test.go).
+var runnerOrder = []string{"bare", "cfloor", "continue", "cfloor-emu", "nettrap", "gofloor-emu",
+	"cfloor-emu-nosync", "nettrap-nosync", "gofloor-emu-nosync", "nettrap-nosync-spin", "nettrap-pre519",
+	"cfloor-emu-nosync-spin", "floor", "ptrace", "ptrace-parent", "ptrace-parent-entry", "sealed", "sealed-pcall", "nettrap-base"}
+
+// renderPing is the udpping op's table, when it was measured: per runner
+// the ping's round trip from before the send, and from the send's return
+// to the answer and to the datagram's arrival at the peer, each over
+// bare's round trip measured just before; and the share of answers read
+// before the send returned.
+func renderPing(s samples) string {
+	if s.get("udpping", "bare", "ping-ns") == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\nudpping (a UDP ping whose send is trapped; times of the goroutines that saw each event; ratios over bare's round trip measured just before, negative where the event came before the send returned):\n\n")
+	b.WriteString("| runner | round trip from before the send, ns | × bare | from the send's return to the answer, × bare's round trip | to the datagram's arrival at the peer, × bare's round trip | answers read before the send returned |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|\n")
+	for _, r := range runnerOrder {
+		if s.get("udpping", r, "ping-ns") == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", r,
+			num(s.get("udpping", r, "ping-ns")), spread(s.get("udpping", r, "ping-x-bare"), 2),
+			spread(s.get("udpping", r, "after-answer-x-bare-ping"), 2), spread(s.get("udpping", r, "after-arrival-x-bare-ping"), 2),
+			spread(s.get("udpping", r, "answer-first"), 2))
+	}
+	return b.String()
+}
+
 func render(s samples, machine string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Machine: %s. Medians of %d interleaved runs; ratios are paired (each against the runs just before it), median [min–max]. Added cost: (supervised − bare) / (reference − bare) for trapped calls; plain ratio × the reference for the others (goal against the C floor: added ≤ 1.25, × ≤ 1.05). In CPU time: the workload's and its supervisor's, per op.\n", machine, s.runs())
@@ -107,6 +138,7 @@ func render(s samples, machine string) string {
 			}
 		}
 	}
+	b.WriteString(renderPing(s))
 	bare := s.all("bare", "rss-KiB")
 	b.WriteString("\n| peak RSS (VmHWM) | KiB, median over all ops | × bare workload |\n|---|---:|---:|\n")
 	fmt.Fprintf(&b, "| workload, bare | %s | 1.00 |\n", num(bare))

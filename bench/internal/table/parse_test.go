@@ -85,3 +85,22 @@ func TestRender(t *testing.T) {
 		t.Errorf("render shows an op with no samples:\n%s", out)
 	}
 }
+
+func TestRenderPing(t *testing.T) {
+	const pings = `BenchmarkOps/udpping/bare-2 	 2000	 30000 ns/op	 4000 rss-KiB	 16000 ping-ns	 12000 after-answer-ns	 4000 after-arrival-ns	 0.05 answer-first	 1 ping-x-bare	 0.75 after-answer-x-bare-ping	 0.25 after-arrival-x-bare-ping
+BenchmarkOps/udpping/nettrap-2 	 2000	 80000 ns/op	 4000 rss-KiB	 11000 sup-rss-KiB	 2.6 x-bare	 40000 ping-ns	 -16000 after-answer-ns	 -24000 after-arrival-ns	 0.8 answer-first	 2.5 ping-x-bare	 -1 after-answer-x-bare-ping	 -1.5 after-arrival-x-bare-ping
+`
+	out := render(parse(pings), "test machine")
+	for _, want := range []string{
+		"| runner | round trip from before the send, ns |",
+		"| bare | 16000 | 1.00 | 0.75 | 0.25 | 0.05 |",
+		"| nettrap | 40000 | 2.50 | -1.00 | -1.50 | 0.80 |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("render output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(render(parse(sample), "test machine"), "udpping") {
+		t.Error("render shows the udpping table with no udpping samples")
+	}
+}

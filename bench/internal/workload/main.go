@@ -44,6 +44,7 @@ func run(args []string) error {
 	if !ok {
 		return fmt.Errorf("unknown op %q (ops: %v)", args[0], opNames())
 	}
+	measures = nil
 	op, cleanup, err := mk()
 	if err != nil {
 		return fmt.Errorf("set up %s: %w", args[0], err)
@@ -55,6 +56,9 @@ func run(args []string) error {
 		if err := op(); err != nil {
 			return fmt.Errorf("%s (warm-up): %w", args[0], err)
 		}
+	}
+	if measures != nil {
+		measures.reset()
 	}
 	self0, parent0 := cpuTimes()
 	start := time.Now()
@@ -73,6 +77,9 @@ func run(args []string) error {
 	}
 	if parent0 >= 0 && parent1 >= 0 {
 		res.ParentCPU = float64(parent1-parent0) / float64(n)
+	}
+	if measures != nil {
+		measures.fill(&res)
 	}
 	return json.NewEncoder(os.Stdout).Encode(res)
 }

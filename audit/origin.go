@@ -28,19 +28,20 @@ type Origin struct {
 	// goroutine it left running, or one a goroutine it started left
 	// running. The verdict goes to it. It rests on the goroutine's
 	// chain of creators (the nearest that is a test's own goroutine,
-	// package ancestry), never on a closure's name (Unowned; versions
-	// before 0.9 set it from one: their records may have it).
+	// package ancestry), never on a closure's name (Unowned; earlier
+	// versions set it from one: their records may have it).
 	StartedBy string `json:"started_by,omitempty"`
 	// StartedByEnded tells that StartedBy had ended when the attempt
 	// came: the verdict fails the package, naming it.
 	StartedByEnded bool `json:"started_by_ended,omitempty"`
-	// Unowned tells that the stack ties the call to no running test:
-	// its test code is another test's (TestA's closure, by its name,
-	// TestA.func1) and no frame of a running test's is on it. The name
-	// says where the code was written, not who started the goroutine
-	// (TestA may have stored the closure for TestB to call), so no test
-	// is named as its starter: the line names the goroutine's entry
-	// function, and the package carries the verdict.
+	// Unowned tells that no running test is known to have started the
+	// calling goroutine: its creators reach no test's goroutine (a
+	// worker started in init), or, where they cannot be read, its test
+	// code is only another test's (TestA's closure, by its name,
+	// TestA.func1), which says where the code was written, not who
+	// started the goroutine. No test is named as its starter: the line
+	// names the goroutine's entry function (and CreatedIn), and the
+	// package carries the verdict.
 	Unowned bool `json:"unowned,omitempty"`
 	// WhereStarted tells that Where is not on the calling goroutine's
 	// stack, which holds no frame of the module, but on the stack of

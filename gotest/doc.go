@@ -29,13 +29,16 @@
 // runs next, and parallel tests run at once. The caller's stack tells
 // more (guard reads it, when the engine can, for denied and audited
 // attempts): a running test's own goroutine pins the call to it among
-// parallel tests (the record's Test, Candidates narrowed), and a
-// goroutine whose test code is only another test's closure, by its
-// name, is tied to no test (audit.Record.Unowned): the package fails,
-// with a line naming the goroutine, not the test that happened to run
-// nor the one the closure is named after. A test a goroutine's creator
-// shows (audit.Record.StartedBy, not read yet) would get the verdict if
-// still running (Who.Active), else the package.
+// parallel tests (the record's Test, Candidates narrowed); another
+// goroutine of the test binary is tied to the test whose goroutine
+// started it, through its creators (package ancestry, read for the
+// binary's own process, Who.BinaryPID, which Started gives the
+// tracker): a running test's pins it, a test that is not running gets
+// the verdict (audit.Record.StartedBy) if still active (Who.Active),
+// else the package; none tied to no test (audit.Record.Unowned), and
+// the package fails, never the test that happened to run. Test
+// binaries run with GODEBUG=tracebackancestors (Env), so that exited
+// creators are known.
 //
 // With -v or -json, a verdict's line is followed by the caller's stack
 // (one frame a line), and a would-be denial's line (--mode=audit) goes

@@ -21,10 +21,8 @@ type Who struct {
 	// pinned); it does only where that cannot change the decision.
 	MarkedCandidates []string `json:",omitempty"`
 	// Active are the tests started and not ended (running or paused,
-	// parents included): whether a test that started a goroutine
-	// (audit.Origin.StartedBy) had ended. Nothing sets StartedBy until
-	// the goroutine's creator is read (issue 36): a closure's name is
-	// no evidence of it.
+	// parents included): whether the test whose goroutine started the
+	// caller's (audit.Origin.StartedBy, from its creators) had ended.
 	Active []string `json:",omitempty"`
 	// BinaryPID is the test binary's process id, as the supervisor sees
 	// it, when known (0: not known). Only that process's goroutines are

@@ -3,6 +3,7 @@ package integration
 import (
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -20,7 +21,7 @@ import (
 // swapTries is how many calls a guarded run races: unguarded, the swapper
 // leaks within a few hundred; under nettrap's CONTINUE it did within a
 // few thousand.
-const swapTries = "4000"
+const swapTries = 4000
 
 func TestEscapeDescriptorSwapUnixDgram(t *testing.T) { testDescriptorSwap(t, "dgram", "udp") }
 
@@ -88,7 +89,7 @@ func testDescriptorSwap(t *testing.T, mode, proto string) {
 			t.Run(name, func(t *testing.T) {
 				mark := lastSeq(t, e, ln)
 				marker := "swap-guarded-" + mode + "-" + strings.ReplaceAll(name, "/", "-")
-				r := swap(u, flags, swapTries, marker, true)
+				r := swap(u, flags, strconv.Itoa(lab.Tries(swapTries)), marker, true)
 				okCalls, done := swapCounts(t, r)
 				if !done {
 					t.Fatalf("under nettrap the swapper failed (exit %d): %q\nstderr: %s", r.code, r.stdout, r.stderr)

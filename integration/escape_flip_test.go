@@ -71,7 +71,7 @@ func TestEscapeValueFlip(t *testing.T) {
 						g := shiftGroup(netip.MustParseAddr(c.dst), 0x100*ci+0x10*step+ui)
 						dst, leak = g.String(), reportOf(g)
 					}
-					argv := []string{e.bins.OptFlip, c.op, idx, lab.InsideLink, dst, "9", marker, strconv.Itoa(flipTries)}
+					argv := []string{e.bins.OptFlip, c.op, idx, lab.InsideLink, dst, "9", marker, strconv.Itoa(lab.Tries(flipTries))}
 					if !guarded {
 						return e.run(t, u, argv...), leak
 					}

@@ -110,3 +110,21 @@ func wrap(dir, nettrap, parentlisten string, v Variant) (string, error) {
 func quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// Tries scales a race test's number of tries (the escape matrix's
+// swappers and flippers) to the variant: all of them under the default
+// engine and under ptrace, whose decision paths they were sized for; a
+// quarter under parent (the ptrace engine's path again, with a listener
+// above that hides none of its calls) and a half under parent-connect
+// (decided at syscall-entry stops), to keep CI within its budget
+// (.ci/run). Each variant still races hundreds of times, which
+// unguarded leaks within.
+func Tries(n int) int {
+	switch Variant(os.Getenv(VariantEnv)) {
+	case VariantParent:
+		return n / 4
+	case VariantParentConnect, VariantOuter:
+		return n / 2
+	}
+	return n
+}

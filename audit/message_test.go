@@ -124,27 +124,27 @@ func TestMessageWhere(t *testing.T) {
 			" during TestFetch, in a goroutine of http.(*Transport).startDialConnForLocked.func1"},
 		{Origin{Where: where}, " during TestFetch at prices/client.go:31 (prices.fetchQuote)"},
 		{Origin{Where: where, CalledFrom: &Frame{Func: "example.com/shop/prices.TestFetch", File: "prices/prices_test.go", Line: 48}},
-			" during TestFetch at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:48)"},
+			" during TestFetch at prices/client.go:31 (prices.fetchQuote, called from prices/prices_test.go:48)"},
 		{Origin{Where: where, CalledFrom: &Frame{Func: "example.com/shop/prices_test.TestFetch", File: "other/x_test.go", Line: 8}},
 			" during TestFetch at prices/client.go:31 (prices.fetchQuote, called from other/x_test.go:8)"},
 		{Origin{Where: where, CalledFrom: &Frame{Func: "example.com/shop/prices.TestFetch.func1", File: "prices/prices_test.go", Line: 50},
 			Goroutine: "example.com/shop/prices.TestFetch.func1"},
-			" during TestFetch at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:50 in a goroutine)"},
+			" during TestFetch at prices/client.go:31 (prices.fetchQuote, called from prices/prices_test.go:50 in a goroutine)"},
 		{Origin{Where: where, Goroutine: "example.com/shop/prices.(*Server).loop"},
 			" during TestFetch at prices/client.go:31 (prices.fetchQuote, in a goroutine of prices.(*Server).loop)"},
 		{Origin{Where: where, CalledFrom: &Frame{Func: "example.com/shop/prices.TestA.func1", File: "prices/leak_test.go", Line: 12},
 			Goroutine: "example.com/shop/prices.TestA.func1", StartedBy: "TestA", StartedByEnded: true},
-			" during TestFetch at prices/client.go:31 (prices.fetchQuote), from a goroutine started by TestA at leak_test.go:12, which had ended"},
+			" during TestFetch at prices/client.go:31 (prices.fetchQuote), from a goroutine started by TestA at prices/leak_test.go:12, which had ended"},
 		{Origin{Where: &Frame{Func: "example.com/shop/prices.TestA.func1", File: "prices/leak_test.go", Line: 12}, StartedBy: "TestA"},
 			" during TestFetch at prices/leak_test.go:12 (prices.TestA.func1), from a goroutine started by TestA"},
 		// Unowned: test code of another test's by name only; the
 		// goroutine's entry is named, no test as its starter.
 		{Origin{Where: where, CalledFrom: &Frame{Func: "example.com/shop/prices.TestA.func1", File: "prices/leak_test.go", Line: 12},
 			Goroutine: "example.com/shop/prices.TestA.func1", Unowned: true},
-			" during TestFetch at prices/client.go:31 (prices.fetchQuote, called from leak_test.go:12), in a goroutine of prices.TestA.func1 that no running test is known to have started"},
+			" during TestFetch at prices/client.go:31 (prices.fetchQuote, called from prices/leak_test.go:12), in a goroutine of prices.TestA.func1 that no running test is known to have started"},
 		{Origin{Where: where, CalledFrom: &Frame{Func: "example.com/shop/prices.TestA.func1", File: "prices/leak_test.go", Line: 12},
 			Goroutine: "sync.(*WaitGroup).Go.func1", Unowned: true},
-			" during TestFetch at prices/client.go:31 (prices.fetchQuote, called from leak_test.go:12), in a goroutine of sync.(*WaitGroup).Go.func1 that no running test is known to have started"},
+			" during TestFetch at prices/client.go:31 (prices.fetchQuote, called from prices/leak_test.go:12), in a goroutine of sync.(*WaitGroup).Go.func1 that no running test is known to have started"},
 		{Origin{Where: where, Unowned: true},
 			" during TestFetch at prices/client.go:31 (prices.fetchQuote), in a goroutine that no running test is known to have started"},
 	}
@@ -156,12 +156,14 @@ func TestMessageWhere(t *testing.T) {
 			t.Errorf("got  %s\nwant %s", got, want)
 		}
 	}
-	r := base
-	r.Origin = Origin{Where: where, Stack: []Frame{{Func: "net.(*Dialer).DialContext", File: "/go/src/net/dial.go", Line: 587},
-		{Func: "example.com/shop/prices.fetchQuote", File: "/home/u/shop/prices/client.go", Line: 31}}}
-	if got, want := StackText(r), "\n/go/src/net/dial.go:587 (net.(*Dialer).DialContext)\n/home/u/shop/prices/client.go:31 (prices.fetchQuote)"; got != want {
-		t.Errorf("stack text %q, want %q", got, want)
+	frames := []Frame{*where, {}, {Func: "example.com/shop/prices.TestFetch", File: "prices/prices_test.go", Line: 48}}
+	if got, want := FramesText(frames), "\nprices/client.go:31 (prices.fetchQuote)\n...\nprices/prices_test.go:48 (prices.TestFetch)"; got != want {
+		t.Errorf("frames text %q, want %q", got, want)
 	}
+	if got := FramesText(nil); got != "" {
+		t.Errorf("no frames: text %q", got)
+	}
+	r := base
 	if r.Blamed() != "TestFetch" {
 		t.Errorf("blamed %q", r.Blamed())
 	}

@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"path"
 	"strconv"
 	"strings"
 )
@@ -84,12 +83,13 @@ func (r Record) Blamed() string {
 
 // wherePart says where the attempt was made, from the stack:
 //
-//	at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:48)
-//	at leak_test.go:14 (leak.TestA.func1), in a goroutine of leak.TestA.func1 that no running test is known to have started
+//	at prices/client.go:31 (prices.fetchQuote, called from prices/prices_test.go:48)
+//	at prices/leak_test.go:14 (leak.TestA.func1), in a goroutine of leak.TestA.func1 that no running test is known to have started
 //	, in a goroutine of http.(*Transport).startDialConnForLocked.func1
 //
 // The second: Unowned. The last: no frame of the module, a library's
-// goroutine. "" without a stack.
+// goroutine. "" without a stack. Both files are the record's, relative
+// to the module's root: one form, whether or not they share a directory.
 func wherePart(o Origin) string {
 	if o.Where == nil {
 		if o.Goroutine != "" {
@@ -104,7 +104,7 @@ func wherePart(o Origin) string {
 	switch {
 	case o.Unowned:
 		if o.CalledFrom != nil {
-			inner += ", called from " + nearLoc(*o.CalledFrom, *o.Where)
+			inner += ", called from " + o.CalledFrom.Loc()
 		}
 		after = ", in a goroutine"
 		if o.Goroutine != "" {
@@ -114,13 +114,13 @@ func wherePart(o Origin) string {
 	case o.StartedBy != "":
 		after = ", from a goroutine started by " + o.StartedBy
 		if o.CalledFrom != nil {
-			after += " at " + nearLoc(*o.CalledFrom, *o.Where)
+			after += " at " + o.CalledFrom.Loc()
 		}
 		if o.StartedByEnded {
 			after += ", which had ended"
 		}
 	case o.CalledFrom != nil:
-		inner += ", called from " + nearLoc(*o.CalledFrom, *o.Where)
+		inner += ", called from " + o.CalledFrom.Loc()
 		if o.Goroutine != "" {
 			inner += " in a goroutine"
 		}
@@ -130,22 +130,18 @@ func wherePart(o Origin) string {
 	return " at " + o.Where.Loc() + " (" + inner + ")" + after
 }
 
-// nearLoc is f's location, with only its file's base name when it is in
-// the directory of the frame it is named beside.
-func nearLoc(f, beside Frame) string {
-	if path.Dir(f.File) == path.Dir(beside.File) {
-		f.File = path.Base(f.File)
-	}
-	return f.Loc()
-}
-
-// StackText is the stack of a record as the lines under a verdict with
-// -v: one frame a line, "file.go:LINE (pkg.Func)", innermost first,
-// each starting with a newline (the renderer indents them under the
-// verdict). "" without a stack.
-func StackText(r Record) string {
+// FramesText is frames as the lines under a verdict with -v or -json:
+// one frame a line, "file.go:LINE (pkg.Func)", each starting with a
+// newline (the renderer indents them under the verdict); a zero Frame,
+// frames left out, is "...". "" for no frames. The frames are a few of
+// the module's (guard chooses them); the whole stack is the record's.
+func FramesText(frames []Frame) string {
 	var b strings.Builder
-	for _, f := range r.Stack {
+	for _, f := range frames {
+		if f == (Frame{}) {
+			b.WriteString("\n...")
+			continue
+		}
 		b.WriteString("\n" + f.Loc() + " (" + f.ShortFunc() + ")")
 	}
 	return b.String()

@@ -55,7 +55,8 @@ type Tracker struct {
 	badAttr []badAttr
 	refused bool // an attempt was denied, or would be under enforce
 	// verbose: the user asked for -v or -json; a verdict then shows the
-	// caller's stack under its line, and a would-be denial's line goes
+	// module's frames of the caller's stack under its line (the guard
+	// adds them: guard.Who.ShowsStack), and a would-be denial's line goes
 	// into the test's output.
 	verbose bool
 }
@@ -222,7 +223,7 @@ func (tx *transaction) End()                                 { tx.release() }
 // who tells which test runs now, from the stream read so far.
 func (t *Tracker) who() guard.Who {
 	snap := t.parser.Snapshot()
-	w := guard.Who{Package: t.Package, Active: snap.Active, ShowsAudit: t.verbose}
+	w := guard.Who{Package: t.Package, Active: snap.Active, ShowsAudit: t.verbose, ShowsStack: t.verbose}
 	switch {
 	case snap.Collection || len(snap.Running) == 0:
 		w.Test, w.Collection = audit.Collection, true
@@ -276,12 +277,9 @@ func (t *Tracker) marked(test string) (marked, marker bool, rules []string) {
 // When the caller's stack showed another test's goroutine
 // (rec.StartedBy), the verdict goes to that test while it runs, else to
 // the package, with a line that names it: never only to the test that
-// happened to run. With -v or -json the stack follows the line, and a
-// would-be denial's line goes into the test's output too.
+// happened to run. With -v or -json a would-be denial's line goes into
+// the test's output too.
 func (t *Tracker) report(w guard.Who, rec audit.Record, line string) {
-	if t.verbose && line != "" {
-		line += audit.StackText(rec)
-	}
 	if rec.Decision == audit.Denied || rec.Decision == audit.WouldDeny {
 		t.mu.Lock()
 		t.refused = true

@@ -30,6 +30,11 @@ type Who struct {
 	// line itself (in the test's output, with -v or -json): the guard
 	// then does not print it on its messages.
 	ShowsAudit bool `json:",omitempty"`
+	// ShowsStack tells that the attribution shows, under a verdict's
+	// line, the module's frames of the caller's stack (in the test's
+	// output, with -v or -json): the guard then adds them to the line
+	// (blame.go's shownFrames). The whole stack is the audit record's.
+	ShowsStack bool `json:",omitempty"`
 }
 
 // Attribution tells which test made a call, and learns of every audited

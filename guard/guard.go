@@ -117,7 +117,7 @@ func (g *Guard) Decide(c *decision.Call) decision.Answer {
 	if audited {
 		// Once per call, while it waits; never for a call that
 		// leaves no record.
-		o.stack, o.pin = readOrigin(c, who)
+		o.stack = readOrigin(c, who)
 	}
 	if rd := g.dnsRedirect(c, o, tx, atts); rd != nil {
 		// Recorded, and ended, by the redirect's Done.
@@ -152,8 +152,7 @@ func (g *Guard) allow(c *decision.Call, atts []decidedAttempt) decision.Answer {
 type origin struct {
 	caller decision.Caller
 	sock   string
-	stack  audit.Origin // what the caller's stack shows (blame.go); zero: not read
-	pin    []string     // the candidates the stack pins the call to (pinned)
+	stack  stackRead // what the caller's stack shows (blame.go); zero: not read
 }
 
 func originOf(c *decision.Call) origin {
@@ -387,7 +386,7 @@ func (g *Guard) parallelFlag() string {
 
 // record writes the audit records and the message lines of a call.
 func (g *Guard) record(c *decision.Call, o origin, tx Transaction, atts []decidedAttempt) {
-	who := pinWho(tx.Who(), o.pin)
+	who := pinWho(tx.Who(), o.stack.pin)
 	caller, sock := o.caller, o.sock
 	now := time.Now().UTC()
 	for _, a := range atts {
@@ -399,11 +398,14 @@ func (g *Guard) record(c *decision.Call, o origin, tx Transaction, atts []decide
 			continue
 		}
 		rec := g.newRecord(c, who, caller, sock, a, now)
-		rec.Origin = o.stack
+		rec.Origin = o.stack.origin
 		g.count(d)
 		line := ""
 		if d.Verdict != audit.Allowed {
 			line = "nettrap: " + audit.Message(rec, who.Test == "", g.parallelFlag())
+			if who.ShowsStack {
+				line += audit.FramesText(o.stack.shown)
+			}
 		}
 		tx.Report(rec, line)
 		if line != "" && d.Verdict != audit.Denied && !who.ShowsAudit {

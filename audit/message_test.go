@@ -40,11 +40,11 @@ func TestMessage(t *testing.T) {
 		// A lookup nettrap's sinkhole read is named.
 		{func(r *Record) {
 			r.SockType, r.Dest, r.Class, r.Lookup, r.Test = "udp", "192.0.2.53:53", "dns", "TXT _grpc_config.localhost", "TestDial"
-		}, "DNS lookup blocked: TXT _grpc_config.localhost via 192.0.2.53:53 during TestDial: " + RemedyLookupTest},
+		}, "DNS lookup blocked: _grpc_config.localhost during TestDial: " + RemedyLookupTest},
 		{func(r *Record) {
 			r.SockType, r.Dest, r.Class, r.Lookup = "tcp", "[2001:db8::53]:53", "dns", "A example.com"
 		},
-			"DNS lookup blocked: A example.com via [2001:db8::53]:53 by pid 42 curl: " + RemedyLookupProcess},
+			"DNS lookup blocked: example.com by pid 42 curl: " + RemedyLookupProcess},
 		// A marked record denied for another reason (at collection time) keeps the short line.
 		{func(r *Record) { r.Test, r.Marked, r.Reason = "collection", true, "external destination" },
 			"Outbound network blocked: connect tcp 203.0.113.7:443 (external) at collection time (package init, TestMain, or between tests)"},
@@ -61,8 +61,8 @@ func TestMessage(t *testing.T) {
 // A blocked lookup's line says what to do, fitting who looked up: the
 // test (mock, or mark it), collection time (no marker helps), a marked
 // test under --sealed (the marker counts for nothing), a process. The
-// start stays "DNS lookup blocked: NAME via NS who", which users and
-// tests match.
+// start stays "DNS lookup blocked: NAME who", which users and tests
+// match.
 func TestLookupMessageRemedy(t *testing.T) {
 	base := Record{Syscall: "sendto", SockType: "udp", Dest: "192.0.2.53:53", Class: "dns", Decision: Denied,
 		Lookup: "A httpbin.org", Reason: ReasonDNSRefused, PID: 42, Argv0: "curl"}
@@ -73,19 +73,19 @@ func TestLookupMessageRemedy(t *testing.T) {
 		want  []string
 	}{
 		{"test", func(r *Record) { r.Test = "TestTraceInfo" },
-			"DNS lookup blocked: A httpbin.org via 192.0.2.53:53 during TestTraceInfo: ",
+			"DNS lookup blocked: httpbin.org during TestTraceInfo: ",
 			[]string{"mock the resolver or the client", "mark the test", "docs/tests.md#the-marker"}},
 		{"ambiguous", func(r *Record) { r.Candidates = []string{"TestA", "TestB"} },
-			"DNS lookup blocked: A httpbin.org via 192.0.2.53:53 during one of TestA, TestB (ambiguous",
+			"DNS lookup blocked: httpbin.org during one of TestA, TestB (ambiguous",
 			[]string{"to pin it): mock the resolver or the client", "mark the test"}},
 		{"collection", func(r *Record) { r.Test, r.Marked = Collection, true },
-			"DNS lookup blocked: A httpbin.org via 192.0.2.53:53" + AtCollection + ": ",
+			"DNS lookup blocked: httpbin.org" + AtCollection + ": ",
 			[]string{"mock the resolver or the client", "docs/tests.md#collection-time"}},
 		{"sealed", func(r *Record) { r.Test, r.Marked = "TestLive", true },
-			"DNS lookup blocked: A httpbin.org via 192.0.2.53:53 during TestLive: ",
+			"DNS lookup blocked: httpbin.org during TestLive: ",
 			[]string{ReasonMarkerIgnored, "mock the resolver or the client"}},
 		{"process", func(*Record) {},
-			"DNS lookup blocked: A httpbin.org via 192.0.2.53:53 by pid 42 curl: ",
+			"DNS lookup blocked: httpbin.org by pid 42 curl: ",
 			[]string{"--allow", "docs/flags.md"}},
 	} {
 		r := base
@@ -105,6 +105,31 @@ func TestLookupMessageRemedy(t *testing.T) {
 	r.Test = Collection
 	if got := Message(r, false, ParallelBinary); strings.Contains(got, "mark the test") {
 		t.Errorf("collection time: line %q advises a marker", got)
+	}
+}
+
+// TestLookupName: a line names the name a query asked for, not its
+// type, so that a lookup's queries (A, AAAA, a retry) word one line;
+// what could be read of a malformed query stays as it is.
+func TestLookupName(t *testing.T) {
+	for _, c := range []struct{ lookup, name string }{
+		{"A example.com", "example.com"},
+		{"AAAA example.com", "example.com"},
+		{"TXT _grpc_config.localhost", "_grpc_config.localhost"},
+		{"TYPE65 example.com", "example.com"},
+		{"example.com", "example.com"},
+		{"(malformed query)", "(malformed query)"},
+	} {
+		if got := LookupName(c.lookup); got != c.name {
+			t.Errorf("LookupName(%q) = %q, want %q", c.lookup, got, c.name)
+		}
+	}
+	r := Record{Syscall: "connect", SockType: "udp", Class: "dns", Decision: Denied, Test: "TestDial", Reason: ReasonDNSRefused}
+	a, aaaa := r, r
+	a.Lookup, a.Dest = "A example.com", "192.0.2.53:53"
+	aaaa.Lookup, aaaa.Dest = "AAAA example.com", "192.0.2.54:53"
+	if la, laaaa := Message(a, false, ParallelGoTest), Message(aaaa, false, ParallelGoTest); la != laaaa {
+		t.Errorf("two queries of one lookup word two lines:\n%s\n%s", la, laaaa)
 	}
 }
 

@@ -27,7 +27,7 @@ type Guard struct {
 	Audit     *audit.Writer // nil: no audit log
 	Messages  io.Writer     // the "nettrap: …" lines (stderr)
 	RunID     string
-	// Attribution tells who made a call; nil means Generic{Messages}.
+	// Attribution tells who made a call; nil means Generic on Messages.
 	Attribution Attribution
 	// Sink, when set, takes denied lookups (dns.go); nil: they fail.
 	Sink DNSSink
@@ -39,6 +39,10 @@ type Guard struct {
 	// plain counts the calls allowed by their class alone, by class
 	// (countPlain): atomics, since every such call counts one.
 	plain [classify.OwnNetns + 1]atomic.Int64
+
+	// shown are the message lines shown on Messages (by Generic, and
+	// would-be denials): each once.
+	shown Lines
 
 	mu        sync.Mutex
 	counts    Counts
@@ -367,12 +371,13 @@ func (g *Guard) countPlain(atts []decidedAttempt) {
 	}
 }
 
-// attribution is g.Attribution, or Generic on g.Messages.
+// attribution is g.Attribution, or Generic on g.Messages, each line
+// shown once.
 func (g *Guard) attribution() Attribution {
 	if g.Attribution != nil {
 		return g.Attribution
 	}
-	return Generic{g.Messages}
+	return Generic{Messages: g.Messages, Once: &g.shown}
 }
 
 // parallelFlag is the flag that pins a test, in the words of whoever
@@ -408,7 +413,7 @@ func (g *Guard) record(c *decision.Call, o origin, tx Transaction, atts []decide
 			}
 		}
 		tx.Report(rec, line)
-		if line != "" && d.Verdict != audit.Denied && !who.ShowsAudit {
+		if line != "" && d.Verdict != audit.Denied && !who.ShowsAudit && g.shown.First(line) {
 			// The attribution shows denials; a would-be denial
 			// (--mode=audit) is a message of the run, unless the
 			// attribution puts it in the test's output (-v, -json).

@@ -65,6 +65,40 @@ func TestGoldenStack(t *testing.T) {
 	}
 }
 
+// TestGoldenLookup: a lookup is one event: its queries (A and AAAA, at
+// each nameserver, tried again) are one row per name per test and
+// place, one attempt in the totals, their count and nameservers in the
+// row; the same name in another test, or from another place, is another
+// row. A retry loop's identical dials are one row, counted.
+func TestGoldenLookup(t *testing.T) {
+	recs, err := ReadFiles(filepath.Join("testdata", "lookup.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Build(recs, "r1")
+	var text, md, js bytes.Buffer
+	if err := s.Text(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Markdown(&md, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.JSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "lookup.txt", text.Bytes())
+	golden(t, "lookup.md", md.Bytes())
+	golden(t, "lookup.json", js.Bytes())
+	if len(s.Blocked) != 5 || s.Totals.Blocked != 7 {
+		t.Errorf("%d rows, %d attempts; want 5 rows (4 lookups, 1 retried dial), 7 attempts (the dial's 3)", len(s.Blocked), s.Totals.Blocked)
+	}
+	for _, r := range s.Blocked {
+		if r.Test == "TestLookup" && (r.Queries != 8 || r.Count != 1 || r.Dest != "192.0.2.53:53, [2001:db8::53]:53") {
+			t.Errorf("TestLookup's row %+v, want one attempt of 8 queries via both nameservers", r)
+		}
+	}
+}
+
 // A stale-marker record leaves out the fields of an attempt; an old one
 // with "pid":0 (as in testdata/run.jsonl) still reads.
 func TestStaleRecordOmitsAttemptFields(t *testing.T) {

@@ -92,7 +92,7 @@ type section struct {
 func blocked(title string, rows []Row) section {
 	cols := []string{"PACKAGE", "TEST", "OPERATION", "DESTINATION", "CLASS", "COUNT"}
 	cells := func(r Row) []string {
-		return []string{pkgOf(r), r.Who(), r.Operation, dash(r.Dest), dash(r.Class), fmt.Sprint(r.Count)}
+		return []string{pkgOf(r), r.Who(), r.Operation, dash(r.Dest), dash(r.Class), r.CountText()}
 	}
 	if !slices.ContainsFunc(rows, func(r Row) bool { return r.Where != "" }) {
 		return section{title, rows, cols, cells}
@@ -108,7 +108,7 @@ func (s *Summary) sections() []section {
 		blocked("Would be blocked (--mode=audit)", s.WouldBlock),
 		{"Allowed", s.Allowed, []string{"PACKAGE", "TEST", "OPERATION", "DESTINATION", "REASON", "COUNT"},
 			func(r Row) []string {
-				return []string{pkgOf(r), r.Who(), r.Operation, dash(r.Dest), dash(r.Reason), fmt.Sprint(r.Count)}
+				return []string{pkgOf(r), r.Who(), r.Operation, dash(r.Dest), dash(r.Reason), r.CountText()}
 			}},
 		{"Stale markers (marked tests that made no network attempt: remove the marker if the test is mocked)", s.Stale,
 			[]string{"PACKAGE", "TEST"}, func(r Row) []string { return []string{pkgOf(r), r.Who()} }},
@@ -154,6 +154,15 @@ func (s *Summary) JSON(w io.Writer) error {
 	return enc.Encode(s)
 }
 
+// CountText is the row's COUNT: its attempts, or for a DNS lookup the
+// queries it made ("4 queries"), which say more than its one attempt.
+func (r Row) CountText() string {
+	if r.Queries > 0 {
+		return plural(r.Queries, "query")
+	}
+	return fmt.Sprint(r.Count)
+}
+
 func pkgOf(r Row) string {
 	if r.Package == "" {
 		return "-"
@@ -169,8 +178,11 @@ func dash(s string) string {
 }
 
 func plural(n int, what string) string {
-	if n == 1 {
+	switch {
+	case n == 1:
 		return "1 " + what
+	case strings.HasSuffix(what, "y"):
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(what, "y"))
 	}
 	return fmt.Sprintf("%d %ss", n, what)
 }

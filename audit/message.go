@@ -73,7 +73,11 @@ func lookupRemedy(r Record, byProcess bool) string {
 // line repeated for the same test is shown once: gotest's Tracker); the
 // record of each query keeps its type and nameserver.
 func Blocked(d Decision, lookup, operation, dest, class string) string {
-	if lookup != "" {
+	switch {
+	case lookup == LookupMalformed:
+		// No name to name: where it went says more.
+		return "DNS lookup blocked: " + lookup + " via " + dest
+	case lookup != "":
 		return "DNS lookup blocked: " + LookupName(lookup)
 	}
 	head := "Outbound network blocked: "
@@ -86,9 +90,13 @@ func Blocked(d Decision, lookup, operation, dest, class string) string {
 	return head + operation
 }
 
+// LookupMalformed is the Lookup of a query nettrap's sinkhole could not
+// read a question from.
+const LookupMalformed = "(malformed query)"
+
 // LookupName is the name a record's Lookup asks for, without its query
 // type: "example.com" for "AAAA example.com"; what could be read of a
-// malformed query ("(malformed query)") as it is.
+// malformed query (LookupMalformed) as it is.
 func LookupName(lookup string) string {
 	typ, name, ok := strings.Cut(lookup, " ")
 	if !ok || typ == "" || !isQueryType(typ) {

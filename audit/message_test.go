@@ -131,6 +131,12 @@ func TestLookupName(t *testing.T) {
 	if la, laaaa := Message(a, false, ParallelGoTest), Message(aaaa, false, ParallelGoTest); la != laaaa {
 		t.Errorf("two queries of one lookup word two lines:\n%s\n%s", la, laaaa)
 	}
+	// No name to name: the line says where the query went.
+	m := a
+	m.Lookup = LookupMalformed
+	if got, want := Message(m, false, ParallelGoTest), "DNS lookup blocked: (malformed query) via 192.0.2.53:53 during TestDial: "; !strings.HasPrefix(got, want) {
+		t.Errorf("malformed query: line %q, want it to start %q", got, want)
+	}
 }
 
 // TestMessageWhere: a record with what the caller's stack showed says

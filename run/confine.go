@@ -101,8 +101,15 @@ func (c *confined) setup() error {
 		}
 	}
 	execLog, err := execAuditLog(o)
-	if err != nil {
+	switch {
+	case err != nil && o.Policy.Mode == policy.Audit:
+		// The log is where audit mode's findings go: without it they
+		// would be lost, as go test hides a passing package's output.
 		return cantRun("%v", err)
+	case err != nil:
+		// The lines in the test output are the verdicts; the log only
+		// keeps them.
+		fmt.Fprintf(os.Stderr, "nettrap: %v; the package's findings are not kept (--audit-log FILE names a log)\n", err)
 	}
 	if execLog != "" {
 		logPath, c.execLog = execLog, execLog

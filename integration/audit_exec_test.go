@@ -83,7 +83,8 @@ var updateExecSummary = flag.Bool("update-exec-summary", false, "rewrite testdat
 // which holds every package's records under one run id; the clean
 // package prints none. The summaries, run id and log path aside, are
 // testdata/exec-summary.golden; a lookup's row counts the queries the
-// log holds. Nothing arrives at the fake hosts.
+// log holds; nettrap report --stacks prints the whole stacks the lines
+// show only the module's frames of. Nothing arrives at the fake hosts.
 func TestExecSummary(t *testing.T) {
 	sandbox.Require(t)
 	eps := append(whereEndpoints(), append(fakehost.Both("192.0.2.53:53"), fakehost.Both("[2001:db8::53]:53")...)...)
@@ -143,6 +144,13 @@ func TestExecSummary(t *testing.T) {
 	}
 	if got.String() != string(want) {
 		t.Errorf("summaries differ from %s (-update-exec-summary rewrites it)\ngot:\n%s\nwant:\n%s", golden, got.String(), want)
+	}
+	// The whole stack, which a line shows only the module's frames of,
+	// is the log's, and nettrap report --stacks prints it.
+	rep := runIn(t, tmp, goEnv(), nettrapBin(t), "report", "--stacks", logs[0])
+	if rep.code != 0 || !strings.Contains(rep.stdout, "\nStacks (") || !strings.Contains(rep.stdout, " (syscall.connect)\n") ||
+		!strings.Contains(rep.stdout, "/where/where.go:31 (where.fetchQuote)\n") {
+		t.Errorf("nettrap report --stacks: exit %d, want the stacks, the standard library's frames too:\n%s%s", rep.code, rep.stdout, rep.stderr)
 	}
 	queries := 0
 	for _, r := range readAudit(t, logs[0]) {

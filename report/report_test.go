@@ -34,7 +34,8 @@ func TestNoTimingHint(t *testing.T) {
 
 // TestGoldenStack: rows of attempts whose stack was read say where, and
 // name the test whose goroutine made one before the test that ran; a row
-// without a stack says what it said (a dash).
+// without a stack says what it said (a dash). Stacks prints each row's
+// whole stack.
 func TestGoldenStack(t *testing.T) {
 	f, err := os.Open(filepath.Join("testdata", "stack.jsonl"))
 	if err != nil {
@@ -59,6 +60,12 @@ func TestGoldenStack(t *testing.T) {
 	golden(t, "stack.txt", text.Bytes())
 	golden(t, "stack.md", md.Bytes())
 	golden(t, "stack.json", js.Bytes())
+	// nettrap report --stacks: each row's whole stack, as the log has it.
+	var stacks bytes.Buffer
+	if err := s.Stacks(&stacks); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "stack.stacks.txt", stacks.Bytes())
 	if len(s.Blocked) != 3 || s.Blocked[2].Who() != "TestLeak (its goroutine, during TestOK)" ||
 		s.Blocked[1].Path != "/home/u/shop/prices/client.go" || s.Blocked[1].Count != 2 {
 		t.Errorf("blocked rows %+v", s.Blocked)

@@ -49,6 +49,10 @@ type Row struct {
 	// Unowned: the stack tied the attempts to no running test
 	// (audit.Record.Unowned): the row is the package's.
 	Unowned bool `json:"unowned,omitempty"`
+	// Stack is the whole stack of the row's first attempt, innermost
+	// first (audit.Record.Stack): a line in the test output shows only
+	// the module's frames of it; Summary.Stacks prints it whole.
+	Stack []audit.Frame `json:"stack,omitempty"`
 }
 
 // Who names the origin of the row's attempts: the test, the candidates of
@@ -221,6 +225,9 @@ func rowOf(rec audit.Record) Row {
 	}
 	if r.Package == "" && r.Test == "" && r.Rule == "" {
 		r.Process = rec.Argv0
+	}
+	if r.Decision != audit.Allowed {
+		r.Stack = rec.Stack
 	}
 	if w := rec.Where; w != nil {
 		r.Where = w.Loc() + " (" + w.ShortFunc() + ")"

@@ -147,6 +147,31 @@ func (s *Summary) Text(w io.Writer) error {
 	return err
 }
 
+// Stacks writes the whole stack of each row of blocked attempts that
+// has one (its first attempt's, as the audit record has it: every
+// frame, files as the binary names them), after a line naming the row.
+// The lines in the test output show only the module's frames of it
+// (`nettrap report --stacks`).
+func (s *Summary) Stacks(w io.Writer) error {
+	var b strings.Builder
+	for _, rows := range [][]Row{s.Blocked, s.Collection, s.WouldBlock} {
+		for _, r := range rows {
+			if len(r.Stack) == 0 {
+				continue
+			}
+			if b.Len() == 0 {
+				b.WriteString("\nStacks (the first attempt of each row, innermost frame first):\n")
+			}
+			fmt.Fprintf(&b, "\n  %s %s: %s %s\n", pkgOf(r), r.Who(), r.Operation, dash(r.Dest))
+			for _, f := range r.Stack {
+				fmt.Fprintf(&b, "    %s (%s)\n", f.Loc(), f.ShortFunc())
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
 // JSON writes the summary as one indented JSON object.
 func (s *Summary) JSON(w io.Writer) error {
 	enc := json.NewEncoder(w)

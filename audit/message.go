@@ -66,11 +66,19 @@ func lookupRemedy(r Record, byProcess bool) string {
 // Message and in the run's summaries (ghactions): "Outbound network blocked: connect
 // tcp 203.0.113.7:443 (external)", "audit: would block: …" for a would-be
 // denial. A DNS query nettrap's sinkhole read says what was looked up,
-// which says more than the call and the class: "DNS lookup blocked: A
-// example.com via 10.0.0.53:53".
+// which says more than the call and the class: "DNS lookup blocked:
+// example.com". It names the name alone: one lookup is many queries (A
+// and AAAA, at each nameserver, tried again), which differ only in the
+// type and the nameserver, and are one event for the user, one line (a
+// line repeated for the same test is shown once: gotest's Tracker); the
+// record of each query keeps its type and nameserver.
 func Blocked(d Decision, lookup, operation, dest, class string) string {
-	if lookup != "" {
+	switch {
+	case lookup == LookupMalformed:
+		// No name to name: where it went says more.
 		return "DNS lookup blocked: " + lookup + " via " + dest
+	case lookup != "":
+		return "DNS lookup blocked: " + LookupName(lookup)
 	}
 	head := "Outbound network blocked: "
 	if d == WouldDeny {
@@ -80,6 +88,33 @@ func Blocked(d Decision, lookup, operation, dest, class string) string {
 		return fmt.Sprintf("%s%s %s (%s)", head, operation, dest, class)
 	}
 	return head + operation
+}
+
+// LookupMalformed is the Lookup of a query nettrap's sinkhole could not
+// read a question from.
+const LookupMalformed = "(malformed query)"
+
+// LookupName is the name a record's Lookup asks for, without its query
+// type: "example.com" for "AAAA example.com"; what could be read of a
+// malformed query (LookupMalformed) as it is.
+func LookupName(lookup string) string {
+	typ, name, ok := strings.Cut(lookup, " ")
+	if !ok || typ == "" || !isQueryType(typ) {
+		return lookup
+	}
+	return name
+}
+
+// isQueryType tells whether s is a query type as dnssink names it: an
+// IANA mnemonic (A, AAAA, TXT, NSEC3PARAM) or TYPEn, upper case letters
+// and digits.
+func isQueryType(s string) bool {
+	for _, c := range s {
+		if (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // The remedies of a blocked lookup's line, by who looked up: the other

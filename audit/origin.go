@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"path"
 	"strconv"
 	"strings"
 )
@@ -97,16 +96,17 @@ func (r Record) Blamed() string {
 // wherePart says where the attempt was made, from the stack and the
 // goroutine's creators:
 //
-//	at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:48)
+//	at prices/client.go:31 (prices.fetchQuote, called from prices/prices_test.go:48)
 //	at dial_test.go:12 (where.TestDial), in a goroutine of net.(*sysDialer).dialParallel.func1 started there
-//	at prices/client.go:31 (prices.fetchQuote), from a goroutine started by TestA at leak_test.go:12, which had ended
-//	at leak_test.go:14 (leak.TestA.func1), in a goroutine of leak.TestA.func1 that no running test is known to have started
+//	at prices/client.go:31 (prices.fetchQuote), from a goroutine started by TestA at prices/leak_test.go:12, which had ended
+//	at prices/leak_test.go:14 (leak.TestA.func1), in a goroutine of leak.TestA.func1 that no running test is known to have started
 //	, in a goroutine of up.(*Probe).Do.func1 (started in up.(*Probe).Do) that no running test is known to have started
 //	, in a goroutine of http.(*Transport).startDialConnForLocked.func1
 //
 // The second: WhereStarted. The fourth and fifth: Unowned. The last:
 // no frame of the module and no creator read, a library's goroutine.
-// "" without a stack.
+// "" without a stack. Files are the record's, relative to the module's
+// root: one form, whether or not they share a directory.
 func wherePart(o Origin) string {
 	if o.Where == nil {
 		if o.Goroutine == "" {
@@ -125,7 +125,7 @@ func wherePart(o Origin) string {
 	switch {
 	case o.Unowned:
 		if o.CalledFrom != nil {
-			inner += ", called from " + nearLoc(*o.CalledFrom, *o.Where)
+			inner += ", called from " + o.CalledFrom.Loc()
 		}
 		after = ", in a goroutine"
 		if o.Goroutine != "" {
@@ -143,14 +143,14 @@ func wherePart(o Origin) string {
 		}
 		after += ", from a goroutine started by " + o.StartedBy
 		if o.CalledFrom != nil && *o.CalledFrom != *o.Where {
-			after += " at " + nearLoc(*o.CalledFrom, *o.Where)
+			after += " at " + o.CalledFrom.Loc()
 		}
 		if o.StartedByEnded {
 			after += ", which had ended"
 		}
 	case o.WhereStarted:
 		if o.CalledFrom != nil {
-			inner += ", called from " + nearLoc(*o.CalledFrom, *o.Where)
+			inner += ", called from " + o.CalledFrom.Loc()
 		}
 		after = ", in a goroutine"
 		if o.Goroutine != "" {
@@ -158,7 +158,7 @@ func wherePart(o Origin) string {
 		}
 		after += " started there"
 	case o.CalledFrom != nil:
-		inner += ", called from " + nearLoc(*o.CalledFrom, *o.Where)
+		inner += ", called from " + o.CalledFrom.Loc()
 		if o.Goroutine != "" {
 			inner += " in a goroutine"
 		}
@@ -182,22 +182,18 @@ func createdPart(o Origin) string {
 	return " (started in " + strings.Join(names, " ← ") + ")"
 }
 
-// nearLoc is f's location, with only its file's base name when it is in
-// the directory of the frame it is named beside.
-func nearLoc(f, beside Frame) string {
-	if path.Dir(f.File) == path.Dir(beside.File) {
-		f.File = path.Base(f.File)
-	}
-	return f.Loc()
-}
-
-// StackText is the stack of a record as the lines under a verdict with
-// -v: one frame a line, "file.go:LINE (pkg.Func)", innermost first,
-// each starting with a newline (the renderer indents them under the
-// verdict). "" without a stack.
-func StackText(r Record) string {
+// FramesText is frames as the lines under a verdict with -v or -json:
+// one frame a line, "file.go:LINE (pkg.Func)", each starting with a
+// newline (the renderer indents them under the verdict); a zero Frame,
+// frames left out, is "...". "" for no frames. The frames are a few of
+// the module's (guard chooses them); the whole stack is the record's.
+func FramesText(frames []Frame) string {
 	var b strings.Builder
-	for _, f := range r.Stack {
+	for _, f := range frames {
+		if f == (Frame{}) {
+			b.WriteString("\n...")
+			continue
+		}
 		b.WriteString("\n" + f.Loc() + " (" + f.ShortFunc() + ")")
 	}
 	return b.String()

@@ -200,6 +200,29 @@ func unescapePath(p string) string {
 	return b.String()
 }
 
+// SourceName is fn as the source of its package names it: a function
+// of the main package under test in a test binary, which the linker
+// names by the package's import path ("example.com/m/tool.ping"), is
+// "main.ping", as in the program built from the same package and as its
+// author writes it; "example.com/m/tool_test.TestX" is
+// "main_test.TestX". Every other name is fn. The table of a test binary
+// of a main package has that package's path as MainPackage (its build
+// information names it, not a ".test" path); a program's own main
+// package is named "main" already.
+func (t *Table) SourceName(fn string) string {
+	if t.MainPackage == "" {
+		return fn
+	}
+	raw := rawPackage(fn)
+	switch unescapePath(raw) {
+	case t.MainPackage:
+		return "main" + fn[len(raw):]
+	case t.MainPackage + "_test":
+		return "main_test" + fn[len(raw):]
+	}
+	return fn
+}
+
 // ShortName returns a function's name with only the last element of its
 // package's import path: "pkg.(*T).M" for "example.com/m/pkg.(*T).M".
 func ShortName(name string) string {

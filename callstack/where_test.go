@@ -138,3 +138,27 @@ func TestWhereString(t *testing.T) {
 		t.Error("a frame of another module")
 	}
 }
+
+// SourceName: a test binary of a main package names the package's
+// functions by its import path; the line says main.F, as Go's own
+// program does. Other packages, and a program's main.F, keep their names.
+func TestSourceName(t *testing.T) {
+	tab := &Table{Module: "example.com/m", MainPackage: "example.com/m/tool"}
+	for _, c := range []struct{ fn, want string }{
+		{"example.com/m/tool.ping", "main.ping"},
+		{"example.com/m/tool.(*pinger).Ping.func1", "main.(*pinger).Ping.func1"},
+		{"example.com/m/tool_test.TestPing", "main_test.TestPing"},
+		{"example.com/m/tool/sub.F", "example.com/m/tool/sub.F"},
+		{"example.com/m/toolkit.F", "example.com/m/toolkit.F"},
+		{"main.main", "main.main"},
+		{"net.(*Dialer).DialContext", "net.(*Dialer).DialContext"},
+	} {
+		if got := tab.SourceName(c.fn); got != c.want {
+			t.Errorf("SourceName(%q) = %q, want %q", c.fn, got, c.want)
+		}
+	}
+	lib := &Table{Module: "example.com/m"} // a test binary of a library package
+	if got := lib.SourceName("example.com/m/tool.ping"); got != "example.com/m/tool.ping" {
+		t.Errorf("without a main package: SourceName = %q", got)
+	}
+}

@@ -101,7 +101,12 @@ func message(r report.Row) string {
 	if r.Package != "" {
 		b.WriteString(" of package " + r.Package)
 	}
-	if r.Count > 1 {
+	switch {
+	case r.Queries > 1:
+		// One lookup, one annotation: its queries (A, AAAA, at each
+		// nameserver) are counted, not annotated one by one.
+		fmt.Fprintf(&b, " (%d queries via %s)", r.Queries, r.Dest)
+	case r.Count > 1:
 		fmt.Fprintf(&b, ", %d times", r.Count)
 	}
 	return b.String()

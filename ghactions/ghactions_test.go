@@ -59,17 +59,35 @@ func TestAnnotateFewAndCollection(t *testing.T) {
 	}
 }
 
-// A lookup the sinkhole read is annotated with the name, like the line.
+// A lookup the sinkhole read is annotated with the name, like the line;
+// its queries (A and AAAA at two nameservers) are one annotation, which
+// counts them.
 func TestAnnotateLookup(t *testing.T) {
-	recs := []audit.Record{{Schema: 1, Package: "example.com/m/dial", Test: "TestDial", Syscall: "connect", SockType: "udp",
-		Dest: "192.0.2.53:53", Class: "dns", Lookup: "TXT _grpc_config.localhost", Decision: audit.Denied}}
+	q := audit.Record{Schema: 1, Package: "example.com/m/dial", Test: "TestDial", Syscall: "connect", SockType: "udp",
+		Dest: "192.0.2.53:53", Class: "dns", Lookup: "TXT _grpc_config.localhost", Decision: audit.Denied}
 	var b bytes.Buffer
+	if err := Annotate(&b, report.Build([]audit.Record{q}, "")); err != nil {
+		t.Fatal(err)
+	}
+	want := "::DNS lookup blocked: _grpc_config.localhost during TestDial of package example.com/m/dial\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("annotation lacks %q:\n%s", want, b.String())
+	}
+	var recs []audit.Record
+	for _, ns := range []string{"192.0.2.53:53", "192.0.2.54:53"} {
+		for _, typ := range []string{"A", "AAAA"} {
+			r := q
+			r.Dest, r.Lookup = ns, typ+" example.com"
+			recs = append(recs, r)
+		}
+	}
+	b.Reset()
 	if err := Annotate(&b, report.Build(recs, "")); err != nil {
 		t.Fatal(err)
 	}
-	want := "::DNS lookup blocked: TXT _grpc_config.localhost via 192.0.2.53:53 during TestDial of package example.com/m/dial"
-	if !strings.Contains(b.String(), want) {
-		t.Errorf("annotation lacks %q:\n%s", want, b.String())
+	want = "::DNS lookup blocked: example.com during TestDial of package example.com/m/dial (4 queries via 192.0.2.53:53, 192.0.2.54:53)\n"
+	if n := strings.Count(b.String(), "::error "); n != 1 || !strings.Contains(b.String(), want) {
+		t.Errorf("%d annotations, want one: %q:\n%s", n, want, b.String())
 	}
 }
 

@@ -31,8 +31,8 @@ func TestBlameMovesToTheEndedTest(t *testing.T) {
 	f := newTrackerFixtureMode(t, teststream.ModeQuiet)
 	f.emit(mark+"=== RUN   TestA", mark+"--- PASS: TestA (0.00s)", mark+"=== RUN   TestB")
 	w := f.who()
-	if w.Test != "TestB" || !slices.Equal(w.Active, []string{"TestB"}) || w.ShowsAudit {
-		t.Fatalf("in TestB: %+v, want TestB active alone, would-be denials not shown (quiet)", w)
+	if w.Test != "TestB" || !slices.Equal(w.Active, []string{"TestB"}) || w.ShowsAudit || w.ShowsStack {
+		t.Fatalf("in TestB: %+v, want TestB active alone, would-be denials and stacks not shown (quiet)", w)
 	}
 	line := "nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) during TestB at client.go:31 (p.fetch), " +
 		"from a goroutine started by TestA at leak_test.go:12, which had ended"
@@ -40,10 +40,7 @@ func TestBlameMovesToTheEndedTest(t *testing.T) {
 	f.emit(mark+"--- PASS: TestB (0.00s)", mark+"PASS")
 	out, _ := f.finish()
 	if !strings.Contains("\n"+out, "\n"+line+"\n") || strings.Contains(out, "--- FAIL") || !strings.HasSuffix(out, "FAIL\n") {
-		t.Errorf("want the line outside the tests (the package fails), no test failed, no stack (quiet):\n%s", out)
-	}
-	if strings.Contains(out, "leak_test.go:12 (") {
-		t.Errorf("the stack is shown without -v:\n%s", out)
+		t.Errorf("want the line outside the tests (the package fails), no test failed:\n%s", out)
 	}
 }
 
@@ -80,33 +77,42 @@ func TestBlameEndedTestWhoseEndIsHeld(t *testing.T) {
 	}
 }
 
+// The module's frames a line shows under it with -v (guard adds them
+// where Who.ShowsStack says the attribution shows them).
+var leakFrames = []audit.Frame{
+	{Func: "example.com/p.fetch", File: "p/client.go", Line: 31},
+	{Func: "example.com/p.get", File: "p/client.go", Line: 20},
+	{Func: "example.com/p.TestA.func1", File: "p/leak_test.go", Line: 12},
+}
+
 // The goroutine's test still runs (paused, parallel): it fails, with the
-// line and, with -v, the stack under it; the running test does not.
+// line and, with -v, the module's frames under it; the running test
+// does not.
 func TestBlameMovesToTheRunningTest(t *testing.T) {
 	f := newTrackerFixture(t)
 	f.emit(mark+"=== RUN   TestA", mark+"=== PAUSE TestA", mark+"=== RUN   TestB")
 	w := f.who()
-	if !slices.Contains(w.Active, "TestA") || !w.ShowsAudit {
-		t.Fatalf("who %+v: want TestA active, would-be denials shown (-v)", w)
+	if !slices.Contains(w.Active, "TestA") || !w.ShowsAudit || !w.ShowsStack {
+		t.Fatalf("who %+v: want TestA active, would-be denials and stacks shown (-v)", w)
 	}
-	line := "nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) during TestB at client.go:31 (p.fetch), from a goroutine started by TestA at leak_test.go:12"
-	f.report(w, audit.Record{Decision: audit.Denied, Test: "TestB", Origin: audit.Origin{StartedBy: "TestA", Stack: leakStack}}, line)
+	line := "nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) during TestB at p/client.go:31 (p.fetch), from a goroutine started by TestA at p/leak_test.go:12"
+	f.report(w, audit.Record{Decision: audit.Denied, Test: "TestB", Origin: audit.Origin{StartedBy: "TestA", Stack: leakStack}}, line+audit.FramesText(leakFrames))
 	f.emit(mark+"--- PASS: TestB (0.00s)", mark+"=== CONT  TestA", mark+"--- PASS: TestA (0.00s)", mark+"PASS")
 	out, _ := f.finish()
 	want := "    " + line + "\n" +
-		"        /go/src/net/dial.go:587 (net.(*Dialer).DialContext)\n" +
-		"        /src/p/client.go:31 (p.fetch)\n" +
-		"        /src/p/leak_test.go:12 (p.TestA.func1)\n"
+		"        p/client.go:31 (p.fetch)\n" +
+		"        p/client.go:20 (p.get)\n" +
+		"        p/leak_test.go:12 (p.TestA.func1)\n"
 	if !strings.Contains(out, "--- FAIL: TestA") || !strings.Contains(out, "--- PASS: TestB") || !strings.Contains(out, want) {
-		t.Errorf("want TestA failed with the line and its stack, TestB passed:\n%s\nwant\n%s", out, want)
+		t.Errorf("want TestA failed with the line and its frames, TestB passed:\n%s\nwant\n%s", out, want)
 	}
 }
 
-// --mode=audit: with -v a would-be denial's line (and stack) goes into
+// --mode=audit: with -v a would-be denial's line (and its frames) goes into
 // the test's output, and the test passes; without -v it does not (the
 // guard prints it on its messages, Who.ShowsAudit false).
 func TestWouldBlockInTheTestsOutput(t *testing.T) {
-	line := "nettrap: audit: would block: connect tcp 203.0.113.7:80 (external) during TestA at client.go:31 (p.fetch)"
+	line := "nettrap: audit: would block: connect tcp 203.0.113.7:80 (external) during TestA at p/client.go:31 (p.fetch)"
 	rec := audit.Record{Decision: audit.WouldDeny, Test: "TestA", Origin: audit.Origin{Stack: leakStack[:2]}}
 	for _, mode := range []teststream.Mode{teststream.ModeVerbose, teststream.ModeJSONFramed, teststream.ModeQuiet} {
 		f := newTrackerFixtureMode(t, mode)
@@ -115,15 +121,18 @@ func TestWouldBlockInTheTestsOutput(t *testing.T) {
 		if w.ShowsAudit != (mode != teststream.ModeQuiet) {
 			t.Errorf("mode %v: ShowsAudit %v", mode, w.ShowsAudit)
 		}
+		if w.ShowsStack != w.ShowsAudit {
+			t.Errorf("mode %v: ShowsStack %v, ShowsAudit %v", mode, w.ShowsStack, w.ShowsAudit)
+		}
 		if w.ShowsAudit {
-			f.report(w, rec, line)
+			f.report(w, rec, line+audit.FramesText(leakFrames[:2]))
 		}
 		f.emit(mark+"--- PASS: TestA (0.00s)", mark+"PASS")
 		out, _ := f.finish()
 		if f.tr.Failed() || strings.Contains(out, "FAIL") {
 			t.Errorf("mode %v: a would-be denial failed something:\n%s", mode, out)
 		}
-		shown := strings.Contains(out, "    "+line+"\n        /go/src/net/dial.go:587 (net.(*Dialer).DialContext)\n")
+		shown := strings.Contains(out, "    "+line+"\n        p/client.go:31 (p.fetch)\n        p/client.go:20 (p.get)\n")
 		if shown != (mode != teststream.ModeQuiet) {
 			t.Errorf("mode %v: line and stack shown %v:\n%s", mode, shown, out)
 		}

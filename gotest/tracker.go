@@ -59,8 +59,17 @@ type Tracker struct {
 	used    map[string]bool // marked tests (and ancestors) that made an attempt
 	badAttr []badAttr
 	refused bool // an attempt was denied, or would be under enforce
+	// linesMu guards shown, and is held from a look at it to the
+	// line's rendering, so that two calls of one cause show one line.
+	linesMu sync.Mutex
+	// shown are the verdict lines put in the output, by test (a run of
+	// it: cleared when it starts again, as under -count) or "" for the
+	// package's: a repeated line (a lookup's queries, a retry loop's
+	// dials, the same test, cause and place) is shown once.
+	shown map[string]map[string]bool
 	// verbose: the user asked for -v or -json; a verdict then shows the
-	// caller's stack under its line, and a would-be denial's line goes
+	// module's frames of the caller's stack under its line (the guard
+	// adds them: guard.Who.ShowsStack), and a would-be denial's line goes
 	// into the test's output.
 	verbose bool
 }
@@ -102,6 +111,9 @@ func (t *Tracker) handle(e *teststream.Event) {
 		t.mu.Lock()
 		t.tests = append(t.tests, e.Test)
 		t.mu.Unlock()
+		t.linesMu.Lock()
+		delete(t.shown, e.Test) // a new run of the test: its lines are its own
+		t.linesMu.Unlock()
 	case e.Kind == teststream.KindAttr && e.Key == MarkerKey && e.Value != MarkerValue:
 		t.mu.Lock()
 		t.badAttr = append(t.badAttr, badAttr{e.Test, e.Value})
@@ -227,7 +239,7 @@ func (tx *transaction) End()                                 { tx.release() }
 // who tells which test runs now, from the stream read so far.
 func (t *Tracker) who() guard.Who {
 	snap := t.parser.Snapshot()
-	w := guard.Who{Package: t.Package, Active: snap.Active, ShowsAudit: t.verbose, BinaryPID: int(t.pid.Load())}
+	w := guard.Who{Package: t.Package, Active: snap.Active, ShowsAudit: t.verbose, ShowsStack: t.verbose, BinaryPID: int(t.pid.Load())}
 	switch {
 	case snap.Collection || len(snap.Running) == 0:
 		w.Test, w.Collection = audit.Collection, true
@@ -281,12 +293,11 @@ func (t *Tracker) marked(test string) (marked, marker bool, rules []string) {
 // When the caller's stack showed another test's goroutine
 // (rec.StartedBy), the verdict goes to that test while it runs, else to
 // the package, with a line that names it: never only to the test that
-// happened to run. With -v or -json the stack follows the line, and a
-// would-be denial's line goes into the test's output too.
+// happened to run. With -v or -json a would-be denial's line goes into
+// the test's output too. A line already shown for the same run of the
+// same test (or for the package) is not shown again: the call failed
+// nothing new, and its record is in the audit log.
 func (t *Tracker) report(w guard.Who, rec audit.Record, line string) {
-	if t.verbose && line != "" {
-		line += audit.StackText(rec)
-	}
 	if rec.Decision == audit.Denied || rec.Decision == audit.WouldDeny {
 		t.mu.Lock()
 		t.refused = true
@@ -312,8 +323,8 @@ func (t *Tracker) report(w guard.Who, rec audit.Record, line string) {
 		// the decider) fails the package, as its line says, even when
 		// its end is still held unwritten: the verdict must not depend
 		// on how far the output has been written.
-		if rec.StartedByEnded || !t.renderer.Fail(rec.StartedBy, line) {
-			t.renderer.FailPackage(line)
+		if rec.StartedByEnded || !t.fail(rec.StartedBy, line) {
+			t.failPackage(line)
 		}
 		return
 	}
@@ -321,14 +332,78 @@ func (t *Tracker) report(w guard.Who, rec audit.Record, line string) {
 		// Collection time, or a goroutine the stack ties to no running
 		// test (its code is another test's by name only): the package
 		// carries the verdict, never the test that happened to run.
-		t.renderer.FailPackage(line)
+		t.failPackage(line)
 		return
 	}
 	for _, name := range recTests(rec) {
-		if !t.renderer.Fail(name, line) {
-			t.renderer.FailPackage(line)
+		if !t.fail(name, line) {
+			t.failPackage(line)
 		}
 	}
+}
+
+// fail fails test with line (renderer.Fail), showing the line once per
+// run of the test: a test that showed it is failed already. It reports
+// false, as Fail does, when the test is not running and never showed it.
+func (t *Tracker) fail(test, line string) bool {
+	t.linesMu.Lock()
+	defer t.linesMu.Unlock()
+	if t.shown[test][line] {
+		return true
+	}
+	if !t.renderer.Fail(test, line) {
+		return false
+	}
+	t.markShown(test, line)
+	return true
+}
+
+// failPackage fails the package with line (renderer.FailPackage), shown
+// once.
+func (t *Tracker) failPackage(line string) {
+	t.linesMu.Lock()
+	defer t.linesMu.Unlock()
+	if !t.shown[""][line] {
+		t.renderer.FailPackage(line)
+		t.markShown("", line)
+	}
+}
+
+// say puts line in test's output (renderer.Say), once per run of the
+// test; false, as Say, when the test's end is written.
+func (t *Tracker) say(test, line string) bool {
+	t.linesMu.Lock()
+	defer t.linesMu.Unlock()
+	if t.shown[test][line] {
+		return true
+	}
+	if !t.renderer.Say(test, line) {
+		return false
+	}
+	t.markShown(test, line)
+	return true
+}
+
+// note puts line among the package's lines (renderer.Note), once.
+func (t *Tracker) note(line string) {
+	t.linesMu.Lock()
+	defer t.linesMu.Unlock()
+	if !t.shown[""][line] {
+		t.renderer.Note(line)
+		t.markShown("", line)
+	}
+}
+
+// markShown records that line was shown for test ("" the package);
+// linesMu held.
+func (t *Tracker) markShown(test, line string) {
+	if t.shown == nil {
+		t.shown = map[string]map[string]bool{}
+	}
+	if t.shown[test] == nil {
+		t.shown[test] = map[string]bool{}
+	}
+	t.shown[test][line] = true
 }
 
 // show puts a would-be denial's line into the output of the test it is
@@ -344,10 +419,10 @@ func (t *Tracker) show(w guard.Who, rec audit.Record, line string) {
 	}
 	shown := false
 	for _, name := range tests {
-		shown = t.renderer.Say(name, line) || shown
+		shown = t.say(name, line) || shown
 	}
 	if !shown {
-		t.renderer.Note(line)
+		t.note(line)
 	}
 }
 

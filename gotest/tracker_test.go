@@ -284,3 +284,63 @@ func TestSealedMarkerFailsTest(t *testing.T) {
 		t.Errorf("stale markers under --sealed: %q\n%s", stale, out)
 	}
 }
+
+// One cause, one line: a line repeated for the same run of a test (a
+// lookup's A and AAAA queries at each nameserver, a retry loop's dials)
+// is shown once, and the test fails; another line, another run of the
+// test (-count=2), another candidate, the package's lines each show
+// theirs once. Would-be denials alike.
+func TestRepeatedLineShownOnce(t *testing.T) {
+	const lookup = "nettrap: DNS lookup blocked: example.com during TestA: mock the resolver or the client, or mark the test (docs/tests.md#the-marker)"
+	const dial = "nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) during TestA"
+	const pkg = "nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) at collection time (package init, TestMain, or between tests)"
+	for _, mode := range []teststream.Mode{teststream.ModeVerbose, teststream.ModeJSONFramed, teststream.ModeQuiet} {
+		f := newTrackerFixtureMode(t, mode)
+		f.deny(f.who(), pkg)
+		f.deny(f.who(), pkg)
+		for run := 0; run < 2; run++ {
+			f.emit(mark + "=== RUN   TestA")
+			w := f.who()
+			for range 8 {
+				f.deny(w, lookup)
+			}
+			f.deny(w, dial)
+			f.deny(w, dial)
+			f.emit(mark + "--- PASS: TestA (0.00s)")
+			f.who() // the run's end, read before the next run starts
+		}
+		f.emit(mark+"=== RUN   TestP", mark+"=== PAUSE TestP", mark+"=== RUN   TestQ", mark+"=== PAUSE TestQ",
+			mark+"=== CONT  TestP", mark+"=== CONT  TestQ")
+		par := "nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) during one of TestP, TestQ (ambiguous: parallel tests were running; rerun with -parallel=1 to pin it)"
+		w := f.who()
+		f.deny(w, par)
+		f.deny(w, par)
+		f.emit(mark+"--- PASS: TestP (0.00s)", mark+"--- PASS: TestQ (0.00s)", mark+"PASS")
+		out, _ := f.finish()
+		for _, c := range []struct {
+			line string
+			n    int
+		}{{lookup, 2}, {dial, 2}, {pkg, 1}, {par, 2}} {
+			if n := strings.Count(out, c.line); n != c.n {
+				t.Errorf("mode %v: %q shown %d times, want %d (once per run of each test it fails):\n%s", mode, c.line, n, c.n, out)
+			}
+		}
+		if n := strings.Count(out, "--- FAIL: TestA"); n != 2 || !strings.Contains(out, "--- FAIL: TestP") || !strings.Contains(out, "--- FAIL: TestQ") {
+			t.Errorf("mode %v: want both runs of TestA, TestP and TestQ failed:\n%s", mode, out)
+		}
+	}
+	// --mode=audit, with -v: the test's output shows a would-be
+	// denial's line once; it fails nothing.
+	f := newTrackerFixture(t)
+	f.emit(mark + "=== RUN   TestA")
+	w := f.who()
+	would := "nettrap: audit: would block: connect tcp 203.0.113.7:80 (external) during TestA"
+	for range 3 {
+		f.report(w, recordOf(w, audit.WouldDeny), would)
+	}
+	f.emit(mark+"--- PASS: TestA (0.00s)", mark+"PASS")
+	out, _ := f.finish()
+	if n := strings.Count(out, would); n != 1 || f.tr.Failed() {
+		t.Errorf("would-be denial shown %d times (want 1), failed %v:\n%s", n, f.tr.Failed(), out)
+	}
+}

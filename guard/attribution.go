@@ -3,6 +3,7 @@ package guard
 import (
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/decision"
@@ -34,6 +35,11 @@ type Who struct {
 	// line itself (in the test's output, with -v or -json): the guard
 	// then does not print it on its messages.
 	ShowsAudit bool `json:",omitempty"`
+	// ShowsStack tells that the attribution shows, under a verdict's
+	// line, the module's frames of the caller's stack (in the test's
+	// output, with -v or -json): the guard then adds them to the line
+	// (blame.go's shownFrames). The whole stack is the audit record's.
+	ShowsStack bool `json:",omitempty"`
 }
 
 // Attribution tells which test made a call, and learns of every audited
@@ -74,19 +80,52 @@ type Transaction interface {
 }
 
 // Generic is the attribution of any command (generic mode): no test, the
-// process is named, and denial lines go to Messages.
-type Generic struct{ Messages io.Writer }
+// process is named, and denial lines go to Messages, each once when
+// Once is set.
+type Generic struct {
+	Messages io.Writer
+	Once     *Lines // nil: every line is shown
+}
 
 // Begin implements Attribution.
-func (g Generic) Begin(*decision.Call) Transaction { return genericTransaction{g.Messages} }
+func (g Generic) Begin(*decision.Call) Transaction { return genericTransaction{g} }
 
-type genericTransaction struct{ messages io.Writer }
+type genericTransaction struct{ g Generic }
 
 func (genericTransaction) Who() Who { return Who{} }
 func (genericTransaction) End()     {}
 
 func (tx genericTransaction) Report(rec audit.Record, line string) {
-	if line != "" && rec.Decision == audit.Denied && tx.messages != nil {
-		fmt.Fprintln(tx.messages, line)
+	if line != "" && rec.Decision == audit.Denied && tx.g.Messages != nil && tx.g.Once.First(line) {
+		fmt.Fprintln(tx.g.Messages, line)
 	}
+}
+
+// Lines tells whether a message line is shown for the first time: a
+// line repeated word for word (the same process or test, the same
+// cause, the same place: a lookup's A and AAAA queries at each
+// nameserver, a retry loop's dials) is one event for the user, shown
+// once; each call keeps its own record in the audit log. Safe for
+// concurrent use; the zero Lines is ready.
+type Lines struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+// First reports whether line was not seen before, and marks it seen. A
+// nil *Lines sees every line for the first time.
+func (l *Lines) First(line string) bool {
+	if l == nil {
+		return true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.seen[line] {
+		return false
+	}
+	if l.seen == nil {
+		l.seen = map[string]bool{}
+	}
+	l.seen[line] = true
+	return true
 }

@@ -21,23 +21,82 @@ import (
 // carries the verdict (audit.Origin.Unowned), rather than TestA by its
 // name or TestB by timing.
 
+// stackRead is what the caller's stack told of a call.
+type stackRead struct {
+	origin audit.Origin // the record's; zero: not read
+	// shown are the module's frames a verdict's line shows under it
+	// when the attribution shows stacks (Who.ShowsStack): shownFrames.
+	shown []audit.Frame
+	pin   []string // the candidates the stack pins the call to (pinned)
+}
+
 // readOrigin asks the call's task for its stack and words what it
-// shows: the zero Origin when the task cannot tell. pin is what the
-// stack says of which of who's candidates made the call (pinned).
-func readOrigin(c *decision.Call, who Who) (o audit.Origin, pin []string) {
+// shows: the zero stackRead when the task cannot tell.
+func readOrigin(c *decision.Call, who Who) stackRead {
 	if c.Task == nil {
-		return audit.Origin{}, nil
+		return stackRead{}
 	}
 	s, tab := decision.StackOf(c.Task)
 	if s == nil {
-		return audit.Origin{}, nil
+		return stackRead{}
 	}
-	o = stackOrigin(s, tab, who)
+	o := stackOrigin(s, tab, who)
+	var pin []string
 	if test, literal := ownTest(s, tab); test != "" {
-		return o, pinTo(test, literal, who)
+		pin = pinTo(test, literal, who)
+	} else {
+		pin = byChain(c, tab, who, &o)
 	}
-	pin = byChain(c, tab, who, &o)
-	return o, pin
+	return stackRead{origin: o, shown: shownFrames(s, tab, o), pin: pin}
+}
+
+// maxShown is how many of the module's innermost frames a line shows
+// under it, before the called-from frame.
+const maxShown = 3
+
+// shownFrames are the frames a verdict's line shows under it (with -v or
+// -json): the module's own, innermost first, at most maxShown of them,
+// then the called-from frame, a zero Frame standing for the module's
+// frames left out between them; files relative to the module's root.
+// The standard library's frames (some 18 of a dial's 22: the syscall
+// plumbing) are left to the audit record's stack. nil when the frames
+// would add nothing to the line, which names where and called from
+// already.
+func shownFrames(s *callstack.Stack, tab *callstack.Table, o audit.Origin) []audit.Frame {
+	if o.Where == nil {
+		return nil
+	}
+	var shown []audit.Frame
+	skipped := false
+	for _, f := range s.Frames {
+		if f.Func == "" || f.Line == 0 || !isUserFrame(tab, f) {
+			continue
+		}
+		rf := *relFrame(tab, f, relFile(tab, f))
+		switch {
+		case o.CalledFrom != nil && rf == *o.CalledFrom:
+			if skipped {
+				shown = append(shown, audit.Frame{})
+			}
+			return addsToLine(append(shown, rf), o)
+		case len(shown) < maxShown:
+			shown = append(shown, rf)
+		default:
+			skipped = true
+		}
+	}
+	return addsToLine(shown, o)
+}
+
+// addsToLine is frames, or nil when they are only the line's where and
+// called-from frames.
+func addsToLine(frames []audit.Frame, o audit.Origin) []audit.Frame {
+	for _, f := range frames {
+		if f != *o.Where && (o.CalledFrom == nil || f != *o.CalledFrom) {
+			return frames
+		}
+	}
+	return nil
 }
 
 // pinned tells which of who's candidates (tests running in parallel) a
@@ -203,11 +262,11 @@ func pinWho(who Who, pin []string) Who {
 func stackOrigin(s *callstack.Stack, tab *callstack.Table, who Who) audit.Origin {
 	o := audit.Origin{Stack: make([]audit.Frame, 0, len(s.Frames)), StackStop: s.Stop}
 	for _, f := range s.Frames {
-		o.Stack = append(o.Stack, audit.Frame{Func: f.Func, File: f.File, Line: f.Line})
+		o.Stack = append(o.Stack, audit.Frame{Func: tab.SourceName(f.Func), File: f.File, Line: f.Line})
 	}
 	w, ok := tab.Where(s)
 	if w.Entry != "" && !w.EntryIsTest && w.Entry != "main.main" {
-		o.Goroutine = w.Entry
+		o.Goroutine = tab.SourceName(w.Entry)
 	}
 	if !ok {
 		// No frame of the module: a goroutine a library started (net/http
@@ -215,10 +274,10 @@ func stackOrigin(s *callstack.Stack, tab *callstack.Table, who Who) audit.Origin
 		// The line names its entry and no more.
 		return o
 	}
-	o.Where = relFrame(w.Frame, w.RelFile)
+	o.Where = relFrame(tab, w.Frame, w.RelFile)
 	test, tf, found := testFrame(s, tab)
 	if found && (tf.Func != w.Frame.Func || tf.Line != w.Frame.Line || tf.File != w.Frame.File) {
-		o.CalledFrom = relFrame(tf, relFile(tab, tf))
+		o.CalledFrom = relFrame(tab, tf, relFile(tab, tf))
 	}
 	if test != "" && s.Complete && inTests(who) && !who.Collection && !running(who, test) {
 		// The outermost frame of test code is another test's, by its
@@ -229,13 +288,15 @@ func stackOrigin(s *callstack.Stack, tab *callstack.Table, who Who) audit.Origin
 	return o
 }
 
-// relFrame is f with its file relative to the module's root (rel), or
-// its base name when that cannot be told.
-func relFrame(f callstack.Frame, rel string) *audit.Frame {
+// relFrame is f as a record names where: its file relative to the
+// module's root (rel), or its base name when that cannot be told, and
+// its function as the source names it (main.ping, not the import path a
+// test binary of a main package gives it: callstack.Table.SourceName).
+func relFrame(tab *callstack.Table, f callstack.Frame, rel string) *audit.Frame {
 	if rel == "" {
 		rel = f.File[strings.LastIndexByte(f.File, '/')+1:]
 	}
-	return &audit.Frame{Func: f.Func, File: rel, Line: f.Line}
+	return &audit.Frame{Func: tab.SourceName(f.Func), File: rel, Line: f.Line}
 }
 
 // relFile is f's file relative to the module's root, "" if unknown.

@@ -22,11 +22,15 @@ type stackTask struct {
 	stack *callstack.Stack
 	err   error
 	asked *atomic.Int32
+	tab   *callstack.Table // nil: shopTable
 }
 
 func (t stackTask) Stack() (*callstack.Stack, *callstack.Table, error) {
 	if t.asked != nil {
 		t.asked.Add(1)
+	}
+	if t.tab != nil {
+		return t.stack, t.tab, t.err
 	}
 	return t.stack, shopTable, t.err
 }
@@ -100,23 +104,23 @@ func TestBlameFromStack(t *testing.T) {
 		{name: "helper two calls deep", who: Who{Test: "TestFetch"},
 			stack: stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.fetch", "client.go", 12),
 				fr("prices.TestFetch", "prices_test.go", 48)), tRunner),
-			want:  " during TestFetch at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:48)",
+			want:  " during TestFetch at prices/client.go:31 (prices.fetchQuote, called from prices/prices_test.go:48)",
 			where: "prices/client.go:31", calledBy: "prices/prices_test.go:48"},
 		{name: "method on a client type", who: Who{Test: "TestClient"},
 			stack: stackOf(true, dial, user(fr("prices.(*Client).Get", "client.go", 40), fr("prices.TestClient", "prices_test.go", 60)), tRunner),
-			want:  " during TestClient at prices/client.go:40 (prices.(*Client).Get, called from prices_test.go:60)",
+			want:  " during TestClient at prices/client.go:40 (prices.(*Client).Get, called from prices/prices_test.go:60)",
 			where: "prices/client.go:40", calledBy: "prices/prices_test.go:60"},
 		{name: "closure of a subtest", who: Who{Test: "TestTable/eur"},
 			stack: stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestTable.func1", "prices_test.go", 75)), tRunner),
-			want:  " during TestTable/eur at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:75)",
+			want:  " during TestTable/eur at prices/client.go:31 (prices.fetchQuote, called from prices/prices_test.go:75)",
 			where: "prices/client.go:31", calledBy: "prices/prices_test.go:75"},
 		{name: "goroutine the test started and waited for", who: Who{Test: "TestWait", Active: []string{"TestWait"}},
 			stack: stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestWait.func1", "prices_test.go", 90)), goexit),
-			want:  " during TestWait at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:90 in a goroutine)",
+			want:  " during TestWait at prices/client.go:31 (prices.fetchQuote, called from prices/prices_test.go:90 in a goroutine)",
 			where: "prices/client.go:31", calledBy: "prices/prices_test.go:90"},
 		{name: "goroutine running an ended test's closure: no test is known to have started it", who: Who{Test: "TestB", Active: []string{"TestB"}},
 			stack:   stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestA.func1", "leak_test.go", 12)), goexit),
-			want:    " during TestB at prices/client.go:31 (prices.fetchQuote, called from leak_test.go:12), in a goroutine of prices.TestA.func1 that no running test is known to have started",
+			want:    " during TestB at prices/client.go:31 (prices.fetchQuote, called from prices/leak_test.go:12), in a goroutine of prices.TestA.func1 that no running test is known to have started",
 			unowned: true, where: "prices/client.go:31", calledBy: "prices/leak_test.go:12"},
 		{name: "goroutine running a paused test's closure: its name blames no test", who: Who{Test: "TestB", Active: []string{"TestA", "TestB"}},
 			stack:   stackOf(true, dial, user(fr("prices.TestA.func2", "leak_test.go", 14)), goexit),
@@ -125,7 +129,7 @@ func TestBlameFromStack(t *testing.T) {
 		{name: "another test's stored closure, called from the running test's goroutine", who: Who{Test: "TestB", Active: []string{"TestB"}},
 			stack: stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestA.MakeDialer.func1", "client.go", 70),
 				fr("prices.TestB.func1", "b_test.go", 20)), goexit),
-			want:  " during TestB at prices/client.go:31 (prices.fetchQuote, called from b_test.go:20 in a goroutine)",
+			want:  " during TestB at prices/client.go:31 (prices.fetchQuote, called from prices/b_test.go:20 in a goroutine)",
 			where: "prices/client.go:31", calledBy: "prices/b_test.go:20"},
 		{name: "leftover goroutine dials between tests", who: Who{Test: audit.Collection, Context: policy.Context{Collection: true}},
 			stack: stackOf(true, dial, user(fr("prices.TestA.func1", "leak_test.go", 12)), goexit),
@@ -134,7 +138,7 @@ func TestBlameFromStack(t *testing.T) {
 		{name: "parallel subtest", who: Who{Candidates: []string{"TestP/a", "TestP/b"}, Active: []string{"TestP", "TestP/a", "TestP/b"}},
 			stack: stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestP.func1", "prices_test.go", 101)), tRunner),
 			want: " during one of TestP/a, TestP/b (ambiguous: parallel tests were running; rerun with -test.parallel=1 to pin it)" +
-				" at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:101)",
+				" at prices/client.go:31 (prices.fetchQuote, called from prices/prices_test.go:101)",
 			where: "prices/client.go:31", calledBy: "prices/prices_test.go:101"},
 		{name: "TestMain at collection time", who: Who{Test: audit.Collection, Context: policy.Context{Collection: true}},
 			stack: stackOf(true, dial, user(fr("prices.TestMain", "main_test.go", 20), fr("main.main", "_testmain.go", 50),
@@ -145,7 +149,7 @@ func TestBlameFromStack(t *testing.T) {
 			want:  " during TestB at prices/server.go:50 (prices.poll, in a goroutine of prices.(*Server).loop)", where: "prices/server.go:50"},
 		{name: "incomplete stack blames no other test", who: Who{Test: "TestB"},
 			stack: stackOf(false, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestA.func1", "leak_test.go", 12))),
-			want:  " during TestB at prices/client.go:31 (prices.fetchQuote, called from leak_test.go:12)",
+			want:  " during TestB at prices/client.go:31 (prices.fetchQuote, called from prices/leak_test.go:12)",
 			where: "prices/client.go:31", calledBy: "prices/leak_test.go:12"},
 		{name: "no frame of the module", who: Who{Test: "TestFetch"}, stack: stackOf(false, dial), want: " during TestFetch"},
 		{name: "a library's goroutine (net/http's Transport)", who: Who{Test: "TestFetch"},
@@ -195,6 +199,110 @@ func TestBlameFromStack(t *testing.T) {
 				}
 			} else if r.Stack != nil || r.Where != nil {
 				t.Errorf("record has a stack without one: %+v", r.Origin)
+			}
+		})
+	}
+}
+
+// TestBlameMainPackage: in a test binary of a main package the linker
+// names the package's functions by its import path; the line, the
+// record's where and called_from, its goroutine and its stack name them
+// main.F, as Go does in the program, and both files are relative to
+// the module's root.
+func TestBlameMainPackage(t *testing.T) {
+	tab := &callstack.Table{Module: "example.com/shop", MainPackage: "example.com/shop/cmd/tool"}
+	tool := func(fn, file string, line int) callstack.Frame {
+		return callstack.Frame{Func: "example.com/shop/cmd/tool." + fn, File: shopDir + "cmd/tool/" + file, Line: line}
+	}
+	for _, tc := range []struct {
+		name, want, goroutine string
+		stack                 *callstack.Stack
+	}{
+		{"helper", " during TestPing at cmd/tool/main.go:5 (main.ping, called from cmd/tool/main_test.go:3)", "",
+			stackOf(true, dial, user(tool("ping", "main.go", 5), tool("TestPing", "main_test.go", 3)), tRunner)},
+		{"goroutine", " during TestPing at cmd/tool/main.go:5 (main.ping, in a goroutine of main.(*pinger).loop)", "main.(*pinger).loop",
+			stackOf(true, dial, user(tool("ping", "main.go", 5), tool("(*pinger).loop", "main.go", 9)), goexit)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, policy.Policy{})
+			attr := &fakeAttribution{who: Who{Package: "example.com/shop/cmd/tool", Test: "TestPing", Active: []string{"TestPing"}}}
+			f.g.Attribution = attr
+			c := call(bpf.Connect, inet("203.0.113.7:443"))
+			c.Task = stackTask{FixedTask: task(""), stack: tc.stack, tab: tab}
+			f.g.Decide(c)
+			recs := f.records(t)
+			if len(recs) != 1 || len(attr.reports) != 1 {
+				t.Fatalf("records %+v, reports %q", recs, attr.reports)
+			}
+			if _, line, _ := strings.Cut(attr.reports[0], "|TestPing|"); line != blocked+tc.want {
+				t.Errorf("line\n%s\nwant\n%s", line, blocked+tc.want)
+			}
+			r := recs[0]
+			if r.Where == nil || r.Where.Func != "main.ping" || r.Goroutine != tc.goroutine {
+				t.Errorf("where %+v goroutine %q, want main.ping and %q", r.Where, r.Goroutine, tc.goroutine)
+			}
+			if r.Stack[len(dial)].Func != "main.ping" || r.Stack[0].Func != "syscall.connect" {
+				t.Errorf("stack %+v, want main.ping above net's frames", r.Stack)
+			}
+		})
+	}
+}
+
+// TestShownFrames: where the attribution shows stacks (-v, -json), a
+// verdict's line is followed by the module's frames, innermost first,
+// at most three and then the called-from frame ("..." for those left
+// out), files relative to the module's root; never the standard
+// library's, and nothing when the frames would only repeat the line's
+// where and called from. Without ShowsStack the line is alone.
+func TestShownFrames(t *testing.T) {
+	sortFrames := user(fr("sort.insertionSort", "sort/zsortfunc.go", 12), fr("sort.Slice", "sort/slice.go", 23))
+	tests := []struct {
+		name  string
+		stack *callstack.Stack
+		want  string // after the line
+	}{
+		{"helper two calls deep", stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.fetch", "client.go", 12),
+			fr("prices.TestFetch", "prices_test.go", 48)), tRunner),
+			"\nprices/client.go:31 (prices.fetchQuote)\nprices/client.go:12 (prices.fetch)\nprices/prices_test.go:48 (prices.TestFetch)"},
+		{"deeper than three", stackOf(true, dial, user(fr("prices.a", "client.go", 1), fr("prices.b", "client.go", 2), fr("prices.c", "client.go", 3),
+			fr("prices.d", "client.go", 4), fr("prices.e", "client.go", 5), fr("prices.TestFetch", "prices_test.go", 48)), tRunner),
+			"\nprices/client.go:1 (prices.a)\nprices/client.go:2 (prices.b)\nprices/client.go:3 (prices.c)\n...\nprices/prices_test.go:48 (prices.TestFetch)"},
+		{"three and the test", stackOf(true, dial, user(fr("prices.a", "client.go", 1), fr("prices.b", "client.go", 2), fr("prices.c", "client.go", 3),
+			fr("prices.TestFetch", "prices_test.go", 48)), tRunner),
+			"\nprices/client.go:1 (prices.a)\nprices/client.go:2 (prices.b)\nprices/client.go:3 (prices.c)\nprices/prices_test.go:48 (prices.TestFetch)"},
+		{"a callback through the standard library", stackOf(true, dial, user(fr("prices.less", "client.go", 7)), sortFrames,
+			user(fr("prices.fetchAll", "client.go", 20), fr("prices.TestFetch", "prices_test.go", 48)), tRunner),
+			"\nprices/client.go:7 (prices.less)\nprices/client.go:20 (prices.fetchAll)\nprices/prices_test.go:48 (prices.TestFetch)"},
+		{"direct dial: the line says it all", stackOf(true, dial, user(fr("prices.TestFetch", "prices_test.go", 20)), tRunner), ""},
+		{"a method and its test: the line says it all", stackOf(true, dial, user(fr("prices.(*Client).Get", "client.go", 40),
+			fr("prices.TestFetch", "prices_test.go", 60)), tRunner), ""},
+		{"a library's goroutine: no frame of the module", stackOf(true, dial, user(fr("net/http.(*Transport).dialConnFor", "net/http/transport.go", 1648)), goexit), ""},
+		{"a helper's goroutine", stackOf(true, dial, user(fr("prices.poll", "server.go", 50), fr("prices.(*Server).loop", "server.go", 20)), goexit),
+			"\nprices/server.go:50 (prices.poll)\nprices/server.go:20 (prices.(*Server).loop)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, shows := range []bool{true, false} {
+				f := newFixture(t, policy.Policy{})
+				attr := &fakeAttribution{who: Who{Package: "example.com/shop/prices", Test: "TestFetch", Active: []string{"TestFetch"}, ShowsStack: shows}}
+				f.g.Attribution = attr
+				c := call(bpf.Connect, inet("203.0.113.7:443"))
+				c.Task = stackTask{FixedTask: task(""), stack: tt.stack}
+				f.g.Decide(c)
+				recs := f.records(t)
+				if len(recs) != 1 || len(attr.reports) != 1 {
+					t.Fatalf("records %+v, reports %q", recs, attr.reports)
+				}
+				want := "nettrap: " + audit.Message(recs[0], false, audit.ParallelBinary)
+				if shows {
+					want += tt.want
+				}
+				if _, line, _ := strings.Cut(attr.reports[0], "|TestFetch|"); line != want {
+					t.Errorf("ShowsStack %v: line\n%s\nwant\n%s", shows, line, want)
+				}
+				if len(recs[0].Stack) != len(tt.stack.Frames) {
+					t.Errorf("the record's stack has %d frames, want all %d", len(recs[0].Stack), len(tt.stack.Frames))
+				}
 			}
 		})
 	}
@@ -297,10 +405,10 @@ func TestPinnedByTheTestsOwnGoroutine(t *testing.T) {
 			test:  "TestA", want: " during TestA at prices/prices_test.go:31 (prices.TestA)"},
 		{name: "the other test's own frame, through a helper", who: ab,
 			stack: stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestB", "prices_test.go", 48)), tRunner),
-			test:  "TestB", want: " during TestB at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:48)"},
+			test:  "TestB", want: " during TestB at prices/client.go:31 (prices.fetchQuote, called from prices/prices_test.go:48)"},
 		{name: "a parallel test's subtest", who: sub,
 			stack: stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestP.func1", "prices_test.go", 75)), tRunner),
-			test:  "TestP/a", want: " during TestP/a at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:75)"},
+			test:  "TestP/a", want: " during TestP/a at prices/client.go:31 (prices.fetchQuote, called from prices/prices_test.go:75)"},
 		{name: "a subtest's nested literal", who: sub,
 			stack: stackOf(true, dial, user(fr("prices.TestP.func1.2", "prices_test.go", 77)), tRunner),
 			test:  "TestP/a", want: " during TestP/a at prices/prices_test.go:77 (prices.TestP.func1.2)"},
@@ -315,7 +423,7 @@ func TestPinnedByTheTestsOwnGoroutine(t *testing.T) {
 				" at prices/prices_test.go:75 (prices.TestP.func1)"},
 		{name: "TestA called by TestB's goroutine", who: ab,
 			stack: stackOf(true, dial, user(fr("prices.TestA", "prices_test.go", 31), fr("prices.TestB", "prices_test.go", 52)), tRunner),
-			test:  "TestB", want: " during TestB at prices/prices_test.go:31 (prices.TestA, called from prices_test.go:52)"},
+			test:  "TestB", want: " during TestB at prices/prices_test.go:31 (prices.TestA, called from prices/prices_test.go:52)"},
 		{name: "a goroutine running the test's closure", who: ab,
 			stack:      stackOf(true, dial, user(fr("prices.TestA.func1", "prices_test.go", 33)), goexit),
 			candidates: ab.Candidates, want: ambiguousAB + " at prices/prices_test.go:33 (prices.TestA.func1, in a goroutine of prices.TestA.func1)"},
@@ -324,7 +432,7 @@ func TestPinnedByTheTestsOwnGoroutine(t *testing.T) {
 			candidates: ab.Candidates, want: ambiguousAB + " at prices/dialer.go:12 (prices.TestA.MakeDialer.func1)"},
 		{name: "a go statement's wrapper", who: ab,
 			stack:      stackOf(true, dial, user(fr("prices.fetchQuote", "client.go", 31), fr("prices.TestA.gowrap1", "prices_test.go", 35)), tRunner),
-			candidates: ab.Candidates, want: ambiguousAB + " at prices/client.go:31 (prices.fetchQuote, called from prices_test.go:35)"},
+			candidates: ab.Candidates, want: ambiguousAB + " at prices/client.go:31 (prices.fetchQuote, called from prices/prices_test.go:35)"},
 		{name: "incomplete stack", who: ab,
 			stack:      stackOf(false, dial, user(fr("prices.TestA", "prices_test.go", 31))),
 			candidates: ab.Candidates, want: ambiguousAB + " at prices/prices_test.go:31 (prices.TestA)"},

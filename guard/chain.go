@@ -43,9 +43,9 @@ func byChain(c *decision.Call, tab *callstack.Table, who Who, o *audit.Origin) [
 	if o.Where == nil {
 		if s := nearestUserStack(chain, tab); s != nil {
 			w, _ := tab.Where(s)
-			o.Where, o.WhereStarted = relFrame(w.Frame, w.RelFile), true
+			o.Where, o.WhereStarted = relFrame(tab, w.Frame, w.RelFile), true
 			if _, f, ok := testFrame(s, tab); ok && f != w.Frame {
-				o.CalledFrom = relFrame(f, relFile(tab, f))
+				o.CalledFrom = relFrame(tab, f, relFile(tab, f))
 			}
 		}
 	}
@@ -63,7 +63,7 @@ func byChain(c *decision.Call, tab *callstack.Table, who Who, o *audit.Origin) [
 	if by.Stack != nil {
 		// The test's own line that led to the go statement.
 		if _, f, ok := testFrame(by.Stack, tab); ok {
-			o.CalledFrom = relFrame(f, relFile(tab, f))
+			o.CalledFrom = relFrame(tab, f, relFile(tab, f))
 		}
 	}
 	return nil

@@ -169,5 +169,5 @@ func lookupOf(q dnssink.Query) string {
 	case q.Name != "":
 		return q.Name
 	}
-	return "(malformed query)"
+	return audit.LookupMalformed
 }

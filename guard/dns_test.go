@@ -2,6 +2,7 @@ package guard
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/classify"
 	"github.com/nettrap/nettrap/decision"
@@ -67,7 +69,7 @@ func TestDNSRedirectNamesTheLookup(t *testing.T) {
 		{"query", func(rd *decision.Redirect, s *fakeSink, g *Guard) {
 			rd.Done(local, true)
 			s.handler(local)(dnssink.Query{Name: "_grpc_config.localhost", Type: "TXT"})
-		}, []string{"nettrap: DNS lookup blocked: TXT _grpc_config.localhost via 192.0.2.53:53 by pid"}, "TXT _grpc_config.localhost", ""},
+		}, []string{"nettrap: DNS lookup blocked: _grpc_config.localhost by pid"}, "TXT _grpc_config.localhost", ""},
 		{"not redirected", func(rd *decision.Redirect, s *fakeSink, g *Guard) {
 			rd.Done(netip.AddrPort{}, false)
 		}, []string{"nettrap: Outbound network blocked: connect udp 192.0.2.53:53 (dns) by pid"}, "", "EPERM"},
@@ -92,7 +94,7 @@ func TestDNSRedirectNamesTheLookup(t *testing.T) {
 			}
 			h(dnssink.Query{Name: "example.com", Type: "A"})
 			<-ended
-		}, []string{"nettrap: DNS lookup blocked: A example.com via 192.0.2.53:53 by pid"}, "A example.com", ""},
+		}, []string{"nettrap: DNS lookup blocked: example.com by pid"}, "A example.com", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, policy.Policy{})
@@ -123,6 +125,44 @@ func TestDNSRedirectNamesTheLookup(t *testing.T) {
 				t.Errorf("%d denials counted, want 1", n)
 			}
 		})
+	}
+}
+
+// One lookup, one line: a resolver's A and AAAA queries at each of two
+// nameservers, each on a socket of its own, are four records (their
+// types and nameservers kept) and one line, which names the name.
+func TestDNSLookupOneLine(t *testing.T) {
+	f := newFixture(t, policy.Policy{})
+	f.g.Resolvers = &classify.Resolvers{Nameservers: []netip.Addr{netip.MustParseAddr("192.0.2.53"), netip.MustParseAddr("192.0.2.54")}}
+	sink := &fakeSink{expects: map[netip.AddrPort]func(dnssink.Query){}}
+	f.g.Sink = sink
+	port := uint16(40000)
+	for _, ns := range []string{"192.0.2.53:53", "192.0.2.54:53"} {
+		for _, typ := range []string{"A", "AAAA"} {
+			c := call(bpf.Connect, inet(ns))
+			c.Task = task("udp")
+			a := f.g.Decide(c)
+			if a.Redirect() == nil {
+				t.Fatalf("%s %s: not redirected: %+v", ns, typ, a)
+			}
+			local := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), port)
+			port++
+			a.Redirect().Done(local, true)
+			sink.handler(local)(dnssink.Query{Name: "example.com", Type: typ})
+		}
+	}
+	f.g.EndLookups()
+	want := "nettrap: DNS lookup blocked: example.com by pid 4242 curl: " + audit.RemedyLookupProcess + "\n"
+	if got := f.msgs.String(); got != want {
+		t.Errorf("messages\n%s\nwant one line\n%s", got, want)
+	}
+	var got []string
+	for _, r := range f.records(t) {
+		got = append(got, r.Lookup+" via "+r.Dest)
+	}
+	slices.Sort(got)
+	if w := []string{"A example.com via 192.0.2.53:53", "A example.com via 192.0.2.54:53", "AAAA example.com via 192.0.2.53:53", "AAAA example.com via 192.0.2.54:53"}; !slices.Equal(got, w) {
+		t.Errorf("records %q, want one per query, %q", got, w)
 	}
 }
 

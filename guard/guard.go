@@ -27,7 +27,7 @@ type Guard struct {
 	Audit     *audit.Writer // nil: no audit log
 	Messages  io.Writer     // the "nettrap: …" lines (stderr)
 	RunID     string
-	// Attribution tells who made a call; nil means Generic{Messages}.
+	// Attribution tells who made a call; nil means Generic on Messages.
 	Attribution Attribution
 	// Sink, when set, takes denied lookups (dns.go); nil: they fail.
 	Sink DNSSink
@@ -39,6 +39,10 @@ type Guard struct {
 	// plain counts the calls allowed by their class alone, by class
 	// (countPlain): atomics, since every such call counts one.
 	plain [classify.OwnNetns + 1]atomic.Int64
+
+	// shown are the message lines shown on Messages (by Generic, and
+	// would-be denials): each once.
+	shown Lines
 
 	mu        sync.Mutex
 	counts    Counts
@@ -117,7 +121,7 @@ func (g *Guard) Decide(c *decision.Call) decision.Answer {
 	if audited {
 		// Once per call, while it waits; never for a call that
 		// leaves no record.
-		o.stack, o.pin = readOrigin(c, who)
+		o.stack = readOrigin(c, who)
 	}
 	if rd := g.dnsRedirect(c, o, tx, atts); rd != nil {
 		// Recorded, and ended, by the redirect's Done.
@@ -152,8 +156,7 @@ func (g *Guard) allow(c *decision.Call, atts []decidedAttempt) decision.Answer {
 type origin struct {
 	caller decision.Caller
 	sock   string
-	stack  audit.Origin // what the caller's stack shows (blame.go); zero: not read
-	pin    []string     // the candidates the stack pins the call to (pinned)
+	stack  stackRead // what the caller's stack shows (blame.go); zero: not read
 }
 
 func originOf(c *decision.Call) origin {
@@ -368,12 +371,13 @@ func (g *Guard) countPlain(atts []decidedAttempt) {
 	}
 }
 
-// attribution is g.Attribution, or Generic on g.Messages.
+// attribution is g.Attribution, or Generic on g.Messages, each line
+// shown once.
 func (g *Guard) attribution() Attribution {
 	if g.Attribution != nil {
 		return g.Attribution
 	}
-	return Generic{g.Messages}
+	return Generic{Messages: g.Messages, Once: &g.shown}
 }
 
 // parallelFlag is the flag that pins a test, in the words of whoever
@@ -387,7 +391,7 @@ func (g *Guard) parallelFlag() string {
 
 // record writes the audit records and the message lines of a call.
 func (g *Guard) record(c *decision.Call, o origin, tx Transaction, atts []decidedAttempt) {
-	who := pinWho(tx.Who(), o.pin)
+	who := pinWho(tx.Who(), o.stack.pin)
 	caller, sock := o.caller, o.sock
 	now := time.Now().UTC()
 	for _, a := range atts {
@@ -399,14 +403,17 @@ func (g *Guard) record(c *decision.Call, o origin, tx Transaction, atts []decide
 			continue
 		}
 		rec := g.newRecord(c, who, caller, sock, a, now)
-		rec.Origin = o.stack
+		rec.Origin = o.stack.origin
 		g.count(d)
 		line := ""
 		if d.Verdict != audit.Allowed {
 			line = "nettrap: " + audit.Message(rec, who.Test == "", g.parallelFlag())
+			if who.ShowsStack {
+				line += audit.FramesText(o.stack.shown)
+			}
 		}
 		tx.Report(rec, line)
-		if line != "" && d.Verdict != audit.Denied && !who.ShowsAudit {
+		if line != "" && d.Verdict != audit.Denied && !who.ShowsAudit && g.shown.First(line) {
 			// The attribution shows denials; a would-be denial
 			// (--mode=audit) is a message of the run, unless the
 			// attribution puts it in the test's output (-v, -json).

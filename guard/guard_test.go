@@ -494,3 +494,25 @@ func TestSoleDestinationIsAttempts(t *testing.T) {
 		t.Error("a source-routed send took the one-destination path")
 	}
 }
+
+// One cause, one line, on the messages too: a process that makes the
+// same denied call again (a retry loop, a lookup's queries) gets its
+// line once in generic mode, and so does a would-be denial under
+// --mode=audit; every call keeps its record. Another destination is
+// another line.
+func TestMessagesShownOnce(t *testing.T) {
+	for _, mode := range []policy.Mode{policy.Enforce, policy.Audit} {
+		f := newFixture(t, policy.Policy{Mode: mode})
+		for range 3 {
+			f.g.Decide(call(bpf.Connect, inet("203.0.113.7:80")))
+		}
+		f.g.Decide(call(bpf.Connect, inet("203.0.113.8:80")))
+		lines := strings.Split(strings.TrimSpace(f.msgs.String()), "\n")
+		if len(lines) != 2 || !strings.Contains(lines[0], "203.0.113.7:80") || !strings.Contains(lines[1], "203.0.113.8:80") {
+			t.Errorf("mode %v: messages %q, want one line per destination", mode, lines)
+		}
+		if recs := f.records(t); len(recs) != 4 {
+			t.Errorf("mode %v: %d records, want one per call (4)", mode, len(recs))
+		}
+	}
+}

@@ -64,7 +64,7 @@ func (g *Guard) peerOutside(c *decision.Call, d classify.Dest, p decision.Peer) 
 	a.decision = g.Policy.DecidePeer(a.Attempt, policy.Peer(p))
 	g.uncount(a.Class)
 	if a.decision.Audit {
-		o.stack, o.pin = readOrigin(c, tx.Who())
+		o.stack = readOrigin(c, tx.Who())
 	}
 	g.record(c, o, tx, []decidedAttempt{a})
 	if a.decision.Verdict != audit.Denied {

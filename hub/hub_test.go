@@ -182,6 +182,13 @@ func TestGenericCaller(t *testing.T) {
 	if s.Lost() != 0 {
 		t.Errorf("lost %d: a process under no inner is attributed by process, not lost", s.Lost())
 	}
+	// The same line again (a retry, a lookup's next query): shown once.
+	tx = s.begin(1)
+	tx.Report(audit.Record{TID: 1, Decision: audit.Denied}, "nettrap: blocked by pid 1 init")
+	tx.End()
+	if got := msgs.String(); got != "nettrap: blocked by pid 1 init\n" {
+		t.Errorf("messages %q: want the repeated line once", got)
+	}
 }
 
 func TestInnerItselfIsNotAsked(t *testing.T) {
@@ -238,6 +245,14 @@ func TestInnerGoneBeforeVerdict(t *testing.T) {
 	}
 	if s.Lost() != 1 {
 		t.Errorf("lost denials %d, want 1 (a would-be denial is none)", s.Lost())
+	}
+	// The same line again (the inner dropped, the call is the
+	// process's now): not shown again.
+	tx = s.begin(child)
+	tx.Report(audit.Record{TID: 11, Decision: audit.Denied}, "nettrap: blocked during TestGone")
+	tx.End()
+	if n := strings.Count(msgs.String(), "nettrap: blocked during TestGone"); n != 1 {
+		t.Errorf("line shown %d times, want once:\n%s", n, msgs.String())
 	}
 }
 

@@ -59,6 +59,9 @@ type Server struct {
 	// the tests may have taken over is never let through for who it is.
 	GoReachable bool
 
+	// shown are the lines shown on Messages, each once (guard.Lines).
+	shown guard.Lines
+
 	dir    string
 	ln     net.Listener
 	parent func(pid int) int // the process tree; tests replace it
@@ -276,7 +279,7 @@ func (s *Server) begin(pid int) guard.Transaction {
 		if s.toolchain(pid) {
 			return toolchainTransaction{}
 		}
-		return guard.Generic{Messages: s.Messages}.Begin(nil)
+		return guard.Generic{Messages: s.Messages, Once: &s.shown}.Begin(nil)
 	}
 	r, err := in.ask(message{Op: opBegin}, s.timeout())
 	if err == nil && (r.Op != opBegin || r.Who == nil) {
@@ -354,13 +357,15 @@ func (s *Server) lostReport(rep Report) {
 	if rep.Record.Decision == audit.WouldDeny && rep.Line != "" {
 		// The inner would have shown it in the test's output
 		// (Who.ShowsAudit): the line is not lost, nothing fails.
-		fmt.Fprintln(s.Messages, rep.Line)
+		if s.shown.First(rep.Line) {
+			fmt.Fprintln(s.Messages, rep.Line)
+		}
 		return
 	}
 	if rep.Record.Decision != audit.Denied {
 		return
 	}
-	if rep.Line != "" {
+	if rep.Line != "" && s.shown.First(rep.Line) {
 		fmt.Fprintln(s.Messages, rep.Line)
 	}
 	s.mu.Lock()

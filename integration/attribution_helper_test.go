@@ -159,8 +159,16 @@ func decodeJSON(t *testing.T, stream string) []event {
 // fromEvents reads the outcome of one package from test2json events.
 func fromEvents(evs []event, pkg string) outcome {
 	o := newOutcome()
+	inSummary := map[string]bool{} // by package
 	for _, e := range evs {
 		if pkg != "" && e.Package != pkg {
+			continue
+		}
+		if e.Action == "output" && inExecSummary(inSummary, e) {
+			// Under go test -exec, each package's summary (its own
+			// test: TestExecSummary) ends its output: not lines of
+			// its tests, though test2json gives it to the last test
+			// of a binary that died in it (a panic, os.Exit).
 			continue
 		}
 		switch e.Action {
@@ -177,6 +185,20 @@ func fromEvents(evs []event, pkg string) outcome {
 		}
 	}
 	return o
+}
+
+// inExecSummary tells whether the package output e is part of the
+// package's summary under go test -exec: from the headline that names
+// an audit log to the totals line. in holds the state, by package.
+func inExecSummary(in map[string]bool, e event) bool {
+	switch {
+	case strings.HasPrefix(e.Output, "nettrap: ") && strings.Contains(e.Output, "; audit log "):
+		in[e.Package] = true
+	case in[e.Package] && strings.HasPrefix(e.Output, "nettrap: total: "):
+		in[e.Package] = false
+		return true
+	}
+	return in[e.Package]
 }
 
 // framedOutcome converts -test.v=test2json output with the go command's

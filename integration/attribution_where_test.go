@@ -28,7 +28,7 @@ func whereEndpoints() []fakehost.Endpoint {
 	for p := 5001; p <= 5008; p++ {
 		eps = append(eps, tcpEP(fxExternal, p))
 	}
-	for p := 5011; p <= 5020; p++ {
+	for p := 5011; p <= 5025; p++ {
 		eps = append(eps, tcpEP(fxExternal, p))
 	}
 	return append(eps, tcpEP(fxPrivate, 5009))
@@ -41,14 +41,17 @@ func whereEndpoints() []fakehost.Endpoint {
 // running into a later test, a parallel subtest, TestMain, C code);
 // package whereblame from parallel tests each pinned by its own frames
 // (and a parallel test's subtest), and from closures a test stored that
-// a later test calls from goroutines. They run as CI runs them:
+// a later test calls from goroutines; package wheremain from a package
+// main's test (the line says main.ping). They run as CI runs them:
 // `nettrap -- go test -json` in GitHub Actions, with an audit log. The
 // lines under each test, the audit records' where, called_from,
 // goroutine, started_by and the stack's frames in the fixture module,
 // and the annotations' file= and line= must be exactly
 // testdata/where.golden; again for a binary built with -ldflags='-s -w'
 // (Go keeps .gopclntab), and, with the engine variants of .ci/run,
-// under the ptrace engine. Nothing arrives at the fake hosts.
+// under the ptrace engine. Under each line, the module's frames -json
+// shows (at most three, then the called-from frame). Nothing arrives at
+// the fake hosts.
 func TestAttributionWhere(t *testing.T) {
 	sandbox.Require(t)
 	requireCgo(t)
@@ -64,7 +67,7 @@ func TestAttributionWhere(t *testing.T) {
 			// Two runs, as GitHub shows at most 10 annotations of one:
 			// the locations, then the blame (package whereblame).
 			h := fakehost.Start(t, whereEndpoints()...)
-			got := whereRun(t, h, tc.flags, "where", "wherecgo") + "\n" + whereRun(t, h, tc.flags, "whereblame")
+			got := whereRun(t, h, tc.flags, "where", "wherecgo") + "\n" + whereRun(t, h, tc.flags, "whereblame", "wheremain")
 			if *updateWhere && tc.name == "plain" {
 				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
 					t.Fatal(err)
@@ -117,12 +120,12 @@ func whereRun(t *testing.T, h *fakehost.Host, goFlags []string, pkgs ...string) 
 	}
 	checkArrivals(t, h, mark, eps, nil)
 	var b strings.Builder
-	b.WriteString("# lines: what each test's output shows (" + fixtureModule + "/...)\n")
+	b.WriteString("# lines: what each test's output shows (" + fixtureModule + "/...), and the frames under each (-json)\n")
 	evs := decodeJSON(t, dropNotice(run.stdout))
 	for _, pkg := range pkgs {
-		o := fromEvents(evs, fixtureModule+"/"+pkg)
-		for _, test := range slices.Sorted(maps.Keys(o.lines)) {
-			for _, l := range o.lines[test] {
+		lines := linesWithFrames(evs, fixtureModule+"/"+pkg)
+		for _, test := range slices.Sorted(maps.Keys(lines)) {
+			for _, l := range lines[test] {
 				fmt.Fprintf(&b, "%s %s: %s\n", pkg, orPackage(test), unmapped(l))
 			}
 		}
@@ -148,10 +151,38 @@ func whereRun(t *testing.T, h *fakehost.Host, goFlags []string, pkgs ...string) 
 	return b.String()
 }
 
+// shownFrame is a frame shown under a verdict's line ("where/where.go:22
+// (where.Fetch)"), or "..." for frames left out.
+var shownFrame = regexp.MustCompile(`^\s+(\S+:\d+ \(.+\)|\.\.\.)$`)
+
+// linesWithFrames are the nettrap lines in package pkg's events, by
+// test, each followed by the frames shown under it, "\t" and the frame.
+func linesWithFrames(evs []event, pkg string) map[string][]string {
+	lines := map[string][]string{}
+	last := map[string]bool{} // the test's last output was a nettrap line or a frame
+	for _, e := range evs {
+		if e.Package != pkg || e.Action != "output" {
+			continue
+		}
+		out := strings.TrimRight(e.Output, "\n")
+		if _, l, ok := strings.Cut(out, "nettrap: "); ok {
+			lines[e.Test] = append(lines[e.Test], strings.TrimSpace(l))
+			last[e.Test] = true
+			continue
+		}
+		if last[e.Test] && shownFrame.MatchString(out) {
+			lines[e.Test] = append(lines[e.Test], "\t"+strings.TrimSpace(out))
+			continue
+		}
+		last[e.Test] = false
+	}
+	return lines
+}
+
 // whereRecords words the denied records of log: dest, test, the origin's
-// fields and the stack's frames whose function is the fixture module's
-// (the others, the standard library's and cgo's generated wrappers',
-// vary with the Go version).
+// fields and the stack's frames whose function is the fixture module's,
+// main.F of package wheremain too (the others, the standard library's
+// and cgo's generated wrappers', vary with the Go version).
 func whereRecords(t *testing.T, log, root string) string {
 	var out []string
 	for _, r := range rawRecords(t, log) {
@@ -171,8 +202,11 @@ func whereRecords(t *testing.T, log, root string) string {
 			m, _ := f.(map[string]any)
 			fn, _ := m["func"].(string)
 			file, _ := m["file"].(string)
-			// cgo's generated wrapper's line varies with the Go version.
-			if strings.HasPrefix(fn, fixtureModule+"/") && !strings.HasPrefix(file, "_cgo_") {
+			// cgo's generated wrapper's line varies with the Go version;
+			// package wheremain's functions are main.F, the test
+			// binary's generated main is not the fixture's.
+			fixture := strings.HasPrefix(fn, fixtureModule+"/") || strings.HasPrefix(fn, "main.") && !strings.HasSuffix(file, "_testmain.go")
+			if fixture && !strings.HasPrefix(file, "_cgo_") {
 				fmt.Fprintf(&b, "\t%s\n", frameText(f, root))
 			}
 		}

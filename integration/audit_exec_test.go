@@ -1,7 +1,12 @@
 package integration
 
 import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -63,4 +68,117 @@ func TestAuditModeExecLog(t *testing.T) {
 	if code != 0 || strings.Contains(out, "nettrap:") || len(logs) != 0 {
 		t.Errorf("a run with no finding: exit %d, files %q, output:\n%s", code, logs, out)
 	}
+}
+
+// updateExecSummary rewrites testdata/exec-summary.golden from a run (go
+// test -run TestExecSummary -update-exec-summary ./integration/).
+var updateExecSummary = flag.Bool("update-exec-summary", false, "rewrite testdata/exec-summary.golden")
+
+// TestExecSummary: `go test -json -exec nettrap` with no audit log, on
+// a package with blocked attempts (where), one whose test looks a name
+// up (lookup) and a clean one. No nettrap sees the whole run, so each
+// package's nettrap prints the summary of its package's findings once,
+// in the package's output (output events of the package, where go test
+// and gotestsum show them), naming one audit log for the go command,
+// which holds every package's records under one run id; the clean
+// package prints none. The summaries, run id and log path aside, are
+// testdata/exec-summary.golden; a lookup's row counts the queries the
+// log holds; nettrap report --stacks prints the whole stacks the lines
+// show only the module's frames of. Nothing arrives at the fake hosts.
+func TestExecSummary(t *testing.T) {
+	sandbox.Require(t)
+	eps := append(whereEndpoints(), append(fakehost.Both("192.0.2.53:53"), fakehost.Both("[2001:db8::53]:53")...)...)
+	h := fakehost.Start(t, eps...)
+	mark := h.Mark()
+	tmp := t.TempDir()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := runIn(t, fixtureRoot(t), goEnv("TMPDIR="+tmp), gobin, "test", "-json", "-count=1", "-exec", nettrapBin(t), "./where", "./lookup", "./clean")
+	if run.code != 1 {
+		t.Fatalf("go test exit %d, want 1\nstdout:\n%s\nstderr:\n%s", run.code, run.stdout, run.stderr)
+	}
+	checkArrivals(t, h, mark, eps, nil)
+	logs, _ := filepath.Glob(filepath.Join(tmp, "nettrap-audit-*", "go-test-*.jsonl"))
+	if len(logs) != 1 {
+		t.Fatalf("logs %q, want one for the go command", logs)
+	}
+	// The packages' own output: output events of no test.
+	pkgOut := map[string]string{}
+	for _, e := range decodeJSON(t, run.stdout) {
+		if e.Action == "output" && e.Test == "" {
+			pkgOut[strings.TrimPrefix(e.Package, fixtureModule+"/")] += e.Output
+		}
+	}
+	var got strings.Builder
+	runIDs := map[string]bool{}
+	for _, pkg := range []string{"where", "lookup", "clean"} {
+		sums := summaryBlocks(pkgOut[pkg])
+		if want := map[bool]int{true: 1, false: 0}[pkg != "clean"]; len(sums) != want {
+			t.Errorf("package %s: %d summaries in its output, want %d:\n%s", pkg, len(sums), want, pkgOut[pkg])
+		}
+		for _, s := range sums {
+			m := regexp.MustCompile(`\(run ([0-9a-f]+); audit log (\S+)\)`).FindStringSubmatch(s)
+			if m == nil || m[2] != logs[0] {
+				t.Errorf("package %s: summary does not name the run and the log %s:\n%s", pkg, logs[0], s)
+				continue
+			}
+			runIDs[m[1]] = true
+			s = strings.ReplaceAll(strings.ReplaceAll(s, m[1], "RUN"), m[2], "LOG")
+			fmt.Fprintf(&got, "# %s\n%s\n", pkg, regexp.MustCompile(`\d+ queries`).ReplaceAllString(s, "N queries"))
+		}
+	}
+	if len(runIDs) != 1 {
+		t.Errorf("run ids %v, want one for the go command", runIDs)
+	}
+	golden := filepath.Join(fixtureRoot(t), "exec-summary.golden")
+	if *updateExecSummary {
+		if err := os.WriteFile(golden, []byte(got.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != string(want) {
+		t.Errorf("summaries differ from %s (-update-exec-summary rewrites it)\ngot:\n%s\nwant:\n%s", golden, got.String(), want)
+	}
+	// The whole stack, which a line shows only the module's frames of,
+	// is the log's, and nettrap report --stacks prints it.
+	rep := runIn(t, tmp, goEnv(), nettrapBin(t), "report", "--stacks", logs[0])
+	if rep.code != 0 || !strings.Contains(rep.stdout, "\nStacks (") || !strings.Contains(rep.stdout, " (syscall.connect)\n") ||
+		!strings.Contains(rep.stdout, "/where/where.go:31 (where.fetchQuote)\n") {
+		t.Errorf("nettrap report --stacks: exit %d, want the stacks, the standard library's frames too:\n%s%s", rep.code, rep.stdout, rep.stderr)
+	}
+	queries := 0
+	for _, r := range readAudit(t, logs[0]) {
+		if r.Lookup != "" {
+			queries++
+		}
+	}
+	if wantRow := fmt.Sprintf(" %d queries\n", queries); queries < 2 || !strings.Contains(pkgOut["lookup"], wantRow) {
+		t.Errorf("the log has %d queries of the lookup; the summary's row does not count them:\n%s", queries, pkgOut["lookup"])
+	}
+}
+
+// summaryBlocks are the summaries in out: from a headline that names an
+// audit log to the totals line.
+func summaryBlocks(out string) []string {
+	var blocks []string
+	var cur []string
+	for line := range strings.Lines(out) {
+		switch {
+		case strings.HasPrefix(line, "nettrap: ") && strings.Contains(line, "; audit log "):
+			cur = []string{line}
+		case cur != nil:
+			cur = append(cur, line)
+			if strings.HasPrefix(line, "nettrap: total: ") {
+				blocks = append(blocks, strings.Join(cur, ""))
+				cur = nil
+			}
+		}
+	}
+	return blocks
 }

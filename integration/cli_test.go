@@ -3,6 +3,7 @@ package integration
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,8 +12,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
+	"github.com/nettrap/nettrap/tmpdir"
 )
 
 // Like env(1), timeout(1) and Docker: 127 for a command not found, 126 for
@@ -245,7 +248,8 @@ func tmpRuns(t *testing.T, dir string) []string {
 }
 
 // A clean run leaves no temporary directory behind; one with something
-// to look at keeps its log, and the summary says where.
+// to look at keeps its log, and the summary says where, until tmpdir.Keep
+// later runs kept theirs.
 func TestCLITemporaryLogs(t *testing.T) {
 	tmp := t.TempDir()
 	env := runModEnv("TMPDIR=" + tmp)
@@ -271,10 +275,38 @@ func TestCLITemporaryLogs(t *testing.T) {
 	if !strings.Contains(run.stderr, "audit log "+log) || len(readRunAudit(t, log)) == 0 {
 		t.Errorf("the kept log %s is not named in the summary or empty:\n%s", log, run.stderr)
 	}
+	// It stays while it is one of the tmpdir.Keep newest kept logs: once
+	// that many later runs kept theirs (made here, kept an hour later),
+	// the next run removes it, and leaves theirs.
+	var later []string
+	for i := range tmpdir.Keep {
+		d := filepath.Join(tmp, fmt.Sprintf("nettrap-run-later%d", i))
+		at := time.Now().Add(time.Hour)
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, tmpdir.KeptFile), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(filepath.Join(d, tmpdir.KeptFile), at, at); err != nil {
+			t.Fatal(err)
+		}
+		later = append(later, d)
+	}
+	if run := runModIn(t, env, nettrapBin(t), "--", "/bin/true"); run.code != 0 {
+		t.Fatalf("next run: exit %d\n%s", run.code, run.stderr)
+	}
+	if _, err := os.Stat(left[0]); !os.IsNotExist(err) {
+		t.Errorf("the kept log's directory %s is still there after %d later ones (%v)", left[0], tmpdir.Keep, err)
+	}
+	if got := tmpRuns(t, tmp); !slices.Equal(got, later) {
+		t.Errorf("directories %q, want the %d later kept ones", got, tmpdir.Keep)
+	}
 }
 
 // go test -exec nettrap runs each test binary in its package directory:
-// a relative NETTRAP_AUDIT_LOG is refused, not scattered.
+// a relative NETTRAP_AUDIT_LOG (or NETTRAP_SUMMARY) is refused, not
+// scattered.
 func TestCLIRelativeAuditLogUnderExec(t *testing.T) {
 	env := runModEnv("NETTRAP_AUDIT_LOG=rel.jsonl")
 	run := runModIn(t, env, "go", "test", "-count=1", "-exec", nettrapBin(t), "./clean/", "./leaky/")
@@ -286,6 +318,15 @@ func TestCLIRelativeAuditLogUnderExec(t *testing.T) {
 			os.Remove(filepath.Join(runFixtureDir(t), pkg, "rel.jsonl"))
 			t.Errorf("a log was written in %s", pkg)
 		}
+	}
+	// Each package's summary would go to a file of its own too.
+	run = runModIn(t, runModEnv("NETTRAP_SUMMARY=rel.txt"), "go", "test", "-count=1", "-exec", nettrapBin(t), "./leaky/")
+	if run.code == 0 || !strings.Contains(run.stdout+run.stderr, `NETTRAP_SUMMARY "rel.txt" is relative`) {
+		t.Errorf("relative summary: exit %d\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(runFixtureDir(t), "leaky", "rel.txt")); err == nil {
+		os.Remove(filepath.Join(runFixtureDir(t), "leaky", "rel.txt"))
+		t.Error("a summary was written in leaky")
 	}
 	// nettrap -- go test makes it absolute: one log where it was meant.
 	dir := t.TempDir()

@@ -83,7 +83,8 @@ func TestNettrapBlocksCProgram(t *testing.T) {
 
 // Dialing a listener's [::]:port or 0.0.0.0:port is denied with advice
 // naming the opt-in; --allow rules, --allow-unspecified and
-// NETTRAP_ALLOW_UNSPECIFIED=1 let it through.
+// NETTRAP_ALLOW_UNSPECIFIED=1 let it through, each leaving a record
+// that names what let it through.
 func TestNettrapDeniesUnspecifiedWithAdvice(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:9", "[::]:9"} {
 		run, r := confinedVictim(t, nil, "tcp-connect", addr)
@@ -94,20 +95,36 @@ func TestNettrapDeniesUnspecifiedWithAdvice(t *testing.T) {
 			!strings.Contains(run.stderr, "--allow-unspecified (NETTRAP_ALLOW_UNSPECIFIED=1)") {
 			t.Errorf("%s: no advice in stderr:\n%s", addr, run.stderr)
 		}
-		_, r = confinedVictim(t, []string{"--allow", "::/128", "--allow", "0.0.0.0/32"}, "tcp-connect", addr)
+		log := auditPath(t)
+		_, r = confinedVictim(t, []string{"--audit-log", log, "--allow", "::/128", "--allow", "0.0.0.0/32"}, "tcp-connect", addr)
 		if r.Errno == "EPERM" {
 			t.Errorf("%s with --allow: still EPERM", addr)
 		}
-		run, r = confinedVictim(t, []string{"--allow-unspecified"}, "tcp-connect", addr)
+		wantAllowed(t, log, addr, "allowed: --allow ")
+		log = auditPath(t)
+		run, r = confinedVictim(t, []string{"--audit-log", log, "--allow-unspecified"}, "tcp-connect", addr)
 		if r.Errno == "EPERM" || len(blockedLines(run.stderr)) != 0 {
 			t.Errorf("%s with --allow-unspecified: errno %q, stderr:\n%s", addr, r.Errno, run.stderr)
 		}
+		wantAllowed(t, log, addr, "allowed: --allow-unspecified")
 		t.Setenv("NETTRAP_ALLOW_UNSPECIFIED", "1")
-		run, r = confinedVictim(t, nil, "tcp-connect", addr)
+		log = auditPath(t)
+		run, r = confinedVictim(t, []string{"--audit-log", log}, "tcp-connect", addr)
 		if r.Errno == "EPERM" || len(blockedLines(run.stderr)) != 0 {
 			t.Errorf("%s with NETTRAP_ALLOW_UNSPECIFIED=1: errno %q, stderr:\n%s", addr, r.Errno, run.stderr)
 		}
+		wantAllowed(t, log, addr, "allowed: --allow-unspecified")
 		os.Unsetenv("NETTRAP_ALLOW_UNSPECIFIED")
+	}
+}
+
+// wantAllowed: the audit log at path has one record, of the connect to
+// addr allowed with a reason starting reason.
+func wantAllowed(t *testing.T, path, addr, reason string) {
+	t.Helper()
+	recs := readAudit(t, path)
+	if len(recs) != 1 || recs[0].Decision != "allowed" || recs[0].Class != "unspecified" || !strings.HasPrefix(recs[0].Reason, reason) {
+		t.Errorf("%s: audit records %+v, want one of the allowed connect, reason %q…", addr, recs, reason)
 	}
 }
 

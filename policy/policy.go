@@ -152,8 +152,10 @@ type Policy struct {
 	// AllowUnspecified (--allow-unspecified) lets 0.0.0.0 and :: through,
 	// the v4-mapped ::ffff:0.0.0.0 too (the class is judged unmapped, and
 	// it reaches the same place): Linux routes them to loopback, so this
-	// is the `listen on :0, dial ln.Addr()` habit, and like loopback it is
-	// counted, not audited one by one. An AF_UNSPEC send that reads as
+	// is the `listen on :0, dial ln.Addr()` habit. Each call it lets
+	// through is audited, as under the rule `--allow ::/128` that does
+	// the same: every way of letting a denied class through leaves a
+	// record (ReasonAllowUnspecified). An AF_UNSPEC send that reads as
 	// unspecified one way and as another class the other way keeps the
 	// stricter class, and is not covered.
 	AllowUnspecified bool
@@ -162,6 +164,10 @@ type Policy struct {
 	// listener is outside the confined tree (peer.go).
 	AllowUnix []string
 }
+
+// ReasonAllowUnspecified is the reason of a call to the unspecified
+// address that --allow-unspecified let through.
+const ReasonAllowUnspecified = "allowed: --allow-unspecified"
 
 // ReasonToolchain is the reason of an allowed call of the go command's own.
 const ReasonToolchain = "allowed: the go command's own call (toolchain)"
@@ -206,7 +212,7 @@ func (p *Policy) Decide(a Attempt) Decision {
 		return Decision{Verdict: audit.Allowed, Reason: a.Class.String()}
 	}
 	if a.Class == classify.Unspecified && p.AllowUnspecified {
-		return Decision{Verdict: audit.Allowed, Reason: "unspecified (--allow-unspecified)"}
+		return Decision{Verdict: audit.Allowed, Reason: ReasonAllowUnspecified, Audit: true}
 	}
 	if a.Dest.Family == unix.AF_INET || a.Dest.Family == unix.AF_INET6 {
 		// An AF_UNSPEC send can be read two ways (see

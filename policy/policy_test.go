@@ -145,16 +145,16 @@ func TestUnspecifiedAdvice(t *testing.T) {
 }
 
 // --allow-unspecified lets 0.0.0.0, :: and the v4-mapped ::ffff:0.0.0.0
-// through like loopback (counted, not audited), in both modes, and
-// nothing else.
+// through, audited like a call an --allow rule lets through (the reason
+// names the flag), in both modes, and nothing else.
 func TestAllowUnspecified(t *testing.T) {
 	for _, mode := range []Mode{Enforce, Audit} {
 		p := &Policy{Mode: mode, AllowUnspecified: true}
 		for _, addr := range []string{"0.0.0.0:80", "[::]:41234", "[::ffff:0.0.0.0]:9"} {
 			d, cls := dest(t, addr)
 			got := p.Decide(Attempt{Kind: Destination, Dest: d, Class: cls})
-			if got.Verdict != audit.Allowed || got.Audit || !strings.Contains(got.Reason, "--allow-unspecified") {
-				t.Errorf("%v %s: %+v, want allowed, not audited, naming --allow-unspecified", mode, addr, got)
+			if got.Verdict != audit.Allowed || !got.Audit || got.Reason != "allowed: --allow-unspecified" {
+				t.Errorf("%v %s: %+v, want allowed, audited, reason allowed: --allow-unspecified", mode, addr, got)
 			}
 		}
 		for _, addr := range []string{"0.0.0.1:80", "203.0.113.7:443", "[::2]:80", "10.0.0.1:80"} {

@@ -34,7 +34,8 @@ func TestNoTimingHint(t *testing.T) {
 
 // TestGoldenStack: rows of attempts whose stack was read say where, and
 // name the test whose goroutine made one before the test that ran; a row
-// without a stack says what it said (a dash).
+// without a stack says what it said (a dash). Stacks prints each row's
+// whole stack.
 func TestGoldenStack(t *testing.T) {
 	f, err := os.Open(filepath.Join("testdata", "stack.jsonl"))
 	if err != nil {
@@ -59,9 +60,49 @@ func TestGoldenStack(t *testing.T) {
 	golden(t, "stack.txt", text.Bytes())
 	golden(t, "stack.md", md.Bytes())
 	golden(t, "stack.json", js.Bytes())
+	// nettrap report --stacks: each row's whole stack, as the log has it.
+	var stacks bytes.Buffer
+	if err := s.Stacks(&stacks); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "stack.stacks.txt", stacks.Bytes())
 	if len(s.Blocked) != 3 || s.Blocked[2].Who() != "TestLeak (its goroutine, during TestOK)" ||
 		s.Blocked[1].Path != "/home/u/shop/prices/client.go" || s.Blocked[1].Count != 2 {
 		t.Errorf("blocked rows %+v", s.Blocked)
+	}
+}
+
+// TestGoldenLookup: a lookup is one event: its queries (A and AAAA, at
+// each nameserver, tried again) are one row per name per test and
+// place, one attempt in the totals, their count and nameservers in the
+// row; the same name in another test, or from another place, is another
+// row. A retry loop's identical dials are one row, counted.
+func TestGoldenLookup(t *testing.T) {
+	recs, err := ReadFiles(filepath.Join("testdata", "lookup.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Build(recs, "r1")
+	var text, md, js bytes.Buffer
+	if err := s.Text(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Markdown(&md, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.JSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "lookup.txt", text.Bytes())
+	golden(t, "lookup.md", md.Bytes())
+	golden(t, "lookup.json", js.Bytes())
+	if len(s.Blocked) != 5 || s.Totals.Blocked != 7 {
+		t.Errorf("%d rows, %d attempts; want 5 rows (4 lookups, 1 retried dial), 7 attempts (the dial's 3)", len(s.Blocked), s.Totals.Blocked)
+	}
+	for _, r := range s.Blocked {
+		if r.Test == "TestLookup" && (r.Queries != 8 || r.Count != 1 || r.Dest != "192.0.2.53:53, [2001:db8::53]:53") {
+			t.Errorf("TestLookup's row %+v, want one attempt of 8 queries via both nameservers", r)
+		}
 	}
 }
 

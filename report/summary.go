@@ -25,7 +25,14 @@ type Row struct {
 	Reason     string         `json:"reason,omitempty"`
 	Marker     string         `json:"marker_value,omitempty"` // a bad marker's value
 	Rule       string         `json:"allow_test,omitempty"`   // an unused --allow-test rule
-	Count      int            `json:"count"`
+	// Count counts the attempts; a DNS lookup row (Queries) is one
+	// attempt, whatever queries the resolver made.
+	Count int `json:"count"`
+	// Queries, of a DNS lookup row (Operation "DNS lookup NAME"), counts
+	// the queries nettrap's sinkhole read for the name in the row's
+	// test and place: A and AAAA, at each nameserver (Dest lists them),
+	// tried again; each is a record of the audit log. 0 for other rows.
+	Queries int `json:"queries,omitempty"`
 	// Where is where the attempts were made, from the caller's stack
 	// (audit.Record.Where): "prices/client.go:31 (prices.fetchQuote)",
 	// with File (relative to the module's root when known) and Line;
@@ -42,6 +49,10 @@ type Row struct {
 	// Unowned: the stack tied the attempts to no running test
 	// (audit.Record.Unowned): the row is the package's.
 	Unowned bool `json:"unowned,omitempty"`
+	// Stack is the whole stack of the row's first attempt, innermost
+	// first (audit.Record.Stack): a line in the test output shows only
+	// the module's frames of it; Summary.Stacks prints it whole.
+	Stack []audit.Frame `json:"stack,omitempty"`
 }
 
 // Who names the origin of the row's attempts: the test, the candidates of
@@ -145,11 +156,9 @@ func Build(recs []audit.Record, runID string) *Summary {
 			s.RunIDs = append(s.RunIDs, rec.RunID)
 		}
 		row := rowOf(rec)
-		key := strings.Join([]string{row.Package, row.Test, strings.Join(row.Candidates, "\x00"), row.Process,
-			row.Operation, row.Dest, row.Class, string(row.Decision), row.Reason, row.Marker, row.Rule,
-			row.Where, row.Path, row.StartedBy, strconv.FormatBool(row.Unowned)}, "\x01")
+		key := rowKey(row)
 		if g := groups[key]; g != nil {
-			g.Count++
+			g.merge(row)
 			continue
 		}
 		row.Count = 1
@@ -168,8 +177,36 @@ func Build(recs []audit.Record, runID string) *Summary {
 	return s
 }
 
+// rowKey tells the rows that are one: every field a row shows, but a
+// lookup's nameservers (one lookup asks each of them: one row per name
+// per test and place).
+func rowKey(r Row) string {
+	dest := r.Dest
+	if r.Queries > 0 {
+		dest = ""
+	}
+	return strings.Join([]string{r.Package, r.Test, strings.Join(r.Candidates, "\x00"), r.Process,
+		r.Operation, dest, r.Class, string(r.Decision), r.Reason, r.Marker, r.Rule,
+		r.Where, r.Path, r.StartedBy, strconv.FormatBool(r.Unowned)}, "\x01")
+}
+
+// merge counts another record of the row's (as a row of its own, r): one
+// more attempt, or for a lookup one more query, whose nameserver the
+// row's Dest lists.
+func (g *Row) merge(r Row) {
+	if g.Queries == 0 {
+		g.Count++
+		return
+	}
+	g.Queries++
+	if r.Dest != "" && !slices.Contains(strings.Split(g.Dest, ", "), r.Dest) {
+		g.Dest += ", " + r.Dest
+	}
+}
+
 // DNSLookup starts the Operation of a row for DNS queries nettrap's
-// sinkhole read: "DNS lookup TXT _grpc_config.localhost".
+// sinkhole read: "DNS lookup _grpc_config.localhost" (the name: the
+// queries' types are the records').
 const DNSLookup = "DNS lookup "
 
 func rowOf(rec audit.Record) Row {
@@ -177,16 +214,20 @@ func rowOf(rec audit.Record) Row {
 	if rec.SockType != "" {
 		op += " " + rec.SockType
 	}
+	queries := 0
 	if rec.Lookup != "" {
-		op = DNSLookup + rec.Lookup
+		op, queries = DNSLookup+audit.LookupName(rec.Lookup), 1
 	}
-	r := Row{Package: rec.Package, Test: rec.Test, Candidates: rec.Candidates, Operation: op,
+	r := Row{Package: rec.Package, Test: rec.Test, Candidates: rec.Candidates, Operation: op, Queries: queries,
 		Dest: rec.Dest, Class: rec.Class, Decision: rec.Decision, Reason: rec.Reason, Marker: rec.MarkerValue}
 	if r.Decision == audit.UnusedRule && len(rec.AllowTest) > 0 {
 		r.Rule = rec.AllowTest[0]
 	}
 	if r.Package == "" && r.Test == "" && r.Rule == "" {
 		r.Process = rec.Argv0
+	}
+	if r.Decision != audit.Allowed {
+		r.Stack = rec.Stack
 	}
 	if w := rec.Where; w != nil {
 		r.Where = w.Loc() + " (" + w.ShortFunc() + ")"

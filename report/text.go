@@ -92,7 +92,7 @@ type section struct {
 func blocked(title string, rows []Row) section {
 	cols := []string{"PACKAGE", "TEST", "OPERATION", "DESTINATION", "CLASS", "COUNT"}
 	cells := func(r Row) []string {
-		return []string{pkgOf(r), r.Who(), r.Operation, dash(r.Dest), dash(r.Class), fmt.Sprint(r.Count)}
+		return []string{pkgOf(r), r.Who(), r.Operation, dash(r.Dest), dash(r.Class), r.CountText()}
 	}
 	if !slices.ContainsFunc(rows, func(r Row) bool { return r.Where != "" }) {
 		return section{title, rows, cols, cells}
@@ -108,7 +108,7 @@ func (s *Summary) sections() []section {
 		blocked("Would be blocked (--mode=audit)", s.WouldBlock),
 		{"Allowed", s.Allowed, []string{"PACKAGE", "TEST", "OPERATION", "DESTINATION", "REASON", "COUNT"},
 			func(r Row) []string {
-				return []string{pkgOf(r), r.Who(), r.Operation, dash(r.Dest), dash(r.Reason), fmt.Sprint(r.Count)}
+				return []string{pkgOf(r), r.Who(), r.Operation, dash(r.Dest), dash(r.Reason), r.CountText()}
 			}},
 		{"Stale markers (marked tests that made no network attempt: remove the marker if the test is mocked)", s.Stale,
 			[]string{"PACKAGE", "TEST"}, func(r Row) []string { return []string{pkgOf(r), r.Who()} }},
@@ -147,11 +147,45 @@ func (s *Summary) Text(w io.Writer) error {
 	return err
 }
 
+// Stacks writes the whole stack of each row of blocked attempts that
+// has one (its first attempt's, as the audit record has it: every
+// frame, files as the binary names them), after a line naming the row.
+// The lines in the test output show only the module's frames of it
+// (`nettrap report --stacks`).
+func (s *Summary) Stacks(w io.Writer) error {
+	var b strings.Builder
+	for _, rows := range [][]Row{s.Blocked, s.Collection, s.WouldBlock} {
+		for _, r := range rows {
+			if len(r.Stack) == 0 {
+				continue
+			}
+			if b.Len() == 0 {
+				b.WriteString("\nStacks (the first attempt of each row, innermost frame first):\n")
+			}
+			fmt.Fprintf(&b, "\n  %s %s: %s %s\n", pkgOf(r), r.Who(), r.Operation, dash(r.Dest))
+			for _, f := range r.Stack {
+				fmt.Fprintf(&b, "    %s (%s)\n", f.Loc(), f.ShortFunc())
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
 // JSON writes the summary as one indented JSON object.
 func (s *Summary) JSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(s)
+}
+
+// CountText is the row's COUNT: its attempts, or for a DNS lookup the
+// queries it made ("4 queries"), which say more than its one attempt.
+func (r Row) CountText() string {
+	if r.Queries > 0 {
+		return plural(r.Queries, "query")
+	}
+	return fmt.Sprint(r.Count)
 }
 
 func pkgOf(r Row) string {
@@ -169,8 +203,11 @@ func dash(s string) string {
 }
 
 func plural(n int, what string) string {
-	if n == 1 {
+	switch {
+	case n == 1:
 		return "1 " + what
+	case strings.HasSuffix(what, "y"):
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(what, "y"))
 	}
 	return fmt.Sprintf("%d %ss", n, what)
 }

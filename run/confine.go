@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/nettrap/nettrap/dnssink"
 	"github.com/nettrap/nettrap/gotest"
 	"github.com/nettrap/nettrap/guard"
+	"github.com/nettrap/nettrap/policy"
 	"github.com/nettrap/nettrap/sealns"
 	"github.com/nettrap/nettrap/supervisor"
 )
@@ -30,8 +32,10 @@ type confined struct {
 	// netns is the network namespace --sealed runs the command in
 	// (sealednetns.go); nil for none.
 	netns *sealns.Netns
-	// execLog is the log of audit mode under go test -exec with none
-	// named (auditexec.go), made at the first finding; "" otherwise.
+	// logPath is the run's audit log; "" for none.
+	logPath string
+	// execLog is the log of go test -exec with none named
+	// (auditexec.go), made at the first finding; "" otherwise.
 	execLog string
 }
 
@@ -79,6 +83,11 @@ func (c *confined) setup() error {
 		return cantRun("%s %q is relative, but go test -exec runs each test binary in its own package directory (one log per package): give an absolute path, e.g. %s=$PWD/%s, or run nettrap -- go test, which makes it absolute",
 			o.Names.Source("audit-log"), o.AuditLog, o.Names.Var("audit-log"), o.AuditLog)
 	}
+	if plainExec(o) && o.Summary != "stderr" && o.Summary != "off" && !filepath.IsAbs(o.Summary) {
+		// Each package's summary is appended to it (execSummary).
+		return cantRun("%s %q is relative, but go test -exec runs each test binary in its own package directory (one file per package): give an absolute path, e.g. %s=$PWD/%s",
+			o.Names.Source("summary"), o.Summary, o.Names.Var("summary"), o.Summary)
+	}
 	logPath := o.AuditLog
 	if o.Kind == Command || o.Kind == GoTest {
 		h, err := prepareOuter(o)
@@ -92,12 +101,20 @@ func (c *confined) setup() error {
 		}
 	}
 	execLog, err := execAuditLog(o)
-	if err != nil {
+	switch {
+	case err != nil && o.Policy.Mode == policy.Audit:
+		// The log is where audit mode's findings go: without it they
+		// would be lost, as go test hides a passing package's output.
 		return cantRun("%v", err)
+	case err != nil:
+		// The lines in the test output are the verdicts; the log only
+		// keeps them.
+		fmt.Fprintf(os.Stderr, "nettrap: %v; the package's findings are not kept (--audit-log FILE names a log)\n", err)
 	}
 	if execLog != "" {
 		logPath, c.execLog = execLog, execLog
 	}
+	c.logPath = logPath
 	c.netns = sealedNetns(o, c.notices())
 	if c.g, c.closeAudit, err = newGuard(o, logPath, execLog != "", c.netns); err != nil {
 		return cantRun("%v", err)
@@ -217,13 +234,46 @@ func (c *confined) finish(status int) error {
 	if errs := c.g.AuditErrors(); len(errs) > 0 {
 		return cantRun("the audit log is incomplete (%d records could not be written; they are printed above): %v", len(errs), errs[0])
 	}
-	if c.execLog != "" {
+	if c.execLog != "" && c.o.Policy.Mode == policy.Audit {
 		sayExecAuditLog(c.execLog, c.g.Audit, os.Stderr)
+	}
+	if plainExec(c.o) {
+		c.sumUpPackage()
 	}
 	if c.hub != nil {
 		status = c.hub.finish(c.o, status)
 	}
 	return exit(status)
+}
+
+// sumUpPackage prints the summary of the package's findings under go
+// test -exec, where no nettrap sums the run up (auditexec.go): on stderr,
+// the package's output, or appended to --summary=FILE; then prunes the
+// per-go-command logs. A failure to print is said, and fails nothing:
+// the lines are in the test output, the records in the log.
+func (c *confined) sumUpPackage() {
+	if c.execLog != "" {
+		defer pruneExecLogs(filepath.Dir(c.execLog))
+		if !c.g.Audit.Opened() {
+			return // nothing was recorded: no log, nothing to sum up
+		}
+	}
+	if c.logPath == "" || c.o.Summary == "off" {
+		return
+	}
+	var w io.Writer = os.Stderr
+	if c.o.Summary != "stderr" {
+		f, err := os.OpenFile(c.o.Summary, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "nettrap: summary: %v\n", err)
+			return
+		}
+		defer f.Close()
+		w = f
+	}
+	if err := execSummary(w, c.logPath, c.o.RunID, c.bin.Tracker.Package); err != nil {
+		fmt.Fprintf(os.Stderr, "nettrap: summary: %v\n", err)
+	}
 }
 
 // genericStatus is the status of a command that is not a Go test binary:

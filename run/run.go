@@ -110,6 +110,9 @@ func Run(o Options) error {
 	}
 	if o.RunID == "" {
 		o.RunID = newRunID()
+		if id := goCommandRunID(o); id != "" {
+			o.RunID = id
+		}
 	}
 	switch o.Kind {
 	case InnerCommand, InnerGoTest, InnerTestBinary:

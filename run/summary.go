@@ -58,7 +58,8 @@ func (o *summaryOut) close() error {
 // stops short of its end (setup failed, the command could not start)
 // removes it: abort, deferred where it is made. The run's end
 // (confined.finish, finishRun) settles it itself: it releases it with a
-// log the summary names, removes it when there is nothing to look at, and
+// log the summary names (kept until tmpdir.Keep later runs kept theirs:
+// tmpdir.Release), removes it when there is nothing to look at, and
 // leaves it where nettrap failed on the log, whose error names it (a
 // later run clears it, see tmpdir).
 type runLog struct {
@@ -123,7 +124,8 @@ func touchAuditLog(path string) error {
 }
 
 // release gives up the run's directory, which stays with the log the
-// summary names: with no owner, no later run takes it for a killed run's.
+// summary names: with no owner, no later run takes it for a killed run's;
+// it goes once tmpdir.Keep later runs kept theirs.
 func (l *runLog) release() {
 	if l.dir != "" {
 		if err := tmpdir.Release(l.dir); err != nil {

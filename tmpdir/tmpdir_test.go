@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/nettrap/nettrap/procfs"
 )
@@ -136,5 +137,51 @@ func TestMakeAndRelease(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, OwnerFile)); !os.IsNotExist(err) {
 		t.Errorf("owner file after Release: %v", err)
+	}
+}
+
+// TestKeptDirsPruned: a run's kept log (Release) stays while it is one
+// of the Keep newest of its kind; an older one goes at a later Make. A
+// directory an older nettrap kept (no mark), a live run's, and one of
+// another kind stay.
+func TestKeptDirsPruned(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	base := time.Now().Add(-time.Hour)
+	var kept []string
+	for i := range Keep + 2 {
+		dir, err := Make("nettrap-run-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Release(dir); err != nil {
+			t.Fatal(err)
+		}
+		// Given up a minute apart, the first the oldest.
+		at := base.Add(time.Duration(i) * time.Minute)
+		if err := os.Chtimes(filepath.Join(dir, KeptFile), at, at); err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, dir)
+	}
+	older := fakeRunDir(t, tmp, "nettrap-run-older-version", "")
+	other := fakeRunDir(t, tmp, "nettrap-hub-kept", "")
+	if err := os.WriteFile(filepath.Join(other, KeptFile), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	live, err := Make("nettrap-run-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, dir := range kept {
+		_, err := os.Lstat(dir)
+		if gone := i < 2; gone != os.IsNotExist(err) {
+			t.Errorf("kept log %d of %d: gone %v (%v), want the %d newest kept", i+1, len(kept), os.IsNotExist(err), err, Keep)
+		}
+	}
+	for _, d := range []string{older, other, live} {
+		if _, err := os.Lstat(d); err != nil {
+			t.Errorf("%s: %v, want it left", filepath.Base(d), err)
+		}
 	}
 }

@@ -11,11 +11,12 @@ import (
 	"github.com/nettrap/nettrap/report"
 )
 
-const reportUsage = `Usage: nettrap report [--format=text|json|markdown] [--run-id ID] AUDIT_LOG...
+const reportUsage = `Usage: nettrap report [--format=text|json|markdown] [--run-id ID] [--stacks] AUDIT_LOG...
 
 Prints the summary of one or more audit logs (e.g. merged from CI shards):
 per package and test, what was blocked, what marked tests were allowed,
-stale markers and attempts at collection time, then the totals.
+stale markers and attempts at collection time, then the totals; with
+--stacks, the whole stack of each blocked attempt's row.
 Exit status: 0, or 125 when a log cannot be read or is damaged.
 
 Flags:
@@ -26,6 +27,7 @@ func runReport(args []string) error {
 	fs := pflag.NewFlagSet("nettrap report", pflag.ContinueOnError)
 	format := fs.String("format", "text", "`FORMAT` of the summary: text, json or markdown")
 	runID := fs.String("run-id", "", "only the records of run `ID`")
+	stacks := fs.Bool("stacks", false, "with --format=text, print after the summary the whole stack of each row of blocked attempts (its first attempt's; the test output shows only the module's frames); json has them always")
 	// Help asked for goes to stdout; an error is one line on stderr.
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
@@ -49,7 +51,9 @@ func runReport(args []string) error {
 	s.Logs = fs.Args()
 	switch *format {
 	case "text":
-		err = s.Text(os.Stdout)
+		if err = s.Text(os.Stdout); err == nil && *stacks {
+			err = s.Stacks(os.Stdout)
+		}
 	case "json":
 		err = s.JSON(os.Stdout)
 	case "markdown", "md":

@@ -17,7 +17,7 @@ Usage:
   nettrap [flags] [--] COMMAND [ARGS...]
   nettrap [flags] -- go test [go test flags] [packages]
   go test -exec nettrap ./...
-  nettrap report [--format=text|json|markdown] AUDIT_LOG...
+  nettrap report [--format=text|json|markdown] [--stacks] AUDIT_LOG...
   nettrap version | --version
   nettrap help | --help
 
@@ -27,7 +27,9 @@ binary it starts runs under nettrap with the same flags, wrapped as it
 starts, so Go's test cache keeps working (--cache=off uses go test -exec
 instead, which caches nothing); one audit log and one summary cover the
 run. Any other command (make test, a script) is confined as a whole, and
-the go test runs inside it are wrapped and cached the same way.
+the go test runs inside it are wrapped and cached the same way. Under go
+test -exec nettrap, each package with findings ends its output with
+their summary, naming one audit log for the go command.
 
 A test that needs the network says so with t.Attr("nettrap", "network")
 (Go 1.25+), or is named by --allow-test; any other attempt fails the test

@@ -12,11 +12,11 @@ import (
 // each case dials from a goroutine no test's frame is on.
 
 // TestDialParallel listens on every address and dials what it got
-// ([::]:5019): net's parallel dialer dials each family from a goroutine
+// ([::]:5024): net's parallel dialer dials each family from a goroutine
 // of its own, which nettrap refuses (an unspecified destination); the
 // lines place both at this test's own line, where it started them.
 func TestDialParallel(t *testing.T) {
-	ln, err := net.Listen("tcp", ":5019")
+	ln, err := net.Listen("tcp", ":5024")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestDialParallel(t *testing.T) {
 var prober *Prober
 
 func TestProberStart(t *testing.T) {
-	prober = StartProber(5016, 300*time.Millisecond)
+	prober = StartProber(5021, 300*time.Millisecond)
 }
 
 func TestProberLater(t *testing.T) {
@@ -57,7 +57,7 @@ func init() {
 }
 
 func TestInitWorker(t *testing.T) {
-	initWork <- 5017
+	initWork <- 5022
 	<-initDone
 }
 
@@ -73,7 +73,7 @@ func TestPoolA(t *testing.T) {
 }
 
 func TestPoolB(t *testing.T) {
-	pool.Submit(func() { _ = where.Fetch(5018) })
+	pool.Submit(func() { _ = where.Fetch(5023) })
 }
 
 // TestParGoA dials from a goroutine it starts while TestParGoB certainly
@@ -86,7 +86,7 @@ func TestParGoA(t *testing.T) {
 	close(parGoArrivedA)
 	<-parGoArrivedB
 	go func() {
-		_ = where.Fetch(5020)
+		_ = where.Fetch(5025)
 		close(parGoDialed)
 	}()
 	<-parGoDialed

@@ -1,0 +1,7 @@
+package main
+
+import "testing"
+
+func TestPing(t *testing.T) {
+	_ = ping(5016)
+}

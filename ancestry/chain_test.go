@@ -24,8 +24,15 @@ func readVictim(t testing.TB, mode string, args []string, env ...string) (*Chain
 	if err != nil {
 		t.Fatal(err)
 	}
+	return readChainOf(t, exe, args, append([]string{victimEnv + "=" + mode}, env...)...)
+}
+
+// readChainOf runs exe with args and env, waits for it to say "ready
+// FD" and block reading FD, and reads the blocked goroutine's chain.
+func readChainOf(t testing.TB, exe string, args []string, env ...string) (*Chain, *callstack.Table) {
+	t.Helper()
 	cmd := exec.Command(exe, args...)
-	cmd.Env = append(append(os.Environ(), victimEnv+"="+mode), env...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

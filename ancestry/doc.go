@@ -37,6 +37,10 @@
 // from ancestors, when the runtime kept them; without them the chain
 // ends there, saying so.
 //
+// TestEveryGoVersion reads programs built by each Go release from 1.21
+// to 1.26 (toolchains from the module proxy), checking the layout
+// against their symbols and DWARF, and the chain against what ran.
+//
 // The process runs on while it is read: every value is checked before
 // it is used, and what cannot be read ends the chain with the reason,
 // never a guess.

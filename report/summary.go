@@ -35,6 +35,12 @@ type Row struct {
 	File  string `json:"file,omitempty"`
 	Line  int    `json:"line,omitempty"`
 	Path  string `json:"path,omitempty"`
+	// CalledFile, CalledLine and CalledPath are the test's own frame the
+	// attempts came through when Where is a helper's
+	// (audit.Origin.CalledFrom), as File, Line and Path are Where's.
+	CalledFile string `json:"called_from_file,omitempty"`
+	CalledLine int    `json:"called_from_line,omitempty"`
+	CalledPath string `json:"called_from_path,omitempty"`
 	// StartedBy is the test whose goroutine made the attempts, by the
 	// stack, when that is not Test (audit.Record.StartedBy): the row is
 	// that test's.
@@ -147,7 +153,7 @@ func Build(recs []audit.Record, runID string) *Summary {
 		row := rowOf(rec)
 		key := strings.Join([]string{row.Package, row.Test, strings.Join(row.Candidates, "\x00"), row.Process,
 			row.Operation, row.Dest, row.Class, string(row.Decision), row.Reason, row.Marker, row.Rule,
-			row.Where, row.Path, row.StartedBy, strconv.FormatBool(row.Unowned)}, "\x01")
+			row.Where, row.Path, row.CalledFile, strconv.Itoa(row.CalledLine), row.StartedBy, strconv.FormatBool(row.Unowned)}, "\x01")
 		if g := groups[key]; g != nil {
 			g.Count++
 			continue
@@ -191,11 +197,9 @@ func rowOf(rec audit.Record) Row {
 	if w := rec.Where; w != nil {
 		r.Where = w.Loc() + " (" + w.ShortFunc() + ")"
 		r.File, r.Line, r.StartedBy, r.Unowned = w.File, w.Line, rec.StartedBy, rec.Unowned
-		for _, f := range rec.Stack {
-			if f.Func == w.Func && f.Line == w.Line {
-				r.Path = f.File
-				break
-			}
+		r.Path = stackPath(rec.Stack, *w)
+		if c := rec.CalledFrom; c != nil {
+			r.CalledFile, r.CalledLine, r.CalledPath = c.File, c.Line, stackPath(rec.Stack, *c)
 		}
 	}
 	if r.Decision == audit.Denied || r.Decision == audit.WouldDeny {
@@ -206,6 +210,18 @@ func rowOf(rec audit.Record) Row {
 		}
 	}
 	return r
+}
+
+// stackPath is the file of frame f as the binary names it, from the
+// stack (audit.Origin's frames have it relative to the module's root):
+// "" when the stack does not have f.
+func stackPath(stack []audit.Frame, f audit.Frame) string {
+	for _, s := range stack {
+		if s.Func == f.Func && s.Line == f.Line {
+			return s.File
+		}
+	}
+	return ""
 }
 
 // add puts a row in its section and counts it; pkgs gathers the packages

@@ -29,11 +29,7 @@ func Enabled(getenv func(string) string) bool { return getenv("GITHUB_ACTIONS") 
 // file= and line=, relative to the workspace (GITHUB_WORKSPACE, else
 // the working directory), so that GitHub attaches it to the diff.
 func Annotate(w io.Writer, s *report.Summary) error {
-	root := os.Getenv("GITHUB_WORKSPACE")
-	if root == "" {
-		root, _ = os.Getwd()
-	}
-	return annotate(w, s, root)
+	return annotate(w, s, workspaceRoot())
 }
 
 // annotate is Annotate with the workspace's root.

@@ -35,12 +35,14 @@ func fixtureRoot(t *testing.T) string {
 
 // goEnv is the environment of the go command on the fixture module: no
 // network (GOPROXY=off, no toolchain download), no workspace, and no
-// NETTRAP_* settings from the caller.
+// NETTRAP_* settings from the caller, nor GITHUB_* ones (a nettrap run
+// on GitHub Actions would annotate the job and append to its step
+// summary; the tests that want that say so).
 func goEnv(extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "NETTRAP_") || k == "GOFLAGS" {
+		if strings.HasPrefix(k, "NETTRAP_") || strings.HasPrefix(k, "GITHUB_") || k == "GOFLAGS" {
 			continue
 		}
 		env = append(env, kv)

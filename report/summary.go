@@ -121,6 +121,10 @@ type Summary struct {
 	UnusedRules []Row    `json:"unused_rules"`
 	Errors      []Row    `json:"nettrap_errors"`
 	Totals      Totals   `json:"totals"`
+	// Scope is the package the summary is about when it is one
+	// package's part of a run (go test -exec: each package's nettrap
+	// reports its own); the Markdown heading names it.
+	Scope string `json:"-"`
 }
 
 // Clean reports whether nothing was blocked or would have been, no marker
@@ -128,6 +132,15 @@ type Summary struct {
 func (s *Summary) Clean() bool {
 	t := s.Totals
 	return t.Blocked+t.Collection+t.WouldBlock+t.Stale+t.BadMarkers+t.UnusedRules+t.Errors == 0
+}
+
+// Fails reports whether the summary holds what fails a run: a blocked
+// attempt (in a test or at collection time), a bad marker, or nettrap's
+// own error. Would-be blocks (--mode=audit), stale markers and unused
+// rules fail nothing.
+func (s *Summary) Fails() bool {
+	t := s.Totals
+	return t.Blocked+t.Collection+t.BadMarkers+t.Errors > 0
 }
 
 // Build groups records into a summary. runID, when not empty, keeps only

@@ -102,6 +102,7 @@ func (c *confined) setup() error {
 	if c.g, c.closeAudit, err = newGuard(o, logPath, execLog != "", c.netns); err != nil {
 		return cantRun("%v", err)
 	}
+	c.g.Keep = reportsToGitHub(o)
 	if o.Kind == TestBinary {
 		markRan(o.OuterRun)
 		if c.bin, err = gotest.NewBinary(o.Argv, o.Package, os.Stdout, os.Stderr, o.AllowTests, o.Policy.Sealed); err != nil {
@@ -218,6 +219,9 @@ func (c *confined) finish(status int) error {
 	}
 	if c.execLog != "" {
 		sayExecAuditLog(c.execLog, c.g.Audit, os.Stderr)
+	}
+	if reportsToGitHub(c.o) {
+		reportBinaryToGitHub(c.o, c.g.Records())
 	}
 	if c.hub != nil {
 		status = c.hub.finish(c.o, status)

@@ -1,6 +1,7 @@
 package gotest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -160,6 +161,9 @@ func (t *Tracker) handle(e *teststream.Event) {
 // A logged "nettrap:WORD" with another WORD is a bad marker, reported
 // like an unknown value of the attribute.
 func (t *Tracker) logMarker(e *teststream.Event) *badAttr {
+	if !bytes.Contains(e.Raw, []byte(": "+MarkerKey+":")) {
+		return nil // most output: no need to read its frame
+	}
 	log, ok := teststream.LogLine(e)
 	if !ok || e.Test == "" {
 		return nil

@@ -148,12 +148,12 @@ func (t *Tracker) handle(e *teststream.Event) {
 // Go version, where t.Attr needs a go line of 1.25 or later (go vet
 // refuses it below), and needs no import of nettrap.
 //
-// What printing does not do: print the marker's text (fmt.Println of
-// "nettrap:network": no frame), log it among other words or on a log
-// message's second line (its indent is eight spaces), log it from
-// another test (the testing package names that test before the line:
-// it marks that test), or print it outside a test or after the test's
-// end. A line that imitates the frame exactly is taken for the marker,
+// What marks nothing: the marker's text printed (fmt.Println of
+// "nettrap:network": no frame), logged among other words or on a log
+// message's second line (its indent is eight spaces), printed outside a
+// test or after the test's end; and another test's marker marks that
+// test (the testing package names it before the line). A line that
+// imitates the frame exactly is taken for the marker,
 // as a printed "^V=== ATTR" line is taken for t.Attr: the stream cannot
 // tell them apart. The default mode trusts the tests' code; --sealed
 // (Sealed) lets no marker open anything.

@@ -29,40 +29,82 @@ func Enabled(getenv func(string) string) bool { return getenv("GITHUB_ACTIONS") 
 // file= and line=, relative to the workspace (GITHUB_WORKSPACE, else
 // the working directory), so that GitHub attaches it to the diff.
 func Annotate(w io.Writer, s *report.Summary) error {
-	root := os.Getenv("GITHUB_WORKSPACE")
-	if root == "" {
-		root, _ = os.Getwd()
-	}
-	return annotate(w, s, root)
+	return annotate(w, s, workspaceRoot())
 }
 
 // annotate is Annotate with the workspace's root.
 func annotate(w io.Writer, s *report.Summary, root string) error {
-	var rows []report.Row
-	rows = append(rows, s.Blocked...)
-	rows = append(rows, s.Collection...)
-	rows = append(rows, s.BadMarkers...)
-	rows = append(rows, s.Errors...)
+	all := annotations(s, root)
 	var b bytes.Buffer
-	for i, r := range rows {
-		if i == MaxAnnotations {
-			fmt.Fprintf(&b, "nettrap: %d more blocked attempts not annotated (GitHub shows at most %d per step); see the step summary or `nettrap report` on the audit log\n",
-				len(rows)-MaxAnnotations, MaxAnnotations)
-			break
-		}
-		title := "nettrap: " + strings.TrimSpace(r.Package+" "+r.Who())
-		b.WriteString("::error ")
-		if file := workspaceFile(r, root); file != "" {
-			fmt.Fprintf(&b, "file=%s,line=%d,", escapeProperty(file), r.Line)
-		}
-		fmt.Fprintf(&b, "title=%s::%s\n", escapeProperty(title), escapeData(message(r)))
+	for _, a := range all[:min(len(all), MaxAnnotations)] {
+		b.WriteString(a)
+	}
+	if n := len(all) - MaxAnnotations; n > 0 {
+		b.WriteString(moreLine(n, ""))
 	}
 	_, err := w.Write(b.Bytes())
 	return err
 }
 
-// message is the annotation's text for a row.
-func message(r report.Row) string {
+// moreLine says that n annotations were left out (of package pkg, when
+// several nettraps share the step's annotations).
+func moreLine(n int, pkg string) string {
+	of := ""
+	if pkg != "" {
+		of = " of " + pkg
+	}
+	return fmt.Sprintf("nettrap: %d more blocked attempts%s not annotated (GitHub shows at most %d per step); see the step summary or `nettrap report` on the audit log\n",
+		n, of, MaxAnnotations)
+}
+
+// annotations are the ::error commands of a summary, one a line, in
+// its order: blocked attempts, at collection time, bad markers,
+// nettrap's errors.
+func annotations(s *report.Summary, root string) []string {
+	var rows []report.Row
+	rows = append(rows, s.Blocked...)
+	rows = append(rows, s.Collection...)
+	rows = append(rows, s.BadMarkers...)
+	rows = append(rows, s.Errors...)
+	out := make([]string, 0, len(rows))
+	for _, r := range rows {
+		title := "nettrap: " + strings.TrimSpace(r.Package+" "+r.Who())
+		var b strings.Builder
+		b.WriteString("::error ")
+		file, line, onTest := place(r, root)
+		if file != "" {
+			fmt.Fprintf(&b, "file=%s,line=%d,", escapeProperty(file), line)
+		}
+		fmt.Fprintf(&b, "title=%s::%s\n", escapeProperty(title), escapeData(message(r, onTest)))
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// place is where a row's annotation goes: the test's own line when the
+// attempts were made in a helper (the called-from frame,
+// audit.Origin.CalledFrom; onTest), else the line they were made on.
+//
+// Why the test's line, with the helper's named in the text: GitHub lists
+// annotations under the line they name, in a pull request's files and
+// on the run's page. A helper many tests call (a client, a fixture)
+// would collect every test's annotation on its one line, where they
+// cannot be told apart, on code the change under review often does not
+// touch; the test's line is one per test, and the missing mock usually
+// goes there. One annotation per finding rather than a second one on
+// the helper's line: GitHub shows only MaxAnnotations per step.
+func place(r report.Row, root string) (file string, line int, onTest bool) {
+	if r.CalledLine > 0 {
+		if f := workspaceFile(r.CalledFile, r.CalledLine, r.CalledPath, root); f != "" {
+			return f, r.CalledLine, true
+		}
+	}
+	return workspaceFile(r.File, r.Line, r.Path, root), r.Line, false
+}
+
+// message is the annotation's text for a row; onTest: the annotation
+// is on the test's line that called the helper r.Where names.
+func message(r report.Row, onTest bool) string {
 	switch r.Decision {
 	case audit.NettrapError:
 		return "nettrap could not supervise " + r.Package + ": " + r.Reason
@@ -95,7 +137,16 @@ func message(r report.Row) string {
 		// other).
 		b.WriteString(" during " + r.Who())
 	}
-	if r.Where != "" {
+	switch {
+	case onTest && r.StartedBy != "" && strings.HasSuffix(r.Where, ")"):
+		// The test's line is where it started the goroutine (its
+		// creators say so), not a call on the way to where.
+		b.WriteString(" at " + strings.TrimSuffix(r.Where, ")") + ", in a goroutine started from this line)")
+	case onTest && strings.HasSuffix(r.Where, ")"):
+		// "at prices/client.go:31 (prices.fetchQuote, called from this
+		// line)", as the test's output says "called from FILE:LINE".
+		b.WriteString(" at " + strings.TrimSuffix(r.Where, ")") + ", called from this line)")
+	case r.Where != "":
 		b.WriteString(" at " + r.Where)
 	}
 	if r.Package != "" {
@@ -112,24 +163,24 @@ func message(r report.Row) string {
 	return b.String()
 }
 
-// workspaceFile is the file of a row's attempts relative to root, for
-// file=: from the file's path as the binary names it when that is under
-// root, else the file relative to the module's root (a -trimpath build:
-// right when the module is the workspace's root). "" when the row does
-// not know where.
-func workspaceFile(r report.Row, root string) string {
-	if r.File == "" || r.Line == 0 {
+// workspaceFile is a frame's file relative to root, for file=: from
+// path, the file as the binary names it, when that is under root, else
+// file, relative to the module's root (a -trimpath build: right when
+// the module is the workspace's root). "" when the row does not know
+// where.
+func workspaceFile(file string, line int, path, root string) string {
+	if file == "" || line == 0 {
 		return ""
 	}
-	if filepath.IsAbs(r.Path) && root != "" {
-		if rel, err := filepath.Rel(root, r.Path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+	if filepath.IsAbs(path) && root != "" {
+		if rel, err := filepath.Rel(root, path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
 			return filepath.ToSlash(rel)
 		}
 	}
-	if filepath.IsAbs(r.File) {
+	if filepath.IsAbs(file) {
 		return ""
 	}
-	return r.File
+	return file
 }
 
 // escapeData escapes a workflow command's message as the runner expects.

@@ -228,3 +228,47 @@ func TestAnnotateWhere(t *testing.T) {
 		}
 	}
 }
+
+// TestAnnotateHelper: an attempt made in a helper is annotated on the
+// test's own line that called it (one annotation, which names the
+// helper's line); where the test's line cannot be placed in the
+// workspace, on the helper's. Two tests calling one helper get two
+// lines, not one line twice.
+func TestAnnotateHelper(t *testing.T) {
+	helper := audit.Frame{Func: "example.com/shop/prices.fetchQuote", File: "prices/client.go", Line: 31}
+	rec := func(test string, line int, testPath string) audit.Record {
+		caller := audit.Frame{Func: "example.com/shop/prices." + test, File: "prices/prices_test.go", Line: line}
+		return audit.Record{Schema: 1, Package: "example.com/shop/prices", Test: test, Syscall: "connect", SockType: "tcp",
+			Dest: "203.0.113.7:443", Class: "external", Decision: audit.Denied,
+			Origin: audit.Origin{Where: &helper, CalledFrom: &caller, Stack: []audit.Frame{
+				{Func: helper.Func, File: "/ws/prices/client.go", Line: 31},
+				{Func: caller.Func, File: testPath, Line: line},
+			}}}
+	}
+	var b bytes.Buffer
+	recs := []audit.Record{rec("TestFetch", 48, "/ws/prices/prices_test.go"), rec("TestQuote", 60, "/ws/prices/prices_test.go")}
+	if err := annotate(&b, report.Build(recs, ""), "/ws"); err != nil {
+		t.Fatal(err)
+	}
+	want := "::error file=prices/prices_test.go,line=48,title=nettrap%3A example.com/shop/prices TestFetch::" +
+		"Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestFetch at prices/client.go:31 (prices.fetchQuote, called from this line) of package example.com/shop/prices\n" +
+		"::error file=prices/prices_test.go,line=60,title=nettrap%3A example.com/shop/prices TestQuote::" +
+		"Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestQuote at prices/client.go:31 (prices.fetchQuote, called from this line) of package example.com/shop/prices\n"
+	if b.String() != want {
+		t.Errorf("annotations\n%s\nwant\n%s", b.String(), want)
+	}
+
+	// The test's file is outside the workspace (and its frame has no
+	// relative file either): the helper's line, as before.
+	r := rec("TestFetch", 48, "/elsewhere/prices_test.go")
+	r.CalledFrom = &audit.Frame{Func: r.CalledFrom.Func, File: "/elsewhere/prices_test.go", Line: 48}
+	b.Reset()
+	if err := annotate(&b, report.Build([]audit.Record{r}, ""), "/ws"); err != nil {
+		t.Fatal(err)
+	}
+	want = "::error file=prices/client.go,line=31,title=nettrap%3A example.com/shop/prices TestFetch::" +
+		"Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestFetch at prices/client.go:31 (prices.fetchQuote) of package example.com/shop/prices\n"
+	if b.String() != want {
+		t.Errorf("annotation\n%s\nwant\n%s", b.String(), want)
+	}
+}

@@ -44,9 +44,15 @@
 // (one frame a line), and a would-be denial's line (--mode=audit) goes
 // into the test's output without failing it (Who.ShowsAudit).
 //
+// The marker: t.Attr("nettrap", "network") (the stream's === ATTR line),
+// or t.Log("nettrap:network") for modules of any go line (a line of the
+// test's own output in t.Log's frame, teststream.LogLine; see
+// Tracker.logMarker for what printing cannot forge).
+//
 // Findings about tests: a marked test that made no attempt (stale marker)
-// gets a note; a nettrap attribute of an unknown value fails its test.
-// Finish returns both as audit records (stale-marker, bad-marker).
+// gets a note; a marker of an unknown value (attribute or logged) fails
+// its test. Finish returns both as audit records (stale-marker,
+// bad-marker).
 //
 // -test.failfast: the binary does not know that nettrap failed a test, so
 // it would start the next one. With FailFast(args) true, the tracker

@@ -1,12 +1,14 @@
 package gotest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -19,10 +21,12 @@ import (
 	"github.com/nettrap/nettrap/teststream"
 )
 
-// The marker: t.Attr("nettrap", "network").
+// The marker: t.Attr("nettrap", "network") (Go 1.25+), or, for a module
+// of any Go version, t.Log("nettrap:network") (LogMarker, see logMarker).
 const (
 	MarkerKey   = "nettrap"
 	MarkerValue = "network"
+	LogMarker   = MarkerKey + ":" + MarkerValue
 )
 
 // Tracker reads a test binary's -test.v=test2json stream, knows which test
@@ -57,6 +61,7 @@ type Tracker struct {
 	mu      sync.Mutex
 	tests   []string        // every test seen, in order of start
 	used    map[string]bool // marked tests (and ancestors) that made an attempt
+	logged  map[string]bool // tests that logged the marker (LogMarker) while they ran
 	badAttr []badAttr
 	refused bool // an attempt was denied, or would be under enforce
 	// linesMu guards shown, and is held from a look at it to the
@@ -74,7 +79,28 @@ type Tracker struct {
 	verbose bool
 }
 
-type badAttr struct{ test, value string }
+// badAttr is a marker with an unknown value: the attribute's, or the
+// logged marker's (logged).
+type badAttr struct {
+	test, value string
+	logged      bool
+}
+
+// line is what the test's output says of a bad marker.
+func (b badAttr) line() string {
+	if b.logged {
+		return fmt.Sprintf("nettrap: unknown marker %q logged: the marker is t.Log(%q)", MarkerKey+":"+b.value, LogMarker)
+	}
+	return fmt.Sprintf("nettrap: unknown value %q of the %q attribute: the marker is t.Attr(%q, %q)", b.value, MarkerKey, MarkerKey, MarkerValue)
+}
+
+// reason is a bad marker's reason in its audit record.
+func (b badAttr) reason() string {
+	if b.logged {
+		return fmt.Sprintf("unknown marker %q logged; the marker is t.Log(%q)", MarkerKey+":"+b.value, LogMarker)
+	}
+	return fmt.Sprintf("unknown value %q of the %q attribute; the marker is t.Attr(%q, %q)", b.value, MarkerKey, MarkerKey, MarkerValue)
+}
 
 // NewTracker renders to w in plan.Mode what it reads from pipe (the read
 // end of the binary's stdout and stderr), a stream in plan.Framing.
@@ -86,7 +112,7 @@ func NewTracker(pipe *os.File, w io.Writer, plan Plan, pkg string, allow []TestR
 		return nil, os.NewSyscallError("fcntl(O_NONBLOCK)", err)
 	}
 	t := &Tracker{Package: pkg, AllowTests: allow, pipe: pipe, fd: fd, wake: -1, used: map[string]bool{},
-		verbose: plan.Mode != teststream.ModeQuiet}
+		logged: map[string]bool{}, verbose: plan.Mode != teststream.ModeQuiet}
 	t.renderer = teststream.NewRenderer(w, plan.Mode)
 	t.parser = teststream.NewParserFraming(t.handle, plan.Framing)
 	return t, nil
@@ -103,9 +129,10 @@ func (t *Tracker) FailFast(stop func()) { t.renderer.FailFast(stop) }
 func (t *Tracker) Stopped() bool { return t.renderer.Stopped() }
 
 // handle sees every event before the renderer: it keeps the list of
-// tests, and fails a test whose nettrap attribute
-// has an unknown value.
+// tests and the tests that logged the marker, and fails a test whose
+// marker has an unknown value.
 func (t *Tracker) handle(e *teststream.Event) {
+	var bad *badAttr
 	switch {
 	case e.Kind == teststream.KindRun:
 		t.mu.Lock()
@@ -115,18 +142,95 @@ func (t *Tracker) handle(e *teststream.Event) {
 		delete(t.shown, e.Test) // a new run of the test: its lines are its own
 		t.linesMu.Unlock()
 	case e.Kind == teststream.KindAttr && e.Key == MarkerKey && e.Value != MarkerValue:
+		bad = &badAttr{test: e.Test, value: e.Value}
+	case e.Kind == teststream.KindOutput:
+		bad = t.logMarker(e)
+	}
+	if bad != nil {
 		t.mu.Lock()
-		t.badAttr = append(t.badAttr, badAttr{e.Test, e.Value})
+		t.badAttr = append(t.badAttr, *bad)
 		t.mu.Unlock()
 	}
 	t.renderer.Handle(e)
-	if e.Kind == teststream.KindAttr && e.Key == MarkerKey && e.Value != MarkerValue {
-		if !t.renderer.Fail(e.Test, fmt.Sprintf("nettrap: unknown value %q of the %q attribute: the marker is t.Attr(%q, %q)",
-			e.Value, MarkerKey, MarkerKey, MarkerValue)) {
-			t.renderer.FailPackage(fmt.Sprintf("nettrap: %s: unknown value %q of the %q attribute: the marker is t.Attr(%q, %q)",
-				e.Test, e.Value, MarkerKey, MarkerKey, MarkerValue))
+	if bad != nil && !t.renderer.Fail(bad.test, bad.line()) {
+		t.renderer.FailPackage(strings.Replace(bad.line(), "nettrap: ", "nettrap: "+bad.test+": ", 1))
+	}
+}
+
+// logMarker reads a logged marker: a line of a running test's own output
+// (the stream's framing attributes it to the test, as test2json does)
+// in the frame of t.Log, "    FILE:LINE: nettrap:network", the message
+// being the marker and nothing else. It marks the test (and its
+// subtests, as t.Attr does) from then on. t.Log works in a module of any
+// Go version, where t.Attr needs a go line of 1.25 or later (go vet
+// refuses it below), and needs no import of nettrap.
+//
+// What marks nothing: the marker's text printed (fmt.Println of
+// "nettrap:network": no frame), logged among other words or on a log
+// message's second line (its indent is eight spaces), printed outside a
+// test or after the test's end; and another test's marker marks that
+// test (the testing package names it before the line). A line that
+// imitates the frame exactly is taken for the marker,
+// as a printed "^V=== ATTR" line is taken for t.Attr: the stream cannot
+// tell them apart. The default mode trusts the tests' code; --sealed
+// (Sealed) lets no marker open anything.
+//
+// A logged "nettrap:WORD" with another WORD is a bad marker, reported
+// like an unknown value of the attribute.
+func (t *Tracker) logMarker(e *teststream.Event) *badAttr {
+	if !bytes.Contains(e.Raw, []byte(": "+MarkerKey+":")) {
+		return nil // most output: no need to read its frame
+	}
+	log, ok := teststream.LogLine(e)
+	if !ok || e.Test == "" {
+		return nil
+	}
+	value, ok := strings.CutPrefix(log.Msg, MarkerKey+":")
+	if !ok || !markerWord(value) {
+		return nil
+	}
+	if info, ok := t.parser.Test(e.Test); !ok || info.State == teststream.Done {
+		return nil // output after the test's end is no word of a running test
+	}
+	if value != MarkerValue {
+		return &badAttr{test: e.Test, value: value, logged: true}
+	}
+	t.mu.Lock()
+	t.logged[e.Test] = true
+	t.mu.Unlock()
+	return nil
+}
+
+// markerWord: a logged marker's value looks like one (a word of
+// letters, digits, '-' and '_'); other text after "nettrap:" is a log
+// like any other.
+func markerWord(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-' || r == '_') {
+			return false
 		}
 	}
+	return true
+}
+
+// loggedMarker: the test or an ancestor logged the marker.
+func (t *Tracker) loggedMarker(test string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for depth := 0; test != "" && depth < 1000; depth++ {
+		if t.logged[test] {
+			return true
+		}
+		info, ok := t.parser.Test(test)
+		if !ok {
+			return false
+		}
+		test = info.Parent
+	}
+	return false
 }
 
 // Run copies the pipe into the parser until EOF, or until Finish. Reads
@@ -272,7 +376,7 @@ func (t *Tracker) who() guard.Who {
 // names an attempt's test counts as used (and the reason of its allowed
 // calls names them: policy.MarkedReason).
 func (t *Tracker) marked(test string) (marked, marker bool, rules []string) {
-	marker = t.parser.Marked(test, MarkerKey, MarkerValue)
+	marker = t.parser.Marked(test, MarkerKey, MarkerValue) || t.loggedMarker(test)
 	if t.Sealed {
 		return marker, marker, nil
 	}
@@ -467,7 +571,7 @@ func (t *Tracker) Finish() ([]audit.Record, error) {
 	t.mu.Lock()
 	for _, b := range t.badAttr {
 		recs = append(recs, audit.Record{Package: t.Package, Test: b.test, Decision: audit.BadMarker, MarkerValue: b.value,
-			Reason: fmt.Sprintf("unknown value %q of the %q attribute; the marker is t.Attr(%q, %q)", b.value, MarkerKey, MarkerKey, MarkerValue)})
+			Reason: b.reason()})
 	}
 	t.mu.Unlock()
 	for _, name := range t.stale() {
@@ -507,7 +611,7 @@ func (t *Tracker) stale() []string {
 		// A test named by an --allow-test rule is no stale marker: a rule
 		// that names no test with an attempt is reported as an unused
 		// rule, by the nettrap that sees the whole run.
-		if v, ok := t.parser.Attr(name, MarkerKey); ok && v == MarkerValue {
+		if v, ok := t.parser.Attr(name, MarkerKey); (ok && v == MarkerValue) || t.logged[name] {
 			out = append(out, name)
 		}
 	}

@@ -35,6 +35,11 @@ type Guard struct {
 	// go test, go test -exec nettrap, a go test inside a command run):
 	// advice then names go test's flags, not the binary's.
 	GoTest bool
+	// Keep: the guard keeps every record it writes (Records), for a run
+	// that reports them itself rather than read a log back, which it may
+	// not have (a test binary's nettrap under go test -exec, reporting
+	// to GitHub Actions).
+	Keep bool
 
 	// plain counts the calls allowed by their class alone, by class
 	// (countPlain): atomics, since every such call counts one.
@@ -47,6 +52,7 @@ type Guard struct {
 	mu        sync.Mutex
 	counts    Counts
 	auditErrs []error
+	kept      []audit.Record     // with Keep
 	watches   map[*dnsWatch]bool // redirected sockets (dns.go)
 }
 
@@ -184,6 +190,7 @@ func (g *Guard) unreadable(c *decision.Call) decision.Answer {
 		Verdict: audit.Denied, Errno: c.Err,
 		Reason: "arguments unreadable or malformed (" + unix.ErrnoName(c.Err) + "): the kernel would fail the call too",
 	}}, time.Now().UTC())
+	g.keep(rec)
 	if g.Audit != nil {
 		if err := g.Audit.Write(rec); err != nil {
 			g.auditFailed(err, rec)
@@ -419,12 +426,31 @@ func (g *Guard) record(c *decision.Call, o origin, tx Transaction, atts []decide
 			// attribution puts it in the test's output (-v, -json).
 			fmt.Fprintln(g.Messages, line)
 		}
+		g.keep(rec)
 		if g.Audit != nil {
 			if err := g.Audit.Write(rec); err != nil {
 				g.auditFailed(err, rec)
 			}
 		}
 	}
+}
+
+// keep keeps rec when the guard keeps its records (Keep).
+func (g *Guard) keep(rec audit.Record) {
+	if !g.Keep {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.kept = append(g.kept, rec)
+}
+
+// Records returns the records written so far, when the guard keeps them
+// (Keep).
+func (g *Guard) Records() []audit.Record {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]audit.Record(nil), g.kept...)
 }
 
 func (g *Guard) newRecord(c *decision.Call, who Who, caller decision.Caller, sock string, a decidedAttempt, now time.Time) audit.Record {
@@ -507,6 +533,7 @@ func (g *Guard) WriteRecord(rec audit.Record) {
 	if rec.RunID == "" {
 		rec.RunID = g.RunID
 	}
+	g.keep(rec)
 	if g.Audit != nil {
 		if err := g.Audit.Write(rec); err != nil {
 			g.auditFailed(err, rec)

@@ -516,3 +516,37 @@ func TestMessagesShownOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestKeepRecords: with Keep the guard keeps what it writes to the log
+// (denials, unreadable calls, records of the caller's own), in order,
+// also with no log at all; without Keep it keeps nothing.
+func TestKeepRecords(t *testing.T) {
+	f := newFixture(t, policy.Policy{})
+	f.g.Keep = true
+	f.g.Decide(call(bpf.Connect, inet("203.0.113.7:443")))
+	f.g.Decide(call(bpf.Connect, inet("127.0.0.1:80"))) // allowed by its class: counted, not recorded
+	bad := call(bpf.Connect)
+	bad.Err = unix.EFAULT
+	f.g.Decide(bad)
+	f.g.WriteRecord(audit.Record{Package: "example.com/p", Test: "TestStale", Decision: audit.StaleMarker})
+	kept, logged := f.g.Records(), f.records(t)
+	if len(kept) != 3 || kept[0].Dest != "203.0.113.7:443" || kept[1].Errno != "EFAULT" || kept[2].Decision != audit.StaleMarker {
+		t.Errorf("kept %+v", kept)
+	}
+	for i := range min(len(kept), len(logged)) {
+		if kept[i].Dest != logged[i].Dest || kept[i].Decision != logged[i].Decision || kept[i].RunID != logged[i].RunID {
+			t.Errorf("kept record %d %+v, logged %+v", i, kept[i], logged[i])
+		}
+	}
+
+	g := &Guard{Policy: &policy.Policy{}, Resolvers: &classify.Resolvers{}, Messages: &bytes.Buffer{}, Keep: true}
+	g.Decide(call(bpf.Connect, inet("203.0.113.7:443")))
+	if recs := g.Records(); len(recs) != 1 {
+		t.Errorf("no log: kept %+v, want the denial", recs)
+	}
+	f = newFixture(t, policy.Policy{})
+	f.g.Decide(call(bpf.Connect, inet("203.0.113.7:443")))
+	if recs := f.g.Records(); len(recs) != 0 {
+		t.Errorf("without Keep: kept %+v", recs)
+	}
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
+	"github.com/nettrap/nettrap/teststream"
 )
 
 // The fixture module (integration/testdata, its own go.mod, no
@@ -34,12 +35,14 @@ func fixtureRoot(t *testing.T) string {
 
 // goEnv is the environment of the go command on the fixture module: no
 // network (GOPROXY=off, no toolchain download), no workspace, and no
-// NETTRAP_* settings from the caller.
+// NETTRAP_* settings from the caller, nor GITHUB_* ones (a nettrap run
+// on GitHub Actions would annotate the job and append to its step
+// summary; the tests that want that say so).
 func goEnv(extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "NETTRAP_") || k == "GOFLAGS" {
+		if strings.HasPrefix(k, "NETTRAP_") || strings.HasPrefix(k, "GITHUB_") || k == "GOFLAGS" {
 			continue
 		}
 		env = append(env, kv)
@@ -157,11 +160,23 @@ func decodeJSON(t *testing.T, stream string) []event {
 }
 
 // fromEvents reads the outcome of one package from test2json events.
+// The test teststream.PackageTest is no test of the fixtures: it repeats
+// the package's verdict lines for reporters that list failed tests
+// (TestGotestsumPackageVerdict). It is left out, once its lines are
+// checked to be the package's own; lines it has that the package has
+// not are an owner no expectation names.
 func fromEvents(evs []event, pkg string) outcome {
 	o := newOutcome()
 	inSummary := map[string]bool{} // by package
+	var copied []string
 	for _, e := range evs {
 		if pkg != "" && e.Package != pkg {
+			continue
+		}
+		if e.Test == teststream.PackageTest {
+			if _, l, ok := strings.Cut(e.Output, "nettrap: "); ok && e.Action == "output" {
+				copied = append(copied, strings.TrimSpace(l))
+			}
 			continue
 		}
 		if e.Action == "output" && inExecSummary(inSummary, e) {
@@ -184,6 +199,9 @@ func fromEvents(evs []event, pkg string) outcome {
 			}
 		}
 	}
+	if stray := notIn(copied, o.lines[""]); len(stray) > 0 {
+		o.lines[teststream.PackageTest+" (not the package's lines)"] = stray
+	}
 	return o
 }
 
@@ -199,6 +217,22 @@ func inExecSummary(in map[string]bool, e event) bool {
 		return true
 	}
 	return in[e.Package]
+}
+
+// notIn lists the lines of copied that are not, in their order, among
+// own.
+func notIn(copied, own []string) []string {
+	var stray []string
+	i := 0
+	for _, l := range copied {
+		j := slices.Index(own[i:], l)
+		if j < 0 {
+			stray = append(stray, l)
+			continue
+		}
+		i += j + 1
+	}
+	return stray
 }
 
 // framedOutcome converts -test.v=test2json output with the go command's

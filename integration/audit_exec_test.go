@@ -148,9 +148,9 @@ func TestExecSummary(t *testing.T) {
 	// The whole stack, which a line shows only the module's frames of,
 	// is the log's, and nettrap report --stacks prints it.
 	rep := runIn(t, tmp, goEnv(), nettrapBin(t), "report", "--stacks", logs[0])
-	if rep.code != 0 || !strings.Contains(rep.stdout, "\nStacks (") || !strings.Contains(rep.stdout, " (syscall.connect)\n") ||
+	if rep.code != 1 || !strings.Contains(rep.stdout, "\nStacks (") || !strings.Contains(rep.stdout, " (syscall.connect)\n") ||
 		!strings.Contains(rep.stdout, "/where/where.go:31 (where.fetchQuote)\n") {
-		t.Errorf("nettrap report --stacks: exit %d, want the stacks, the standard library's frames too:\n%s%s", rep.code, rep.stdout, rep.stderr)
+		t.Errorf("nettrap report --stacks: exit %d, want 1 (the log holds blocked attempts) and the stacks, the standard library's frames too:\n%s%s", rep.code, rep.stdout, rep.stderr)
 	}
 	queries := 0
 	for _, r := range readAudit(t, logs[0]) {

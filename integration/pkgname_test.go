@@ -38,7 +38,8 @@ func TestPackageFromAnyDir(t *testing.T) {
 			}
 			rep := runIn(t, dir, goEnv(), nettrap, "report", "--format", "json", log)
 			var s report.Summary
-			if err := json.Unmarshal([]byte(rep.stdout), &s); err != nil || rep.code != 0 {
+			// Exit 1: the log holds a blocked attempt.
+			if err := json.Unmarshal([]byte(rep.stdout), &s); err != nil || rep.code != 1 {
 				t.Fatalf("nettrap report: exit %d, %v\n%s%s", rep.code, err, rep.stdout, rep.stderr)
 			}
 			if len(s.Blocked) != 1 || s.Blocked[0].Package != pkg || len(s.Stale) != 1 || s.Stale[0].Package != pkg {

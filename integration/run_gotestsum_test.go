@@ -1,9 +1,11 @@
 package integration
 
 import (
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -103,4 +105,78 @@ func TestGotestsumUnderParentListener(t *testing.T) {
 	if b, err := os.ReadFile(summary); err != nil || !strings.Contains(string(b), lab.ParentNotice) {
 		t.Errorf("--summary=FILE lacks the fallback notice: %v\n%s", err, b)
 	}
+}
+
+var updateGotestsum = flag.Bool("update-gotestsum", false, "rewrite testdata/gotestsum.golden")
+
+// TestGotestsumPackageVerdict: a package whose tests fail (TestOdd's bad
+// marker) and that carries a verdict of its own (a goroutine of TestA
+// dials during TestB: no running test owns the call) shows both in
+// gotestsum's default output, under both documented commands. gotestsum
+// shows a package's own output only when no test of it failed, so the
+// package's lines are also those of the failed test "nettrap"
+// (teststream.PackageTest). The "=== Failed" section is compared with
+// testdata/gotestsum.golden, durations, line numbers and the stack's
+// frames (the audit log's business) left out.
+func TestGotestsumPackageVerdict(t *testing.T) {
+	gts := gotestsum(t)
+	nettrap := nettrapBin(t)
+	dir, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "gotestsum.golden")
+	for _, name := range []string{"exec", "raw-command"} {
+		args := map[string][]string{
+			"exec":        {"--", "-count=1", "-exec", nettrap, "./leftover/"},
+			"raw-command": {"--raw-command", "--", nettrap, "--summary=off", "--", "go", "test", "-json", "-count=1", "./leftover/"},
+		}[name]
+		t.Run(name, func(t *testing.T) {
+			run := runModAt(t, dir, nil, runModEnv(), gts, args...)
+			if run.code != 1 {
+				t.Errorf("gotestsum exit %d, want 1\n%s%s", run.code, run.stdout, run.stderr)
+			}
+			got := gotestsumFailed(run.stdout)
+			if *updateGotestsum && name == "exec" {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != string(want) {
+				t.Errorf("gotestsum's failures differ from %s (-update-gotestsum rewrites it)\ngot:\n%s\nwant:\n%s\nwhole output:\n%s%s",
+					golden, got, want, run.stdout, run.stderr)
+			}
+		})
+	}
+}
+
+var (
+	gotestsumFrame    = regexp.MustCompile(`^\s+\S+:\d+ \(\S+\)$`)
+	gotestsumDuration = regexp.MustCompile(`\d+(\.\d+)?m?s\b`)
+	gotestsumLine     = regexp.MustCompile(`\.go:\d+`)
+)
+
+// gotestsumFailed is gotestsum's output from its "=== Failed" section
+// on, normalized: durations and line numbers left out, and the stack's
+// frames.
+func gotestsumFailed(out string) string {
+	_, failed, ok := strings.Cut(out, "\n=== Failed\n")
+	if !ok {
+		return "(no === Failed section)\n" + out
+	}
+	var b strings.Builder
+	b.WriteString("=== Failed\n")
+	for line := range strings.Lines(failed) {
+		line = strings.TrimSuffix(line, "\n")
+		if gotestsumFrame.MatchString(line) {
+			continue
+		}
+		line = gotestsumDuration.ReplaceAllString(line, "Ds")
+		b.WriteString(gotestsumLine.ReplaceAllString(line, ".go:N") + "\n")
+	}
+	return b.String()
 }

@@ -98,9 +98,10 @@ func TestRunGoTestModule(t *testing.T) {
 	if strings.Contains(run.stdout, "nettrap: total") {
 		t.Error("the summary went to stdout; it belongs on stderr")
 	}
-	// nettrap report prints the same from the log.
+	// nettrap report prints the same from the log, and exits 1 on its
+	// blocked attempts.
 	rep := runModIn(t, runModEnv(), nettrapBin(t), "report", log)
-	if rep.code != 0 || !strings.Contains(rep.stdout, "nettrap: total: 4 blocked in tests, 1 at collection time") {
+	if rep.code != 1 || !strings.Contains(rep.stdout, "nettrap: total: 4 blocked in tests, 1 at collection time") {
 		t.Errorf("nettrap report: exit %d\n%s%s", rep.code, rep.stdout, rep.stderr)
 	}
 }

@@ -12,7 +12,11 @@ import (
 // under a size limit.
 func (s *Summary) Markdown(w io.Writer, maxRows int) error {
 	var b strings.Builder
-	b.WriteString("### nettrap\n\n")
+	if s.Scope != "" {
+		b.WriteString("### nettrap: " + mdEscape(s.Scope) + "\n\n")
+	} else {
+		b.WriteString("### nettrap\n\n")
+	}
 	b.WriteString(mdEscape(strings.TrimPrefix(s.Headline(), "nettrap: ")) + "\n")
 	if !s.Clean() {
 		for _, sec := range s.sections() {

@@ -42,6 +42,12 @@ type Row struct {
 	File  string `json:"file,omitempty"`
 	Line  int    `json:"line,omitempty"`
 	Path  string `json:"path,omitempty"`
+	// CalledFile, CalledLine and CalledPath are the test's own frame the
+	// attempts came through when Where is a helper's
+	// (audit.Origin.CalledFrom), as File, Line and Path are Where's.
+	CalledFile string `json:"called_from_file,omitempty"`
+	CalledLine int    `json:"called_from_line,omitempty"`
+	CalledPath string `json:"called_from_path,omitempty"`
 	// StartedBy is the test whose goroutine made the attempts, by the
 	// stack, when that is not Test (audit.Record.StartedBy): the row is
 	// that test's.
@@ -126,6 +132,10 @@ type Summary struct {
 	UnusedRules []Row    `json:"unused_rules"`
 	Errors      []Row    `json:"nettrap_errors"`
 	Totals      Totals   `json:"totals"`
+	// Scope is the package the summary is about when it is one
+	// package's part of a run (go test -exec: each package's nettrap
+	// reports its own); the Markdown heading names it.
+	Scope string `json:"-"`
 }
 
 // Clean reports whether nothing was blocked or would have been, no marker
@@ -133,6 +143,15 @@ type Summary struct {
 func (s *Summary) Clean() bool {
 	t := s.Totals
 	return t.Blocked+t.Collection+t.WouldBlock+t.Stale+t.BadMarkers+t.UnusedRules+t.Errors == 0
+}
+
+// Fails reports whether the summary holds what fails a run: a blocked
+// attempt (in a test or at collection time), a bad marker, or nettrap's
+// own error. Would-be blocks (--mode=audit), stale markers and unused
+// rules fail nothing.
+func (s *Summary) Fails() bool {
+	t := s.Totals
+	return t.Blocked+t.Collection+t.BadMarkers+t.Errors > 0
 }
 
 // Build groups records into a summary. runID, when not empty, keeps only
@@ -187,7 +206,7 @@ func rowKey(r Row) string {
 	}
 	return strings.Join([]string{r.Package, r.Test, strings.Join(r.Candidates, "\x00"), r.Process,
 		r.Operation, dest, r.Class, string(r.Decision), r.Reason, r.Marker, r.Rule,
-		r.Where, r.Path, r.StartedBy, strconv.FormatBool(r.Unowned)}, "\x01")
+		r.Where, r.Path, r.CalledFile, strconv.Itoa(r.CalledLine), r.StartedBy, strconv.FormatBool(r.Unowned)}, "\x01")
 }
 
 // merge counts another record of the row's (as a row of its own, r): one
@@ -232,11 +251,9 @@ func rowOf(rec audit.Record) Row {
 	if w := rec.Where; w != nil {
 		r.Where = w.Loc() + " (" + w.ShortFunc() + ")"
 		r.File, r.Line, r.StartedBy, r.Unowned = w.File, w.Line, rec.StartedBy, rec.Unowned
-		for _, f := range rec.Stack {
-			if f.Func == w.Func && f.Line == w.Line {
-				r.Path = f.File
-				break
-			}
+		r.Path = stackPath(rec.Stack, *w)
+		if c := rec.CalledFrom; c != nil {
+			r.CalledFile, r.CalledLine, r.CalledPath = c.File, c.Line, stackPath(rec.Stack, *c)
 		}
 	}
 	if r.Decision == audit.Denied || r.Decision == audit.WouldDeny {
@@ -247,6 +264,18 @@ func rowOf(rec audit.Record) Row {
 		}
 	}
 	return r
+}
+
+// stackPath is the file of frame f as the binary names it, from the
+// stack (audit.Origin's frames have it relative to the module's root):
+// "" when the stack does not have f.
+func stackPath(stack []audit.Frame, f audit.Frame) string {
+	for _, s := range stack {
+		if s.Func == f.Func && s.Line == f.Line {
+			return s.File
+		}
+	}
+	return ""
 }
 
 // add puts a row in its section and counts it; pkgs gathers the packages

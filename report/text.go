@@ -112,7 +112,7 @@ func (s *Summary) sections() []section {
 			}},
 		{"Stale markers (marked tests that made no network attempt: remove the marker if the test is mocked)", s.Stale,
 			[]string{"PACKAGE", "TEST"}, func(r Row) []string { return []string{pkgOf(r), r.Who()} }},
-		{`Bad markers (unknown value of the nettrap attribute: fails the test; the marker is t.Attr("nettrap", "network"))`, s.BadMarkers,
+		{`Bad markers (a nettrap marker with an unknown value: fails the test; the marker is t.Attr("nettrap", "network") or t.Log("nettrap:network"))`, s.BadMarkers,
 			[]string{"PACKAGE", "TEST", "VALUE"}, func(r Row) []string { return []string{pkgOf(r), r.Who(), fmt.Sprintf("%q", r.Marker)} }},
 		{"Unused --allow-test rules (named no test that made a network attempt: remove the rule if those tests are mocked)", s.UnusedRules,
 			[]string{"RULE"}, func(r Row) []string { return []string{r.Rule} }},

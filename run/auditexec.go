@@ -150,11 +150,9 @@ func sayExecAuditLog(path string, log *audit.Writer, stderr io.Writer) {
 	}
 	mark.Close()
 	line := fmt.Sprintf("nettrap: audit mode: the findings of this go test run are in %s (nettrap report %s); --audit-log FILE chooses the file\n", path, path)
-	// The go command's own stderr, opened anew through /proc (O_APPEND:
-	// a file is not written over): the terminal or the CI job's log,
-	// where go test, which hides a passing package's output, puts its
-	// own lines. Never its stdout, which -json keeps for JSON.
-	if w, err := os.OpenFile(fmt.Sprintf("%s/%d/fd/2", procfs.Root, os.Getppid()), os.O_WRONLY|os.O_APPEND, 0); err == nil {
+	// The go command's own stderr (goStderr): go test hides a passing
+	// package's output.
+	if w, err := goStderr(); err == nil {
 		defer w.Close()
 		if _, err := io.WriteString(w, line); err == nil {
 			return

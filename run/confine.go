@@ -119,6 +119,7 @@ func (c *confined) setup() error {
 	if c.g, c.closeAudit, err = newGuard(o, logPath, execLog != "", c.netns); err != nil {
 		return cantRun("%v", err)
 	}
+	c.g.Keep = reportsToGitHub(o)
 	if o.Kind == TestBinary {
 		markRan(o.OuterRun)
 		if c.bin, err = gotest.NewBinary(o.Argv, o.Package, os.Stdout, os.Stderr, o.AllowTests, o.Policy.Sealed); err != nil {
@@ -239,6 +240,9 @@ func (c *confined) finish(status int) error {
 	}
 	if plainExec(c.o) {
 		c.sumUpPackage()
+	}
+	if reportsToGitHub(c.o) {
+		reportBinaryToGitHub(c.o, c.g.Records())
 	}
 	if c.hub != nil {
 		status = c.hub.finish(c.o, status)

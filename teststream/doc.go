@@ -83,8 +83,12 @@
 // turns the test's --- PASS or --- SKIP and its parents' into --- FAIL, and
 // the final PASS into FAIL. It reports false once the test's --- line has
 // been written: then call FailPackage. FailPackage(line) prints line outside
-// any test and turns the final PASS into FAIL. Verdict lines go out at the
-// next line boundary. Failed tells whether the exit status must become 1.
+// any test and turns the final PASS into FAIL; in ModeJSONFramed, when a
+// test failed too, the package's lines are also the output of a failed
+// test PackageTest before the final line (reporters such as gotestsum show
+// a package's own output only when none of its tests failed). Verdict lines
+// go out at the next line boundary. Failed tells whether the exit status
+// must become 1.
 //
 // FailFast(stop) mirrors -test.failfast for verdicts: once the report of
 // a test failed by a verdict is rendered, the next test start calls stop

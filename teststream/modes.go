@@ -61,8 +61,10 @@ func (r *Renderer) track(e *Event) {
 func (r *Renderer) renderJSON(e *Event) {
 	switch e.Kind {
 	case KindEnd:
+		r.testFailed = r.testFailed || e.Result == "FAIL" || r.doomed[e.Test]
 		r.writeBytes(r.endLine(e, e.Raw))
 	case KindFinal:
+		r.packageTest()
 		r.writeBytes(r.finalLine(e))
 	default:
 		r.writeBytes(e.Raw)

@@ -52,6 +52,13 @@ type Renderer struct {
 	atStart  bool                // the written output ends a line
 	cur      string              // test that output is attributed to, as in the stream
 
+	// ModeJSONFramed: the package's own verdict lines, and whether a
+	// test's --- FAIL line was written, for the package's test
+	// (packageTest); packaged once it is written.
+	pkgVerdicts []string
+	testFailed  bool
+	packaged    bool
+
 	ff failFast // -test.failfast
 
 	vLast  string            // ModeVerbose: the chatty printer's last test name
@@ -171,6 +178,7 @@ func (r *Renderer) FailPackage(line string) {
 	r.failed = true
 	if !r.ff.stopped {
 		r.inject(injection{line: line})
+		r.pkgVerdicts = append(r.pkgVerdicts, line)
 	}
 }
 
@@ -225,6 +233,7 @@ func (r *Renderer) Close() error {
 	r.closed = true
 	r.drain(true)
 	r.flushPending(true)
+	r.packageTest() // the binary printed no final line (it died)
 	if r.mode == ModeQuiet && !r.asIs {
 		// A failed test that never printed its end: its buffered output
 		// would be lost, as the binary loses it, but the verdict must show.

@@ -17,7 +17,7 @@ Usage:
   nettrap [flags] [--] COMMAND [ARGS...]
   nettrap [flags] -- go test [go test flags] [packages]
   go test -exec nettrap ./...
-  nettrap report [--format=text|json|markdown] [--stacks] AUDIT_LOG...
+  nettrap report [--format=text|json|markdown] [--stacks] [--github=auto|on|off] [--exit-zero] AUDIT_LOG...
   nettrap version | --version
   nettrap help | --help
 
@@ -31,9 +31,16 @@ the go test runs inside it are wrapped and cached the same way. Under go
 test -exec nettrap, each package with findings ends its output with
 their summary, naming one audit log for the go command.
 
-A test that needs the network says so with t.Attr("nettrap", "network")
-(Go 1.25+), or is named by --allow-test; any other attempt fails the test
+A test that needs the network says so with t.Log("nettrap:network") (a
+module of any go line) or t.Attr("nettrap", "network") (go 1.25 or
+later), or is named by --allow-test; any other attempt fails the test
 that made it.
+
+On GitHub Actions (GITHUB_ACTIONS=true) every way of running writes
+::error annotations and appends the summary to $GITHUB_STEP_SUMMARY (under
+go test -exec, each package's nettrap its own findings). nettrap report
+does too (--github=off: not), and exits 1 when its logs hold a blocked
+attempt or a bad marker (--exit-zero: 0), so that a job can fail on it.
 
 Examples:
   nettrap -- curl http://203.0.113.7/        # blocked: external

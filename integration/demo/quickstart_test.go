@@ -87,14 +87,17 @@ func TestQuickStart(t *testing.T) {
 		t.Errorf("the blocked connect reached the fake host: %v %v", got, err)
 	}
 
-	// 3. The marker lets the test through, audited.
-	q.write(t, strings.ReplaceAll(quickFetch, "%MARK%", "t.Attr(\"nettrap\", \"network\")\n\t"))
-	mark = h.Mark()
-	if out, stderr, code = q.run(t, quick); code != 0 || !strings.Contains(stderr, "1 allowed by marker or --allow") {
-		t.Errorf("marked: exit %d, stderr %q; want 0 and the allowed count\n%s", code, stderr, out)
-	}
-	if got, err := h.Arrived(mark, quickDest, 30*time.Second); err != nil || len(got) != 1 {
-		t.Errorf("the marked test's connect: arrived %v (%v), want once", got, err)
+	// 3. The marker lets the test through, audited: the README's, and
+	// t.Attr, which it names for a go line of 1.25 (the module's).
+	for _, marker := range []string{readmeMarker(t), `t.Attr("nettrap", "network")`} {
+		q.write(t, strings.ReplaceAll(quickFetch, "%MARK%", marker+"\n\t"))
+		mark = h.Mark()
+		if out, stderr, code = q.run(t, quick); code != 0 || !strings.Contains(stderr, "1 allowed by marker or --allow") {
+			t.Errorf("marked with %s: exit %d, stderr %q; want 0 and the allowed count\n%s", marker, code, stderr, out)
+		}
+		if got, err := h.Arrived(mark, quickDest, 30*time.Second); err != nil || len(got) != 1 {
+			t.Errorf("the connect of the test marked with %s: arrived %v (%v), want once", marker, got, err)
+		}
 	}
 
 	// 4. --allow, as the README writes it, for an address the test does
@@ -111,9 +114,10 @@ func TestQuickStart(t *testing.T) {
 	if log == nil {
 		t.Fatalf("the summary names no audit log:\n%s", stderr)
 	}
+	// It exits 1: the log holds a blocked attempt.
 	rep, _, code := q.run(t, "nettrap report "+log[1])
-	if code != 0 || !strings.Contains(rep, "TestFetch") || !strings.Contains(rep, "203.0.113.7:443") {
-		t.Errorf("nettrap report %s: exit %d\n%s", log[1], code, rep)
+	if code != 1 || !strings.Contains(rep, "TestFetch") || !strings.Contains(rep, "203.0.113.7:443") {
+		t.Errorf("nettrap report %s: exit %d, want 1\n%s", log[1], code, rep)
 	}
 	os.RemoveAll(filepath.Dir(log[1]))
 }
@@ -193,6 +197,20 @@ func readmeLine(t *testing.T, pattern string) string {
 
 // readmeCode is the first fenced code block (any language) under the
 // README's heading, without its fences.
+// readmeMarker is the marker line of the README's code block under "###
+// The marker", its comment left out.
+func readmeMarker(t *testing.T) string {
+	t.Helper()
+	for line := range strings.SplitSeq(readmeCode(t, "### The marker"), "\n") {
+		if strings.Contains(line, "nettrap") {
+			line, _, _ = strings.Cut(line, "//")
+			return strings.TrimSpace(line)
+		}
+	}
+	t.Fatal("README.md's marker block has no marker")
+	return ""
+}
+
 func readmeCode(t *testing.T, heading string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))

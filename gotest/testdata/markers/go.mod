@@ -1,0 +1,3 @@
+module example.com/markers
+
+go 1.20

@@ -1,0 +1,3 @@
+module example.com/oldgo
+
+go 1.22

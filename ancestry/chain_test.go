@@ -49,14 +49,8 @@ func readChainOf(t testing.TB, exe string, args []string, env ...string) (*Chain
 	}
 	pid := cmd.Process.Pid
 	tid, sc := blocked(t, pid, fd)
-	tab, err := callstack.Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := Open(tab)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := openLayout(t, exe)
+	tab := l.Table()
 	bias, err := tab.Bias(pid)
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +69,20 @@ func readChainOf(t testing.TB, exe string, args []string, env ...string) (*Chain
 		b.ReportMetric(float64(len(c.Creators)), "creators")
 	}
 	return c, tab
+}
+
+// openLayout opens exe's table and layout.
+func openLayout(t testing.TB, exe string) *Layout {
+	t.Helper()
+	tab, err := callstack.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 // blocked waits for the thread of pid blocked in read(fd).

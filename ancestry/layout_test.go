@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/nettrap/nettrap/callstack"
 )
 
 // TestLayoutMatchesSymbols checks what Open reads of a stripped binary
@@ -75,14 +73,7 @@ func buildFixture(t *testing.T, version, arch string) string {
 // checkLayout compares what Open reads of exe with its symbols and DWARF.
 func checkLayout(t *testing.T, exe string) {
 	t.Helper()
-	tab, err := callstack.Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := Open(tab)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := openLayout(t, exe)
 	ef, err := elf.Open(exe)
 	if err != nil {
 		t.Fatal(err)

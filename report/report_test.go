@@ -47,19 +47,7 @@ func TestGoldenStack(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := Build(recs, "")
-	var text, md, js bytes.Buffer
-	if err := s.Text(&text); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Markdown(&md, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.JSON(&js); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "stack.txt", text.Bytes())
-	golden(t, "stack.md", md.Bytes())
-	golden(t, "stack.json", js.Bytes())
+	goldenFormats(t, s, "stack")
 	// nettrap report --stacks: each row's whole stack, as the log has it.
 	var stacks bytes.Buffer
 	if err := s.Stacks(&stacks); err != nil {
@@ -70,6 +58,25 @@ func TestGoldenStack(t *testing.T) {
 		s.Blocked[1].Path != "/home/u/shop/prices/client.go" || s.Blocked[1].Count != 2 {
 		t.Errorf("blocked rows %+v", s.Blocked)
 	}
+}
+
+// goldenFormats compares s as text, Markdown and JSON with
+// testdata/NAME.txt, .md and .json.
+func goldenFormats(t *testing.T, s *Summary, name string) {
+	t.Helper()
+	var text, md, js bytes.Buffer
+	if err := s.Text(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Markdown(&md, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.JSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, name+".txt", text.Bytes())
+	golden(t, name+".md", md.Bytes())
+	golden(t, name+".json", js.Bytes())
 }
 
 // TestGoldenLookup: a lookup is one event: its queries (A and AAAA, at
@@ -83,19 +90,7 @@ func TestGoldenLookup(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := Build(recs, "r1")
-	var text, md, js bytes.Buffer
-	if err := s.Text(&text); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Markdown(&md, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.JSON(&js); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "lookup.txt", text.Bytes())
-	golden(t, "lookup.md", md.Bytes())
-	golden(t, "lookup.json", js.Bytes())
+	goldenFormats(t, s, "lookup")
 	if len(s.Blocked) != 5 || s.Totals.Blocked != 7 {
 		t.Errorf("%d rows, %d attempts; want 5 rows (4 lookups, 1 retried dial), 7 attempts (the dial's 3)", len(s.Blocked), s.Totals.Blocked)
 	}

@@ -161,24 +161,15 @@ func TestBlameFromStack(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t, policy.Policy{})
 			tt.who.Package = "example.com/shop/prices"
-			attr := &fakeAttribution{who: tt.who}
-			f.g.Attribution = attr
-			c := call(bpf.Connect, inet("203.0.113.7:443"))
+			var tk decision.Task
 			if tt.stack != nil || tt.err != nil {
-				c.Task = stackTask{FixedTask: task(""), stack: tt.stack, err: tt.err}
+				tk = stackTask{FixedTask: task(""), stack: tt.stack, err: tt.err}
 			}
-			f.g.Decide(c)
-			recs := f.records(t)
-			if len(recs) != 1 || len(attr.reports) != 1 {
-				t.Fatalf("records %+v, reports %q", recs, attr.reports)
-			}
-			_, line, _ := strings.Cut(attr.reports[0], "|"+recs[0].Test+"|")
+			r, line := decideOne(t, tt.who, tk)
 			if want := blocked + tt.want; line != want {
 				t.Errorf("line\n%s\nwant\n%s", line, want)
 			}
-			r := recs[0]
 			if r.Unowned != tt.unowned || r.StartedBy != "" || r.StartedByEnded {
 				t.Errorf("unowned %v started_by %q ended %v, want unowned %v and no started_by (a closure's name is no evidence of who started the goroutine)",
 					r.Unowned, r.StartedBy, r.StartedByEnded, tt.unowned)
@@ -315,6 +306,27 @@ func locOf(f *audit.Frame) string {
 	return f.Loc()
 }
 
+// decideOne has a guard decide a connect to 203.0.113.7:443 by the caller
+// tk, attributed as who, and returns its one record and the line
+// reported with it.
+func decideOne(t *testing.T, who Who, tk decision.Task) (audit.Record, string) {
+	t.Helper()
+	f := newFixture(t, policy.Policy{})
+	attr := &fakeAttribution{who: who}
+	f.g.Attribution = attr
+	c := call(bpf.Connect, inet("203.0.113.7:443"))
+	if tk != nil {
+		c.Task = tk
+	}
+	f.g.Decide(c)
+	recs := f.records(t)
+	if len(recs) != 1 || len(attr.reports) != 1 {
+		t.Fatalf("records %+v, reports %q", recs, attr.reports)
+	}
+	_, line, _ := strings.Cut(attr.reports[0], "|"+recs[0].Test+"|")
+	return recs[0], line
+}
+
 // TestStackOnlyWhenRecorded: the stack is asked for a denied or audited
 // call, once however many destinations it names, and never on the
 // allowed fast path.
@@ -448,18 +460,8 @@ func TestPinnedByTheTestsOwnGoroutine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t, policy.Policy{})
 			tt.who.Package = "example.com/shop/prices"
-			attr := &fakeAttribution{who: tt.who}
-			f.g.Attribution = attr
-			c := call(bpf.Connect, inet("203.0.113.7:443"))
-			c.Task = stackTask{FixedTask: task(""), stack: tt.stack}
-			f.g.Decide(c)
-			recs := f.records(t)
-			if len(recs) != 1 || len(attr.reports) != 1 {
-				t.Fatalf("records %+v, reports %q", recs, attr.reports)
-			}
-			r := recs[0]
+			r, line := decideOne(t, tt.who, stackTask{FixedTask: task(""), stack: tt.stack})
 			if r.Test != tt.test || !slices.Equal(r.Candidates, tt.candidates) {
 				t.Errorf("test %q candidates %q, want %q %q", r.Test, r.Candidates, tt.test, tt.candidates)
 			}
@@ -473,7 +475,6 @@ func TestPinnedByTheTestsOwnGoroutine(t *testing.T) {
 			if verdict != audit.Denied {
 				return
 			}
-			_, line, _ := strings.Cut(attr.reports[0], "|"+r.Test+"|")
 			if want := blocked + tt.want; line != want {
 				t.Errorf("line\n%s\nwant\n%s", line, want)
 			}

@@ -2,7 +2,6 @@ package guard
 
 import (
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/nettrap/nettrap/ancestry"
@@ -87,26 +86,15 @@ func TestBlameByChain(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t, policy.Policy{})
 			tt.who.Package = "example.com/shop/prices"
 			tt.who.BinaryPID = callerPID
-			attr := &fakeAttribution{who: tt.who}
-			f.g.Attribution = attr
-			c := call(bpf.Connect, inet("203.0.113.7:443"))
-			c.Task = chainTask{stackTask{FixedTask: task(""), stack: tt.stack}, tt.chain}
-			f.g.Decide(c)
-			recs := f.records(t)
-			if len(recs) != 1 || len(attr.reports) != 1 {
-				t.Fatalf("records %+v, reports %q", recs, attr.reports)
-			}
-			r := recs[0]
+			r, line := decideOne(t, tt.who, chainTask{stackTask{FixedTask: task(""), stack: tt.stack}, tt.chain})
 			if r.Test != tt.test || !slices.Equal(r.Candidates, tt.candidates) {
 				t.Errorf("test %q candidates %q, want %q %q", r.Test, r.Candidates, tt.test, tt.candidates)
 			}
 			if r.StartedBy != tt.startedBy || r.StartedByEnded != tt.ended || r.Unowned != tt.unowned {
 				t.Errorf("started_by %q ended %v unowned %v, want %q %v %v", r.StartedBy, r.StartedByEnded, r.Unowned, tt.startedBy, tt.ended, tt.unowned)
 			}
-			_, line, _ := strings.Cut(attr.reports[0], "|"+r.Test+"|")
 			if want := blocked + tt.want; line != want {
 				t.Errorf("line\n%s\nwant\n%s", line, want)
 			}

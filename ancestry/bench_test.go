@@ -17,7 +17,7 @@ import (
 func BenchmarkRead(b *testing.B) {
 	for _, extra := range []int{10, 1000} {
 		b.Run("live/goroutines="+strconv.Itoa(extra), func(b *testing.B) {
-			readVictim(b, "live", nil, extraEnv+"="+strconv.Itoa(extra))
+			readVictim(b, "live", nil, extraEnv+"="+strconv.Itoa(extra), noAncestors)
 		})
 		b.Run("kept/goroutines="+strconv.Itoa(extra), func(b *testing.B) {
 			readVictim(b, "exited", nil, extraEnv+"="+strconv.Itoa(extra), "GODEBUG=tracebackancestors=8")
@@ -44,7 +44,7 @@ func BenchmarkGoStatement(b *testing.B) {
 	}
 	var bare, kept []float64
 	for range 3 {
-		bare = append(bare, nsPerGo(b, exe, ""))
+		bare = append(bare, nsPerGo(b, exe, noAncestors))
 		kept = append(kept, nsPerGo(b, exe, "GODEBUG=tracebackancestors=8"))
 	}
 	slices.Sort(bare)
@@ -77,10 +77,7 @@ var nsPerOp = regexp.MustCompile(`BenchmarkGoStatement\S*\s+\d+\s+([\d.]+) ns/op
 // nsPerGo runs the body in exe with env, and returns its ns/op.
 func nsPerGo(b *testing.B, exe, env string) float64 {
 	cmd := exec.Command(exe, "-test.run=^$", "-test.bench=^BenchmarkGoStatement$", "-test.benchtime=200000x")
-	cmd.Env = append(os.Environ(), goStatementEnv+"=1")
-	if env != "" {
-		cmd.Env = append(cmd.Env, env)
-	}
+	cmd.Env = append(os.Environ(), goStatementEnv+"=1", env)
 	out, err := cmd.CombinedOutput()
 	m := nsPerOp.FindSubmatch(out)
 	if err != nil || m == nil {

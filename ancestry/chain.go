@@ -38,6 +38,10 @@ type Creator struct {
 	// was running on another thread).
 	Stack *callstack.Stack
 	Saved bool
+	// Live tells that the creator still lives (its goid is among the
+	// process's goroutines): false for one that has exited, known only
+	// from the stack the runtime kept.
+	Live bool
 	// GoStatement is the go statement that started this one.
 	GoStatement callstack.Frame
 }
@@ -75,7 +79,7 @@ func (l *Layout) Read(mem io.ReaderAt, bias, sp uint64) (*Chain, error) {
 			return c, nil
 		}
 		for _, a := range saved {
-			cr := Creator{ID: a.id, Stack: a.stack, Saved: true}
+			cr := Creator{ID: a.id, Stack: a.stack, Saved: true, Live: byID[a.id] != nil}
 			if a.id != 1 {
 				cr.GoStatement = r.frame(a.gopc)
 			}
@@ -95,7 +99,7 @@ func (l *Layout) Read(mem io.ReaderAt, bias, sp uint64) (*Chain, error) {
 			c.End = "goroutine " + strconv.FormatUint(next.parent, 10) + " has exited"
 			return c, nil
 		}
-		cr := Creator{ID: p.id}
+		cr := Creator{ID: p.id, Live: true}
 		if p.id != 1 {
 			// (Not for the main goroutine: no go statement started
 			// it, its gopc is in the runtime's start-up code.)

@@ -15,6 +15,11 @@ import (
 	"github.com/nettrap/nettrap/callstack"
 )
 
+// noAncestors is the environment of a victim whose runtime keeps no
+// creators' stacks, whatever this test binary's GODEBUG (under nettrap,
+// tracebackancestors: the victims would inherit it).
+const noAncestors = "GODEBUG="
+
 // readVictim runs this test binary as a victim (victimEnv=mode, with
 // env), waits for its blocker to block in read, and reads the blocker's
 // chain.
@@ -120,7 +125,7 @@ func funcs(c Creator) string {
 // ends.
 func TestReadChain(t *testing.T) {
 	t.Run("live", func(t *testing.T) {
-		c, _ := readVictim(t, "live", nil)
+		c, _ := readVictim(t, "live", nil, noAncestors)
 		if len(c.Creators) < 3 {
 			t.Fatalf("creators %+v, end %q: want creatorB, creatorA, main", c.Creators, c.End)
 		}
@@ -139,7 +144,7 @@ func TestReadChain(t *testing.T) {
 		}
 	})
 	t.Run("exited", func(t *testing.T) {
-		c, _ := readVictim(t, "exited", nil)
+		c, _ := readVictim(t, "exited", nil, noAncestors)
 		if len(c.Creators) != 0 || !strings.HasSuffix(c.End, "has exited") {
 			t.Errorf("creators %+v, end %q: want none, its creator has exited", c.Creators, c.End)
 		}

@@ -2,10 +2,15 @@ package ancestry
 
 import (
 	"debug/elf"
+	"errors"
 	"fmt"
 
 	"github.com/nettrap/nettrap/callstack"
 )
+
+// ErrUnsupported is what Open's errors wrap: the executable's goroutines
+// cannot be read at all (as opposed to a read that failed this time).
+var ErrUnsupported = errors.New("goroutine creators not readable")
 
 // A Layout is where one Go executable keeps its goroutines: read once
 // per executable (Open) and shared; safe for concurrent use.
@@ -22,7 +27,7 @@ type Layout struct {
 // dynamic loader relocates).
 func Open(tab *callstack.Table) (*Layout, error) {
 	if tab.PIE {
-		return nil, fmt.Errorf("ancestry: %s: position-independent executables are not read", tab.Path)
+		return nil, fmt.Errorf("ancestry: %s: position-independent executables are not read: %w", tab.Path, ErrUnsupported)
 	}
 	ef, err := elf.Open(tab.Path)
 	if err != nil {
@@ -35,11 +40,11 @@ func Open(tab *callstack.Table) (*Layout, error) {
 	}
 	off, err := im.readOffsets()
 	if err != nil {
-		return nil, fmt.Errorf("ancestry: %s: %w", tab.Path, err)
+		return nil, fmt.Errorf("ancestry: %s: %w (%w)", tab.Path, err, ErrUnsupported)
 	}
 	allgs, err := findAllgs(tab)
 	if err != nil {
-		return nil, fmt.Errorf("ancestry: %s: %w", tab.Path, err)
+		return nil, fmt.Errorf("ancestry: %s: %w (%w)", tab.Path, err, ErrUnsupported)
 	}
 	return &Layout{tab: tab, allgs: allgs, off: off}, nil
 }

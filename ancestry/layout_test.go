@@ -36,7 +36,7 @@ func TestEveryGoVersion(t *testing.T) {
 		t.Run(v, func(t *testing.T) {
 			exe := buildFixture(t, v, "amd64")
 			checkLayout(t, exe)
-			c, _ := readChainOf(t, exe, nil)
+			c, _ := readChainOf(t, exe, nil, noAncestors)
 			if len(c.Creators) != 0 || !strings.HasSuffix(c.End, "has exited") || !strings.HasSuffix(c.GoStatement.Func, ".creatorB") {
 				t.Errorf("without ancestors: creators %+v, end %q, go statement in %q; want none, exited, creatorB", c.Creators, c.End, c.GoStatement.Func)
 			}

@@ -73,7 +73,7 @@ func (r *reader) all() ([]goroutine, error) {
 		return nil, fmt.Errorf("allgs at %#x holds %d goroutines: not allgs", at, n)
 	}
 	if n > maxGoroutines {
-		return nil, fmt.Errorf("%d goroutines: more than %d are not read", n, maxGoroutines)
+		return nil, fmt.Errorf("%d goroutines: more than %d are not read (%w)", n, maxGoroutines, ErrUnsupported)
 	}
 	addrs := make([]byte, 8*n)
 	if _, err := r.mem.ReadAt(addrs, int64(ptr)); err != nil {

@@ -53,6 +53,16 @@ type Origin struct {
 	// runtime showed them: what is known of a goroutine that no running
 	// test is known to have started (Unowned).
 	CreatedIn []string `json:"created_in,omitempty"`
+	// Left tells that the caller left the call before nettrap could
+	// read who made it (a signal interrupted it while its process
+	// lives): the kernel makes the call again, and that call is judged;
+	// this record fails nothing.
+	Left bool `json:"left_the_call,omitempty"`
+	// ChainStop says why the calling goroutine's creators could not be
+	// read, in a program whose creators nettrap reads (the caller left
+	// the call, its process exited as it made it): with no evidence of
+	// who made the call, it is Unowned.
+	ChainStop string `json:"chain_stop,omitempty"`
 	// Stack is the whole stack, innermost first, as far as it was
 	// verified (files as the binary names them).
 	Stack []Frame `json:"stack,omitempty"`
@@ -109,6 +119,10 @@ func (r Record) Blamed() string {
 // root: one form, whether or not they share a directory.
 func wherePart(o Origin) string {
 	if o.Where == nil {
+		if o.Goroutine == "" && o.Unowned {
+			// No stack, or no chain, of the test binary's call.
+			return ", whose stack nettrap could not read (the caller left the call, or exited as it made it): no running test is known to have made it"
+		}
 		if o.Goroutine == "" {
 			return ""
 		}

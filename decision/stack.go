@@ -46,17 +46,15 @@ type ChainReader interface {
 	Chain() (*ancestry.Chain, error)
 }
 
-// ChainOf asks t for its caller's chain of creators: nil when t cannot
-// tell (not a ChainReader, not a Go program the chain can be read of,
-// the read failed).
-func ChainOf(t Task) *ancestry.Chain {
+// ChainOf asks t for its caller's chain of creators. The error wraps
+// ancestry.ErrUnsupported when t cannot read chains at all (not a
+// ChainReader, a program whose goroutines are not readable); any other
+// error is a read that failed this time (the caller left the call, its
+// process exited).
+func ChainOf(t Task) (*ancestry.Chain, error) {
 	cr, ok := t.(ChainReader)
 	if !ok {
-		return nil
+		return nil, ancestry.ErrUnsupported
 	}
-	c, err := cr.Chain()
-	if err != nil {
-		return nil
-	}
-	return c
+	return cr.Chain()
 }

@@ -422,6 +422,13 @@ func (t *Tracker) report(w guard.Who, rec audit.Record, line string) {
 	default:
 		return
 	}
+	if rec.Left {
+		// The caller left the call before it could be read (a signal
+		// interrupted it): the kernel makes it again, and that call is
+		// judged. The line is shown, failing nothing.
+		t.renderer.Note(line)
+		return
+	}
 	if rec.StartedBy != "" {
 		// A test that had ended when the call came (as the stream told
 		// the decider) fails the package, as its line says, even when

@@ -350,3 +350,22 @@ func TestRepeatedLineShownOnce(t *testing.T) {
 		t.Errorf("would-be denial shown %d times (want 1), failed %v:\n%s", n, f.tr.Failed(), out)
 	}
 }
+
+// TestLeftCallFailsNothing: a denial whose caller left the call (a
+// signal; the kernel makes it again, and that call is judged) is shown
+// among the package's lines and fails no test, nor the package.
+func TestLeftCallFailsNothing(t *testing.T) {
+	f := newTrackerFixture(t)
+	f.emit(mark + "=== RUN   TestA")
+	w := f.who()
+	rec := recordOf(w, "denied")
+	rec.Left = true
+	tx := f.tr.Begin(nil)
+	f.tr.report(w, rec, "nettrap: Outbound network blocked: connect tcp 203.0.113.7:80 (external) during TestA")
+	tx.End()
+	f.emit(mark+"--- PASS: TestA (0.00s)", mark+"PASS")
+	out, _ := f.finish()
+	if strings.Contains(out, "FAIL") || !strings.Contains(out, "203.0.113.7:80") {
+		t.Errorf("a left call failed something, or was not shown:\n%s", out)
+	}
+}

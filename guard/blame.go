@@ -7,6 +7,7 @@ import (
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/callstack"
 	"github.com/nettrap/nettrap/decision"
+	"github.com/nettrap/nettrap/procfs"
 )
 
 // The caller's stack, read for a denied or audited attempt only (never
@@ -37,14 +38,23 @@ func readOrigin(c *decision.Call, who Who) stackRead {
 		return stackRead{}
 	}
 	s, tab := decision.StackOf(c.Task)
+	if _, reads := c.Task.(decision.StackReader); s == nil && reads {
+		return stackRead{origin: unreadOrigin(c, who)}
+	}
 	if s == nil {
 		return stackRead{}
 	}
 	o := stackOrigin(s, tab, who)
 	var pin []string
-	if test, literal := ownTest(s, tab); test != "" {
+	switch test, literal := ownTest(s, tab); {
+	case test != "":
 		pin = pinTo(test, literal, who)
-	} else {
+	case testGoroutine(s, tab):
+		// A test's own goroutine whose test nettrap cannot name (a
+		// suite's runner calls it): running code, so a running
+		// test's; among parallel tests, any of them.
+		o.Unowned = false
+	default:
 		pin = byChain(c, tab, who, &o)
 	}
 	return stackRead{origin: o, shown: shownFrames(s, tab, o), pin: pin}
@@ -97,6 +107,39 @@ func addsToLine(frames []audit.Frame, o audit.Origin) []audit.Frame {
 		}
 	}
 	return nil
+}
+
+// unreadOrigin is the origin of a call whose stack could not be read:
+// none, unless the call was the test binary's (or its maker is gone
+// before it could be looked at: it exited as it made the call) during a
+// test, where the evidence would have named the test. With none, no test
+// is blamed by timing: the call is Unowned, and the package fails.
+func unreadOrigin(c *decision.Call, who Who) audit.Origin {
+	if !inTests(who) || who.Collection || who.BinaryPID <= 0 {
+		return audit.Origin{}
+	}
+	if caller := c.Task.Caller(); !caller.Gone && caller.PID != who.BinaryPID {
+		return audit.Origin{} // a process the binary started: by process
+	}
+	var o audit.Origin
+	noEvidence(c, &o, "the caller's stack could not be read")
+	return o
+}
+
+// noEvidence words a call of the test binary's whose evidence could not
+// be read (why): a caller that left the call while its process lives (a
+// signal interrupted it: the kernel makes the call again, and that one
+// is judged) is Left, and fails nothing; otherwise (its thread or
+// process exited as it made the call) it is Unowned, and the package
+// fails: nothing is lost, and no test is blamed by timing.
+func noEvidence(c *decision.Call, o *audit.Origin, why string) {
+	if caller := c.Task.Caller(); !c.Task.Pending() && !caller.Gone && procfs.Lives(caller.TID) && procfs.Lives(caller.PID) {
+		o.Left = true
+		o.StackStop = why + ": the caller left the call (interrupted; it is made again)"
+		return
+	}
+	o.Unowned = true
+	o.StackStop = why + ": the caller exited as it made the call"
 }
 
 // pinned tells which of who's candidates (tests running in parallel) a

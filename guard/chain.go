@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/nettrap/nettrap/ancestry"
@@ -36,8 +37,15 @@ func byChain(c *decision.Call, tab *callstack.Table, who Who, o *audit.Origin) [
 	if !inTests(who) || who.Collection || tab.MainPackage != "" || who.BinaryPID <= 0 || c.Task.Caller().PID != who.BinaryPID {
 		return nil
 	}
-	chain := decision.ChainOf(c.Task)
-	if chain == nil {
+	chain, err := decision.ChainOf(c.Task)
+	if errors.Is(err, ancestry.ErrUnsupported) {
+		return nil
+	}
+	if err != nil {
+		// The chain of a program that has them could not be read this
+		// time: no evidence, so no test is blamed.
+		o.ChainStop = err.Error()
+		noEvidence(c, o, "the caller's creators could not be read")
 		return nil
 	}
 	if o.Where == nil {
@@ -50,6 +58,14 @@ func byChain(c *decision.Call, tab *callstack.Table, who Who, o *audit.Origin) [
 		}
 	}
 	test, literal, by := chainOwner(chain, tab)
+	if test == "" && by.Live && !pausedInParallel(by.Stack) {
+		// A test's goroutine whose test function nettrap cannot name
+		// (a suite's runner calls it: grpctest.RunSubTests.func1), still
+		// there and not paused: the running test's or one of its
+		// parents', as the running test's own goroutine is.
+		o.Unowned = false
+		return nil
+	}
 	if test == "" {
 		o.Unowned = true
 		o.CreatedIn = createdIn(chain)
@@ -73,17 +89,46 @@ func byChain(c *decision.Call, tab *callstack.Table, who Who, o *audit.Origin) [
 // goroutine: the test, whether a literal of it ran there (a subtest),
 // and the creator, its stack kept only where it shows the go statement
 // (atCreation). Whose goroutine a creator is does not depend on where
-// it is now: its outermost frames do not change while it lives.
+// it is now: its outermost frames do not change while it lives. A
+// test's goroutine whose test nettrap cannot name (testGoroutine, not
+// ownTest) ends the search too, with "" and that creator: the chain
+// above it is its parent tests', not the caller's.
 func chainOwner(chain *ancestry.Chain, tab *callstack.Table) (string, bool, ancestry.Creator) {
 	for i, cr := range chain.Creators {
-		if test, literal := ownTest(cr.Stack, tab); test != "" {
-			if !atCreation(chain, i) {
-				cr.Stack = nil
-			}
-			return test, literal, cr
+		test, literal := ownTest(cr.Stack, tab)
+		if test == "" && !testGoroutine(cr.Stack, tab) {
+			continue
 		}
+		if test != "" && !atCreation(chain, i) {
+			cr.Stack = nil
+		}
+		return test, literal, cr
 	}
 	return "", false, ancestry.Creator{}
+}
+
+// testGoroutine tells whether s is a goroutine the testing package runs
+// a test in (testing.tRunner its outermost frame), named or not.
+func testGoroutine(s *callstack.Stack, tab *callstack.Table) bool {
+	if s == nil || !s.Complete {
+		return false
+	}
+	w, _ := tab.Where(s)
+	return w.EntryIsTest
+}
+
+// pausedInParallel tells whether a test's goroutine is paused in
+// t.Parallel (waiting for the sequential tests to end): not running.
+func pausedInParallel(s *callstack.Stack) bool {
+	if s == nil {
+		return false
+	}
+	for _, f := range s.Frames {
+		if f.Func == "testing.(*T).Parallel" {
+			return true
+		}
+	}
+	return false
 }
 
 // nearestUserStack is the stack of the nearest creator that shows where

@@ -1,6 +1,8 @@
 package guard
 
 import (
+	"errors"
+	"os"
 	"slices"
 	"testing"
 
@@ -8,6 +10,7 @@ import (
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/callstack"
+	"github.com/nettrap/nettrap/decision"
 	"github.com/nettrap/nettrap/policy"
 )
 
@@ -122,6 +125,100 @@ func TestChainNotReadOutsideTests(t *testing.T) {
 		f.g.Decide(c)
 		if recs := f.records(t); len(recs) != 1 || recs[0].Unowned {
 			t.Errorf("%+v: records %+v, want one, not unowned", who, recs)
+		}
+	}
+}
+
+// heldTask is a caller whose stack cannot be read, as pending or not,
+// of process pid (its thread the same).
+type heldTask struct {
+	stackTask
+	pid     int
+	pending bool
+	gone    bool
+}
+
+func (t heldTask) Caller() decision.Caller {
+	return decision.Caller{PID: t.pid, TID: t.pid, Gone: t.gone, Argv0: "p.test"}
+}
+func (t heldTask) Pending() bool { return t.pending }
+
+// TestNoEvidenceBlamesNoTest: a call of the test binary's whose stack or
+// creators cannot be read blames no test by timing. Its caller exited as
+// it made the call: the package fails (unowned). Its caller left the
+// call, alive (a signal: the kernel makes it again, and that call is
+// judged): the record fails nothing (left_the_call). A process the
+// binary started keeps the running test. A test's goroutine nettrap
+// cannot name (a suite's runner calls the test) is a running test's.
+func TestNoEvidenceBlamesNoTest(t *testing.T) {
+	self := os.Getpid()
+	unreadable := stackTask{FixedTask: task(""), err: errors.New("callstack: /proc/TID/syscall: the thread is running")}
+	runner := stackOf(true, dial, user(fr("grpctest.RunSubTests.func1", "grpctest/grpctest.go", 80)), tRunner)
+	who := Who{Package: "example.com/shop/prices", Test: "TestB", Active: []string{"TestB"}, BinaryPID: self}
+	tests := []struct {
+		name          string
+		tk            decision.Task
+		unowned, left bool
+		want          string
+	}{
+		{name: "the caller exited as it made the call", tk: heldTask{unreadable, self, false, true}, unowned: true,
+			want: ", whose stack nettrap could not read (the caller left the call, or exited as it made it): no running test is known to have made it"},
+		{name: "the caller left the call, alive", tk: heldTask{unreadable, self, false, false}, left: true},
+		{name: "a process the binary started", tk: heldTask{unreadable, self + 1, true, false}},
+		{name: "the chain could not be read", unowned: true,
+			tk:   chainErrTask{stackTask{FixedTask: task(""), stack: stackOf(true, dial, user(fr("up.(*Probe).Do.func1", "up/probe.go", 40)), goexit)}, self},
+			want: ", in a goroutine of up.(*Probe).Do.func1 that no running test is known to have started"},
+		{name: "an unnamed test goroutine", tk: stackTask{FixedTask: task(""), stack: runner}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := who
+			if tt.tk == nil {
+				t.Fatal("no task")
+			}
+			r, line := decideOne(t, w, tt.tk)
+			if r.Unowned != tt.unowned || r.Left != tt.left || r.Test != "TestB" {
+				t.Errorf("unowned %v left %v test %q, want %v %v TestB", r.Unowned, r.Left, r.Test, tt.unowned, tt.left)
+			}
+			if tt.want != "" && line != blocked+" during TestB"+tt.want {
+				t.Errorf("line\n%s\nwant\n%s", line, blocked+" during TestB"+tt.want)
+			}
+		})
+	}
+}
+
+// chainErrTask reads a stack, and fails to read the chain (the process
+// exited), as process pid.
+type chainErrTask struct {
+	stackTask
+	pid int
+}
+
+func (t chainErrTask) Caller() decision.Caller {
+	return decision.Caller{PID: t.pid, TID: t.pid, Gone: true}
+}
+func (t chainErrTask) Chain() (*ancestry.Chain, error) {
+	return nil, errors.New("open /proc/1/syscall: no such file or directory")
+}
+
+// TestChainUnnamedTestGoroutine: a creator that is a test's goroutine
+// nettrap cannot name ends the chain: still there, the call is the
+// running test's (a parent's at most); exited, no running test is known
+// to have started it.
+func TestChainUnnamedTestGoroutine(t *testing.T) {
+	lib := stackOf(true, dial, user(fr("up.(*Probe).Do.func1", "up/probe.go", 40)), goexit)
+	runner := stackOf(true, user(fr("grpctest.RunSubTests.func1", "grpctest/grpctest.go", 80)), tRunner)
+	top := stackOf(true, user(fr("prices.TestA", "prices_test.go", 10)), tRunner)
+	who := Who{Package: "example.com/shop/prices", Test: "TestA/sub", Active: []string{"TestA", "TestA/sub"}, BinaryPID: callerPID}
+	for _, tc := range []struct {
+		live    bool
+		unowned bool
+	}{{true, false}, {false, true}} {
+		chain := &ancestry.Chain{Creators: []ancestry.Creator{{ID: 9, Stack: runner, Saved: true, Live: tc.live}, {ID: 5, Stack: top, Live: true}}}
+		r, _ := decideOne(t, who, chainTask{stackTask{FixedTask: task(""), stack: lib}, chain})
+		if r.Unowned != tc.unowned || r.StartedBy != "" || r.Test != "TestA/sub" {
+			t.Errorf("live %v: unowned %v started_by %q test %q, want unowned %v, no started_by (not TestA, the chain's next), TestA/sub",
+				tc.live, r.Unowned, r.StartedBy, r.Test, tc.unowned)
 		}
 	}
 }

@@ -104,6 +104,22 @@ func Exited(p int) bool {
 	return err == nil && len(f) > 0 && (f[0] == "Z" || f[0] == "X")
 }
 
+// pfExiting is the kernel's PF_EXITING task flag: the task is exiting.
+const pfExiting = 0x4
+
+// Lives reports whether thread (or process) tid exists and is not
+// exiting: not gone, not a zombie, and without PF_EXITING in its flags
+// (field 9 of /proc/tid/stat), which a thread killed by its process's
+// exit carries before it is gone.
+func Lives(tid int) bool {
+	f, err := statFields(tid)
+	if err != nil || len(f) < 7 || f[0] == "Z" || f[0] == "X" {
+		return false
+	}
+	flags, err := strconv.ParseUint(f[6], 10, 64)
+	return err == nil && flags&pfExiting == 0
+}
+
 // StartTime is when process p started, in clock ticks after boot (field 22
 // of /proc/p/stat). With the pid it names one process for good: a pid
 // number that is reused gets a later start time. An exec keeps it.

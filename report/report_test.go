@@ -317,3 +317,15 @@ func TestHeadlineCountsBlockedPackages(t *testing.T) {
 		t.Errorf("headline %q, want it to start %q", h, want)
 	}
 }
+
+// TestLeftCallNotCounted: a record of a call its caller left (the kernel
+// made it again: the next record) makes no row; the log keeps it.
+func TestLeftCallNotCounted(t *testing.T) {
+	rec := audit.Record{Decision: audit.Denied, Package: "example.com/p", Test: "TestA", Dest: "203.0.113.7:80", Class: "external", Syscall: "connect", SockType: "tcp"}
+	left := rec
+	left.Left = true
+	s := Build([]audit.Record{left, rec}, "")
+	if len(s.Blocked) != 1 || s.Blocked[0].Count != 1 || s.Totals.Blocked != 1 {
+		t.Errorf("rows %+v, totals %+v: want the one judged call", s.Blocked, s.Totals)
+	}
+}

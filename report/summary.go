@@ -174,6 +174,12 @@ func Build(recs []audit.Record, runID string) *Summary {
 			runs[rec.RunID] = true
 			s.RunIDs = append(s.RunIDs, rec.RunID)
 		}
+		if rec.Left {
+			// A call its caller left before it was judged (a signal):
+			// the kernel made it again, and that record is the one
+			// counted. The log keeps both.
+			continue
+		}
 		row := rowOf(rec)
 		key := rowKey(row)
 		if g := groups[key]; g != nil {

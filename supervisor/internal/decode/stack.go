@@ -2,6 +2,7 @@ package decode
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"sync"
@@ -47,7 +48,7 @@ func (t *task) Chain() (*ancestry.Chain, error) {
 	}
 	tab, err := tables.of(pid)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %v", ancestry.ErrUnsupported, err)
 	}
 	l, err := layouts.of(tab)
 	if err != nil {

@@ -127,19 +127,24 @@ func unreadOrigin(c *decision.Call, who Who) audit.Origin {
 }
 
 // noEvidence words a call of the test binary's whose evidence could not
-// be read (why): a caller that left the call while its process lives (a
-// signal interrupted it: the kernel makes the call again, and that one
-// is judged) is Left, and fails nothing; otherwise (its thread or
-// process exited as it made the call) it is Unowned, and the package
-// fails: nothing is lost, and no test is blamed by timing.
+// be read (why): a caller whose thread or process exited as it made the
+// call is Unowned, and the package fails (nothing is lost, and no test
+// is blamed by timing); one that left the call while alive (a signal
+// interrupted it: the kernel makes the call again, and that one is
+// judged) is Left, and fails nothing. A caller still in the call whose
+// memory could not be read for another reason keeps the running test,
+// as a call with no stack did before.
 func noEvidence(c *decision.Call, o *audit.Origin, why string) {
-	if caller := c.Task.Caller(); !c.Task.Pending() && !caller.Gone && procfs.Lives(caller.TID) && procfs.Lives(caller.PID) {
+	caller := c.Task.Caller()
+	alive := !caller.Gone && procfs.Lives(caller.TID) && procfs.Lives(caller.PID)
+	switch {
+	case !alive:
+		o.Unowned = true
+		o.StackStop = why + ": the caller exited as it made the call"
+	case !c.Task.Pending():
 		o.Left = true
 		o.StackStop = why + ": the caller left the call (interrupted; it is made again)"
-		return
 	}
-	o.Unowned = true
-	o.StackStop = why + ": the caller exited as it made the call"
 }
 
 // pinned tells which of who's candidates (tests running in parallel) a

@@ -147,8 +147,9 @@ func (t heldTask) Pending() bool { return t.pending }
 // creators cannot be read blames no test by timing. Its caller exited as
 // it made the call: the package fails (unowned). Its caller left the
 // call, alive (a signal: the kernel makes it again, and that call is
-// judged): the record fails nothing (left_the_call). A process the
-// binary started keeps the running test. A test's goroutine nettrap
+// judged): the record fails nothing (left_the_call). A caller still in
+// the call, alive, whose memory could not be read, and a process the
+// binary started keep the running test. A test's goroutine nettrap
 // cannot name (a suite's runner calls the test) is a running test's.
 func TestNoEvidenceBlamesNoTest(t *testing.T) {
 	self := os.Getpid()
@@ -165,6 +166,7 @@ func TestNoEvidenceBlamesNoTest(t *testing.T) {
 			want: ", whose stack nettrap could not read (the caller left the call, or exited as it made it): no running test is known to have made it"},
 		{name: "the caller left the call, alive", tk: heldTask{unreadable, self, false, false}, left: true},
 		{name: "a process the binary started", tk: heldTask{unreadable, self + 1, true, false}},
+		{name: "still in the call, memory unreadable", tk: heldTask{unreadable, self, true, false}},
 		{name: "the chain could not be read", unowned: true,
 			tk:   chainErrTask{stackTask{FixedTask: task(""), stack: stackOf(true, dial, user(fr("up.(*Probe).Do.func1", "up/probe.go", 40)), goexit)}, self},
 			want: ", in a goroutine of up.(*Probe).Do.func1 that no running test is known to have started"},

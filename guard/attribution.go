@@ -19,7 +19,7 @@ type Who struct {
 	// MarkedCandidates are the candidates that carry the marker (or
 	// match --allow-test): Context.Marked says all of them do. The
 	// caller's stack may pin the call to one candidate (blame.go's
-	// pinned); it does only where that cannot change the decision.
+	// pinTo); it does only where that cannot change the decision.
 	MarkedCandidates []string `json:",omitempty"`
 	// Active are the tests started and not ended (running or paused,
 	// parents included): whether the test whose goroutine started the

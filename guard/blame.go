@@ -13,7 +13,7 @@ import (
 // The caller's stack, read for a denied or audited attempt only (never
 // on the allowed fast path), once per call, while the call waits: where
 // in the user's code the call was made, and whose goroutine made it.
-// A running test's own goroutine pins the call to it (pinned). A
+// A running test's own goroutine pins the call to it (ownTest, pinTo). A
 // goroutine whose code is another test's by name only (TestA.func1
 // during TestB) is no evidence of who started it: a function's name
 // says where its code was written, and TestA may have stored the
@@ -28,7 +28,7 @@ type stackRead struct {
 	// shown are the module's frames a verdict's line shows under it
 	// when the attribution shows stacks (Who.ShowsStack): shownFrames.
 	shown []audit.Frame
-	pin   []string // the candidates the stack pins the call to (pinned)
+	pin   []string // the candidates the stack pins the call to (pinTo)
 }
 
 // readOrigin asks the call's task for its stack and words what it
@@ -147,12 +147,12 @@ func noEvidence(c *decision.Call, o *audit.Origin, why string) {
 	}
 }
 
-// pinned tells which of who's candidates (tests running in parallel) a
-// call was made by, from its stack: nil when the stack does not narrow
-// them; one test when it pins the call, several when it narrows the
-// candidates to the subtests of one test.
+// ownTest names the test whose own goroutine s is: the test, and
+// whether tRunner called a literal of it (a subtest's function); "" when
+// s is no test's own goroutine, or one whose test cannot be named
+// (testGoroutine).
 //
-// Only a test's own goroutine pins: a complete stack whose outermost
+// A test's own goroutine is a complete stack whose outermost
 // frames are the testing package's (testing.tRunner) and whose first
 // function past them, the function tRunner called, is the module's
 // test function itself (p.TestA: TestA's goroutine, or TestA's still
@@ -173,18 +173,6 @@ func noEvidence(c *decision.Call, o *audit.Origin, why string) {
 // stored would be pinned to TestA's subtests if any ran; nothing else
 // puts TestA's literal under tRunner. (docs/tests.md, "Parallel
 // tests".)
-//
-// A pin is kept only where it cannot change the decision: when every
-// candidate carries the marker or none does (a pinned test marked
-// where the others are not would have to be decided again).
-func pinned(s *callstack.Stack, tab *callstack.Table, who Who) []string {
-	test, literal := ownTest(s, tab)
-	return pinTo(test, literal, who)
-}
-
-// ownTest names the test whose own goroutine s is (see pinned): the
-// test, and whether tRunner called a literal of it (a subtest's
-// function); "" when s is no test's own goroutine.
 func ownTest(s *callstack.Stack, tab *callstack.Table) (string, bool) {
 	if s == nil || !s.Complete {
 		return "", false
@@ -201,8 +189,12 @@ func ownTest(s *callstack.Stack, tab *callstack.Table) (string, bool) {
 }
 
 // pinTo pins a call to test (literal: to its subtests) among who's
-// candidates: nil when that does not narrow them or could change the
-// decision.
+// candidates (tests running in parallel): nil when that does not narrow
+// them; one test when it pins the call, several when it narrows the
+// candidates to the subtests of one test. A pin is kept only where it
+// cannot change the decision: when every candidate carries the marker
+// or none does (a pinned test marked where the others are not would
+// have to be decided again).
 func pinTo(test string, literal bool, who Who) []string {
 	if len(who.Candidates) < 2 || test == "" {
 		return nil
@@ -285,7 +277,7 @@ func isUserFunc(tab *callstack.Table, s *callstack.Stack, fn string) bool {
 	return false
 }
 
-// pinWho is who with the candidates pin leaves (pinned): the one test,
+// pinWho is who with the candidates pin leaves (pinTo): the one test,
 // or fewer candidates.
 func pinWho(who Who, pin []string) Who {
 	switch len(pin) {
@@ -360,7 +352,7 @@ func relFile(tab *callstack.Table, f callstack.Frame) string {
 // user's module (the test, or a closure in it: TestA, TestA.func1.2),
 // and names the test (TestA). The outermost, because that is nearest
 // to whose goroutine it is: a test's goroutine may call a closure
-// another test made. A name, not a proof: see pinned and Unowned.
+// another test made. A name, not a proof: see ownTest and Unowned.
 func testFrame(s *callstack.Stack, tab *callstack.Table) (string, callstack.Frame, bool) {
 	for i := len(s.Frames) - 1; i >= 0; i-- {
 		f := s.Frames[i]

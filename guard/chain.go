@@ -14,7 +14,7 @@ import (
 // goroutine started it, through the goroutines that created the caller's
 // (package ancestry): the nearest creator that is a test's own goroutine
 // (ownTest) is the evidence. It words what it found into o and returns
-// the pin among who's candidates (as pinned does):
+// the pin among who's candidates (pinTo):
 //
 //   - a running test started it: the call is that test's (o.Unowned,
 //     set by a closure's name, is cleared);

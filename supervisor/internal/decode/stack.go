@@ -13,56 +13,68 @@ import (
 	"github.com/nettrap/nettrap/callstack"
 )
 
+// held is what the stack and the chain of the held caller are read
+// from, read once per call (Stack, then Chain for the same call, need
+// the same): the executable's table, the thread's registers from
+// /proc/TID/syscall (both engines' held threads show them: one blocked
+// in the notification, one in its ptrace stop), and the load bias.
+type held struct {
+	tab  *callstack.Table
+	sc   callstack.Syscall
+	bias uint64
+	err  error
+}
+
+func (t *task) held() held {
+	t.heldOnce.Do(func() {
+		pid := t.Caller().PID
+		if pid <= 0 {
+			t.hold.err = errors.New("no caller")
+			return
+		}
+		tab, err := tables.of(pid)
+		if err != nil {
+			t.hold.err = fmt.Errorf("%w: %v", ancestry.ErrUnsupported, err)
+			return
+		}
+		t.hold.tab = tab
+		if t.hold.sc, err = callstack.ReadSyscall(t.c.TID); err == nil {
+			t.hold.bias, err = tab.Bias(pid)
+		}
+		t.hold.err = err
+	})
+	return t.hold
+}
+
 // Stack implements decision.StackReader: the caller's stack, unwound
-// from /proc/TID/syscall, which both engines' held threads show (one
-// blocked in the notification, one in its ptrace stop), with the
-// symbol tables of the caller's executable.
+// from its registers with the symbol tables of its executable.
 func (t *task) Stack() (*callstack.Stack, *callstack.Table, error) {
-	pid := t.Caller().PID
-	if pid <= 0 {
-		return nil, nil, errors.New("no caller")
+	h := t.held()
+	if h.err != nil {
+		return nil, nil, h.err
 	}
-	tab, err := tables.of(pid)
-	if err != nil {
-		return nil, nil, err
-	}
-	s, err := tab.UnwindThread(pid, t.c.TID)
-	if err != nil {
-		return nil, nil, err
-	}
+	s := h.tab.Unwind(callstack.ProcessMemory(t.c.TID), h.bias, h.sc.Regs)
 	if !t.Pending() {
 		// The thread left the call: what was read may be another
 		// call's stack.
 		return nil, nil, errors.New("the caller left the call")
 	}
-	return s, tab, nil
+	return s, h.tab, nil
 }
 
 // Chain implements decision.ChainReader: the chain of goroutines that
 // created the caller's, read from the goroutine whose stack holds the
-// sp of /proc/TID/syscall, with the layout of the caller's executable.
+// caller's sp, with the layout of the caller's executable.
 func (t *task) Chain() (*ancestry.Chain, error) {
-	pid := t.Caller().PID
-	if pid <= 0 {
-		return nil, errors.New("no caller")
+	h := t.held()
+	if h.err != nil {
+		return nil, h.err
 	}
-	tab, err := tables.of(pid)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ancestry.ErrUnsupported, err)
-	}
-	l, err := layouts.of(tab)
+	l, err := layouts.of(h.tab)
 	if err != nil {
 		return nil, err
 	}
-	sc, err := callstack.ReadSyscall(t.c.TID)
-	if err != nil {
-		return nil, err
-	}
-	bias, err := tab.Bias(pid)
-	if err != nil {
-		return nil, err
-	}
-	c, err := l.Read(callstack.ProcessMemory(t.c.TID), bias, sc.Regs.SP)
+	c, err := l.Read(callstack.ProcessMemory(t.c.TID), h.bias, h.sc.Regs.SP)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,8 @@ type task struct {
 	sock       string
 	treeOnce   sync.Once
 	tree       bool
+	heldOnce   sync.Once
+	hold       held // the caller's table and registers (stack.go)
 }
 
 // Bind makes c a call held by h, of a command started in ns, with

@@ -19,8 +19,9 @@ type Client struct {
 	done   chan struct{}
 	served bool
 
-	mu    sync.Mutex
-	holds map[uint64]guard.Transaction // the outer's transactions, by id
+	mu      sync.Mutex
+	holds   map[uint64]guard.Transaction // the outer's transactions, by id
+	settled chan struct{}                // closed, and replaced, when holds empties
 }
 
 // Dial connects to the outer nettrap at path and registers this process
@@ -61,7 +62,7 @@ func register(rw io.ReadWriteCloser, pkg, argv0 string, timeout time.Duration) (
 		return nil, fmt.Errorf("register with the outer nettrap: %w", err)
 	}
 	setDeadline(rw, time.Time{})
-	return &Client{c: c, done: make(chan struct{}), holds: map[uint64]guard.Transaction{}}, nil
+	return &Client{c: c, done: make(chan struct{}), holds: map[uint64]guard.Transaction{}, settled: make(chan struct{})}, nil
 }
 
 // Serve carries the outer's transactions to a in the background until
@@ -97,17 +98,54 @@ func (cl *Client) answer(a guard.Attribution, m message) error {
 	case opEnd:
 		cl.mu.Lock()
 		tx, ok := cl.holds[m.ID]
-		delete(cl.holds, m.ID)
 		cl.mu.Unlock()
 		if ok {
 			for _, r := range m.Reports {
 				tx.Report(r.Record, r.Line)
 			}
 			tx.End()
+			cl.drop(m.ID)
 		}
 		return cl.c.send(message{Op: opEnded, ID: m.ID})
 	}
 	return fmt.Errorf("%w: unexpected %q", errProtocol, m.Op)
+}
+
+// drop forgets a transaction once its reports are in, and wakes Settle
+// when none is left.
+func (cl *Client) drop(id uint64) {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	delete(cl.holds, id)
+	if len(cl.holds) == 0 {
+		close(cl.settled)
+		cl.settled = make(chan struct{})
+	}
+}
+
+// Settle waits, at most d, until no transaction of the outer is open. The
+// binary can exit while one of its calls is still being decided (another
+// thread ended the process): the outer then still sends the verdict, and
+// it must reach the test's report before the inner finishes rendering it,
+// or the denial is lost. It reports whether every transaction ended.
+func (cl *Client) Settle(d time.Duration) bool {
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for {
+		cl.mu.Lock()
+		open, settled := len(cl.holds), cl.settled
+		cl.mu.Unlock()
+		if open == 0 {
+			return true
+		}
+		select {
+		case <-settled:
+		case <-cl.done:
+			return true // the outer went away: releaseAll ended them
+		case <-deadline.C:
+			return false
+		}
+	}
 }
 
 // releaseAll ends the transactions whose end will never come (the outer

@@ -524,3 +524,32 @@ func TestIsNettrap(t *testing.T) {
 		t.Error("a sleep process passes for nettrap")
 	}
 }
+
+// A binary can exit while one of its calls is still being decided: the
+// inner must wait for that verdict before it finishes the test's report.
+func TestSettleWaitsForOpenVerdicts(t *testing.T) {
+	fa := newFakeAttr(guard.Who{Package: "example.com/p", Test: "TestLate"})
+	s, cl, _ := newPair(t, fa)
+	if !cl.Settle(time.Second) {
+		t.Fatal("Settle with nothing open = false, want true at once")
+	}
+	tx := s.begin(child)
+	tx.Report(audit.Record{TID: 7, Dest: "203.0.113.9:443", Decision: audit.Denied}, "blocked")
+	if cl.Settle(50 * time.Millisecond) {
+		t.Fatal("Settle = true while the outer's transaction is open")
+	}
+	settled := make(chan bool, 1)
+	go func() { settled <- cl.Settle(10 * time.Second) }()
+	select {
+	case <-settled:
+		t.Fatal("Settle returned before the verdict came")
+	case <-time.After(100 * time.Millisecond):
+	}
+	tx.End()
+	if !<-settled {
+		t.Fatal("Settle = false after the verdict came")
+	}
+	if got, want := fa.events(), "begin; report TestLate 203.0.113.9:443 blocked; end"; got != want {
+		t.Errorf("inner saw %q, want %q before Settle returned", got, want)
+	}
+}

@@ -76,6 +76,13 @@ func runInnerTestBinary(o Options) error {
 	if err != nil {
 		return cantRun("cannot start %s: %v", o.Argv[0], err)
 	}
+	// A call the outer was still deciding when the binary ended (another
+	// thread exited the process) gets its verdict now: it must reach the
+	// test's report before Finish renders the last of it.
+	if !cl.Settle(hub.DefaultTimeout) {
+		fmt.Fprintf(os.Stderr, "nettrap: the outer nettrap sent no verdict within %v for a call of %s; the package fails\n", hub.DefaultTimeout, bin.Tracker.Package)
+		status = max(status, 1)
+	}
 	findings := 0
 	status = bin.Finish(status, func(rec audit.Record) {
 		findings++

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/lab"
@@ -21,22 +20,9 @@ func nettrapBin(t testing.TB) string {
 }
 
 // dropNotice removes, under the parent variants, nettrap's one-line notice
-// of its fallback to the ptrace engine from a run's output (as printed, or
-// as a test2json output event), so that the tests of everything else see
-// what they see under the notify engine. The engine tests check the
-// notice itself (TestEngineUnderParentListener).
-func dropNotice(s string) string {
-	if v, _ := lab.CurrentVariant(); lab.ParentTraps[v] == "" {
-		return s
-	}
-	var b strings.Builder
-	for line := range strings.Lines(s) {
-		if !strings.HasPrefix(line, lab.ParentNotice) && !strings.Contains(line, `"Output":"`+lab.ParentNotice) {
-			b.WriteString(line)
-		}
-	}
-	return b.String()
-}
+// of its fallback to the ptrace engine from a run's output (lab.DropNotice).
+// The engine tests check the notice itself (TestEngineUnderParentListener).
+func dropNotice(s string) string { return lab.DropNotice(s) }
 
 // notifyOnly skips t under every engine variant, saying why: what t checks
 // only the notify engine can do. Keep the callers few, each with its reason.

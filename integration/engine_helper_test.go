@@ -30,3 +30,22 @@ func notifyOnly(t testing.TB, why string) {
 	t.Helper()
 	lab.SkipUnder(t, why, lab.VariantPtrace, lab.VariantParent, lab.VariantParentConnect, lab.VariantOuter)
 }
+
+// ownListener skips t under an outer nettrap (lab.VariantOuter), saying
+// why: t installs a seccomp listener of its own above nettrap
+// (parentlisten) or asks for the notify engine, and a filter chain has
+// one listener, which is the outer nettrap's there.
+func ownListener(t testing.TB) {
+	t.Helper()
+	lab.SkipUnder(t, "needs a seccomp listener of its own (parentlisten, or nettrap's notify engine), and under an outer nettrap the filter chain's one listener is that nettrap's", lab.VariantOuter)
+}
+
+// bareUnderOuter skips t under an outer nettrap (lab.VariantOuter),
+// saying why: t compares nettrap's runs with the kernel's own behaviour
+// in a run without nettrap, and there every call nettrap traps goes to
+// the outer nettrap's listener first (emulated by it, or skipped at its
+// decision), so no run of the tree is bare.
+func bareUnderOuter(t testing.TB) {
+	t.Helper()
+	lab.SkipUnder(t, "compares with a bare run, and under an outer nettrap no run is bare (that nettrap's listener takes every call nettrap traps)", lab.VariantOuter)
+}

@@ -49,3 +49,13 @@ func bareUnderOuter(t testing.TB) {
 	t.Helper()
 	lab.SkipUnder(t, "compares with a bare run, and under an outer nettrap no run is bare (that nettrap's listener takes every call nettrap traps)", lab.VariantOuter)
 }
+
+// outerDenies skips t under an outer nettrap (lab.VariantOuter), saying
+// why: what t shows leaking without nettrap is a call the outer nettrap
+// denies by design, in any namespace (what, e.g. "socket(AF_XDP)"), so
+// the unguarded control cannot run there, and the outer nettrap fails
+// the test for trying.
+func outerDenies(t testing.TB, what string) {
+	t.Helper()
+	lab.SkipUnder(t, "its unguarded control makes "+what+", which an outer nettrap denies by design in any namespace (and fails the test for)", lab.VariantOuter)
+}

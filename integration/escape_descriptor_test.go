@@ -42,10 +42,7 @@ func TestEscapeDescriptorSwapTreeNetns(t *testing.T) {
 
 func testDescriptorSwap(t *testing.T, mode, proto string) {
 	if mode == "path" {
-		// Seen under the outer nettrap: every allowed connect to the
-		// unix path fails (tries:2000 ok:0), where the inner nettrap
-		// makes it for the caller under the outer's listener.
-		lab.SkipUnder(t, "under an outer nettrap the inner nettrap's connects to a unix path, made for the caller, all fail (tries:2000 ok:0; open, issue 37)", lab.VariantOuter)
+		unixPathUnderOuter(t) // seen there: tries:2000 ok:0
 	}
 	e := newLabEnv(t)
 	var ln *lab.Listener

@@ -86,7 +86,6 @@ func TestGotestsumRawCommandClean(t *testing.T) {
 // fallback notice goes where the summary goes (--summary=off: nowhere;
 // --summary=FILE: that file), not to stderr.
 func TestGotestsumUnderParentListener(t *testing.T) {
-	ownListener(t)
 	gts := gotestsum(t)
 	b := lab.Programs(t)
 	summary := filepath.Join(t.TempDir(), "summary.txt")

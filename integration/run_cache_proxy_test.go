@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/nettrap/nettrap/integration/internal/lab"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 )
 
@@ -142,6 +143,12 @@ func TestRunGoTestCacheToolchain(t *testing.T) {
 	}
 
 	for _, flags := range [][]string{nil, {"--sealed"}} {
+		if flags != nil && lab.TestVariant(t) == lab.VariantOuter {
+			// The inner nettraps' dials of their hub (a unix socket by
+			// path) fail there: see unixPathUnderOuter.
+			t.Logf("%s=%s: the --sealed run is left out: under an outer nettrap the allowed connects to a unix socket by path fail (open, issue 37)", lab.VariantEnv, lab.VariantOuter)
+			continue
+		}
 		// Under --sealed too: the go command's own process downloads.
 		dir := proxyFixture(t)
 		log := auditPath(t)

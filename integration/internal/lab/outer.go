@@ -30,10 +30,16 @@ func DropOuterNettrapEnv() {
 	}
 }
 
+// SealedPtraceNotice starts the line nettrap prints once when --sealed
+// runs without a network namespace of the command's own because the
+// ptrace engine cannot hand sockets in (run/sealednetns.go).
+const SealedPtraceNotice = "nettrap: --sealed without a network namespace of the command's own (the ptrace engine cannot hand sockets in)"
+
 // DropNotice removes, under the parent variants (VariantOuter among
-// them), nettrap's one-line notice of its fallback to the ptrace engine
-// from a run's output (as printed, or as a test2json output event), so
-// that the tests of everything else see what they see under the notify
+// them), nettrap's one-line notices of its fallback to the ptrace engine
+// (ParentNotice, and SealedPtraceNotice, which that engine brings) from
+// a run's output (as printed, or as a test2json output event), so that
+// the tests of everything else see what they see under the notify
 // engine.
 func DropNotice(s string) string {
 	if v, _ := CurrentVariant(); ParentTraps[v] == "" {
@@ -41,7 +47,11 @@ func DropNotice(s string) string {
 	}
 	var b strings.Builder
 	for line := range strings.Lines(s) {
-		if !strings.HasPrefix(line, ParentNotice) && !strings.Contains(line, `"Output":"`+ParentNotice) {
+		notice := false
+		for _, n := range []string{ParentNotice, SealedPtraceNotice} {
+			notice = notice || strings.HasPrefix(line, n) || strings.Contains(line, `"Output":"`+n)
+		}
+		if !notice {
 			b.WriteString(line)
 		}
 	}

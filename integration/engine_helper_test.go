@@ -79,3 +79,15 @@ func unixPathUnderOuter(t testing.TB) {
 	t.Helper()
 	lab.SkipUnder(t, "under an outer nettrap the allowed connects and sends to a unix socket by path fail (ECONNREFUSED as root, EACCES as nobody; open, issue 37)", lab.VariantOuter)
 }
+
+// slowUnderOuter skips t under an outer nettrap (lab.VariantOuter),
+// saying why: t runs go commands that build under inner nettraps, which
+// there stop every system call of the compiler at its entry (the ptrace
+// engine under a listener that traps what it decides), and takes
+// minutes, past what the package may spend there (go test's default
+// 10-minute timeout). Only the heaviest such tests, each measured (issue
+// 37); the bare run checks them.
+func slowUnderOuter(t testing.TB, took string) {
+	t.Helper()
+	lab.SkipUnder(t, "its go commands build under inner nettraps stopping every system call at entry, which took "+took+" under an outer nettrap, past the package's 10-minute budget there; the bare run checks it", lab.VariantOuter)
+}

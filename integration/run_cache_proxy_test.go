@@ -130,6 +130,7 @@ func TestProxy(t *testing.T) {
 // modules (its own calls are the toolchain's: allowed, audited), while a
 // test's call to the very same proxy is denied.
 func TestRunGoTestCacheToolchain(t *testing.T) {
+	slowUnderOuter(t, "155 s (its default run alone)")
 	sandbox.Require(t)
 	proxy := startFakeProxy(t)
 	env := func(t *testing.T) []string {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/lab"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 )
 
@@ -103,7 +104,7 @@ func checkRun(t *testing.T, run nettrapRun, want expectation) {
 	}
 	// A test binary's output, nettrap's lines included, is all on stdout:
 	// nettrap's own stderr has the run's summary at most.
-	if rest := withoutSummary(t, run.stderr); rest != "" {
+	if rest := withoutSummary(t, lab.DropSealedNotice(run.stderr)); rest != "" {
 		t.Errorf("nettrap wrote to stderr, beyond the run's summary:\n%s", run.stderr)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/lab"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 	"github.com/nettrap/nettrap/integration/internal/victimbuild"
 )
@@ -76,7 +77,7 @@ func TestSealedGoTest(t *testing.T) {
 		{"exec", func(t *testing.T, log string) (string, int) {
 			out, code := goCmd(t, fixtureRoot(t), goEnv("NETTRAP_SEALED=1", "NETTRAP_AUDIT_LOG="+log),
 				slices.Concat([]string{"test", "-exec", nettrap}, goTest[2:])...)
-			return dropNotice(out), code
+			return lab.DropSealedNotice(dropNotice(out)), code
 		}},
 		{"nettrap-go-test", func(t *testing.T, log string) (string, int) {
 			run := runIn(t, fixtureRoot(t), goEnv(), nettrap, slices.Concat([]string{"--sealed", "--audit-log", log, "--"}, goTest)...)

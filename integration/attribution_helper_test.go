@@ -106,7 +106,9 @@ func runConfined(t *testing.T, bin, pkg string, flags, args []string) nettrapRun
 	t.Helper()
 	sandbox.Require(t)
 	argv := slices.Concat(flags, []string{bin}, args)
-	return runIn(t, filepath.Join(fixtureRoot(t), pkg), goEnv(), nettrapBin(t), argv...)
+	// A run with records keeps its log in TMPDIR (TestBinarySummary):
+	// the test's, not the machine's.
+	return runIn(t, filepath.Join(fixtureRoot(t), pkg), goEnv("TMPDIR="+t.TempDir()), nettrapBin(t), argv...)
 }
 
 func runIn(t *testing.T, dir string, env []string, prog string, args ...string) nettrapRun {

@@ -82,6 +82,7 @@ func TestFallbackDenies(t *testing.T) {
 // netsem's lines are the bare ones, the blocking connect is the kernel's,
 // and nettrap said once that it could not emulate.
 func TestFallbackSemantics(t *testing.T) {
+	bareUnderOuter(t)
 	sandbox.Require(t)
 	bins := lab.Programs(t)
 	progs := netsem.Build(t)

@@ -20,6 +20,7 @@ import (
 // by design, where a thread blocked in connect waits, shows that nettrap
 // made the calls under on and let the kernel make them under off.
 func TestEmulationSemantics(t *testing.T) {
+	bareUnderOuter(t)
 	sandbox.Require(t)
 	requireEmulation(t)
 	bins := lab.Programs(t)

@@ -31,6 +31,7 @@ func (v verdict) String() string {
 // and listen, then the calls nettrap decides): every engine must reach
 // the same verdicts, and let only the marked tests' connections through.
 func TestEngineVerdictsEqual(t *testing.T) {
+	ownListener(t) // the notify engine and parentlisten
 	sandbox.Require(t)
 	b := lab.Programs(t)
 	var pkgs []string

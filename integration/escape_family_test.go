@@ -16,6 +16,7 @@ import (
 // other-family.
 func TestEscapeXDPSocket(t *testing.T) {
 	lab.RequireRoot(t)
+	outerDenies(t, "socket(AF_XDP)")
 	e := newLabEnv(t)
 	dst := netip.AddrPortFrom(lab.Outside4, 4244)
 	args := func(marker string) []string {

@@ -39,6 +39,7 @@ func flipOut(t *testing.T, r labRun) (ok, refused int) {
 // nettrap with the bytes it checked. The lo values still pass (some
 // setsockopts succeed) and the veth values are denied (some fail).
 func TestEscapeValueFlip(t *testing.T) {
+	outerDenies(t, "setsockopts that pin to an interface other than lo or join a group off lo")
 	e := newLabEnv(t)
 	idx := strconv.Itoa(e.InsideIndex)
 	cases := []struct {

@@ -289,6 +289,7 @@ func TestEscapeNetnsRoute(t *testing.T) {
 // load the program already (EPERM: loading it needs CAP_BPF and
 // CAP_NET_ADMIN in the initial user namespace). Nothing arrives.
 func TestEscapeNetnsCgroupConnect(t *testing.T) {
+	outerUserns(t, "loading a cgroup BPF program (CAP_BPF, CAP_NET_ADMIN)")
 	e, ln := redirectEnv(t)
 	marker := "cgroup connect unguarded"
 	r := e.run(t, asSelf, e.bins.Escapee, "cgroup-connect", marker)

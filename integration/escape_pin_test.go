@@ -44,6 +44,7 @@ func synTo(dst netip.AddrPort) func(lab.Record) bool {
 // root and as nobody. Under nettrap the pin is refused (EPERM, audited as
 // interface-pin) and nothing arrives.
 func TestEscapeInterfacePin(t *testing.T) {
+	outerDenies(t, "sends pinned to an interface other than lo")
 	e := newLabEnv(t)
 	idx := strconv.Itoa(e.InsideIndex)
 	type pinCase struct {

@@ -10,6 +10,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	dropOuterNettrapEnv()
+	lab.DropOuterNettrapEnv()
 	sandbox.Main(m, victimbuild.Cleanup, lab.Cleanup, netsem.Cleanup, gocacheCleanup)
 }

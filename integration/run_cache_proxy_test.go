@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/nettrap/nettrap/integration/internal/lab"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 )
 
@@ -129,6 +130,7 @@ func TestProxy(t *testing.T) {
 // modules (its own calls are the toolchain's: allowed, audited), while a
 // test's call to the very same proxy is denied.
 func TestRunGoTestCacheToolchain(t *testing.T) {
+	slowUnderOuter(t, "155 s (its default run alone)")
 	sandbox.Require(t)
 	proxy := startFakeProxy(t)
 	env := func(t *testing.T) []string {
@@ -142,6 +144,12 @@ func TestRunGoTestCacheToolchain(t *testing.T) {
 	}
 
 	for _, flags := range [][]string{nil, {"--sealed"}} {
+		if flags != nil && lab.TestVariant(t) == lab.VariantOuter {
+			// The inner nettraps' dials of their hub (a unix socket by
+			// path) fail there: see unixPathUnderOuter.
+			t.Logf("%s=%s: the --sealed run is left out: under an outer nettrap the allowed connects to a unix socket by path fail (open, issue 37)", lab.VariantEnv, lab.VariantOuter)
+			continue
+		}
 		// Under --sealed too: the go command's own process downloads.
 		dir := proxyFixture(t)
 		log := auditPath(t)

@@ -77,6 +77,7 @@ func twoMakeRuns(t *testing.T, h *fakehost.Host, run func(i int) (nettrapRun, st
 // must still serve the clean package from the cache (such runs once kept
 // -exec, uncached, for fear of the hang).
 func TestRunHubMakeCacheOneProc(t *testing.T) {
+	slowUnderOuter(t, "32 s")
 	requireMake(t)
 	users := []user{asSelf}
 	if os.Geteuid() == 0 {

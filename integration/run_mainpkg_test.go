@@ -28,6 +28,7 @@ func mainpkgDir(t *testing.T) string {
 // they are built and run, and a leaky one is failed with its line and
 // attributed to its package and test.
 func TestMainPackageTests(t *testing.T) {
+	slowUnderOuter(t, "58 s")
 	sandbox.Require(t)
 	nettrap := nettrapBin(t)
 	ep := tcpEP(fxExternal, 443)

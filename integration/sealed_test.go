@@ -12,6 +12,7 @@ import (
 
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/lab"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 	"github.com/nettrap/nettrap/integration/internal/victimbuild"
 )
@@ -74,8 +75,9 @@ func TestSealedGoTest(t *testing.T) {
 		run  func(t *testing.T, log string) (stdout string, code int)
 	}{
 		{"exec", func(t *testing.T, log string) (string, int) {
-			return goCmd(t, fixtureRoot(t), goEnv("NETTRAP_SEALED=1", "NETTRAP_AUDIT_LOG="+log),
+			out, code := goCmd(t, fixtureRoot(t), goEnv("NETTRAP_SEALED=1", "NETTRAP_AUDIT_LOG="+log),
 				slices.Concat([]string{"test", "-exec", nettrap}, goTest[2:])...)
+			return lab.DropSealedNotice(dropNotice(out)), code
 		}},
 		{"nettrap-go-test", func(t *testing.T, log string) (string, int) {
 			run := runIn(t, fixtureRoot(t), goEnv(), nettrap, slices.Concat([]string{"--sealed", "--audit-log", log, "--"}, goTest)...)
@@ -87,6 +89,9 @@ func TestSealedGoTest(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.name != "exec" {
+				unixPathUnderOuter(t) // the inner nettraps dial their hub
+			}
 			eps := fixtureEndpoints()
 			h := fakehost.Start(t, eps...)
 			mark := h.Mark()
@@ -164,6 +169,9 @@ func TestForgedInnerRefused(t *testing.T) {
 	forge := victimbuild.Build(t, "github.com/nettrap/nettrap/integration/internal/forgehub")
 	for _, sealed := range []bool{false, true} {
 		t.Run(map[bool]string{false: "default", true: "sealed"}[sealed], func(t *testing.T) {
+			if sealed {
+				unixPathUnderOuter(t) // the forged inner dials the hub
+			}
 			ep := tcpEP(fxExternal, 3101)
 			h := fakehost.Start(t, ep)
 			mark := h.Mark()

@@ -111,6 +111,7 @@ func TestUnguardedSocketsCanBeCreated(t *testing.T) {
 		t.Run(op, func(t *testing.T) { mustOK(t, runVictim(t, op)) })
 	}
 	t.Run("io-uring-setup", func(t *testing.T) {
+		outerDenies(t, "io_uring_setup")
 		if b, err := os.ReadFile("/proc/sys/kernel/io_uring_disabled"); err == nil && strings.TrimSpace(string(b)) != "0" {
 			t.Skipf("io_uring disabled by sysctl kernel.io_uring_disabled=%s", strings.TrimSpace(string(b)))
 		}

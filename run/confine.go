@@ -28,7 +28,10 @@ type confined struct {
 	closeAudit func() error
 	bin        *gotest.Binary // the test binary's wiring; nil for a command
 	hub        *outer         // the hub of a Command; nil when there is none
-	cmdEnv     []string       // the command's environment, when the hub set it
+	// own is the log and summary of a test binary run directly
+	// (testbinary.go); nil otherwise.
+	own    *binaryRun
+	cmdEnv []string // the command's environment, when the hub set it
 	// netns is the network namespace --sealed runs the command in
 	// (sealednetns.go); nil for none.
 	netns *sealns.Netns
@@ -100,6 +103,15 @@ func (c *confined) setup() error {
 			return cantRun("go test needs the hub to name its tests and keep its cache sound; use --cache=off (go test -exec) where it cannot be made")
 		}
 	}
+	if directBinary(o) {
+		b, err := prepareBinaryRun(o)
+		if err != nil {
+			return err
+		}
+		if c.own = b; b != nil {
+			logPath = b.log.path
+		}
+	}
 	execLog, err := execAuditLog(o)
 	switch {
 	case err != nil && o.Policy.Mode == policy.Audit:
@@ -119,7 +131,7 @@ func (c *confined) setup() error {
 	if c.g, c.closeAudit, err = newGuard(o, logPath, execLog != "", c.netns); err != nil {
 		return cantRun("%v", err)
 	}
-	c.g.Keep = reportsToGitHub(o)
+	c.g.Keep = c.reportsToGitHub()
 	if o.Kind == TestBinary {
 		markRan(o.OuterRun)
 		if c.bin, err = gotest.NewBinary(o.Argv, o.Package, os.Stdout, os.Stderr, o.AllowTests, o.Policy.Sealed); err != nil {
@@ -143,6 +155,7 @@ func (c *confined) release() {
 		c.closeAudit()
 	}
 	c.hub.drop()
+	c.own.drop()
 	c.netns.Close()
 }
 
@@ -189,12 +202,12 @@ func (c *confined) supervise(cmd *exec.Cmd, fw *forwarder, rp *reaper) (int, err
 	so.Emulate, so.Engine, so.Userns, so.SealedNetns = c.o.Emulate, c.o.Engine, c.o.Userns, c.netns
 	so.Sealed = c.o.Policy.Sealed
 	so.Landlock = treeDomain(c.o, c.notices())
-	if c.hub != nil {
+	if c.hub != nil || c.own != nil {
 		// The start notices (engine fallback, emulation, user
 		// namespace) go where the summary goes: a consumer that takes
 		// every stderr line for an error (gotestsum --raw-command) gets
 		// none with --summary=FILE or off.
-		so.Notices = c.hub.out.w
+		so.Notices = c.notices()
 	}
 	sess, err := supervisor.Start(cmd, so)
 	if c.bin != nil {
@@ -229,6 +242,7 @@ func (c *confined) finish(status int) error {
 	// last record, and is closed here, before the summary reads it, its
 	// error failing the run (a full disk may show only then).
 	c.hub.end()
+	c.own.end()
 	if err := c.closeAudit(); err != nil {
 		return cantRun("%v", err)
 	}
@@ -241,11 +255,14 @@ func (c *confined) finish(status int) error {
 	if plainExec(c.o) {
 		c.sumUpPackage()
 	}
-	if reportsToGitHub(c.o) {
+	if c.reportsToGitHub() {
 		reportBinaryToGitHub(c.o, c.g.Records())
 	}
 	if c.hub != nil {
 		status = c.hub.finish(c.o, status)
+	}
+	if c.own != nil {
+		status = c.own.finish(c.o, status)
 	}
 	return exit(status)
 }

@@ -15,18 +15,20 @@ import (
 	"github.com/nettrap/nettrap/report"
 )
 
-// A test binary's nettrap that no other nettrap started (go test -exec
-// nettrap, one per package and several at once; nettrap -- ./pkg.test)
-// ends with no run summary, which is what finishRun reports to GitHub
-// Actions from. On GitHub Actions it reports its own findings instead,
-// from the records its guard kept (guard.Guard.Keep): it may have no
-// audit log to read them back from. Under an outer nettrap (nettrap --
-// go test, --cache=off, a hub) the outer reports the whole run.
+// A test binary's nettrap that go test -exec started (one per package,
+// several at once) ends with no run summary, which is what finishRun
+// reports to GitHub Actions from. On GitHub Actions it reports its own
+// findings instead, from the records its guard kept
+// (guard.Guard.Keep): it may have no audit log to read them back from.
+// Under an outer nettrap (nettrap -- go test, --cache=off, a hub) the
+// outer reports the whole run; a test binary run directly (nettrap --
+// ./pkg.test) ends with the run's summary (testbinary.go), and reports
+// from it, but where it could make no log.
 
-// reportsToGitHub: the run reports its test binary's findings to GitHub
-// Actions itself.
-func reportsToGitHub(o Options) bool {
-	return o.Kind == TestBinary && o.OuterRun == "" && ghactions.Enabled(os.Getenv)
+// reportsToGitHub: c reports its test binary's findings to GitHub
+// Actions itself, not from a run summary.
+func (c *confined) reportsToGitHub() bool {
+	return c.o.Kind == TestBinary && c.o.OuterRun == "" && c.own == nil && ghactions.Enabled(os.Getenv)
 }
 
 // reportBinaryToGitHub reports a test binary's records. Under go test,

@@ -61,10 +61,13 @@ func NewSealedNetns(engine supervisor.EngineMode, userns supervisor.UsernsMode) 
 }
 
 // notices is where the start's notices go: where the summary goes for
-// a run with a hub, else stderr.
+// a run with a hub or a test binary run directly, else stderr.
 func (c *confined) notices() io.Writer {
 	if c.hub != nil && c.hub.out != nil {
 		return c.hub.out.w
+	}
+	if c.own != nil {
+		return c.own.out.w
 	}
 	return os.Stderr
 }

@@ -194,6 +194,9 @@ func finishRun(o Options, log *runLog, out *summaryOut, status int) int {
 		return ExitCantRun
 	}
 	if ghactions.Enabled(os.Getenv) {
+		if o.Kind == TestBinary {
+			s.Scope = o.Package // the step summary's block names it
+		}
 		reportToGitHub(s)
 	}
 	if err := out.close(); err != nil {

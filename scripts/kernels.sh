@@ -245,10 +245,10 @@ poweroff -f
 EOF
 }
 
-# initramfs ARCH KTREE OUT: busybox, the virtio and virtiofs modules
+# initramfs ARCH KTREE IMAGE: busybox, the virtio and virtiofs modules
 # (uncompressed, depmod'd), /init, passwd and group for nobody.
 initramfs() {
-	local arch=$1 ktree=$2 out=$3 ir ver bb m rel a
+	local arch=$1 ktree=$2 image=$3 ir ver bb m rel a
 	ir=$(mktemp -d)
 	ver=$(ls "$ktree/lib/modules")
 	mkdir -p "$ir"/{bin,sbin,etc,proc,sys,dev,tmp,mnt,root,lib/modules/"$ver"}
@@ -277,7 +277,7 @@ initramfs() {
 	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n' >"$ir/etc/passwd"
 	printf 'root:x:0:\nnogroup:x:65534:\n' >"$ir/etc/group"
 	printf '127.0.0.1 localhost\n::1 localhost\n' >"$ir/etc/hosts"
-	(cd "$ir" && find . | cpio -o -H newc --quiet | gzip -1) >"$out"
+	(cd "$ir" && find . | cpio -o -H newc --quiet | gzip -1) >"$image"
 	rm -rf "$ir"
 }
 
@@ -340,7 +340,7 @@ while read -r user; do
 		case $line in *:*) args=${line#*:} ;; esac
 		job=$((job + 1))
 		script=$nt/job$job.sh
-		logf=$nt/$job-$pkg-$user.log
+		logf=$out/$job-$pkg-$user.log
 		case $pkg in
 		supervisor | bpf | sealns | callstack)
 			printf 'cd %s/src/%s && exec env HOME=/tmp/home TMPDIR=/tmp CI=true %s/bin/%s.test -test.v %s\n' \
@@ -367,7 +367,6 @@ while read -r user; do
 		*)
 			sed 's/^/    | /' "$logf" | tail -n 60 ;;
 		esac
-		cp "$logf" "$out/" 2>/dev/null
 		[ "$rc" = 0 ] || failed=1
 	done <"$nt/plan"
 done <"$nt/users"
@@ -434,7 +433,7 @@ build_share() {
 
 # boot ARCH KTREE INITRD SHARE NAME: one guest; its verdict in $guest_verdict.
 boot() {
-	local arch=$1 ktree=$2 initrd=$3 share=$4 name=$5 ver sock vfs_pid rc=0 t0 console qemu=()
+	local arch=$1 ktree=$2 initrd=$3 share=$4 name=$5 ver sock vfs_pid rc=0 t0 console cmdline qemu=()
 	ver=$(ls "$ktree/lib/modules")
 	console=$logs/$name.console.log
 	sock=$work/$name.vfs.sock
@@ -446,7 +445,7 @@ boot() {
 	[ -S "$sock" ] || { kill "$vfs_pid" 2>/dev/null || true; die "virtiofsd did not start (see $logs/$name.virtiofsd.log)"; }
 	case $arch in
 	amd64) qemu=(qemu-system-x86_64 -cpu max) cmdline="console=ttyS0" ;;
-	arm64) qemu=(qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on) cmdline="console=ttyAMA0" ;;
+	arm64) qemu=(qemu-system-aarch64 -M virt -cpu "max,pauth-impdef=on") cmdline="console=ttyAMA0" ;;
 	esac
 	cmdline="$cmdline quiet loglevel=3 panic=-1 oops=panic nettrap.guest=$name"
 	t0=$SECONDS

@@ -296,7 +296,7 @@ set -u
 nt=/tmp/nt
 out=/mnt/out/$NETTRAP_GUEST
 mkdir -p "$out" "$nt" /tmp/home
-cp -a /mnt/bin /mnt/src /mnt/plan /mnt/users "$nt/"
+cp -a /mnt/bin /mnt/src /mnt/plan.* /mnt/users "$nt/"
 chmod -R a+rX "$nt"
 chmod 1777 /tmp/home
 echo "guest $NETTRAP_GUEST: $(uname -r) $(uname -m), $(nproc) CPUs"
@@ -326,7 +326,7 @@ summary() {
 }
 
 # The demo's fake API listens on 203.0.113.80:80 (lo): root starts it.
-if grep -q '^demo' "$nt/plan"; then
+if cat "$nt"/plan.* | grep -q '^demo'; then
 	ip addr add 203.0.113.80/32 dev lo
 	setsid "$nt/bin/fakeapi" -addr 203.0.113.80:80 -log /tmp/fakeapi.log -ready /tmp/fakeapi.ready >/tmp/fakeapi.out 2>&1 &
 	for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do [ -e /tmp/fakeapi.ready ] && break; sleep 0.5; done
@@ -369,7 +369,7 @@ while read -r user; do
 			sed 's/^/    | /' "$logf" | tail -n 60 ;;
 		esac
 		[ "$rc" = 0 ] || failed=1
-	done <"$nt/plan"
+	done <"$nt/plan.$user"
 done <"$nt/users"
 exit $failed
 EOF
@@ -402,7 +402,7 @@ EOF
 
 # ---- build: the test binaries and nettrap for ARCH, into the share ----
 
-plan_needs() { printf '%s\n' "${plan[@]}" | grep -q "^$1\(:\|$\)"; }
+plan_needs() { printf '%s\n' "${plan[@]}" "${nobody_plan[@]}" | grep -q "^$1\(:\|$\)"; }
 
 build_share() {
 	local arch=$1 share=$2 pkg
@@ -427,7 +427,17 @@ build_share() {
 	fi
 	guest_run >"$share/run.sh"
 	printf '%s\n' "${users[@]}" >"$share/users"
-	printf '%s\n' "${plan[@]}" >"$share/plan"
+	local entry u
+	for u in "${users[@]}"; do
+		if [ "$u" = root ]; then set -- "${plan[@]}"; else set -- "${nobody_plan[@]}"; fi
+		for entry; do
+			if [ "$arch" = arm64 ] && [ ${#runs[@]} -eq 0 ] && [ -n "$arm64_known_failures" ] && [ "${entry%%:*}" = supervisor ]; then
+				log "arm64 ($u): NOT RUN, known failures (issue 38, branch arm38): $arm64_known_failures"
+				entry="$entry -test.skip='$arm64_known_failures'"
+			fi
+			printf '%s\n' "$entry"
+		done >"$share/plan.$u"
+	done
 }
 
 # ---- boot ----
@@ -510,14 +520,31 @@ if [ "$self_test" = 1 ]; then self_test; exit 0; fi
 # The default plan. callstack's fixture tests build a program with the go
 # command, which the guest lacks: they run on the host only.
 callstack_skip='^(TestUnwindARM64Synthetic|TestExternalLinking|TestUnwindStripped|TestUnwindPIE)$'
-# supervisor's tests of races and of decoding that take minutes under TCG
-# (thousands of tries, or many cases of what the kernel does not change):
-# the host's CI runs them, under every engine variant.
-supervisor_skip='^(TestEmulationClosesTheRace|TestPidfdGetfdRace|TestManyConcurrentConnects|TestMalformedArguments|TestSockoptEmulated|TestMulticastJoinDecoded|TestInterfacePinDecoded)$'
+# supervisor: under TCG its tests take 10-20 times the host's time (the
+# whole suite, some 60 s on the host, would take 15 minutes per run), so
+# the guests run those that show what a kernel gives or refuses: the
+# notify engine's answers and emulation, the netlink hand-over with
+# ADDFD_FLAG_SEND, ADDFD under signals, the withheld features, the
+# command's user namespace, the Landlock domain, the ptrace engine's probe
+# and decisions, the supervisor's death, sealing. The rest runs on the host
+# in CI: races with thousands of tries, decoding, signal storms
+# (TestRestartedConnect 35 s, TestPtraceHandOverUnderSignals 50 s under
+# TCG), the ptrace engine under a parent listener (30 s).
+supervisor_run='^(TestConnectAllowedAndDenied|TestEmulatedAllowedCalls|TestNetlinkHandedOver|TestAddfdSendUnderSignals|TestWithheldKernelFeatures|TestUsernsOfTheCommand|TestTreeDomain|TestPtraceProbe|TestPtraceDecidesAside|TestSupervisorKilled|TestSealing)$'
+# Known failures on arm64 (issue 38: the CPU runs AArch32 programs, so the
+# ptrace engine stops at syscall entry where the tests expect amd64's
+# answer; the hand-over without capabilities), being fixed on branch
+# arm38: left out of arm64's default plan, saying so, until that lands.
+# Empty this to run them.
+arm64_known_failures='^(TestPtraceProbe)$'
 if [ ${#runs[@]} -gt 0 ]; then
 	plan=("${runs[@]}")
+	nobody_plan=("${runs[@]}")
 else
-	plan=(version "supervisor:-test.skip='$supervisor_skip'" bpf sealns "callstack:-test.skip='$callstack_skip'" demo)
+	plan=(version "supervisor:-test.run='$supervisor_run'" bpf:-test.short sealns "callstack:-test.skip='$callstack_skip'" demo)
+	# bpf's and callstack's tests are the same for any user (a filter
+	# needs no privilege): nobody runs the rest only, for the time.
+	nobody_plan=(version "supervisor:-test.run='$supervisor_run'" sealns demo)
 fi
 
 work=$(mktemp -d /tmp/nettrap-kernels-work.XXXXXX)

@@ -121,7 +121,9 @@ install_tools() {
 	command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
 	command -v qemu-system-aarch64 >/dev/null || need+=(qemu-system-arm)
 	[ -x /usr/lib/qemu/virtiofsd ] || need+=(qemu-system-common)
-	[ -x /bin/busybox ] && /bin/busybox --list 2>/dev/null | grep -qx setsid || need+=(busybox-static)
+	# busybox-static's has every applet the guest uses (setsid, su, …); grep
+	# reads all of the list (-q would end the pipe early: pipefail).
+	[ -x /bin/busybox ] && /bin/busybox --list 2>/dev/null | grep -x setsid >/dev/null || need+=(busybox-static)
 	command -v depmod >/dev/null || need+=(kmod)
 	command -v cpio >/dev/null || need+=(cpio)
 	command -v xz >/dev/null || need+=(xz-utils)

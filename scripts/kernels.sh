@@ -301,7 +301,7 @@ mkdir -p "$out" "$nt" /tmp/home
 cp -a /mnt/bin /mnt/src /mnt/plan.* /mnt/users "$nt/"
 chmod -R a+rX "$nt"
 chmod 1777 /tmp/home
-echo "guest $KERNELS_GUEST: $(uname -r) $(uname -m), $(nproc) CPUs"
+echo "guest $KERNELS_GUEST: $(uname -r) $(uname -m), $(nproc) CPUs, booted in $(cut -d' ' -f1 /proc/uptime)s"
 echo "guest: user namespaces: max $(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo ?)," \
 	"unprivileged_userns_clone $(cat /proc/sys/kernel/unprivileged_userns_clone 2>/dev/null || echo absent);" \
 	"LSMs $(cat /sys/kernel/security/lsm 2>/dev/null || echo ?)"
@@ -373,6 +373,7 @@ while read -r user; do
 		[ "$rc" = 0 ] || failed=1
 	done <"$nt/plan.$user"
 done <"$nt/users"
+echo "guest: done at $(cut -d' ' -f1 /proc/uptime)s"
 exit $failed
 EOF
 }

@@ -50,7 +50,7 @@ die() { log "FAIL: $*"; exit 1; }
 skip() { log "SKIP: $*"; exit 3; }
 
 archs=() kernels=() runs=() users=both timeout=420 cache=/var/cache/nettrap-kernels
-logs='' smp=2 mem=2G self_test=0
+logs='' smp=2 mem=2G self_test=0 apt_updated=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--arch) archs+=("$2"); shift 2 ;;
@@ -153,6 +153,13 @@ kernel_pkg() {
 	local re name
 	re=$(pkg_regex "$1" "$2")
 	name=$(apt-cache search --names-only "$re" 2>/dev/null | cut -d' ' -f1 | grep -E "$re" | sort -V | tail -n1 || true)
+	if [ -z "$name" ] && [ "$apt_updated" = 0 ] && [ "$(id -u)" = 0 ]; then
+		# A machine whose apt lists are empty (a fresh container) or stale.
+		log "apt knows no $1 $2 kernel: apt-get update"
+		apt_updated=1
+		apt-get update -qq || log "apt-get update failed"
+		name=$(apt-cache search --names-only "$re" 2>/dev/null | cut -d' ' -f1 | grep -E "$re" | sort -V | tail -n1 || true)
+	fi
 	if [ -z "$name" ]; then
 		name=$(find "$cache/debs" -maxdepth 1 -name "*_$1.deb" -printf '%f\n' 2>/dev/null | cut -d_ -f1 | grep -E "$re" | sort -V | tail -n1 || true)
 		[ -z "$name" ] || log "apt knows no $1 $2 kernel: using $name from the cache"
@@ -196,6 +203,7 @@ ensure_foreign_arch() {
 	[ "$(id -u)" = 0 ] || return 0 # the cache may still hold what is needed
 	log "dpkg --add-architecture $arch; apt-get update"
 	dpkg --add-architecture "$arch"
+	apt_updated=1
 	apt-get update -qq || log "apt-get update failed: the cache must hold the $arch packages"
 }
 

@@ -183,11 +183,27 @@ func ChooseEngine(mode EngineMode) (EngineChoice, error) {
 	// with a listener where the kernel's EBUSY did not say so (a profile
 	// that refuses NEW_LISTENER for its own reasons first).
 	c.Listener, c.ProbeErr = bpf.ProbeHidden(runtime.GOARCH)
-	c.EntryStops = c.ProbeErr != nil || !c.Listener.Sees()
+	c.EntryStops = needEntryStops(c.Listener, c.ProbeErr, notifyErr)
 	if os.Getenv(entryStopsEnv) != "" {
 		c.EntryStops = true
 	}
 	return c, nil
+}
+
+// needEntryStops tells whether the ptrace engine must stop every syscall
+// at entry, from what the probe saw (p, or probeErr why it could not
+// look) and the listener probe's notifyErr. A call the probe saw hidden,
+// or no probe, takes them. An ABI the probe cannot make calls of (arm on
+// an arm64 machine that runs AArch32 programs: an AArch64 process cannot
+// make their calls) counts as hidden only where a listener may be above:
+// where nettrap could install one (notifyErr nil, --engine=ptrace asked
+// for) the kernel says none is (it allows one per filter chain), and no
+// other action that outranks TRACE (KILL, TRAP, ERRNO) lets the call run.
+func needEntryStops(p bpf.ListenerProbe, probeErr, notifyErr error) bool {
+	if probeErr != nil || p.Hidden != "" {
+		return true
+	}
+	return len(p.Unprobed) > 0 && notifyErr != nil
 }
 
 // entryStopsEnv, set to anything, makes the ptrace engine stop every

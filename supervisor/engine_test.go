@@ -1,6 +1,7 @@
 package supervisor_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -64,8 +65,11 @@ func skipUnderPtrace(t *testing.T, why string) {
 // stop alone would never come). The engine's probe tells the two apart:
 // a listener that hides none of nettrap's calls (WSL2's bind and listen)
 // leaves the seccomp stops enough; one that hides connect, sendto and
-// sendmsg, or --sealed, takes every syscall's entry stop.
+// sendmsg, or --sealed, takes every syscall's entry stop. So does any
+// listener on an arm64 machine that runs AArch32 programs: the probe
+// cannot make their calls (armUnprobed), so the listener may hide them.
 func TestPtraceUnderParentListener(t *testing.T) {
+	unprobed := armUnprobed()
 	for _, c := range []struct {
 		traps      string
 		sealed     bool
@@ -73,12 +77,12 @@ func TestPtraceUnderParentListener(t *testing.T) {
 		hidden     string
 		others     []string
 	}{
-		{"bind,listen", false, false, "", []string{"bind", "listen"}},
+		{"bind,listen", false, unprobed != nil, "", []string{"bind", "listen"}},
 		{"bind,listen", true, true, "", []string{"bind", "listen"}},
 		{"connect,sendto,sendmsg", false, true, "connect", nil},
 		// A listener that hides the i386 ABI's connect alone: a 64-bit
 		// process reaches it with `int $0x80`.
-		{"i386:connect", false, i386Hidden() != "", i386Hidden(), nil},
+		{"i386:connect", false, i386Hidden() != "" || unprobed != nil, i386Hidden(), nil},
 	} {
 		t.Run(fmt.Sprintf("%s/sealed=%v", c.traps, c.sealed), func(t *testing.T) {
 			skipParentListenerUnderNettrap(t, c.traps)
@@ -94,9 +98,10 @@ func TestPtraceUnderParentListener(t *testing.T) {
 				t.Fatalf("engine %q under a parent listener, want ptrace", rep.Engine)
 			}
 			forced := os.Getenv("NETTRAP_TEST_ENTRY_STOPS") != ""
-			if rep.EntryStops != (c.entryStops || forced) || rep.Hidden != c.hidden || !slices.Equal(rep.Others, c.others) {
-				t.Errorf("entry stops %v, probe saw hidden %q, others %q; want %v, %q, %q",
-					rep.EntryStops, rep.Hidden, rep.Others, c.entryStops, c.hidden, c.others)
+			if rep.EntryStops != (c.entryStops || forced) || rep.Hidden != c.hidden || !slices.Equal(rep.Others, c.others) ||
+				!slices.Equal(rep.Unprobed, unprobed) {
+				t.Errorf("entry stops %v, probe saw hidden %q, others %q, unprobed %q; want %v, %q, %q, %q",
+					rep.EntryStops, rep.Hidden, rep.Others, rep.Unprobed, c.entryStops, c.hidden, c.others, unprobed)
 			}
 			out, rep = run("connect", denied.addr)
 			expect(t, out, "EPERM")
@@ -125,34 +130,63 @@ func TestPtraceUnderParentListener(t *testing.T) {
 
 // The ptrace engine probes whatever made it the choice. Asked for with
 // no listener above, it sees every call and needs only the seccomp
-// stops; confined by another nettrap, whose listener traps connect, the
+// stops, on an arm64 machine that runs AArch32 programs too (the probe
+// cannot make their calls, but with no listener above nothing can hide
+// one); confined by another nettrap, whose listener traps connect, the
 // probe stops at its first call, hidden, and the engine takes the entry
 // stops.
 func TestPtraceProbe(t *testing.T) {
 	ok := listen(t, "127.0.0.1")
 	out, rep := confinedWith(t, []string{engineEnv + "=ptrace"}, "connect", ok.addr)
 	expect(t, out, "ok")
-	wantStops, wantHidden := false, ""
+	wantStops, wantHidden, unprobed := false, "", armUnprobed()
 	// A listener above for every test (the variants of .ci/run) hides
 	// connect, the probe's first call, or none of nettrap's calls.
 	parent := os.Getenv(parentListenerEnv)
 	if underNettrap() || slices.Contains(strings.Split(parent, ","), "connect") {
 		wantStops, wantHidden = true, "connect"
-	} else if parent != "" && parent != "bind,listen" {
+	} else if parent == "bind,listen" {
+		wantStops = unprobed != nil // a listener above may hide AArch32 calls
+	} else if parent != "" {
 		t.Skipf("%s=%s: the probe's verdict is not this test's to predict", parentListenerEnv, parent)
 	}
 	if os.Getenv("NETTRAP_TEST_ENTRY_STOPS") != "" {
 		wantStops = true
 	}
-	if rep.Engine != "ptrace" || rep.EntryStops != wantStops || rep.Hidden != wantHidden {
-		t.Errorf("engine %s, entry stops %v, hidden %q; want ptrace, %v, %q", rep.Engine, rep.EntryStops, rep.Hidden, wantStops, wantHidden)
+	if rep.Engine != "ptrace" || rep.EntryStops != wantStops || rep.Hidden != wantHidden || !slices.Equal(rep.Unprobed, unprobed) {
+		t.Errorf("engine %s, entry stops %v, hidden %q, unprobed %q; want ptrace, %v, %q, %q",
+			rep.Engine, rep.EntryStops, rep.Hidden, rep.Unprobed, wantStops, wantHidden, unprobed)
 	}
+}
+
+// armUnprobed is what the probe says it cannot make calls of: "arm" on
+// an arm64 machine whose kernel runs AArch32 programs (compat32.Runs),
+// nothing elsewhere (amd64 makes its i386 calls itself).
+func armUnprobed() []string {
+	if runtime.GOARCH != "arm64" {
+		return nil
+	}
+	runs := make(chan bool)
+	go func() {
+		// No UnlockOSThread: Runs changes the thread's personality, and
+		// the thread must exit with it.
+		runtime.LockOSThread()
+		r, _ := compat32.Runs()
+		runs <- r
+	}()
+	if <-runs {
+		return []string{"arm"}
+	}
+	return nil
 }
 
 // i386Hidden is what the probe says of a listener that hides the i386
 // connect: only amd64 makes i386 calls.
 func i386Hidden() string {
-	if runs, _ := compat32.Runs(); runtime.GOARCH == "amd64" && runs {
+	if runtime.GOARCH != "amd64" {
+		return "" // arm64: no AArch32 call can be made from here (armUnprobed)
+	}
+	if runs, _ := compat32.Runs(); runs {
 		return "i386 connect"
 	}
 	return "" // no i386 ABI here (arm64, or amd64 without IA32 emulation): nothing to hide
@@ -251,6 +285,35 @@ func TestPtraceNoHandOverUnderForeignOwner(t *testing.T) {
 	rep := readReport(t, report)
 	if rep.Capless != 0 || len(rep.Errors) > 0 {
 		t.Errorf("%d sockets handed over, errors %v; want none of either", rep.Capless, rep.Errors)
+	}
+}
+
+// The probe's verdict decides the method: a hidden call or no probe
+// takes the entry stops; an ABI the probe cannot make calls of (arm on
+// an arm64 machine that runs AArch32) takes them only where a listener
+// may be above, never where nettrap could install one itself (no
+// listener above: asked for --engine=ptrace), the case the arm64 guest
+// of issue 38 took them in.
+func TestNeedEntryStops(t *testing.T) {
+	arm := bpf.ListenerProbe{Unprobed: []string{"arm"}, Others: []string{"bind", "listen"}}
+	probeErr := errors.New("no probe")
+	for _, tc := range []struct {
+		p                   bpf.ListenerProbe
+		probeErr, notifyErr error
+		want                bool
+	}{
+		{bpf.ListenerProbe{}, nil, nil, false},
+		{bpf.ListenerProbe{}, nil, bpf.ErrListenerAbove, false},
+		{bpf.ListenerProbe{Hidden: "connect"}, nil, bpf.ErrListenerAbove, true},
+		{bpf.ListenerProbe{Hidden: "connect"}, nil, nil, true},
+		{bpf.ListenerProbe{}, probeErr, nil, true},
+		{arm, nil, bpf.ErrListenerAbove, true},
+		{arm, nil, errors.New("a profile refuses NEW_LISTENER"), true},
+		{arm, nil, nil, false},
+	} {
+		if got := supervisor.NeedEntryStops(tc.p, tc.probeErr, tc.notifyErr); got != tc.want {
+			t.Errorf("%+v, probe error %v, listener probe %v: entry stops %v, want %v", tc.p, tc.probeErr, tc.notifyErr, got, tc.want)
+		}
 	}
 }
 

@@ -23,3 +23,7 @@ func DelayLoop(d time.Duration) { testHookBeforeRun = func() { time.Sleep(d) } }
 func CallerPoolCaps() (canSwitch, canChroot bool, err error) {
 	return ascaller.NewPool().Caps()
 }
+
+// NeedEntryStops is the ptrace engine's choice of entry stops from what
+// its probes saw.
+var NeedEntryStops = needEntryStops

@@ -269,10 +269,11 @@ type roleReport struct {
 	SyncWakeUp    bool     // the listener took SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
 	Engine        string
 	Userns        supervisor.NsMethod
-	// EntryStops, Hidden, Others: how the ptrace engine decides under a
+	// EntryStops, Hidden, Unprobed, Others: how the ptrace engine decides under a
 	// listener above, and what its probe saw (EngineChoice).
 	EntryStops bool
 	Hidden     string
+	Unprobed   []string
 	Others     []string
 	// Decided, DistinctCalls, KeptReused: what keepEnv's keeper saw.
 	Decided, DistinctCalls, KeptReused int
@@ -404,6 +405,7 @@ func supervisorRole(reportPath string, keep bool) int {
 		Userns:        s.Userns.Method,
 		EntryStops:    s.Engine.EntryStops,
 		Hidden:        s.Engine.Listener.Hidden,
+		Unprobed:      s.Engine.Listener.Unprobed,
 		Others:        s.Engine.Listener.Others,
 	}
 	for _, e := range s.Errors() {

@@ -23,7 +23,6 @@ import (
 	"github.com/nettrap/nettrap/supervisor/internal/inherit"
 	"github.com/nettrap/nettrap/supervisor/internal/namespace"
 	"github.com/nettrap/nettrap/supervisor/internal/notify"
-	"github.com/nettrap/nettrap/supervisor/internal/unotify"
 )
 
 // Options configure a confined run.
@@ -209,10 +208,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 		err      error
 	}
 	ch := make(chan started, 1)
-	install := bpf.Install
-	if os.Getenv(noKillableRecvEnv) != "" {
-		install = bpf.InstallWithoutKillableRecv
-	}
+	install := listenerInstall()
 	go func() {
 		runtime.LockOSThread()
 		// No UnlockOSThread: this thread carries the filter and must exit
@@ -279,9 +275,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	if emu != nil {
 		emu.Restarts = !st.killable
 	}
-	if os.Getenv(noSyncWakeUpEnv) == "" {
-		s.SyncWakeUp = unotify.SetSyncWakeUp(ne.listener)
-	}
+	s.SyncWakeUp = setSyncWakeUp(ne.listener)
 	capMaker := s.caplessMaker(st.netns, st.netnsFD)
 	closeFD(st.netnsFD)
 	l, err := notify.New(ne.listener, notify.Config{Decider: opts.Decider, Stats: &s.Stats, Errs: &s.errs, Emu: emu,

@@ -39,10 +39,10 @@ func printVersion(w io.Writer, mode supervisor.EngineMode, userns supervisor.Use
 	f := bpf.Detect()
 	fmt.Fprintf(w, "seccomp filter: %s\n", yesNo(f.Filter))
 	fmt.Fprintf(w, "seccomp user notification (SECCOMP_RET_USER_NOTIF, NEW_LISTENER): %s\n", yesNo(f.UserNotif && f.NewListener))
-	fmt.Fprintf(w, "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (5.19+): %s\n", yesNo(f.WaitKillableRecv))
 	fmt.Fprintf(w, "SECCOMP_RET_KILL_PROCESS: %s\n", yesNo(f.KillProcess))
-	fmt.Fprintf(w, "SECCOMP_ADDFD_FLAG_SEND (5.14+; netlink sockets handed over without capabilities): %s\n",
-		yesNo(atLeast(release, 5, 14)))
+	for _, kf := range supervisor.KernelFeatures() {
+		fmt.Fprintln(w, kf)
+	}
 	printEngine(w, f, mode)
 	fmt.Fprintln(w, supervisor.ChooseUserns(userns))
 	fmt.Fprintln(w, sealedNetnsLine(mode, userns))
@@ -104,16 +104,6 @@ func engineLine(c supervisor.EngineChoice, err error) string {
 		return fmt.Sprintf("engine: none (%v)", err)
 	}
 	return "engine: " + c.String()
-}
-
-// atLeast reports whether a kernel release ("6.18.44-…") is at least
-// major.minor; false when it cannot be read.
-func atLeast(release string, major, minor int) bool {
-	var ma, mi int
-	if n, _ := fmt.Sscanf(release, "%d.%d", &ma, &mi); n != 2 {
-		return false
-	}
-	return ma > major || (ma == major && mi >= minor)
 }
 
 func yesNo(b bool) string {

@@ -94,6 +94,18 @@ func (c *Call) treeNetns() bool {
 	return false
 }
 
+// PidfdThread tells whether the kernel opens a pidfd on a thread
+// (PIDFD_THREAD, 6.9+), asking as OpenPidfd does first, for this thread;
+// err says why pidfd_open failed otherwise (EINVAL: before 6.9).
+func PidfdThread() (bool, error) {
+	fd, err := unix.PidfdOpen(unix.Gettid(), unix.PIDFD_THREAD)
+	if err != nil {
+		return false, os.NewSyscallError("pidfd_open", err)
+	}
+	unix.Close(fd)
+	return true, nil
+}
+
 // OpenPidfd opens a pidfd on the calling thread (PIDFD_THREAD, 6.9+), or
 // on its thread group where the kernel refuses that (before 6.9), and checks that the
 // notification is still pending afterwards: only then does the pidfd name

@@ -21,8 +21,7 @@ func (tr *Tracer) dupSelf(c *emulate.Call) bool {
 	var r unix.PtraceRegs
 	err := tracee.GetRegs(c.TID, &r)
 	if err == nil {
-		tracee.SetCall(&r, unix.SYS_FCNTL, c.Args[1], unix.F_DUPFD_CLOEXEC, 0)
-		err = tracee.SetRegs(c.TID, &r)
+		err = tracee.ReplaceCall(c.TID, &r, unix.SYS_FCNTL, c.Args[1], unix.F_DUPFD_CLOEXEC, 0)
 	}
 	if err != nil {
 		if !errors.Is(err, unix.ESRCH) {

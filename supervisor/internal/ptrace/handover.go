@@ -102,7 +102,7 @@ func inOtherUserns(tid int) bool {
 // false, having done nothing, where it cannot: the call then runs as
 // asked.
 func (tr *Tracer) startHandOver(c *emulate.Call, atEntry bool) bool {
-	if tr.capMaker == nil || !tracee.HandOverSupported || tr.noHandOver || !mayAdminNet(c.TID) ||
+	if tr.capMaker == nil || tr.noHandOver || !mayAdminNet(c.TID) ||
 		!procfs.SamePIDNamespace(c.TID) {
 		return false
 	}
@@ -118,8 +118,7 @@ func (tr *Tracer) startHandOver(c *emulate.Call, atEntry bool) bool {
 		return false
 	}
 	r := h.regs
-	tracee.SetCall(&r, unix.SYS_PIDFD_OPEN, uint64(unix.Getpid()), 0, 0)
-	if err := tracee.SetRegs(c.TID, &r); err != nil {
+	if err := tracee.ReplaceCall(c.TID, &r, unix.SYS_PIDFD_OPEN, uint64(unix.Getpid()), 0, 0); err != nil {
 		unix.Close(fd)
 		return false
 	}

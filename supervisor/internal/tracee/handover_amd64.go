@@ -2,12 +2,19 @@ package tracee
 
 import "golang.org/x/sys/unix"
 
-const HandOverSupported = true
-
 // SetCall makes r a call of nr with the first three arguments.
 func SetCall(r *unix.PtraceRegs, nr, a0, a1, a2 uint64) {
 	r.Orig_rax, r.Rax = nr, nr
 	r.Rdi, r.Rsi, r.Rdx = a0, a1, a2
+}
+
+// ReplaceCall makes the thread stopped in its call (at a seccomp or
+// syscall-entry stop), whose registers at this stop are r, make call nr
+// with the first three arguments instead: orig_rax is the call the
+// kernel runs after the stop.
+func ReplaceCall(tid int, r *unix.PtraceRegs, nr, a0, a1, a2 uint64) error {
+	SetCall(r, nr, a0, a1, a2)
+	return SetRegs(tid, r)
 }
 
 // RewindSyscall puts r back onto the syscall instruction it returned

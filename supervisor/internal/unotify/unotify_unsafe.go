@@ -139,3 +139,13 @@ func SetSyncWakeUp(fd int) bool {
 	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
 	return e == 0
 }
+
+// AddfdSendKnown tells whether the kernel knows SECCOMP_ADDFD_FLAG_SEND
+// (5.14+), asked on listener fd with no notification: it checks the
+// flags (EINVAL for one unknown, and for the whole ioctl before 5.9)
+// before it looks the source descriptor up (EBADF for -1).
+func AddfdSendKnown(fd int) bool {
+	a := Addfd{Flags: unix.SECCOMP_ADDFD_FLAG_SEND, Srcfd: ^uint32(0)}
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(&a)))
+	return e == unix.EBADF
+}

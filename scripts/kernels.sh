@@ -539,12 +539,10 @@ supervisor_run=(TestConnectAllowedAndDenied TestEmulatedAllowedCalls TestNetlink
 	TestAddfdSendUnderSignals TestWithheldKernelFeatures TestUsernsOfTheCommand TestTreeDomain
 	TestPtraceProbe TestPtraceDecidesAside TestSupervisorKilled TestSealing)
 # Known failures on arm64, left out of arm64's default plan (the script
-# says so) until they are fixed; empty these to run them. supervisor's
-# (issue 38, being fixed on branch arm38): the CPU runs AArch32 programs,
-# so the ptrace engine stops at syscall entry where the tests expect
-# amd64's answer. callstack's (found here): TestUnwindPtrace's unwind from
-# ptrace's registers differs from the one from /proc/TID/syscall.
-arm64_known_supervisor=(TestPtraceProbe)
+# says so) until they are fixed; empty these to run them. callstack's
+# (found here): TestUnwindPtrace's unwind from ptrace's registers differs
+# from the one from /proc/TID/syscall.
+arm64_known_supervisor=()
 arm64_known_callstack=(TestUnwindPtrace)
 
 # re NAME...: a -test.run or -test.skip pattern for exactly those tests.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -107,6 +108,24 @@ func TestUnwindARM64Synthetic(t *testing.T) {
 		w, ok := tab.Where(s)
 		if wantW := fmt.Sprintf("main.go:%d (main.inner)", lines["inner"]); !ok || w.String() != wantW || w.Entry != "main.reader" {
 			t.Errorf("LR %#x: where %q entry %q; want %q main.reader", lr, w, w.Entry, wantW)
+		}
+	}
+	// From the stub's SVC (where arm64 rewinds the pc of a call to
+	// restart before a ptrace stop): the same frames as from after it.
+	svc := uint64(0)
+	for a := leaf.entry; a+4 <= leaf.end; a += 4 {
+		if isSVCARM64(binary.LittleEndian.Uint32(tab.code(a+4, 4))) {
+			svc = a
+		}
+	}
+	if svc == 0 {
+		t.Fatal("no SVC in the stub")
+	}
+	for _, lr := range []uint64{0, rets[0]} {
+		on := tab.Unwind(mem, 0, Regs{PC: svc, SP: base, LR: lr})
+		after := tab.Unwind(mem, 0, Regs{PC: svc + 4, SP: base, LR: lr})
+		if !on.Complete || !slices.Equal(on.Frames, after.Frames) || on.Frames[0].PC != svc+4 {
+			t.Errorf("LR %#x: from the SVC at %#x: complete %v (%s):\n%s\nfrom after it:\n%s", lr, svc, on.Complete, on.Stop, frameList(on.Frames), frameList(after.Frames))
 		}
 	}
 	// A return address that does not follow a call ends the walk.

@@ -69,6 +69,12 @@ func isCallARM64(w uint32) bool {
 	return w&0xfc000000 == 0x94000000 || w&0xfffffc1f == 0xd63f0000
 }
 
+// isSVCARM64 tells whether the arm64 instruction w is SVC #imm16, the
+// system call.
+func isSVCARM64(w uint32) bool {
+	return w&0xffe0001f == 0xd4000001
+}
+
 // blTarget returns the target of the arm64 instruction w at addr when it
 // is a BL.
 func blTarget(w uint32, addr uint64) (uint64, bool) {

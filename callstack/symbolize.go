@@ -10,7 +10,8 @@ import (
 // thread's pc). Every frame a Stack holds was verified (see Unwind).
 type Frame struct {
 	// PC is the frame's program counter in the process: the thread's pc
-	// for the innermost frame, otherwise the return address into it.
+	// for the innermost frame (past a system call instruction it is on,
+	// as Unwind says), otherwise the return address into it.
 	// The logical frames of calls inlined into one function share it.
 	PC uint64
 	// Func is the function's name as the runtime prints it:

@@ -9,7 +9,9 @@ import (
 // Regs are the registers an unwind starts from, as process addresses.
 type Regs struct {
 	// PC and SP are the thread's program counter and stack pointer
-	// (what /proc/TID/syscall gives for a thread blocked in a syscall).
+	// (what /proc/TID/syscall gives for a thread blocked in a syscall:
+	// the pc after its system call instruction). A PC on a system call
+	// instruction is taken as the pc after it (see Unwind).
 	PC, SP uint64
 	// LR is arm64's link register (X30), from ptrace; 0: unknown. It
 	// is read only while the innermost function has not saved it.
@@ -52,7 +54,19 @@ const MaxFrames = 64
 // CALL rel32 or an indirect CALL; arm64: BL or BLR), or is the
 // goroutine's start (runtime.goexit). The walk stops at the first
 // address that fails, and says so in Stop.
+//
+// A pc on a system call instruction (arm64 SVC, amd64 SYSCALL) is
+// unwound, and named, as the pc right after it, where the kernel puts a
+// thread's pc while it is in the call (/proc/TID/syscall, seccomp and
+// syscall stops): a thread interrupted in a call to be restarted stops
+// there once the kernel has rewound its pc to the instruction (arm64's
+// do_signal rewinds before the signal and ptrace stops, so that
+// PTRACE_GETREGSET at a PTRACE_INTERRUPT stop of a thread blocked in
+// read(2) gives the SVC's address), and a thread stopped about to make
+// the call is making it from the same call site. Both then give the
+// same frames, and the innermost frame's line is the call's.
 func (t *Table) Unwind(mem io.ReaderAt, bias uint64, r Regs) *Stack {
+	r.PC += t.syscallInsnAt(r.PC - bias)
 	s := &Stack{}
 	var word [8]byte
 	read := func(addr uint64) (uint64, error) {
@@ -180,4 +194,33 @@ func (t *Table) verifyReturn(ret uint64) error {
 		}
 	}
 	return nil
+}
+
+// syscallInsnAt returns the length of the system call instruction at
+// pc (link-time) in a Go function, when the instruction after it is in
+// the same function (the call returns there); 0 otherwise.
+func (t *Table) syscallInsnAt(pc uint64) uint64 {
+	f, ok := t.pcln.find(pc)
+	if !ok {
+		return 0
+	}
+	var n uint64
+	switch t.Arch {
+	case AMD64:
+		n = 2
+		if b := t.code(pc+n, int(n)); len(b) != int(n) || b[0] != 0x0f || b[1] != 0x05 {
+			return 0
+		}
+	case ARM64:
+		n = 4
+		if b := t.code(pc+n, int(n)); len(b) != int(n) || !isSVCARM64(binary.LittleEndian.Uint32(b)) {
+			return 0
+		}
+	default:
+		return 0
+	}
+	if pc+n >= f.end {
+		return 0
+	}
+	return n
 }

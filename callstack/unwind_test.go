@@ -33,6 +33,51 @@ func TestUnwindGoroutine(t *testing.T) {
 	}, "github.com/nettrap/nettrap/callstack.victimGoroutine", false)
 }
 
+// TestUnwindOnSyscallInsn unwinds a blocked thread from its pc moved
+// back onto its system call instruction, where the kernel puts it for a
+// call to restart (arm64, before a ptrace stop): the same frames as
+// from the pc after it.
+func TestUnwindOnSyscallInsn(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := startVictim(t, exe, nil, victimEnv+"=goroutine")
+	sc, err := ReadSyscall(v.tid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bias, err := tab.Bias(v.pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := tab.Unwind(ProcessMemory(v.tid), bias, sc.Regs)
+	if !after.Complete {
+		t.Fatalf("from /proc: %s", after.Stop)
+	}
+	n := uint64(2)
+	if tab.Arch == ARM64 {
+		n = 4
+	}
+	on := sc.Regs
+	on.PC -= n
+	if got := tab.syscallInsnAt(on.PC - bias); got != n {
+		t.Fatalf("pc %#x: %d bytes of system call instruction before it, want %d", sc.Regs.PC, got, n)
+	}
+	s := tab.Unwind(ProcessMemory(v.tid), bias, on)
+	if !s.Complete || !slices.Equal(s.Frames, after.Frames) {
+		t.Errorf("from pc %#x: complete %v (%s):\n%s\nfrom pc %#x:\n%s", on.PC, s.Complete, s.Stop, frameList(s.Frames), sc.Regs.PC, frameList(after.Frames))
+	}
+	// Nothing moves a pc that is not on one.
+	if got := tab.syscallInsnAt(sc.Regs.PC - bias); got != 0 {
+		t.Errorf("pc %#x after the system call: %d bytes of system call instruction", sc.Regs.PC, got)
+	}
+}
+
 func TestUnwindTest(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {

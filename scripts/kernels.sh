@@ -539,11 +539,11 @@ supervisor_run=(TestConnectAllowedAndDenied TestEmulatedAllowedCalls TestNetlink
 	TestAddfdSendUnderSignals TestWithheldKernelFeatures TestUsernsOfTheCommand TestTreeDomain
 	TestPtraceProbe TestPtraceDecidesAside TestSupervisorKilled TestSealing)
 # Known failures on arm64, left out of arm64's default plan (the script
-# says so) until they are fixed; empty these to run them. callstack's
-# (found here): TestUnwindPtrace's unwind from ptrace's registers differs
-# from the one from /proc/TID/syscall.
+# says so) until they are fixed; empty these to run them. (callstack's
+# TestUnwindPtrace, found here, was fixed on cs38: arm64 rewinds the pc of
+# a call to restart onto its SVC before a ptrace stop.)
 arm64_known_supervisor=()
-arm64_known_callstack=(TestUnwindPtrace)
+arm64_known_callstack=()
 
 # re NAME...: a -test.run or -test.skip pattern for exactly those tests.
 re() { local IFS='|'; printf '^(%s)$' "$*"; }

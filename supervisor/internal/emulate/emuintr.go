@@ -37,8 +37,10 @@ const signalPoll = 5 * time.Millisecond
 // interrupt answers the call early, from its watch, when the thread has
 // a signal to take: ERESTARTSYS, or EINTR under SO_SNDTIMEO
 // (sock_intr_errno). The connect runs on in the loop's goroutine, whose
-// answer, when it ends, finds the call gone. It returns whether it
-// answered.
+// result is not sent when it ends (Result.AnsweredEarly): the kernel
+// takes one answer per notification, and a second one, sent before the
+// woken thread has taken its notification off the list, fails with
+// EINPROGRESS. It returns whether it answered.
 func (s *Borrowed) interrupt() bool {
 	tgid, ok := signalFor(s.call.TID)
 	if !ok {

@@ -70,6 +70,13 @@ type Result struct {
 	// the answer. Where the kernel restarts calls (before 5.19) the
 	// restart is decided and made afresh, never answered with this.
 	Unmade bool
+	// AnsweredEarly: the call's watch answered it already, when the
+	// thread had a signal to take (emuintr.go), and the call was made
+	// on. The engine must not answer it again: the kernel allows one
+	// answer per notification, and a second one fails with EINPROGRESS
+	// until the thread has left (ENOENT after). This result is then the
+	// answer the thread lost, as one a signal took away.
+	AnsweredEarly bool
 }
 
 // left is the answer to a call its caller left before nettrap made it
@@ -116,6 +123,9 @@ func (e *Emulator) Make(c *Call, mayBlock bool) (r Result, done, wouldBlock bool
 	// Closed here, not deferred: a defer in a function of this many
 	// returns is not open-coded, and cost every emulated call some 30 ns.
 	r, done, wouldBlock = e.makeOn(s, c, mayBlock)
+	// The watch has ended (watcher.end waited for it): left is read
+	// after its last write.
+	r.AnsweredEarly = s.left
 	s.Close()
 	return r, done, wouldBlock
 }

@@ -316,7 +316,7 @@ func (l *Engine) answer(c *emulate.Call, a decision.Answer) (plain bool) {
 		l.stats.Denied.Add(1)
 	}
 	if how == answer.Emulated {
-		l.sendEmulated(c, &resp, r.Unmade)
+		l.sendEmulated(c, &resp, r)
 		return true
 	}
 	l.send(&resp)

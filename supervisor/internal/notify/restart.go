@@ -108,17 +108,35 @@ func (l *Engine) replay(n *unotify.Notif) bool {
 	return true
 }
 
-// sendEmulated sends the answer of emulated call c; one that finds the
-// call gone is kept for its restart, where calls restart, unless unmade:
-// nettrap found the call left before it made it (emulate.Result.Unmade),
-// so its restart has nothing to be spared and is made afresh.
-func (l *Engine) sendEmulated(c *emulate.Call, resp *unotify.Resp, unmade bool) {
-	err := unotify.Send(l.listener, resp)
+// sendEmulated sends resp, the answer of emulated call c whose result
+// is r; one that finds the call gone is kept for its restart, where calls
+// restart, unless unmade: nettrap found the call left before it made it
+// (emulate.Result.Unmade), so its restart has nothing to be spared and
+// is made afresh.
+//
+// A call its watch answered early (r.AnsweredEarly: a signal for the
+// thread, emulate's emuintr.go) is not answered again: the kernel allows
+// one answer per notification (seccomp_notify_send's "Allow exactly one
+// reply": any state but SENT is EINPROGRESS), and the thread, woken by
+// the early answer or by the signal, takes its notification off the
+// list only when it runs again (seccomp_do_user_notification's
+// list_del, under notify_lock): a second SEND before then failed with
+// EINPROGRESS, which a slow machine (a TCG guest) showed; after, with
+// ENOENT. The thread left the call with the early answer (or the
+// signal's), so this result is a lost one, kept for the restart as one
+// that found the call gone.
+func (l *Engine) sendEmulated(c *emulate.Call, resp *unotify.Resp, r emulate.Result) {
+	var err error
+	if r.AnsweredEarly {
+		err = unix.ENOENT // answered: the thread left the call with that answer
+	} else {
+		err = unotify.Send(l.listener, resp)
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, unix.ENOENT):
 		l.stats.Vanished.Add(1)
-		if l.restarts && !unmade {
+		if l.restarts && !r.Unmade {
 			l.lost.keep(c, resp)
 		}
 	default:

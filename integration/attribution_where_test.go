@@ -68,18 +68,7 @@ func TestAttributionWhere(t *testing.T) {
 			// the locations, then the blame (package whereblame).
 			h := fakehost.Start(t, whereEndpoints()...)
 			got := whereRun(t, h, tc.flags, "where", "wherecgo") + "\n" + whereRun(t, h, tc.flags, "whereblame", "wheremain")
-			if *updateWhere && tc.name == "plain" {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != string(want) {
-				t.Errorf("locations differ from %s (-update-where rewrites it)\ngot:\n%s\nwant:\n%s", golden, got, want)
-			}
+			matchGolden(t, golden, got, *updateWhere && tc.name == "plain", "update-where", "locations", "")
 			checkReadmeWhere(t, got)
 		})
 	}

@@ -3,7 +3,6 @@ package integration
 import (
 	"flag"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -133,18 +132,7 @@ func TestExecSummary(t *testing.T) {
 		t.Errorf("run ids %v, want one for the go command", runIDs)
 	}
 	golden := filepath.Join(fixtureRoot(t), "exec-summary.golden")
-	if *updateExecSummary {
-		if err := os.WriteFile(golden, []byte(got.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.String() != string(want) {
-		t.Errorf("summaries differ from %s (-update-exec-summary rewrites it)\ngot:\n%s\nwant:\n%s", golden, got.String(), want)
-	}
+	matchGolden(t, golden, got.String(), *updateExecSummary, "update-exec-summary", "summaries", "")
 	// The whole stack, which a line shows only the module's frames of,
 	// is the log's, and nettrap report --stacks prints it.
 	rep := runIn(t, tmp, goEnv(), nettrapBin(t), "report", "--stacks", logs[0])

@@ -63,18 +63,7 @@ func TestBinarySummary(t *testing.T) {
 	}
 	got := strings.ReplaceAll(strings.ReplaceAll(sums[0], m[1], "RUN"), m[2], "LOG")
 	golden := filepath.Join(fixtureRoot(t), "binary-summary.golden")
-	if *updateBinarySummary {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("the summary differs from %s (-update-binary-summary rewrites it)\ngot:\n%s\nwant:\n%s", golden, got, want)
-	}
+	matchGolden(t, golden, got, *updateBinarySummary, "update-binary-summary", "the summary's lines", "")
 	if !strings.Contains(run.stdout, "--- FAIL: TestDirect ") {
 		t.Errorf("the test output lacks TestDirect's failure:\n%s", run.stdout)
 	}

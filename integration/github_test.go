@@ -32,18 +32,7 @@ func TestGitHubActionsExec(t *testing.T) {
 	got, stderr := githubExecRun(t, "-json", "./where", "./leftover", "./clean")
 	checkArrivals(t, h, mark, append(whereEndpoints(), streamEndpoints()...), nil)
 	golden := filepath.Join(root, "github-exec.golden")
-	if *updateGitHub {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("differs from %s (-update-github rewrites it)\ngot:\n%s\nwant:\n%s\ngo's stderr:\n%s", golden, got, want, stderr)
-	}
+	matchGolden(t, golden, got, *updateGitHub, "update-github", "annotations and step summary", "\ngo's stderr:\n"+stderr)
 
 	// where's 8, leftover's 2 and initleak's 1: one too many.
 	_, stderr = githubExecRun(t, "", "./where", "./leftover", "./initleak")

@@ -137,19 +137,7 @@ func TestGotestsumPackageVerdict(t *testing.T) {
 				t.Errorf("gotestsum exit %d, want 1\n%s%s", run.code, run.stdout, run.stderr)
 			}
 			got := gotestsumFailed(run.stdout)
-			if *updateGotestsum && name == "exec" {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != string(want) {
-				t.Errorf("gotestsum's failures differ from %s (-update-gotestsum rewrites it)\ngot:\n%s\nwant:\n%s\nwhole output:\n%s%s",
-					golden, got, want, run.stdout, run.stderr)
-			}
+			matchGolden(t, golden, got, *updateGotestsum && name == "exec", "update-gotestsum", "gotestsum's failures", "\nwhole output:\n"+run.stdout+run.stderr)
 		})
 	}
 }

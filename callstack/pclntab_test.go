@@ -18,6 +18,13 @@ import (
 
 func selfTable(t testing.TB) *Table {
 	t.Helper()
+	_, tab := selfExe(t)
+	return tab
+}
+
+// selfExe is the test binary's path and its table.
+func selfExe(t testing.TB) (string, *Table) {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +33,7 @@ func selfTable(t testing.TB) *Table {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tab
+	return exe, tab
 }
 
 // TestPCSPAllFunctions decodes the frame size table of every function

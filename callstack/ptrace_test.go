@@ -16,14 +16,7 @@ import (
 // interrupt) and unwinds it from its full registers: the same frames as
 // from /proc/TID/syscall.
 func TestUnwindPtrace(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tab, err := Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe, tab := selfExe(t)
 	v := startVictim(t, exe, nil, victimEnv+"=goroutine")
 	before, err := tab.UnwindThread(v.pid, v.tid)
 	if err != nil {

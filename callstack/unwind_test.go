@@ -38,14 +38,7 @@ func TestUnwindGoroutine(t *testing.T) {
 // call to restart (arm64, before a ptrace stop): the same frames as
 // from the pc after it.
 func TestUnwindOnSyscallInsn(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tab, err := Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe, tab := selfExe(t)
 	v := startVictim(t, exe, nil, victimEnv+"=goroutine")
 	sc, err := ReadSyscall(v.tid)
 	if err != nil {

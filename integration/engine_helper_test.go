@@ -69,17 +69,6 @@ func outerUserns(t testing.TB, what string) {
 	lab.SkipUnder(t, "its unguarded control needs "+what+" in the initial user namespace, and an outer nettrap runs the test binary in a user namespace of its own", lab.VariantOuter)
 }
 
-// unixPathUnderOuter skips t under an outer nettrap (lab.VariantOuter),
-// saying why: t needs allowed connects and sends to a unix socket by path
-// that the inner nettrap lets through (the ptrace engine, --sealed's
-// per-call peer checks), and under an outer nettrap these fail
-// (ECONNREFUSED as root, EACCES as nobody, seen under issue 37), an open
-// question of nettrap under nettrap, not of what t checks.
-func unixPathUnderOuter(t testing.TB) {
-	t.Helper()
-	lab.SkipUnder(t, "under an outer nettrap the allowed connects and sends to a unix socket by path fail (ECONNREFUSED as root, EACCES as nobody; open, issue 37)", lab.VariantOuter)
-}
-
 // slowUnderOuter skips t under an outer nettrap (lab.VariantOuter),
 // saying why: t runs go commands that build under inner nettraps, which
 // there stop every system call of the compiler at its entry (the ptrace

@@ -211,7 +211,6 @@ func TestSealedLocalDaemonsRefused(t *testing.T) {
 // TestSealedOwnServers: the confined program's own unix and loopback
 // servers work under --sealed, with no record.
 func TestSealedOwnServers(t *testing.T) {
-	unixPathUnderOuter(t)
 	e := newLabEnv(t)
 	forUsers(t, []user{asSelf, unprivileged()}, func(t *testing.T, u user) {
 		r := e.guarded(t, u, []string{"--sealed"}, e.bins.Escapee, "own-servers")
@@ -255,9 +254,6 @@ func TestSealedAllowLocal(t *testing.T) {
 			{peerCases[4], []string{"--allow", d.udp.String()}, []string{"--allow", d.proxy.String()}, "allowed: --allow 127.0.0.1/32:" + strconv.Itoa(int(d.udp.Port()))},
 		} {
 			t.Run(c.pc.name, func(t *testing.T) {
-				if c.opens[0] == "--allow-unix" && !strings.HasPrefix(c.opens[1], "@") {
-					unixPathUnderOuter(t)
-				}
 				marker := "allowed " + c.pc.name + " " + u.String()
 				r := e.guarded(t, u, append([]string{"--sealed"}, c.opens...), append([]string{e.bins.Escapee}, c.pc.args(d, marker)...)...)
 				if o := parseEscapee(t, r); !o.OK {

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/nettrap/nettrap/integration/internal/lab"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 )
 
@@ -144,12 +143,6 @@ func TestRunGoTestCacheToolchain(t *testing.T) {
 	}
 
 	for _, flags := range [][]string{nil, {"--sealed"}} {
-		if flags != nil && lab.TestVariant(t) == lab.VariantOuter {
-			// The inner nettraps' dials of their hub (a unix socket by
-			// path) fail there: see unixPathUnderOuter.
-			t.Logf("%s=%s: the --sealed run is left out: under an outer nettrap the allowed connects to a unix socket by path fail (open, issue 37)", lab.VariantEnv, lab.VariantOuter)
-			continue
-		}
 		// Under --sealed too: the go command's own process downloads.
 		dir := proxyFixture(t)
 		log := auditPath(t)

@@ -89,9 +89,6 @@ func TestSealedGoTest(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.name != "exec" {
-				unixPathUnderOuter(t) // the inner nettraps dial their hub
-			}
 			eps := fixtureEndpoints()
 			h := fakehost.Start(t, eps...)
 			mark := h.Mark()
@@ -169,9 +166,6 @@ func TestForgedInnerRefused(t *testing.T) {
 	forge := victimbuild.Build(t, "github.com/nettrap/nettrap/integration/internal/forgehub")
 	for _, sealed := range []bool{false, true} {
 		t.Run(map[bool]string{false: "default", true: "sealed"}[sealed], func(t *testing.T) {
-			if sealed {
-				unixPathUnderOuter(t) // the forged inner dials the hub
-			}
 			ep := tcpEP(fxExternal, 3101)
 			h := fakehost.Start(t, ep)
 			mark := h.Mark()

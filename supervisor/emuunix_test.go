@@ -2,6 +2,7 @@ package supervisor_test
 
 import (
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -27,6 +28,24 @@ func TestEmulatedUnixCalls(t *testing.T) {
 	}
 }
 
+// A unix path through /proc/self or /proc/thread-self names the
+// caller's own descriptors, also when nettrap makes the call (issue 37:
+// an inner nettrap names its own so, and the outer nettrap that makes
+// those calls again resolved them as its own descriptors: ECONNREFUSED,
+// ENOENT, EACCES). The victim's descriptors are numbers nettrap has not
+// open: resolved as nettrap's, every call fails with ENOENT.
+func TestEmulatedUnixProcSelf(t *testing.T) {
+	want := []string{"ok", "ok", "ok", "ok", "ok", "ok", "ENOENT", "ENOTDIR"}
+	for _, mode := range []string{"on", "off"} {
+		dir := t.TempDir()
+		out, rep := confinedMode(t, mode, "unix-proc-self", dir)
+		expect(t, out, want...)
+		if mode == "on" && rep.Emulated < 6 {
+			t.Errorf("emulate=on: %d calls emulated, want at least 6", rep.Emulated)
+		}
+	}
+}
+
 // SCM_CREDENTIALS are checked by the kernel against the sender: nettrap
 // cannot send them for the caller, and by default lets the call continue.
 func TestUnixCredentialsContinue(t *testing.T) {
@@ -43,6 +62,8 @@ func unixVictim(op []string) (string, bool) {
 	switch op[0] {
 	case "unix-calls": // unix-calls DIR
 		return unixCalls(op[1]), true
+	case "unix-proc-self": // unix-proc-self DIR
+		return unixProcSelf(op[1]), true
 	case "unix-scm-credentials":
 		return result(unixSCMCredentials()), true
 	case "netlink-ownns": // netlink-ownns PORT
@@ -97,6 +118,57 @@ func unixCalls(dir string) string {
 	}
 	add(unix.Connect(sock(unix.SOCK_STREAM), &unix.SockaddrUnix{Name: "missing.sock"}))
 	add(unix.Sendmsg(s, []byte("fd"), unix.UnixRights(999), &unix.SockaddrUnix{Name: "d.sock"}, 0))
+	return strings.Join(res, " ")
+}
+
+// unixProcSelf prints one word per call naming the caller's own
+// descriptors through /proc (numbers from 900 up, which nettrap has not
+// open): a stream connect to a socket file held with O_PATH, the same
+// through /proc/thread-self, a stream connect to a name in a directory
+// held open, datagram sendtos to a socket file held with O_PATH (a name
+// with a doubled slash) and to a name in the directory, a stream connect
+// with its own relative root, then a connect to a descriptor not open
+// and one through a descriptor that is no directory.
+func unixProcSelf(dir string) string {
+	var res []string
+	add := func(err error) { res = append(res, result(err)) }
+	sock := func(typ int) int {
+		fd, err := unix.Socket(unix.AF_UNIX, typ|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			panic(err)
+		}
+		return fd
+	}
+	hold := func(path string, flags, at int) string {
+		fd, err := unix.Open(path, flags|unix.O_CLOEXEC, 0)
+		if err != nil {
+			panic(err)
+		}
+		if err := unix.Dup3(fd, at, unix.O_CLOEXEC); err != nil {
+			panic(err)
+		}
+		unix.Close(fd)
+		return strconv.Itoa(at)
+	}
+	l := sock(unix.SOCK_STREAM)
+	unix.Bind(l, &unix.SockaddrUnix{Name: dir + "/s.sock"})
+	unix.Listen(l, 8)
+	d := sock(unix.SOCK_DGRAM | unix.SOCK_NONBLOCK)
+	unix.Bind(d, &unix.SockaddrUnix{Name: dir + "/d.sock"})
+	sfd := hold(dir+"/s.sock", unix.O_PATH, 900)
+	dirfd := hold(dir, unix.O_PATH|unix.O_DIRECTORY, 901)
+	dfd := hold(dir+"/d.sock", unix.O_PATH, 902)
+	add(unix.Connect(sock(unix.SOCK_STREAM), &unix.SockaddrUnix{Name: "/proc/self/fd/" + sfd}))
+	runtime.LockOSThread()
+	add(unix.Connect(sock(unix.SOCK_STREAM), &unix.SockaddrUnix{Name: "/proc/thread-self/fd/" + sfd}))
+	runtime.UnlockOSThread()
+	add(unix.Connect(sock(unix.SOCK_STREAM), &unix.SockaddrUnix{Name: "/proc/self/fd/" + dirfd + "/s.sock"}))
+	s := sock(unix.SOCK_DGRAM)
+	add(unix.Sendto(s, []byte("hi"), 0, &unix.SockaddrUnix{Name: "/proc/self//fd/" + dfd}))
+	add(unix.Sendto(s, []byte("hi"), 0, &unix.SockaddrUnix{Name: "/proc/self/fd/" + dirfd + "/./d.sock"}))
+	add(unix.Connect(sock(unix.SOCK_STREAM), &unix.SockaddrUnix{Name: "/proc/self/fd/" + dirfd + "/../" + filepath.Base(dir) + "/s.sock"}))
+	add(unix.Connect(sock(unix.SOCK_STREAM), &unix.SockaddrUnix{Name: "/proc/self/fd/903"}))
+	add(unix.Connect(sock(unix.SOCK_STREAM), &unix.SockaddrUnix{Name: "/proc/self/fd/" + sfd + "/s.sock"}))
 	return strings.Join(res, " ")
 }
 

@@ -160,11 +160,12 @@ func TestForkPRWorkflowShape(t *testing.T) {
 // same. A clean module passes.
 func TestForkPRWorkflow(t *testing.T) {
 	sandbox.Require(t)
-	// Seen under an outer nettrap (issue 37): the job's nettrap --sealed
-	// -- go test runs its inner nettraps, which dial their hub's unix
-	// socket by path and fail there, and nettrap version names the
-	// ptrace engine, not what GitHub's runners show.
-	lab.SkipUnder(t, "the workflow's nettrap --sealed -- go test fails under an outer nettrap (its inner nettraps' dial of the hub's unix socket by path: open), and nettrap version there is not a runner's", lab.VariantOuter)
+	// Under an outer nettrap the job's nettrap version names the ptrace
+	// engine, not what GitHub's runners show. (Its nettrap --sealed -- go
+	// test's inner nettraps dial their hub's unix socket by path, which
+	// failed there until issue 37's fix: supervisor/internal/emulate,
+	// procself.go.)
+	lab.SkipUnder(t, "nettrap version under an outer nettrap names the ptrace engine, not what a runner shows", lab.VariantOuter)
 	for _, tool := range []string{"bash", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			require(t, "the workflow test needs "+tool+": "+err.Error())

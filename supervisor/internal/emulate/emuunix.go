@@ -32,7 +32,9 @@ import (
 // attaches them for SO_PASSCRED). SCM_RIGHTS names descriptors of the
 // caller's table: each is borrowed in turn and the message rebuilt with
 // nettrap's numbers. SCM_CREDENTIALS cannot be made faithfully (the
-// kernel checks them against the sender, nettrap): not emulated.
+// kernel checks them against the sender, nettrap): not emulated. A path
+// through /proc/self names the caller's descriptors, not nettrap's
+// (procself.go).
 //
 // Netlink: the kernel checks a request that names no destination against
 // both the socket's opener and the sender (__netlink_ns_capable: the
@@ -68,6 +70,26 @@ func (e *Emulator) makeUnix(s *Borrowed, c *Call, typ int, mayBlock bool) (r Res
 		return r, done, false
 	}
 	defer x.Close()
+	// The names as checked: the rewrites below change what is made, not
+	// what a --sealed rule names (checkUnixPeers).
+	var checked [][]byte
+	if c.Peer != nil {
+		checked = make([][]byte, len(c.Msgs))
+		for i := range c.Msgs {
+			checked[i] = c.Msgs[i].Name
+		}
+	}
+	via, procFds, errno, err := callerProcSelf(c, x)
+	defer closeFds(procFds)
+	switch {
+	case errors.Is(err, ErrGone):
+		return left, true, false
+	case err != nil:
+		r, done = e.Cannot(c, err)
+		return r, done, false
+	case errno != 0:
+		return Result{Errno: errno}, true, false
+	}
 	if x.Cwd >= 0 && x.Root < 0 && x.Creds == nil {
 		x.ViaProc = viaProcCwd(c, x.Cwd)
 	}
@@ -86,11 +108,11 @@ func (e *Emulator) makeUnix(s *Borrowed, c *Call, typ int, mayBlock bool) (r Res
 	if !c.Holder.KeepsTID() && !c.Pending() {
 		return left, true, false
 	}
-	s.via = x
+	s.via = via
 	if c.Peer == nil {
 		return s.makeNow(c, typ, mayBlock)
 	}
-	u, r, stop := s.checkUnixPeers(c, typ)
+	u, r, stop := s.checkUnixPeers(c, typ, checked)
 	defer u.close()
 	if stop {
 		return r, true, false

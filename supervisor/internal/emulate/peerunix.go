@@ -33,17 +33,16 @@ func (u *unixCheck) close() { closeFds(u.pins) }
 // connect, or of a datagram send (a stream send ignores or refuses an
 // address; a seqpacket send goes to the peer its connect checked). It
 // pins path names (c.msgs is rewritten; makeUnix's keepMsgs puts them
-// back).
-func (s *Borrowed) checkUnixPeers(c *Call, typ int) (u unixCheck, r Result, stop bool) {
+// back). orig are the names as checked (c.msgs may name the caller's
+// working directory or descriptors through nettrap's /proc/self instead:
+// viaProcCwd, callerProcSelf): what a rule of nettrap's command line
+// names, and the audit trail shows.
+func (s *Borrowed) checkUnixPeers(c *Call, typ int, orig [][]byte) (u unixCheck, r Result, stop bool) {
 	connect := c.Syscall.Kind == bpf.Connect
 	if !connect && typ != unix.SOCK_DGRAM {
 		return u, r, false
 	}
 	caller := s.via // resolves names as the caller: cwd, root, credentials
-	orig := make([][]byte, len(c.Msgs))
-	for i := range c.Msgs {
-		orig[i] = c.Msgs[i].Name
-	}
 	for i := range c.Msgs {
 		name := c.Msgs[i].Name
 		if len(name) <= 2 || binary.NativeEndian.Uint16(name) != unix.AF_UNIX {

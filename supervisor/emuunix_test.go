@@ -73,6 +73,16 @@ func unixVictim(op []string) (string, bool) {
 	return "", false
 }
 
+// unixSock is a new unix socket of type typ, in a victim (a failure
+// panics: the victim's output then shows it).
+func unixSock(typ int) int {
+	fd, err := unix.Socket(unix.AF_UNIX, typ|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		panic(err)
+	}
+	return fd
+}
+
 // unixCalls prints one word per call: a stream connect to a relative
 // path, to an abstract name, a datagram sendto to a relative path, a
 // sendmsg with SCM_RIGHTS (whose descriptor the receiver then writes
@@ -84,13 +94,7 @@ func unixCalls(dir string) string {
 	}
 	var res []string
 	add := func(err error) { res = append(res, result(err)) }
-	sock := func(typ int) int {
-		fd, err := unix.Socket(unix.AF_UNIX, typ|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			panic(err)
-		}
-		return fd
-	}
+	sock := unixSock
 	l := sock(unix.SOCK_STREAM)
 	unix.Bind(l, &unix.SockaddrUnix{Name: "s.sock"})
 	unix.Listen(l, 8)
@@ -132,13 +136,7 @@ func unixCalls(dir string) string {
 func unixProcSelf(dir string) string {
 	var res []string
 	add := func(err error) { res = append(res, result(err)) }
-	sock := func(typ int) int {
-		fd, err := unix.Socket(unix.AF_UNIX, typ|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			panic(err)
-		}
-		return fd
-	}
+	sock := unixSock
 	hold := func(path string, flags, at int) string {
 		fd, err := unix.Open(path, flags|unix.O_CLOEXEC, 0)
 		if err != nil {

@@ -1,4 +1,4 @@
-package integration
+package gocmd
 
 import (
 	"maps"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/nettrap/nettrap/audit"
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/lab"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 	"github.com/nettrap/nettrap/integration/internal/victimbuild"
@@ -52,9 +53,9 @@ func TestSealedBinary(t *testing.T) {
 			mark := h.Mark()
 			run := runConfined(t, filepath.Join(bins, "seq.test"), "seq", []string{"--sealed"}, m.flags)
 			checkRun(t, run, want)
-			got := outcomeOf(t, m, run.stdout, fixtureModule+"/seq")
+			got := outcomeOf(t, m, run.Stdout, fixtureModule+"/seq")
 			if errs := diffOutcome(got, want, m.name == "quiet"); len(errs) > 0 {
-				t.Errorf("%s\noutput:\n%s", strings.Join(errs, "\n"), run.stdout)
+				t.Errorf("%s\noutput:\n%s", strings.Join(errs, "\n"), run.Stdout)
 			}
 			checkArrivals(t, h, mark, eps, nil)
 		})
@@ -68,31 +69,31 @@ func TestSealedBinary(t *testing.T) {
 // sh -c 'go test'` (the outer decides, the inners only name tests).
 func TestSealedGoTest(t *testing.T) {
 	sandbox.Require(t)
-	nettrap := nettrapBin(t)
+	nettrap := harness.Nettrap(t)
 	goTest := []string{"go", "test", "-json", "-count=1", "./seq"}
 	for _, tc := range []struct {
 		name string
 		run  func(t *testing.T, log string) (stdout string, code int)
 	}{
 		{"exec", func(t *testing.T, log string) (string, int) {
-			out, code := goCmd(t, fixtureRoot(t), goEnv("NETTRAP_SEALED=1", "NETTRAP_AUDIT_LOG="+log),
+			out, code := goCmd(t, fixtureRoot(t), harness.GoEnv("NETTRAP_SEALED=1", "NETTRAP_AUDIT_LOG="+log),
 				slices.Concat([]string{"test", "-exec", nettrap}, goTest[2:])...)
-			return lab.DropSealedNotice(dropNotice(out)), code
+			return lab.DropSealedNotice(lab.DropNotice(out)), code
 		}},
 		{"nettrap-go-test", func(t *testing.T, log string) (string, int) {
-			run := runIn(t, fixtureRoot(t), goEnv(), nettrap, slices.Concat([]string{"--sealed", "--audit-log", log, "--"}, goTest)...)
-			return run.stdout, run.code
+			run := harness.RunIn(t, fixtureRoot(t), harness.GoEnv(), nettrap, slices.Concat([]string{"--sealed", "--audit-log", log, "--"}, goTest)...)
+			return run.Stdout, run.Code
 		}},
 		{"hub", func(t *testing.T, log string) (string, int) {
-			run := runIn(t, fixtureRoot(t), goEnv(), nettrap, "--sealed", "--audit-log", log, "--", "sh", "-c", strings.Join(goTest, " "))
-			return run.stdout, run.code
+			run := harness.RunIn(t, fixtureRoot(t), harness.GoEnv(), nettrap, "--sealed", "--audit-log", log, "--", "sh", "-c", strings.Join(goTest, " "))
+			return run.Stdout, run.Code
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			eps := fixtureEndpoints()
 			h := fakehost.Start(t, eps...)
 			mark := h.Mark()
-			log := auditPath(t)
+			log := harness.AuditPath(t)
 			out, code := tc.run(t, log)
 			if code != 1 {
 				t.Errorf("exit %d, want 1", code)
@@ -137,7 +138,7 @@ func checkSealedAudit(t *testing.T, log string) {
 // TestSealedRefusesAllowTest: --sealed with --allow-test (or its variable)
 // asks for two contradictory things: nettrap refuses to run.
 func TestSealedRefusesAllowTest(t *testing.T) {
-	nettrap := nettrapBin(t)
+	nettrap := harness.Nettrap(t)
 	for _, tc := range []struct {
 		name string
 		env  []string
@@ -147,9 +148,9 @@ func TestSealedRefusesAllowTest(t *testing.T) {
 		{"variables", []string{"NETTRAP_SEALED=1", "NETTRAP_ALLOW_TEST=^TestMarked$"}, []string{"--", "true"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			run := runIn(t, t.TempDir(), goEnv(tc.env...), nettrap, tc.args...)
-			if run.code != 125 || !strings.Contains(run.stderr, "under --sealed no test may use the network by name") {
-				t.Errorf("exit %d, want 125 with the reason\nstderr: %s", run.code, run.stderr)
+			run := harness.RunIn(t, t.TempDir(), harness.GoEnv(tc.env...), nettrap, tc.args...)
+			if run.Code != 125 || !strings.Contains(run.Stderr, "under --sealed no test may use the network by name") {
+				t.Errorf("exit %d, want 125 with the reason\nstderr: %s", run.Code, run.Stderr)
 			}
 		})
 	}
@@ -162,7 +163,7 @@ func TestSealedRefusesAllowTest(t *testing.T) {
 // modes.
 func TestForgedInnerRefused(t *testing.T) {
 	sandbox.Require(t)
-	nettrap := nettrapBin(t)
+	nettrap := harness.Nettrap(t)
 	forge := victimbuild.Build(t, "github.com/nettrap/nettrap/integration/internal/forgehub")
 	for _, sealed := range []bool{false, true} {
 		t.Run(map[bool]string{false: "default", true: "sealed"}[sealed], func(t *testing.T) {
@@ -177,7 +178,7 @@ func TestForgedInnerRefused(t *testing.T) {
 			if sealed {
 				args = append([]string{"--sealed"}, args...)
 			}
-			run := runIn(t, t.TempDir(), goEnv("FORGE_FIFO="+fifo), nettrap, args...)
+			run := harness.RunIn(t, t.TempDir(), harness.GoEnv("FORGE_FIFO="+fifo), nettrap, args...)
 			for _, want := range []string{
 				// The connect is made by the outer nettrap for the
 				// confined process (a unix connect: issue 19), so the
@@ -192,11 +193,11 @@ func TestForgedInnerRefused(t *testing.T) {
 				"nettrap: Outbound network blocked: connect tcp 203.0.113.7:3101 (external) by pid",
 				"forgehub: dial: dial tcp 203.0.113.7:3101: connect: operation not permitted",
 			} {
-				if !strings.Contains(run.stderr, want) {
-					t.Errorf("stderr lacks %q:\n%s", want, run.stderr)
+				if !strings.Contains(run.Stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, run.Stderr)
 				}
 			}
-			assertNothingArrived(t, h, mark, ep)
+			harness.AssertNothingArrived(t, h, mark, ep)
 		})
 	}
 }

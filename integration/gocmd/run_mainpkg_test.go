@@ -1,4 +1,4 @@
-package integration
+package gocmd
 
 import (
 	"path/filepath"
@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/harness"
+	"github.com/nettrap/nettrap/integration/internal/lab"
+	"github.com/nettrap/nettrap/integration/internal/runmod"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 )
 
@@ -28,9 +31,9 @@ func mainpkgDir(t *testing.T) string {
 // they are built and run, and a leaky one is failed with its line and
 // attributed to its package and test.
 func TestMainPackageTests(t *testing.T) {
-	slowUnderOuter(t, "58 s")
+	lab.SlowUnderOuter(t, "58 s")
 	sandbox.Require(t)
-	nettrap := nettrapBin(t)
+	nettrap := harness.Nettrap(t)
 	ep := tcpEP(fxExternal, 443)
 	h := fakehost.Start(t, ep)
 	goTest := func(flags ...string) []string {
@@ -48,15 +51,15 @@ func TestMainPackageTests(t *testing.T) {
 		{"exec", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			log := auditPath(t)
+			log := harness.AuditPath(t)
 			mark := h.Mark()
-			var run nettrapRun
+			var run harness.Run
 			if c.argv == nil {
-				run = runIn(t, mainpkgDir(t), runModEnv("NETTRAP_AUDIT_LOG="+log), "go", "test", "-count=1", "-exec", nettrap, "./...")
+				run = harness.RunIn(t, mainpkgDir(t), runmod.Env("NETTRAP_AUDIT_LOG="+log), "go", "test", "-count=1", "-exec", nettrap, "./...")
 			} else {
-				run = runIn(t, mainpkgDir(t), runModEnv(), nettrap, append([]string{"--audit-log", log, "--"}, c.argv...)...)
+				run = harness.RunIn(t, mainpkgDir(t), runmod.Env(), nettrap, append([]string{"--audit-log", log, "--"}, c.argv...)...)
 			}
-			out := run.stdout + run.stderr
+			out := run.Stdout + run.Stderr
 			for _, want := range []string{
 				"--- FAIL: TestLeak",
 				"Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestLeak",
@@ -67,11 +70,11 @@ func TestMainPackageTests(t *testing.T) {
 					t.Errorf("output lacks %q:\n%s", want, out)
 				}
 			}
-			if run.code != 1 {
-				t.Errorf("exit %d, want 1:\n%s", run.code, out)
+			if run.Code != 1 {
+				t.Errorf("exit %d, want 1:\n%s", run.Code, out)
 			}
 			assertLeakAttributed(t, log, mainpkgMod+"cmd/plain")
-			assertNothingArrived(t, h, mark, ep)
+			harness.AssertNothingArrived(t, h, mark, ep)
 		})
 	}
 }
@@ -80,21 +83,21 @@ func TestMainPackageTests(t *testing.T) {
 // hand under a name of the user's choosing, is a test binary to nettrap.
 func TestMainPackageTestBinaryByHand(t *testing.T) {
 	sandbox.Require(t)
-	nettrap := nettrapBin(t)
+	nettrap := harness.Nettrap(t)
 	ep := tcpEP(fxExternal, 443)
 	h := fakehost.Start(t, ep)
 	bin := filepath.Join(t.TempDir(), "plain-tests")
-	if run := runIn(t, mainpkgDir(t), runModEnv(), "go", "test", "-c", "-o", bin, "./cmd/plain"); run.code != 0 {
-		t.Fatalf("go test -c: exit %d\n%s", run.code, run.stderr)
+	if run := harness.RunIn(t, mainpkgDir(t), runmod.Env(), "go", "test", "-c", "-o", bin, "./cmd/plain"); run.Code != 0 {
+		t.Fatalf("go test -c: exit %d\n%s", run.Code, run.Stderr)
 	}
-	log := auditPath(t)
+	log := harness.AuditPath(t)
 	mark := h.Mark()
-	run := runIn(t, t.TempDir(), runModEnv(), nettrap, "--audit-log", log, "--", bin, "-test.run=TestLeak|TestAdd")
-	if run.code != 1 || !strings.Contains(run.stdout+run.stderr, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestLeak") {
-		t.Errorf("exit %d, want 1 with TestLeak's line:\n%s%s", run.code, run.stdout, run.stderr)
+	run := harness.RunIn(t, t.TempDir(), runmod.Env(), nettrap, "--audit-log", log, "--", bin, "-test.run=TestLeak|TestAdd")
+	if run.Code != 1 || !strings.Contains(run.Stdout+run.Stderr, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestLeak") {
+		t.Errorf("exit %d, want 1 with TestLeak's line:\n%s%s", run.Code, run.Stdout, run.Stderr)
 	}
 	assertLeakAttributed(t, log, mainpkgMod+"cmd/plain")
-	assertNothingArrived(t, h, mark, ep)
+	harness.AssertNothingArrived(t, h, mark, ep)
 }
 
 // assertLeakAttributed: the audit log has TestLeak's denied connect to

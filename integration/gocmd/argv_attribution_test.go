@@ -1,4 +1,4 @@
-package integration
+package gocmd
 
 import (
 	"path/filepath"
@@ -57,9 +57,9 @@ func TestArgvAttribution(t *testing.T) {
 			args := slices.Concat([]string{dial, "-test.run=^(TestPass|TestDial)$"}, tc.args)
 			run := runConfined(t, bin, "argv", tc.flags, args)
 			checkRun(t, run, tc.want)
-			got := outcomeOf(t, tc.mode, run.stdout, fixtureModule+"/argv")
+			got := outcomeOf(t, tc.mode, run.Stdout, fixtureModule+"/argv")
 			if errs := diffOutcome(got, tc.want, tc.mode.name == "quiet"); len(errs) > 0 {
-				t.Errorf("%s\noutput:\n%s", strings.Join(errs, "\n"), run.stdout)
+				t.Errorf("%s\noutput:\n%s", strings.Join(errs, "\n"), run.Stdout)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package integration
+package gocmd
 
 import (
 	"flag"
@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 )
 
@@ -25,12 +26,12 @@ func TestAuditModeExecLog(t *testing.T) {
 	eps := append(whereEndpoints(), tcpEP(fxHome, 2003))
 	fakehost.Start(t, eps...) // audit mode lets the attempts through, to these
 	tmp := t.TempDir()
-	exec := nettrapBin(t) + " --mode=audit"
-	out, code := goCmd(t, fixtureRoot(t), goEnv("TMPDIR="+tmp), "test", "-count=1", "-exec", exec, "./where", "./initleak")
+	exec := harness.Nettrap(t) + " --mode=audit"
+	out, code := goCmd(t, fixtureRoot(t), harness.GoEnv("TMPDIR="+tmp), "test", "-count=1", "-exec", exec, "./where", "./initleak")
 	if code != 0 {
 		t.Fatalf("go test exit %d, want 0 (audit mode fails nothing)\n%s", code, out)
 	}
-	said := linesWithPrefix(out, "nettrap: audit mode: the findings of this go test run are in ")
+	said := harness.LinesWithPrefix(out, "nettrap: audit mode: the findings of this go test run are in ")
 	if len(said) != 1 {
 		t.Fatalf("want the log named once, got %d times:\n%s", len(said), out)
 	}
@@ -55,14 +56,14 @@ func TestAuditModeExecLog(t *testing.T) {
 	if n != 9 || !slices.Equal(pkgs, []string{fixtureModule + "/initleak", fixtureModule + "/where"}) {
 		t.Errorf("log has %d would-deny records of packages %q, want 9 (where's 8, initleak's 1) of both", n, pkgs)
 	}
-	rep := runIn(t, tmp, goEnv(), nettrapBin(t), "report", logs[0])
-	if rep.code != 0 || !strings.Contains(rep.stdout, "TestDirect") {
-		t.Errorf("nettrap report on the log: exit %d\n%s%s", rep.code, rep.stdout, rep.stderr)
+	rep := harness.RunIn(t, tmp, harness.GoEnv(), harness.Nettrap(t), "report", logs[0])
+	if rep.Code != 0 || !strings.Contains(rep.Stdout, "TestDirect") {
+		t.Errorf("nettrap report on the log: exit %d\n%s%s", rep.Code, rep.Stdout, rep.Stderr)
 	}
 
 	// No finding: nothing said, no log.
 	clean := t.TempDir()
-	out, code = goCmd(t, fixtureRoot(t), goEnv("TMPDIR="+clean), "test", "-count=1", "-exec", exec, "./clean")
+	out, code = goCmd(t, fixtureRoot(t), harness.GoEnv("TMPDIR="+clean), "test", "-count=1", "-exec", exec, "./clean")
 	logs, _ = filepath.Glob(filepath.Join(clean, "nettrap-audit-*", "*"))
 	if code != 0 || strings.Contains(out, "nettrap:") || len(logs) != 0 {
 		t.Errorf("a run with no finding: exit %d, files %q, output:\n%s", code, logs, out)
@@ -94,9 +95,9 @@ func TestExecSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := runIn(t, fixtureRoot(t), goEnv("TMPDIR="+tmp), gobin, "test", "-json", "-count=1", "-exec", nettrapBin(t), "./where", "./lookup", "./clean")
-	if run.code != 1 {
-		t.Fatalf("go test exit %d, want 1\nstdout:\n%s\nstderr:\n%s", run.code, run.stdout, run.stderr)
+	run := harness.RunIn(t, fixtureRoot(t), harness.GoEnv("TMPDIR="+tmp), gobin, "test", "-json", "-count=1", "-exec", harness.Nettrap(t), "./where", "./lookup", "./clean")
+	if run.Code != 1 {
+		t.Fatalf("go test exit %d, want 1\nstdout:\n%s\nstderr:\n%s", run.Code, run.Stdout, run.Stderr)
 	}
 	checkArrivals(t, h, mark, eps, nil)
 	logs, _ := filepath.Glob(filepath.Join(tmp, "nettrap-audit-*", "go-test-*.jsonl"))
@@ -105,7 +106,7 @@ func TestExecSummary(t *testing.T) {
 	}
 	// The packages' own output: output events of no test.
 	pkgOut := map[string]string{}
-	for _, e := range decodeJSON(t, run.stdout) {
+	for _, e := range decodeJSON(t, run.Stdout) {
 		if e.Action == "output" && e.Test == "" {
 			pkgOut[strings.TrimPrefix(e.Package, fixtureModule+"/")] += e.Output
 		}
@@ -135,13 +136,13 @@ func TestExecSummary(t *testing.T) {
 	matchGolden(t, golden, got.String(), *updateExecSummary, "update-exec-summary", "summaries", "")
 	// The whole stack, which a line shows only the module's frames of,
 	// is the log's, and nettrap report --stacks prints it.
-	rep := runIn(t, tmp, goEnv(), nettrapBin(t), "report", "--stacks", logs[0])
-	if rep.code != 1 || !strings.Contains(rep.stdout, "\nStacks (") || !strings.Contains(rep.stdout, " (syscall.connect)\n") ||
-		!strings.Contains(rep.stdout, "/where/where.go:31 (where.fetchQuote)\n") {
-		t.Errorf("nettrap report --stacks: exit %d, want 1 (the log holds blocked attempts) and the stacks, the standard library's frames too:\n%s%s", rep.code, rep.stdout, rep.stderr)
+	rep := harness.RunIn(t, tmp, harness.GoEnv(), harness.Nettrap(t), "report", "--stacks", logs[0])
+	if rep.Code != 1 || !strings.Contains(rep.Stdout, "\nStacks (") || !strings.Contains(rep.Stdout, " (syscall.connect)\n") ||
+		!strings.Contains(rep.Stdout, "/where/where.go:31 (where.fetchQuote)\n") {
+		t.Errorf("nettrap report --stacks: exit %d, want 1 (the log holds blocked attempts) and the stacks, the standard library's frames too:\n%s%s", rep.Code, rep.Stdout, rep.Stderr)
 	}
 	queries := 0
-	for _, r := range readAudit(t, logs[0]) {
+	for _, r := range harness.ReadAudit(t, logs[0]) {
 		if r.Lookup != "" {
 			queries++
 		}

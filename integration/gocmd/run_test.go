@@ -1,4 +1,4 @@
-package integration
+package gocmd
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/harness"
+	"github.com/nettrap/nettrap/integration/internal/runmod"
 )
 
 const fixMod = "example.com/runfix/"
@@ -25,20 +27,20 @@ var blockedEndpoints = []fakehost.Endpoint{
 
 func readRunAudit(t *testing.T, path string) []runAuditRecord {
 	t.Helper()
-	return readJSONL[runAuditRecord](t, path)
+	return harness.ReadJSONL[runAuditRecord](t, path)
 }
 
 // TestRunGoTestModule is the "done when": a module with leaky,
 // clean, TestMain-leaky and parallel packages, run in parallel.
 func TestRunGoTestModule(t *testing.T) {
 	h := fakehost.Start(t, append(slices.Clone(blockedEndpoints), fakehost.TCP("198.51.100.1:80"))...)
-	log := auditPath(t)
+	log := harness.AuditPath(t)
 	mark := h.Mark()
-	run := runModGoTest(t, runModEnv(), []string{"--audit-log", log}, "-count=1", "-p=4", "./...")
-	if run.code != 1 {
-		t.Fatalf("exit %d, want 1 (tests failed by nettrap)\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
+	run := runModGoTest(t, runmod.Env(), []string{"--audit-log", log}, "-count=1", "-p=4", "./...")
+	if run.Code != 1 {
+		t.Fatalf("exit %d, want 1 (tests failed by nettrap)\nstdout: %s\nstderr: %s", run.Code, run.Stdout, run.Stderr)
 	}
-	assertNothingArrived(t, h, mark, blockedEndpoints...)
+	harness.AssertNothingArrived(t, h, mark, blockedEndpoints...)
 	recs := readRunAudit(t, log)
 	runID := ""
 	denied := map[string]int{} // package dest -> count
@@ -79,9 +81,9 @@ func TestRunGoTestModule(t *testing.T) {
 	if !mapsEqual(denied, want) {
 		t.Errorf("denied records by package and destination:\n got %v\nwant %v", denied, want)
 	}
-	summary := run.stderr[strings.Index(run.stderr, "nettrap: 5 outbound network attempts blocked")+1:]
-	if !strings.Contains(run.stderr, "nettrap: 5 outbound network attempts blocked in 3 packages") {
-		t.Fatalf("no summary headline in stderr:\n%s", run.stderr)
+	summary := run.Stderr[strings.Index(run.Stderr, "nettrap: 5 outbound network attempts blocked")+1:]
+	if !strings.Contains(run.Stderr, "nettrap: 5 outbound network attempts blocked in 3 packages") {
+		t.Fatalf("no summary headline in stderr:\n%s", run.Stderr)
 	}
 	for _, want := range []string{
 		fixMod + "leaky", "TestLeak", "203.0.113.7:443",
@@ -95,14 +97,14 @@ func TestRunGoTestModule(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, summary)
 		}
 	}
-	if strings.Contains(run.stdout, "nettrap: total") {
+	if strings.Contains(run.Stdout, "nettrap: total") {
 		t.Error("the summary went to stdout; it belongs on stderr")
 	}
 	// nettrap report prints the same from the log, and exits 1 on its
 	// blocked attempts.
-	rep := runModIn(t, runModEnv(), nettrapBin(t), "report", log)
-	if rep.code != 1 || !strings.Contains(rep.stdout, "nettrap: total: 4 blocked in tests, 1 at collection time") {
-		t.Errorf("nettrap report: exit %d\n%s%s", rep.code, rep.stdout, rep.stderr)
+	rep := runModIn(t, runmod.Env(), harness.Nettrap(t), "report", log)
+	if rep.Code != 1 || !strings.Contains(rep.Stdout, "nettrap: total: 4 blocked in tests, 1 at collection time") {
+		t.Errorf("nettrap report: exit %d\n%s%s", rep.Code, rep.Stdout, rep.Stderr)
 	}
 }
 
@@ -110,16 +112,16 @@ func TestRunGoTestModule(t *testing.T) {
 // audit log left behind (nothing in it to look at).
 func TestRunGoTestClean(t *testing.T) {
 	tmp := t.TempDir()
-	run := runModGoTest(t, runModEnv("TMPDIR="+tmp), nil, "-count=1", "./clean/...")
-	if run.code != 0 {
-		t.Fatalf("exit %d, want 0\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
+	run := runModGoTest(t, runmod.Env("TMPDIR="+tmp), nil, "-count=1", "./clean/...")
+	if run.Code != 0 {
+		t.Fatalf("exit %d, want 0\nstdout: %s\nstderr: %s", run.Code, run.Stdout, run.Stderr)
 	}
-	lines := nettrapLines(run.stderr)
+	lines := nettrapLines(run.Stderr)
 	if len(lines) != 1 || !strings.Contains(lines[0], "no outbound network attempt blocked") {
 		t.Errorf("want one line saying nothing was blocked, got %q", lines)
 	}
-	if !strings.Contains(run.stdout, "ok  \t"+fixMod+"clean") {
-		t.Errorf("go test output missing:\n%s", run.stdout)
+	if !strings.Contains(run.Stdout, "ok  \t"+fixMod+"clean") {
+		t.Errorf("go test output missing:\n%s", run.Stdout)
 	}
 	if len(lines) == 1 && strings.Contains(lines[0], "audit log") {
 		t.Errorf("the line names a log that is gone: %q", lines[0])
@@ -132,12 +134,12 @@ func TestRunGoTestClean(t *testing.T) {
 // TestRunGoTestJSON: -json output stays valid test2json on stdout, with
 // the verdict in it; the summary is on stderr.
 func TestRunGoTestJSON(t *testing.T) {
-	run := runModGoTest(t, runModEnv(), []string{"--audit-log", auditPath(t)}, "-json", "-count=1", "./leaky/")
-	if run.code != 1 {
-		t.Fatalf("exit %d, want 1\nstderr: %s", run.code, run.stderr)
+	run := runModGoTest(t, runmod.Env(), []string{"--audit-log", harness.AuditPath(t)}, "-json", "-count=1", "./leaky/")
+	if run.Code != 1 {
+		t.Fatalf("exit %d, want 1\nstderr: %s", run.Code, run.Stderr)
 	}
 	failed := false
-	for line := range strings.SplitSeq(strings.TrimSpace(run.stdout), "\n") {
+	for line := range strings.SplitSeq(strings.TrimSpace(run.Stdout), "\n") {
 		var ev struct{ Action, Package, Test, Output string }
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatalf("stdout line is not JSON: %q: %v", line, err)
@@ -147,10 +149,10 @@ func TestRunGoTestJSON(t *testing.T) {
 		}
 	}
 	if !failed {
-		t.Errorf("no fail event for TestLeak:\n%s", run.stdout)
+		t.Errorf("no fail event for TestLeak:\n%s", run.Stdout)
 	}
-	if !strings.Contains(run.stderr, "nettrap: 1 outbound network attempt blocked") {
-		t.Errorf("no summary on stderr:\n%s", run.stderr)
+	if !strings.Contains(run.Stderr, "nettrap: 1 outbound network attempt blocked") {
+		t.Errorf("no summary on stderr:\n%s", run.Stderr)
 	}
 }
 
@@ -165,9 +167,9 @@ func TestRunGoTestRefusesUserExec(t *testing.T) {
 		"GOFLAGS": {[]string{"GOFLAGS=-count=1 -exec=/bin/true"}, []string{"./clean/"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			run := runModGoTest(t, runModEnv(tc.env...), nil, tc.args...)
-			if run.code != 125 || !strings.Contains(run.stderr, "drop your -exec") {
-				t.Errorf("exit %d, want 125 with a reason\nstderr: %s", run.code, run.stderr)
+			run := runModGoTest(t, runmod.Env(tc.env...), nil, tc.args...)
+			if run.Code != 125 || !strings.Contains(run.Stderr, "drop your -exec") {
+				t.Errorf("exit %d, want 125 with a reason\nstderr: %s", run.Code, run.Stderr)
 			}
 		})
 	}
@@ -180,19 +182,19 @@ func TestRunGoTestGitHubActions(t *testing.T) {
 	if err := os.WriteFile(stepSummary, []byte("earlier step\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := runModEnv("GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY="+stepSummary)
-	run := runModGoTest(t, env, []string{"--audit-log", auditPath(t)}, "-count=1", "./leaky/", "./mainleak/")
-	if run.code != 1 {
-		t.Fatalf("exit %d, want 1\nstderr: %s", run.code, run.stderr)
+	env := runmod.Env("GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY="+stepSummary)
+	run := runModGoTest(t, env, []string{"--audit-log", harness.AuditPath(t)}, "-count=1", "./leaky/", "./mainleak/")
+	if run.Code != 1 {
+		t.Fatalf("exit %d, want 1\nstderr: %s", run.Code, run.Stderr)
 	}
 	var annotations []string
-	for line := range strings.SplitSeq(run.stderr, "\n") {
+	for line := range strings.SplitSeq(run.Stderr, "\n") {
 		if strings.HasPrefix(line, "::error ") {
 			annotations = append(annotations, line)
 		}
 	}
 	if len(annotations) != 2 {
-		t.Fatalf("want 2 annotations (TestLeak, TestMain), got %d:\n%s", len(annotations), run.stderr)
+		t.Fatalf("want 2 annotations (TestLeak, TestMain), got %d:\n%s", len(annotations), run.Stderr)
 	}
 	joined := strings.Join(annotations, "\n")
 	for _, want := range []string{"TestLeak", "203.0.113.7:443", "at collection time", "10.0.0.1:80"} {

@@ -1,4 +1,4 @@
-package integration
+package gocmd
 
 import (
 	"bufio"
@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nettrap/nettrap/integration/internal/harness"
+	"github.com/nettrap/nettrap/integration/internal/runmod"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 	"github.com/nettrap/nettrap/tmpdir"
 )
@@ -42,15 +44,15 @@ func TestCLIExitStatusNotFoundNotExecutable(t *testing.T) {
 		{[]string{"--", dir}, 126, "is a directory"},
 		{[]string{"--mode=bogus", "--", "/bin/true"}, 125, "bad --mode"},
 	} {
-		run := runNettrap(t, tc.args...)
-		if run.code != tc.want || !strings.Contains(run.stderr, tc.says) {
-			t.Errorf("nettrap %q: exit %d, want %d, with %q in stderr:\n%s", tc.args, run.code, tc.want, tc.says, run.stderr)
+		run := harness.RunNettrap(t, tc.args...)
+		if run.Code != tc.want || !strings.Contains(run.Stderr, tc.says) {
+			t.Errorf("nettrap %q: exit %d, want %d, with %q in stderr:\n%s", tc.args, run.Code, tc.want, tc.says, run.Stderr)
 		}
 	}
 	// The same name on PATH, not executable: 126, as execvp says.
 	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
-	if run := runNettrap(t, "--", "nettrap-noexec-script"); run.code != 126 {
-		t.Errorf("non-executable command on PATH: exit %d, want 126\n%s", run.code, run.stderr)
+	if run := harness.RunNettrap(t, "--", "nettrap-noexec-script"); run.Code != 126 {
+		t.Errorf("non-executable command on PATH: exit %d, want 126\n%s", run.Code, run.Stderr)
 	}
 }
 
@@ -58,28 +60,28 @@ func TestCLIExitStatusNotFoundNotExecutable(t *testing.T) {
 // error goes to stderr with 125.
 func TestCLIHelpAndVersion(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
-		run := runNettrap(t, args...)
-		if run.code != 0 || !strings.Contains(run.stdout, "--allow CIDR[:PORT]") || run.stderr != "" {
-			t.Errorf("nettrap %q: exit %d\nstdout: %s\nstderr: %s", args, run.code, run.stdout, run.stderr)
+		run := harness.RunNettrap(t, args...)
+		if run.Code != 0 || !strings.Contains(run.Stdout, "--allow CIDR[:PORT]") || run.Stderr != "" {
+			t.Errorf("nettrap %q: exit %d\nstdout: %s\nstderr: %s", args, run.Code, run.Stdout, run.Stderr)
 		}
 	}
 	for _, args := range [][]string{{"--version"}, {"version"}} {
-		run := runNettrap(t, args...)
-		if run.code != 0 || !strings.HasPrefix(run.stdout, "nettrap ") || !strings.Contains(run.stdout, "kernel:") {
-			t.Errorf("nettrap %q: exit %d\nstdout: %s\nstderr: %s", args, run.code, run.stdout, run.stderr)
+		run := harness.RunNettrap(t, args...)
+		if run.Code != 0 || !strings.HasPrefix(run.Stdout, "nettrap ") || !strings.Contains(run.Stdout, "kernel:") {
+			t.Errorf("nettrap %q: exit %d\nstdout: %s\nstderr: %s", args, run.Code, run.Stdout, run.Stderr)
 		}
 	}
-	if run := runNettrap(t, "report", "--help"); run.code != 0 || !strings.Contains(run.stdout, "--format") || run.stderr != "" {
-		t.Errorf("nettrap report --help: exit %d\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
+	if run := harness.RunNettrap(t, "report", "--help"); run.Code != 0 || !strings.Contains(run.Stdout, "--format") || run.Stderr != "" {
+		t.Errorf("nettrap report --help: exit %d\nstdout: %s\nstderr: %s", run.Code, run.Stdout, run.Stderr)
 	}
-	run := runNettrap(t, "--no-such-flag", "--", "/bin/true")
-	if run.code != 125 || run.stdout != "" || !strings.Contains(run.stderr, "unknown flag: --no-such-flag") {
-		t.Errorf("bad flag: exit %d\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
+	run := harness.RunNettrap(t, "--no-such-flag", "--", "/bin/true")
+	if run.Code != 125 || run.Stdout != "" || !strings.Contains(run.Stderr, "unknown flag: --no-such-flag") {
+		t.Errorf("bad flag: exit %d\nstdout: %s\nstderr: %s", run.Code, run.Stdout, run.Stderr)
 	}
 	// A mistyped flag is refused alike, naming the flag it likely meant.
-	run = runNettrap(t, "--alow", "10.0.0.0/8", "--", "go", "test")
-	if want := "nettrap: unknown flag: --alow (did you mean --allow?) (see nettrap --help)\n"; run.code != 125 || run.stdout != "" || run.stderr != want {
-		t.Errorf("mistyped flag: exit %d\nstdout: %s\nstderr: %q, want %q", run.code, run.stdout, run.stderr, want)
+	run = harness.RunNettrap(t, "--alow", "10.0.0.0/8", "--", "go", "test")
+	if want := "nettrap: unknown flag: --alow (did you mean --allow?) (see nettrap --help)\n"; run.Code != 125 || run.Stdout != "" || run.Stderr != want {
+		t.Errorf("mistyped flag: exit %d\nstdout: %s\nstderr: %q, want %q", run.Code, run.Stdout, run.Stderr, want)
 	}
 }
 
@@ -87,20 +89,20 @@ func TestCLIHelpAndVersion(t *testing.T) {
 // about, once.
 func TestCLIEnvironment(t *testing.T) {
 	t.Setenv("NETTRAP_MODE", "bogus")
-	run := runNettrap(t, "--", "/bin/true")
-	if run.code != 125 || !strings.Contains(run.stderr, `bad NETTRAP_MODE "bogus"`) || strings.Contains(run.stderr, "--mode") {
-		t.Errorf("NETTRAP_MODE=bogus: exit %d, stderr: %s", run.code, run.stderr)
+	run := harness.RunNettrap(t, "--", "/bin/true")
+	if run.Code != 125 || !strings.Contains(run.Stderr, `bad NETTRAP_MODE "bogus"`) || strings.Contains(run.Stderr, "--mode") {
+		t.Errorf("NETTRAP_MODE=bogus: exit %d, stderr: %s", run.Code, run.Stderr)
 	}
 	os.Unsetenv("NETTRAP_MODE")
 	t.Setenv("NETTRAP_MOD", "audit")
-	run = runNettrap(t, "--", "/bin/true")
+	run = harness.RunNettrap(t, "--", "/bin/true")
 	want := "nettrap: unknown variable NETTRAP_MOD (did you mean NETTRAP_MODE?)\n"
-	if run.code != 0 || strings.Count(run.stderr, want) != 1 {
-		t.Errorf("NETTRAP_MOD: exit %d, stderr %q, want one %q", run.code, run.stderr, want)
+	if run.Code != 0 || strings.Count(run.Stderr, want) != 1 {
+		t.Errorf("NETTRAP_MOD: exit %d, stderr %q, want one %q", run.Code, run.Stderr, want)
 	}
-	run = runNettrap(t, "--resolv-conf", "/nonexistent", "--", "/bin/true")
-	if run.code != 125 || !strings.Contains(run.stderr, "bad --resolv-conf: open /nonexistent") {
-		t.Errorf("--resolv-conf /nonexistent: exit %d, stderr: %s", run.code, run.stderr)
+	run = harness.RunNettrap(t, "--resolv-conf", "/nonexistent", "--", "/bin/true")
+	if run.Code != 125 || !strings.Contains(run.Stderr, "bad --resolv-conf: open /nonexistent") {
+		t.Errorf("--resolv-conf /nonexistent: exit %d, stderr: %s", run.Code, run.Stderr)
 	}
 }
 
@@ -108,9 +110,9 @@ func TestCLIEnvironment(t *testing.T) {
 // and its background job.
 func TestCLIKilledTakesTree(t *testing.T) {
 	sandbox.Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), harness.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, nettrapBin(t), "--", "/bin/sh", "-c", `sleep 300 & echo $$ $!; wait`)
+	cmd := exec.CommandContext(ctx, harness.Nettrap(t), "--", "/bin/sh", "-c", `sleep 300 & echo $$ $!; wait`)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +145,7 @@ func TestCLIKilledTakesGoTest(t *testing.T) {
 	inner := parentOf(t, r.testPID)
 	r.cmd.Process.Signal(syscall.SIGKILL)
 	r.cmd.Wait()
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), harness.Timeout)
 	defer cancel()
 	waitGone(ctx, t, r.testPID, inner)
 }
@@ -154,7 +156,7 @@ func waitGone(ctx context.Context, t *testing.T, pids ...int) {
 	t.Helper()
 	for _, p := range pids {
 		for running(p) && ctx.Err() == nil {
-			pause(ctx)
+			harness.Pause(ctx)
 		}
 		if running(p) {
 			b, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
@@ -167,9 +169,9 @@ func waitGone(ctx context.Context, t *testing.T, pids ...int) {
 // once the shell runs (the run's directory is made before).
 func sleepingRun(t *testing.T, env []string) *exec.Cmd {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), harness.Timeout)
 	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, nettrapBin(t), "--", "/bin/sh", "-c", `echo ready; exec sleep 300`)
+	cmd := exec.CommandContext(ctx, harness.Nettrap(t), "--", "/bin/sh", "-c", `echo ready; exec sleep 300`)
 	cmd.Env = env
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -190,7 +192,7 @@ func sleepingRun(t *testing.T, env []string) *exec.Cmd {
 func TestCLIKilledRunDirRemovedLater(t *testing.T) {
 	sandbox.Require(t)
 	tmp := t.TempDir()
-	env := append(goEnv(), "TMPDIR="+tmp)
+	env := append(harness.GoEnv(), "TMPDIR="+tmp)
 	killed := sleepingRun(t, env)
 	killedDirs := tmpDirs(t, tmp)
 	if len(killedDirs) != 2 {
@@ -210,8 +212,8 @@ func TestCLIKilledRunDirRemovedLater(t *testing.T) {
 		}
 	}
 	liveDirs := slices.DeleteFunc(tmpDirs(t, tmp), func(d string) bool { return slices.Contains(killedDirs, d) })
-	if run := runModIn(t, env, nettrapBin(t), "--", "/bin/true"); run.code != 0 {
-		t.Fatalf("next run: exit %d\n%s", run.code, run.stderr)
+	if run := runModIn(t, env, harness.Nettrap(t), "--", "/bin/true"); run.Code != 0 {
+		t.Fatalf("next run: exit %d\n%s", run.Code, run.Stderr)
 	}
 	for _, d := range killedDirs {
 		if _, err := os.Stat(d); !os.IsNotExist(err) {
@@ -252,28 +254,28 @@ func tmpRuns(t *testing.T, dir string) []string {
 // later runs kept theirs.
 func TestCLITemporaryLogs(t *testing.T) {
 	tmp := t.TempDir()
-	env := runModEnv("TMPDIR=" + tmp)
+	env := runmod.Env("TMPDIR=" + tmp)
 	run := runModGoTest(t, env, nil, "-count=1", "./clean/")
-	if run.code != 0 {
-		t.Fatalf("clean run: exit %d\n%s", run.code, run.stderr)
+	if run.Code != 0 {
+		t.Fatalf("clean run: exit %d\n%s", run.Code, run.Stderr)
 	}
-	if left := tmpRuns(t, tmp); len(left) != 0 || strings.Contains(run.stderr, "audit log") {
-		t.Errorf("a clean run left %q, summary: %s", left, run.stderr)
+	if left := tmpRuns(t, tmp); len(left) != 0 || strings.Contains(run.Stderr, "audit log") {
+		t.Errorf("a clean run left %q, summary: %s", left, run.Stderr)
 	}
-	if run := runModIn(t, env, nettrapBin(t), "--", "/bin/true"); run.code != 0 {
-		t.Errorf("generic run: exit %d\n%s", run.code, run.stderr)
+	if run := runModIn(t, env, harness.Nettrap(t), "--", "/bin/true"); run.Code != 0 {
+		t.Errorf("generic run: exit %d\n%s", run.Code, run.Stderr)
 	}
 	if left, _ := filepath.Glob(filepath.Join(tmp, "nettrap-*")); len(left) != 0 {
 		t.Errorf("a generic run left %q", left)
 	}
 	run = runModGoTest(t, env, nil, "-count=1", "./leaky/")
 	left := tmpRuns(t, tmp)
-	if run.code != 1 || len(left) != 1 {
-		t.Fatalf("leaky run: exit %d, left %q\n%s", run.code, left, run.stderr)
+	if run.Code != 1 || len(left) != 1 {
+		t.Fatalf("leaky run: exit %d, left %q\n%s", run.Code, left, run.Stderr)
 	}
 	log := filepath.Join(left[0], "audit.jsonl")
-	if !strings.Contains(run.stderr, "audit log "+log) || len(readRunAudit(t, log)) == 0 {
-		t.Errorf("the kept log %s is not named in the summary or empty:\n%s", log, run.stderr)
+	if !strings.Contains(run.Stderr, "audit log "+log) || len(readRunAudit(t, log)) == 0 {
+		t.Errorf("the kept log %s is not named in the summary or empty:\n%s", log, run.Stderr)
 	}
 	// It stays while it is one of the tmpdir.Keep newest kept logs: once
 	// that many later runs kept theirs (made here, kept an hour later),
@@ -293,8 +295,8 @@ func TestCLITemporaryLogs(t *testing.T) {
 		}
 		later = append(later, d)
 	}
-	if run := runModIn(t, env, nettrapBin(t), "--", "/bin/true"); run.code != 0 {
-		t.Fatalf("next run: exit %d\n%s", run.code, run.stderr)
+	if run := runModIn(t, env, harness.Nettrap(t), "--", "/bin/true"); run.Code != 0 {
+		t.Fatalf("next run: exit %d\n%s", run.Code, run.Stderr)
 	}
 	if _, err := os.Stat(left[0]); !os.IsNotExist(err) {
 		t.Errorf("the kept log's directory %s is still there after %d later ones (%v)", left[0], tmpdir.Keep, err)
@@ -308,33 +310,33 @@ func TestCLITemporaryLogs(t *testing.T) {
 // a relative NETTRAP_AUDIT_LOG (or NETTRAP_SUMMARY) is refused, not
 // scattered.
 func TestCLIRelativeAuditLogUnderExec(t *testing.T) {
-	env := runModEnv("NETTRAP_AUDIT_LOG=rel.jsonl")
-	run := runModIn(t, env, "go", "test", "-count=1", "-exec", nettrapBin(t), "./clean/", "./leaky/")
-	if run.code == 0 || !strings.Contains(run.stdout+run.stderr, `NETTRAP_AUDIT_LOG "rel.jsonl" is relative`) {
-		t.Errorf("exit %d\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
+	env := runmod.Env("NETTRAP_AUDIT_LOG=rel.jsonl")
+	run := runModIn(t, env, "go", "test", "-count=1", "-exec", harness.Nettrap(t), "./clean/", "./leaky/")
+	if run.Code == 0 || !strings.Contains(run.Stdout+run.Stderr, `NETTRAP_AUDIT_LOG "rel.jsonl" is relative`) {
+		t.Errorf("exit %d\nstdout: %s\nstderr: %s", run.Code, run.Stdout, run.Stderr)
 	}
 	for _, pkg := range []string{".", "clean", "leaky"} {
-		if _, err := os.Stat(filepath.Join(runFixtureDir(t), pkg, "rel.jsonl")); err == nil {
-			os.Remove(filepath.Join(runFixtureDir(t), pkg, "rel.jsonl"))
+		if _, err := os.Stat(filepath.Join(runmod.Dir(t), pkg, "rel.jsonl")); err == nil {
+			os.Remove(filepath.Join(runmod.Dir(t), pkg, "rel.jsonl"))
 			t.Errorf("a log was written in %s", pkg)
 		}
 	}
 	// Each package's summary would go to a file of its own too.
-	run = runModIn(t, runModEnv("NETTRAP_SUMMARY=rel.txt"), "go", "test", "-count=1", "-exec", nettrapBin(t), "./leaky/")
-	if run.code == 0 || !strings.Contains(run.stdout+run.stderr, `NETTRAP_SUMMARY "rel.txt" is relative`) {
-		t.Errorf("relative summary: exit %d\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
+	run = runModIn(t, runmod.Env("NETTRAP_SUMMARY=rel.txt"), "go", "test", "-count=1", "-exec", harness.Nettrap(t), "./leaky/")
+	if run.Code == 0 || !strings.Contains(run.Stdout+run.Stderr, `NETTRAP_SUMMARY "rel.txt" is relative`) {
+		t.Errorf("relative summary: exit %d\nstdout: %s\nstderr: %s", run.Code, run.Stdout, run.Stderr)
 	}
-	if _, err := os.Stat(filepath.Join(runFixtureDir(t), "leaky", "rel.txt")); err == nil {
-		os.Remove(filepath.Join(runFixtureDir(t), "leaky", "rel.txt"))
+	if _, err := os.Stat(filepath.Join(runmod.Dir(t), "leaky", "rel.txt")); err == nil {
+		os.Remove(filepath.Join(runmod.Dir(t), "leaky", "rel.txt"))
 		t.Error("a summary was written in leaky")
 	}
 	// nettrap -- go test makes it absolute: one log where it was meant.
 	dir := t.TempDir()
-	env = runModEnv("NETTRAP_AUDIT_LOG=rel.jsonl")
+	env = runmod.Env("NETTRAP_AUDIT_LOG=rel.jsonl")
 	run = runModIn(t, env, "/bin/sh", "-c", `cd "$1" && shift && exec "$@"`, "sh", dir,
-		nettrapBin(t), "--", "go", "-C", runFixtureDir(t), "test", "-count=1", "./leaky/")
-	if run.code != 1 || len(readRunAudit(t, filepath.Join(dir, "rel.jsonl"))) == 0 {
-		t.Errorf("nettrap -- go test with a relative log: exit %d\n%s", run.code, run.stderr)
+		harness.Nettrap(t), "--", "go", "-C", runmod.Dir(t), "test", "-count=1", "./leaky/")
+	if run.Code != 1 || len(readRunAudit(t, filepath.Join(dir, "rel.jsonl"))) == 0 {
+		t.Errorf("nettrap -- go test with a relative log: exit %d\n%s", run.Code, run.Stderr)
 	}
 }
 
@@ -342,22 +344,22 @@ func TestCLIRelativeAuditLogUnderExec(t *testing.T) {
 // ends with no summary and no log; one that ran a binary has its line.
 func TestCLIGoTestRanNothing(t *testing.T) {
 	tmp := t.TempDir()
-	env := runModEnv("TMPDIR=" + tmp)
+	env := runmod.Env("TMPDIR=" + tmp)
 	out := filepath.Join(tmp, "clean.test")
 	run := runModGoTest(t, env, nil, "-c", "-o", out, "./clean/")
-	if run.code != 0 || len(nettrapLines(run.stderr)) != 0 {
-		t.Errorf("go test -c: exit %d, nettrap said:\n%s", run.code, run.stderr)
+	if run.Code != 0 || len(nettrapLines(run.Stderr)) != 0 {
+		t.Errorf("go test -c: exit %d, nettrap said:\n%s", run.Code, run.Stderr)
 	}
 	if _, err := os.Stat(out); err != nil {
 		t.Errorf("no test binary: %v", err)
 	}
 	run = runModGoTest(t, env, []string{"--audit-log", filepath.Join(tmp, "user.jsonl")}, "-count=1", "./fix/")
-	if run.code != 0 || len(nettrapLines(run.stderr)) != 0 || !strings.Contains(run.stdout, "[no test files]") {
-		t.Errorf("go test on a package with no tests: exit %d, nettrap said:\n%s%s", run.code, run.stdout, run.stderr)
+	if run.Code != 0 || len(nettrapLines(run.Stderr)) != 0 || !strings.Contains(run.Stdout, "[no test files]") {
+		t.Errorf("go test on a package with no tests: exit %d, nettrap said:\n%s%s", run.Code, run.Stdout, run.Stderr)
 	}
 	run = runModGoTest(t, env, nil, "-count=1", "-run=NoSuchTest", "./clean/")
-	if lines := nettrapLines(run.stderr); run.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "no outbound network attempt blocked") {
-		t.Errorf("a run of a test binary: exit %d, nettrap said:\n%s", run.code, run.stderr)
+	if lines := nettrapLines(run.Stderr); run.Code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "no outbound network attempt blocked") {
+		t.Errorf("a run of a test binary: exit %d, nettrap said:\n%s", run.Code, run.Stderr)
 	}
 	if left := tmpRuns(t, tmp); len(left) != 0 {
 		t.Errorf("runs left %q", left)

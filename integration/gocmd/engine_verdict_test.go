@@ -1,4 +1,4 @@
-package integration
+package gocmd
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/lab"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 )
@@ -31,7 +32,7 @@ func (v verdict) String() string {
 // and listen, then the calls nettrap decides): every engine must reach
 // the same verdicts, and let only the marked tests' connections through.
 func TestEngineVerdictsEqual(t *testing.T) {
-	ownListener(t) // the notify engine and parentlisten
+	lab.OwnListener(t) // the notify engine and parentlisten
 	sandbox.Require(t)
 	b := lab.Programs(t)
 	var pkgs []string
@@ -46,8 +47,8 @@ func TestEngineVerdictsEqual(t *testing.T) {
 	}{
 		{"notify", []string{b.Plain, "--engine=notify"}},
 		{"ptrace", []string{b.Plain, "--engine=ptrace"}},
-		{"parent", underParent(b, "bind,listen", "", b.Plain)},
-		{"parent-connect", underParent(b, "connect,sendto,sendmsg", "", b.Plain)},
+		{"parent", lab.UnderParent(b, "bind,listen", "", b.Plain)},
+		{"parent-connect", lab.UnderParent(b, "connect,sendto,sendmsg", "", b.Plain)},
 	}
 	eps := fixtureEndpoints()
 	h := fakehost.Start(t, eps...)
@@ -58,19 +59,19 @@ func TestEngineVerdictsEqual(t *testing.T) {
 			for i, e := range engines {
 				mark := h.Mark()
 				argv := slices.Concat(e.argv, sc.flags, []string{filepath.Join(bins, sc.pkg+".test"), "-test.v=test2json"}, sc.args)
-				run := runIn(t, filepath.Join(fixtureRoot(t), sc.pkg), goEnv(), argv[0], argv[1:]...)
-				if run.code == 125 {
-					t.Fatalf("%s engine: nettrap could not run (125):\n%s", e.name, run.stderr)
+				run := harness.RunIn(t, filepath.Join(fixtureRoot(t), sc.pkg), harness.GoEnv(), argv[0], argv[1:]...)
+				if run.Code == 125 {
+					t.Fatalf("%s engine: nettrap could not run (125):\n%s", e.name, run.Stderr)
 				}
-				o := framedOutcome(t, run.stdout, pkg)
-				got := verdict{code: run.code, results: o.results, lines: o.lines, final: o.final}
+				o := framedOutcome(t, run.Stdout, pkg)
+				got := verdict{code: run.Code, results: o.results, lines: o.lines, final: o.final}
 				if i == 0 {
 					first = got
-					if errs := diffOutcome(o, sc.want, false); len(errs) > 0 || run.code != sc.want.code {
-						t.Errorf("notify engine, exit %d: %q", run.code, errs)
+					if errs := diffOutcome(o, sc.want, false); len(errs) > 0 || run.Code != sc.want.code {
+						t.Errorf("notify engine, exit %d: %q", run.Code, errs)
 					}
 				} else if !reflect.DeepEqual(got, first) {
-					t.Errorf("%s engine: verdicts differ from the notify engine's\n%s: %s\nnotify: %s\nstderr: %s\noutput:\n%s", e.name, e.name, got, first, run.stderr, run.stdout)
+					t.Errorf("%s engine: verdicts differ from the notify engine's\n%s: %s\nnotify: %s\nstderr: %s\noutput:\n%s", e.name, e.name, got, first, run.Stderr, run.Stdout)
 				}
 				checkArrivals(t, h, mark, eps, sc.want.arrivals)
 			}

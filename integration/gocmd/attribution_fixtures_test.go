@@ -1,4 +1,4 @@
-package integration
+package gocmd
 
 import (
 	"fmt"

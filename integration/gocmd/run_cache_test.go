@@ -1,4 +1,4 @@
-package integration
+package gocmd
 
 import (
 	"os"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/harness"
+	"github.com/nettrap/nettrap/integration/internal/runmod"
 )
 
 // The packages of the cache tests: clean, leaky (swallows the error),
@@ -18,7 +20,7 @@ var cachePkgs = []string{"./clean/", "./leaky/", "./parallel/", "./mainleak/"}
 // cacheEnv is runModEnv with a test cache of the test's own (seeded with
 // built packages, no test result: gocache_test.go).
 func cacheEnv(t *testing.T, extra ...string) []string {
-	return runModEnv(append([]string{"GOCACHE=" + freshGocache(t)}, extra...)...)
+	return runmod.Env(append([]string{"GOCACHE=" + runmod.Gocache(t)}, extra...)...)
 }
 
 // pkgLine is the go command's line for package pkg (fixMod+pkg) in out:
@@ -34,11 +36,11 @@ func pkgLine(out, pkg string) string {
 }
 
 // wantPkg checks the outcome of pkg: ok or FAIL, cached or run.
-func wantPkg(t *testing.T, run nettrapRun, step, pkg, status string, cached bool) {
+func wantPkg(t *testing.T, run harness.Run, step, pkg, status string, cached bool) {
 	t.Helper()
-	line := pkgLine(run.stdout, pkg)
+	line := pkgLine(run.Stdout, pkg)
 	if line == "" {
-		t.Errorf("%s: no line for %s:\n%s\n%s", step, pkg, run.stdout, run.stderr)
+		t.Errorf("%s: no line for %s:\n%s\n%s", step, pkg, run.Stdout, run.Stderr)
 		return
 	}
 	if got := strings.TrimSpace(strings.Split(line, "\t")[0]); got != status {
@@ -59,10 +61,10 @@ func TestRunGoTestCache(t *testing.T) {
 	// (the tests swallow the errors), so all of them are cached.
 	mark := h.Mark()
 	bare := runModIn(t, env, "go", append([]string{"test"}, cachePkgs...)...)
-	if bare.code != 0 {
-		t.Fatalf("bare run: exit %d, want 0\n%s%s", bare.code, bare.stdout, bare.stderr)
+	if bare.Code != 0 {
+		t.Fatalf("bare run: exit %d, want 0\n%s%s", bare.Code, bare.Stdout, bare.Stderr)
 	}
-	if _, ok := h.WaitFor(mark, fakehost.To(leakEndpoint.Proto, leakEndpoint.Addr), runTimeout); !ok {
+	if _, ok := h.WaitFor(mark, fakehost.To(leakEndpoint.Proto, leakEndpoint.Addr), harness.Timeout); !ok {
 		t.Fatalf("the bare run's leak never reached %s: the fixture does not leak\n%s", leakEndpoint, h.Dump())
 	}
 	again := runModIn(t, env, "go", append([]string{"test"}, cachePkgs...)...)
@@ -73,19 +75,19 @@ func TestRunGoTestCache(t *testing.T) {
 	for i, step := range []string{"first confined run", "second confined run"} {
 		mark := h.Mark()
 		run := runModGoTest(t, env, nil, cachePkgs...)
-		if run.code != 1 {
-			t.Fatalf("%s: exit %d, want 1\n%s%s", step, run.code, run.stdout, run.stderr)
+		if run.Code != 1 {
+			t.Fatalf("%s: exit %d, want 1\n%s%s", step, run.Code, run.Stdout, run.Stderr)
 		}
-		assertNothingArrived(t, h, mark, blockedEndpoints...)
+		harness.AssertNothingArrived(t, h, mark, blockedEndpoints...)
 		wantPkg(t, run, step, "clean", "ok", i == 1)
 		for _, p := range []string{"leaky", "parallel", "mainleak"} {
 			wantPkg(t, run, step, p, "FAIL", false)
 		}
-		if i == 0 && strings.Contains(run.stdout, "(cached)") {
-			t.Errorf("%s took a bare run's result:\n%s", step, run.stdout)
+		if i == 0 && strings.Contains(run.Stdout, "(cached)") {
+			t.Errorf("%s took a bare run's result:\n%s", step, run.Stdout)
 		}
-		if !strings.Contains(run.stderr, "nettrap: 5 outbound network attempts blocked in 3 packages") {
-			t.Errorf("%s: summary headline missing:\n%s", step, run.stderr)
+		if !strings.Contains(run.Stderr, "nettrap: 5 outbound network attempts blocked in 3 packages") {
+			t.Errorf("%s: summary headline missing:\n%s", step, run.Stderr)
 		}
 	}
 }
@@ -112,12 +114,12 @@ func TestRunGoTestCacheMarked(t *testing.T) {
 	for _, s := range steps {
 		mark := h.Mark()
 		run := runModGoTest(t, env, s.flags, marked...)
-		if run.code != 0 {
-			t.Fatalf("%s: exit %d, want 0\n%s%s", s.name, run.code, run.stdout, run.stderr)
+		if run.Code != 0 {
+			t.Fatalf("%s: exit %d, want 0\n%s%s", s.name, run.Code, run.Stdout, run.Stderr)
 		}
 		wantPkg(t, run, s.name, "leaky", "ok", s.cached)
 		// It runs (and reaches its host) unless served from the cache.
-		got, err := h.Arrived(mark, markedEndpoint, runTimeout)
+		got, err := h.Arrived(mark, markedEndpoint, harness.Timeout)
 		if err != nil {
 			t.Fatalf("%v:\n%s", err, h.Dump())
 		}
@@ -135,15 +137,15 @@ func TestRunGoTestCacheAuditMode(t *testing.T) {
 	for _, step := range []string{"first audit run", "second audit run"} {
 		mark := h.Mark()
 		run := runModGoTest(t, env, []string{"--mode=audit"}, "-run", "^TestLeak$", "./leaky/")
-		if run.code != 0 {
-			t.Fatalf("%s: exit %d, want 0\n%s%s", step, run.code, run.stdout, run.stderr)
+		if run.Code != 0 {
+			t.Fatalf("%s: exit %d, want 0\n%s%s", step, run.Code, run.Stdout, run.Stderr)
 		}
 		wantPkg(t, run, step, "leaky", "ok", false)
-		if !strings.Contains(run.stderr, "203.0.113.7:443") {
-			t.Errorf("%s: the summary does not name the would-be denial:\n%s", step, run.stderr)
+		if !strings.Contains(run.Stderr, "203.0.113.7:443") {
+			t.Errorf("%s: the summary does not name the would-be denial:\n%s", step, run.Stderr)
 		}
 		// Audit mode lets it through: the test ran.
-		if got, err := h.Arrived(mark, leakEndpoint, runTimeout); err != nil || len(got) == 0 {
+		if got, err := h.Arrived(mark, leakEndpoint, harness.Timeout); err != nil || len(got) == 0 {
 			t.Errorf("%s: TestLeak did not reach its host under --mode=audit (%v)", step, err)
 		}
 	}
@@ -153,16 +155,16 @@ func TestRunGoTestCacheAuditMode(t *testing.T) {
 // time, as before.
 func TestRunGoTestCacheOff(t *testing.T) {
 	env := cacheEnv(t)
-	nt := nettrapBin(t)
+	nt := harness.Nettrap(t)
 	for _, step := range []string{"first", "second"} {
 		run := runModGoTest(t, env, []string{"--cache=off"}, "./clean/")
-		if run.code != 0 {
-			t.Fatalf("--cache=off %s: exit %d\n%s%s", step, run.code, run.stdout, run.stderr)
+		if run.Code != 0 {
+			t.Fatalf("--cache=off %s: exit %d\n%s%s", step, run.Code, run.Stdout, run.Stderr)
 		}
 		wantPkg(t, run, "--cache=off "+step, "clean", "ok", false)
 		run = runModIn(t, env, "go", "test", "-exec", nt, "./clean/")
-		if run.code != 0 {
-			t.Fatalf("go test -exec nettrap %s: exit %d\n%s%s", step, run.code, run.stdout, run.stderr)
+		if run.Code != 0 {
+			t.Fatalf("go test -exec nettrap %s: exit %d\n%s%s", step, run.Code, run.Stdout, run.Stderr)
 		}
 		wantPkg(t, run, "go test -exec nettrap "+step, "clean", "ok", false)
 	}
@@ -192,17 +194,17 @@ func TestRunGoTestCacheForkingWrapper(t *testing.T) {
 		env := cacheEnv(t, "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 		mark := h.Mark()
 		run := runModGoTest(t, env, nil, "-run", "^TestLeak$", "./leaky/")
-		if run.code != c.code {
-			t.Fatalf("%s: exit %d, want %d\n%s%s", c.name, run.code, c.code, run.stdout, run.stderr)
+		if run.Code != c.code {
+			t.Fatalf("%s: exit %d, want %d\n%s%s", c.name, run.Code, c.code, run.Stdout, run.Stderr)
 		}
-		assertNothingArrived(t, h, mark, leakEndpoint)
-		refused := strings.Contains(run.stderr, "not nettrap's own child")
-		failed := strings.Contains(run.stdout, "--- FAIL: TestLeak")
+		harness.AssertNothingArrived(t, h, mark, leakEndpoint)
+		refused := strings.Contains(run.Stderr, "not nettrap's own child")
+		failed := strings.Contains(run.Stdout, "--- FAIL: TestLeak")
 		if c.name == "forks" && (!refused || failed) {
-			t.Errorf("%s: the binary ran (TestLeak failed by nettrap %v) or was refused without a word (%v)\n%s%s", c.name, failed, refused, run.stdout, run.stderr)
+			t.Errorf("%s: the binary ran (TestLeak failed by nettrap %v) or was refused without a word (%v)\n%s%s", c.name, failed, refused, run.Stdout, run.Stderr)
 		}
 		if c.name == "execs" && (refused || !failed) {
-			t.Errorf("%s: refused %v, TestLeak failed by nettrap %v; want it run and failed\n%s%s", c.name, refused, failed, run.stdout, run.stderr)
+			t.Errorf("%s: refused %v, TestLeak failed by nettrap %v; want it run and failed\n%s%s", c.name, refused, failed, run.Stdout, run.Stderr)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package integration
+package gocmd
 
 import (
 	"path/filepath"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 )
 
@@ -22,10 +23,10 @@ func TestLookupFailsTheTest(t *testing.T) {
 	eps := append(fakehost.Both("192.0.2.53:53"), fakehost.Both("[2001:db8::53]:53")...)
 	h := fakehost.Start(t, eps...)
 	mark := h.Mark()
-	log := auditPath(t)
+	log := harness.AuditPath(t)
 	run := runConfined(t, filepath.Join(bins, "lookup.test"), "lookup", []string{"--audit-log", log}, []string{"-test.v"})
-	if run.code != 1 {
-		t.Errorf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", run.code, run.stdout, run.stderr)
+	if run.Code != 1 {
+		t.Errorf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", run.Code, run.Stdout, run.Stderr)
 	}
 	for _, want := range []string{
 		"nettrap: DNS lookup blocked: _grpc_config.localhost during TestLookupSwallowed",
@@ -33,18 +34,18 @@ func TestLookupFailsTheTest(t *testing.T) {
 		"server misbehaving",
 		"--- PASS: TestClean",
 	} {
-		if !strings.Contains(run.stdout, want) {
-			t.Errorf("output lacks %q:\n%s", want, run.stdout)
+		if !strings.Contains(run.Stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, run.Stdout)
 		}
 	}
 	// The line ends with what to do (audit.RemedyLookupTest), after where
 	// the lookup was made.
 	remedy := regexp.MustCompile(`during TestLookupSwallowed at lookup/lookup_test\.go:\d+ \(lookup\.TestLookupSwallowed\): mock the resolver or the client, or mark the test \(docs/tests\.md#the-marker\)`)
-	if !remedy.MatchString(run.stdout) {
-		t.Errorf("output lacks %v:\n%s", remedy, run.stdout)
+	if !remedy.MatchString(run.Stdout) {
+		t.Errorf("output lacks %v:\n%s", remedy, run.Stdout)
 	}
-	if n := strings.Count(run.stdout, "nettrap: DNS lookup blocked: "); n != 1 {
-		t.Errorf("%d lines of the lookup, want one:\n%s", n, run.stdout)
+	if n := strings.Count(run.Stdout, "nettrap: DNS lookup blocked: "); n != 1 {
+		t.Errorf("%d lines of the lookup, want one:\n%s", n, run.Stdout)
 	}
 	// One record per query, each naming the lookup: at least one per
 	// nameserver asked.
@@ -59,5 +60,5 @@ func TestLookupFailsTheTest(t *testing.T) {
 	if !dests["192.0.2.53:53"] || !dests["[2001:db8::53]:53"] {
 		t.Errorf("audit records name nameservers %v, want both of resolv.conf", dests)
 	}
-	assertNothingArrived(t, h, mark, eps...)
+	harness.AssertNothingArrived(t, h, mark, eps...)
 }

@@ -1,4 +1,4 @@
-package integration
+package gocmd
 
 import (
 	"os"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/harness"
+	"github.com/nettrap/nettrap/integration/internal/runmod"
 	"github.com/nettrap/nettrap/policy"
 )
 
@@ -20,21 +22,21 @@ func TestLogMarkerOldGoLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if vet := runModAt(t, dir, nil, runModEnv(), "go", "vet", "./..."); vet.code != 0 {
-		t.Errorf("go vet exit %d, want 0:\n%s%s", vet.code, vet.stdout, vet.stderr)
+	if vet := runModAt(t, dir, nil, runmod.Env(), "go", "vet", "./..."); vet.Code != 0 {
+		t.Errorf("go vet exit %d, want 0:\n%s%s", vet.Code, vet.Stdout, vet.Stderr)
 	}
 	checkAttrRefused(t, dir)
 
 	ep := tcpEP(fxExternal, 4201)
 	h := fakehost.Start(t, ep)
 	mark := h.Mark()
-	log := auditPath(t)
-	run := runModAt(t, dir, nil, runModEnv(), nettrapBin(t), "--audit-log", log, "--", "go", "test", "-count=1", "-v", "./...")
-	if run.code != 0 || !strings.Contains(run.stdout, "--- PASS: TestLive") {
-		t.Errorf("exit %d, want 0 with TestLive passing:\n%s%s", run.code, run.stdout, run.stderr)
+	log := harness.AuditPath(t)
+	run := runModAt(t, dir, nil, runmod.Env(), harness.Nettrap(t), "--audit-log", log, "--", "go", "test", "-count=1", "-v", "./...")
+	if run.Code != 0 || !strings.Contains(run.Stdout, "--- PASS: TestLive") {
+		t.Errorf("exit %d, want 0 with TestLive passing:\n%s%s", run.Code, run.Stdout, run.Stderr)
 	}
-	var allowed []auditRecord
-	for _, r := range readAudit(t, log) {
+	var allowed []harness.AuditRecord
+	for _, r := range harness.ReadAudit(t, log) {
 		if r.Syscall != "" {
 			allowed = append(allowed, r)
 		}
@@ -62,8 +64,8 @@ func checkAttrRefused(t *testing.T, dir string) {
 			t.Fatal(err)
 		}
 	}
-	vet := runModAt(t, copyDir, nil, runModEnv(), "go", "vet", "./...")
-	if vet.code == 0 || !strings.Contains(vet.stderr, "requires go1.25 or later") {
-		t.Errorf("control: go vet of the module with t.Attr exit %d, want it refused for its go line:\n%s%s", vet.code, vet.stdout, vet.stderr)
+	vet := runModAt(t, copyDir, nil, runmod.Env(), "go", "vet", "./...")
+	if vet.Code == 0 || !strings.Contains(vet.Stderr, "requires go1.25 or later") {
+		t.Errorf("control: go vet of the module with t.Attr exit %d, want it refused for its go line:\n%s%s", vet.Code, vet.Stdout, vet.Stderr)
 	}
 }

@@ -1,4 +1,4 @@
-package integration
+package gocmd
 
 import (
 	"maps"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/lab"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 )
@@ -74,9 +75,9 @@ func TestAttribution(t *testing.T) {
 				bin := filepath.Join(bins, sc.pkg+".test")
 				run := runConfined(t, bin, sc.pkg, sc.flags, slices.Concat(m.flags, sc.args))
 				checkRun(t, run, sc.want)
-				got := outcomeOf(t, m, run.stdout, fixtureModule+"/"+sc.pkg)
+				got := outcomeOf(t, m, run.Stdout, fixtureModule+"/"+sc.pkg)
 				if errs := diffOutcome(got, sc.want, m.name == "quiet"); len(errs) > 0 {
-					t.Errorf("%s\noutput:\n%s", strings.Join(errs, "\n"), run.stdout)
+					t.Errorf("%s\noutput:\n%s", strings.Join(errs, "\n"), run.Stdout)
 				}
 				checkArrivals(t, h, mark, eps, sc.want.arrivals)
 			})
@@ -85,27 +86,27 @@ func TestAttribution(t *testing.T) {
 	for _, m := range outputModes {
 		t.Run("clean/"+m.name, func(t *testing.T) {
 			bin := filepath.Join(bins, "clean.test")
-			bare := runIn(t, filepath.Join(fixtureRoot(t), "clean"), goEnv(), bin, m.flags...)
+			bare := harness.RunIn(t, filepath.Join(fixtureRoot(t), "clean"), harness.GoEnv(), bin, m.flags...)
 			trapped := runConfined(t, bin, "clean", nil, m.flags)
-			if bare.code != 0 || trapped.code != 0 || trapped.stderr != "" {
-				t.Errorf("exit %d without nettrap, %d with it; nettrap's stderr: %q", bare.code, trapped.code, trapped.stderr)
+			if bare.Code != 0 || trapped.Code != 0 || trapped.Stderr != "" {
+				t.Errorf("exit %d without nettrap, %d with it; nettrap's stderr: %q", bare.Code, trapped.Code, trapped.Stderr)
 			}
-			if !sameLines(bare.stdout, trapped.stdout) {
-				t.Errorf("output differs\nwithout nettrap:\n%q\nwith nettrap:\n%q", bare.stdout, trapped.stdout)
+			if !sameLines(bare.Stdout, trapped.Stdout) {
+				t.Errorf("output differs\nwithout nettrap:\n%q\nwith nettrap:\n%q", bare.Stdout, trapped.Stdout)
 			}
 		})
 	}
 }
 
-func checkRun(t *testing.T, run nettrapRun, want expectation) {
+func checkRun(t *testing.T, run harness.Run, want expectation) {
 	t.Helper()
-	if run.code != want.code {
-		t.Errorf("exit status %d, want %d\nstdout:\n%s\nstderr:\n%s", run.code, want.code, run.stdout, run.stderr)
+	if run.Code != want.code {
+		t.Errorf("exit status %d, want %d\nstdout:\n%s\nstderr:\n%s", run.Code, want.code, run.Stdout, run.Stderr)
 	}
 	// A test binary's output, nettrap's lines included, is all on stdout:
 	// nettrap's own stderr has the run's summary at most.
-	if rest := withoutSummary(t, lab.DropSealedNotice(run.stderr)); rest != "" {
-		t.Errorf("nettrap wrote to stderr, beyond the run's summary:\n%s", run.stderr)
+	if rest := withoutSummary(t, lab.DropSealedNotice(run.Stderr)); rest != "" {
+		t.Errorf("nettrap wrote to stderr, beyond the run's summary:\n%s", run.Stderr)
 	}
 }
 
@@ -114,7 +115,7 @@ func checkRun(t *testing.T, run nettrapRun, want expectation) {
 // every test the expected verdict, the nettrap lines under the right test.
 func TestAttributionGoTestJSON(t *testing.T) {
 	sandbox.Require(t)
-	nettrap := nettrapBin(t)
+	nettrap := harness.Nettrap(t)
 	withExit := func(e expectation) expectation {
 		e.final = "FAIL" // the go command reports every package that exits non-zero
 		return e
@@ -145,7 +146,7 @@ func TestAttributionGoTestJSON(t *testing.T) {
 			h := fakehost.Start(t, eps...)
 			mark := h.Mark()
 			args := slices.Concat([]string{"test", "-json", "-count=1", "-exec", nettrap}, tc.args)
-			out, code := goCmd(t, fixtureRoot(t), goEnv(tc.env...), args...)
+			out, code := goCmd(t, fixtureRoot(t), harness.GoEnv(tc.env...), args...)
 			if code != 1 {
 				t.Errorf("go test exit %d, want 1", code)
 			}
@@ -186,7 +187,7 @@ func sameLines(a, b string) bool {
 // binary run directly is in TestAttribution.)
 func TestCleanOutputUnchanged(t *testing.T) {
 	sandbox.Require(t)
-	nettrap := nettrapBin(t)
+	nettrap := harness.Nettrap(t)
 	root := fixtureRoot(t)
 	for _, tc := range []struct {
 		name, dir string
@@ -204,9 +205,9 @@ func TestCleanOutputUnchanged(t *testing.T) {
 			var bareErr error
 			var wg sync.WaitGroup
 			wg.Go(func() {
-				bare, bareCode, bareErr = goRun(tc.dir, goEnv(), slices.Concat([]string{"test", "-count=1"}, tc.args)...)
+				bare, bareCode, bareErr = goRun(tc.dir, harness.GoEnv(), slices.Concat([]string{"test", "-count=1"}, tc.args)...)
 			})
-			trapped, code := goCmd(t, tc.dir, goEnv(), slices.Concat([]string{"test", "-count=1", "-exec", nettrap}, tc.args)...)
+			trapped, code := goCmd(t, tc.dir, harness.GoEnv(), slices.Concat([]string{"test", "-count=1", "-exec", nettrap}, tc.args)...)
 			wg.Wait()
 			if bareErr != nil {
 				t.Fatal(bareErr)

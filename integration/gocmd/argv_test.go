@@ -1,4 +1,4 @@
-package integration
+package gocmd
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 )
 
@@ -127,32 +128,32 @@ func TestArgvDifferential(t *testing.T) {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			bare := runCombined(t, bin, args)
 			trapped := runConfined(t, bin, "argv", nil, args)
-			if withoutSummary(t, trapped.stderr) != "" {
-				t.Errorf("nettrap wrote to stderr, beyond the run's summary:\n%s", trapped.stderr)
+			if withoutSummary(t, trapped.Stderr) != "" {
+				t.Errorf("nettrap wrote to stderr, beyond the run's summary:\n%s", trapped.Stderr)
 			}
-			if bare.code != trapped.code {
-				t.Errorf("exit status %d bare, %d under nettrap", bare.code, trapped.code)
+			if bare.Code != trapped.Code {
+				t.Errorf("exit status %d bare, %d under nettrap", bare.Code, trapped.Code)
 			}
-			b, n := verdicts(bare.stdout), verdicts(trapped.stdout)
+			b, n := verdicts(bare.Stdout), verdicts(trapped.Stdout)
 			if guessed {
 				// The quiet output reports only failures.
 				n = slices.DeleteFunc(n, func(v string) bool { return !strings.HasPrefix(v, "FAIL ") })
 			}
-			if !slices.Equal(b, n) || len(b) == 0 && bare.code == 1 {
+			if !slices.Equal(b, n) || len(b) == 0 && bare.Code == 1 {
 				t.Errorf("verdicts differ\nbare:    %q\nnettrap: %q", b, n)
 			}
-			bm, nm := modeOf(bare.stdout), modeOf(trapped.stdout)
+			bm, nm := modeOf(bare.Stdout), modeOf(trapped.Stdout)
 			switch {
 			case guessed && (bm != "quiet" || nm != "framed"):
 				t.Errorf("output mode %s bare, %s under nettrap; want quiet and framed (the documented guess)", bm, nm)
 			case guessed:
 			case bm != nm:
 				t.Errorf("output mode %s bare, %s under nettrap", bm, nm)
-			case !slices.Equal(lineSet(bare.stdout), lineSet(trapped.stdout)):
+			case !slices.Equal(lineSet(bare.Stdout), lineSet(trapped.Stdout)):
 				t.Errorf("output differs")
 			}
 			if t.Failed() {
-				t.Logf("bare output:\n%s\nnettrap output:\n%s", bare.stdout, trapped.stdout)
+				t.Logf("bare output:\n%s\nnettrap output:\n%s", bare.Stdout, trapped.Stdout)
 			}
 		})
 	}
@@ -160,19 +161,19 @@ func TestArgvDifferential(t *testing.T) {
 
 // runCombined runs the fixture binary without nettrap, its stdout and
 // stderr on one pipe as nettrap gives it.
-func runCombined(t *testing.T, bin string, args []string) nettrapRun {
+func runCombined(t *testing.T, bin string, args []string) harness.Run {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), harness.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir, cmd.Env = filepath.Join(fixtureRoot(t), "argv"), goEnv()
+	cmd.Dir, cmd.Env = filepath.Join(fixtureRoot(t), "argv"), harness.GoEnv()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	code := exitCode(cmd.Run())
+	code := harness.ExitCode(cmd.Run())
 	if code < 0 {
 		t.Fatalf("%s %q did not exit normally\n%s", bin, args, out.String())
 	}
-	return nettrapRun{stdout: out.String(), code: code}
+	return harness.Run{Stdout: out.String(), Code: code}
 }
 
 // modeOf: framed (-test.v=test2json), verbose (-test.v) or quiet.
@@ -229,7 +230,7 @@ func lineSet(out string) []string {
 // neither (nettrap adds its own).
 func TestArgvFramingOnce(t *testing.T) {
 	sandbox.Require(t)
-	nettrap := nettrapBin(t)
+	nettrap := harness.Nettrap(t)
 	for _, goFlags := range [][]string{{"-json"}, {"-v"}, nil} {
 		for _, how := range []struct {
 			name string
@@ -239,12 +240,12 @@ func TestArgvFramingOnce(t *testing.T) {
 			{"wrapped", slices.Concat([]string{nettrap, "--summary=off", "--", "go", "test", "-count=1"}, goFlags, []string{"./osargs"})},
 		} {
 			t.Run(how.name+strings.Join(goFlags, ""), func(t *testing.T) {
-				run := runIn(t, fixtureRoot(t), goEnv(), how.argv[0], how.argv[1:]...)
-				if run.code != 0 {
-					t.Errorf("%q: exit %d\nstdout: %s\nstderr: %s", how.argv, run.code, run.stdout, run.stderr)
+				run := harness.RunIn(t, fixtureRoot(t), harness.GoEnv(), how.argv[0], how.argv[1:]...)
+				if run.Code != 0 {
+					t.Errorf("%q: exit %d\nstdout: %s\nstderr: %s", how.argv, run.Code, run.Stdout, run.Stderr)
 				}
-				if goFlags != nil && !strings.Contains(run.stdout, "test2json=1 ") {
-					t.Errorf("%q: the binary's arguments not shown with test2json=1:\n%s", how.argv, run.stdout)
+				if goFlags != nil && !strings.Contains(run.Stdout, "test2json=1 ") {
+					t.Errorf("%q: the binary's arguments not shown with test2json=1:\n%s", how.argv, run.Stdout)
 				}
 			})
 		}

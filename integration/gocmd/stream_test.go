@@ -1,4 +1,4 @@
-package integration
+package gocmd
 
 import (
 	"path/filepath"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 )
 
@@ -20,7 +21,7 @@ func streamEndpoints() []fakehost.Endpoint {
 // tell a field left out from a zero one.
 func rawRecords(t *testing.T, path string) []map[string]any {
 	t.Helper()
-	return readJSONL[map[string]any](t, path)
+	return harness.ReadJSONL[map[string]any](t, path)
 }
 
 // TestLeftoverGoroutine: a goroutine of TestA dials during TestB. Its
@@ -60,7 +61,7 @@ func leftoverRun(t *testing.T, bins, line string, fields map[string]any) {
 	eps := streamEndpoints()
 	h := fakehost.Start(t, eps...)
 	mark := h.Mark()
-	log := auditPath(t)
+	log := harness.AuditPath(t)
 	run := runConfined(t, filepath.Join(bins, "leftover.test"), "leftover", []string{"--audit-log", log}, []string{"-test.v=true"})
 	checkRun(t, run, expectation{code: 1})
 	want := expectation{
@@ -71,8 +72,8 @@ func leftoverRun(t *testing.T, bins, line string, fields map[string]any) {
 		},
 		final: "FAIL",
 	}
-	if errs := diffOutcome(verboseOutcome(run.stdout), want, false); len(errs) > 0 {
-		t.Errorf("%s\noutput:\n%s", strings.Join(errs, "\n"), run.stdout)
+	if errs := diffOutcome(verboseOutcome(run.Stdout), want, false); len(errs) > 0 {
+		t.Errorf("%s\noutput:\n%s", strings.Join(errs, "\n"), run.Stdout)
 	}
 	checkArrivals(t, h, mark, eps, nil)
 
@@ -110,17 +111,17 @@ func leftoverRun(t *testing.T, bins, line string, fields map[string]any) {
 		}
 	}
 
-	rep := runIn(t, t.TempDir(), goEnv(), nettrapBin(t), "report", log)
-	if rep.code != 1 { // the log holds a blocked attempt and a bad marker
-		t.Fatalf("nettrap report: exit %d\n%s%s", rep.code, rep.stdout, rep.stderr)
+	rep := harness.RunIn(t, t.TempDir(), harness.GoEnv(), harness.Nettrap(t), "report", log)
+	if rep.Code != 1 { // the log holds a blocked attempt and a bad marker
+		t.Fatalf("nettrap report: exit %d\n%s%s", rep.Code, rep.Stdout, rep.Stderr)
 	}
 	for _, w := range []string{"Bad markers", "TestOdd", `"yes"`, "1 bad marker"} {
-		if !strings.Contains(rep.stdout, w) {
-			t.Errorf("summary lacks %q:\n%s", w, rep.stdout)
+		if !strings.Contains(rep.Stdout, w) {
+			t.Errorf("summary lacks %q:\n%s", w, rep.Stdout)
 		}
 	}
-	if strings.Contains(rep.stdout, "hint") {
-		t.Errorf("summary hints from timing:\n%s", rep.stdout)
+	if strings.Contains(rep.Stdout, "hint") {
+		t.Errorf("summary hints from timing:\n%s", rep.Stdout)
 	}
 }
 
@@ -147,12 +148,12 @@ func TestFailFast(t *testing.T) {
 				mark := h.Mark()
 				run := runConfined(t, bin, "failfast", nil, slices.Concat(m.flags, []string{ff}))
 				checkRun(t, run, want)
-				got := outcomeOf(t, m, run.stdout, fixtureModule+"/failfast")
+				got := outcomeOf(t, m, run.Stdout, fixtureModule+"/failfast")
 				if errs := diffOutcome(got, want, m.name == "quiet"); len(errs) > 0 {
-					t.Errorf("%s\noutput:\n%s", strings.Join(errs, "\n"), run.stdout)
+					t.Errorf("%s\noutput:\n%s", strings.Join(errs, "\n"), run.Stdout)
 				}
-				if strings.Contains(run.stdout, "RUN   TestSecond") || strings.Contains(run.stdout, "TestThird") {
-					t.Errorf("a test after the failed one shows:\n%s", run.stdout)
+				if strings.Contains(run.Stdout, "RUN   TestSecond") || strings.Contains(run.Stdout, "TestThird") {
+					t.Errorf("a test after the failed one shows:\n%s", run.Stdout)
 				}
 				checkArrivals(t, h, mark, eps, nil)
 			})
@@ -170,8 +171,8 @@ func TestFailFast(t *testing.T) {
 			final: "FAIL", code: 1,
 		}
 		checkRun(t, run, all)
-		if errs := diffOutcome(verboseOutcome(run.stdout), all, false); len(errs) > 0 {
-			t.Errorf("%s\noutput:\n%s", strings.Join(errs, "\n"), run.stdout)
+		if errs := diffOutcome(verboseOutcome(run.Stdout), all, false); len(errs) > 0 {
+			t.Errorf("%s\noutput:\n%s", strings.Join(errs, "\n"), run.Stdout)
 		}
 		checkArrivals(t, h, mark, eps, []arrival{{tcpEP(fxExternal, 4004), "TestThird"}})
 	})
@@ -182,22 +183,22 @@ func TestFailFast(t *testing.T) {
 // gets valid test2json with no event of the tests that must not run.
 func TestFailFastGoTestJSON(t *testing.T) {
 	sandbox.Require(t)
-	nettrap := nettrapBin(t)
+	nettrap := harness.Nettrap(t)
 	goTest := []string{"test", "-json", "-count=1", "-failfast"}
 	t.Run("exec", func(t *testing.T) {
 		checkFailFastJSON(t, func() (string, int) {
-			return goCmd(t, fixtureRoot(t), goEnv(), slices.Concat(goTest, []string{"-exec", nettrap, "./failfast"})...)
+			return goCmd(t, fixtureRoot(t), harness.GoEnv(), slices.Concat(goTest, []string{"-exec", nettrap, "./failfast"})...)
 		})
 	})
 	t.Run("outer", func(t *testing.T) {
 		checkFailFastJSON(t, func() (string, int) {
-			run := runIn(t, fixtureRoot(t), goEnv(), nettrap, slices.Concat([]string{"--", "go"}, goTest, []string{"./failfast"})...)
+			run := harness.RunIn(t, fixtureRoot(t), harness.GoEnv(), nettrap, slices.Concat([]string{"--", "go"}, goTest, []string{"./failfast"})...)
 			// TestSecond may have made its attempt before it was stopped:
 			// the audit trail has it then.
-			if !regexp.MustCompile(`failfast +TestFirst +(fx/fx\.go:\d+ \(fx\.Dial\) +)?connect tcp +203\.0\.113\.7:4002 `).MatchString(run.stderr) {
-				t.Errorf("summary on stderr lacks TestFirst's attempt:\n%s", run.stderr)
+			if !regexp.MustCompile(`failfast +TestFirst +(fx/fx\.go:\d+ \(fx\.Dial\) +)?connect tcp +203\.0\.113\.7:4002 `).MatchString(run.Stderr) {
+				t.Errorf("summary on stderr lacks TestFirst's attempt:\n%s", run.Stderr)
 			}
-			return run.stdout, run.code
+			return run.Stdout, run.Code
 		})
 	})
 }

@@ -1,8 +1,10 @@
-package integration
+package gocmd
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/nettrap/nettrap/integration/internal/runmod"
 )
 
 // TestRunGoTestOneProc: `nettrap -- go test` traps execve, and the go
@@ -13,9 +15,9 @@ import (
 // start, SIGTERM included. It must start and finish.
 func TestRunGoTestOneProc(t *testing.T) {
 	for i := 0; i < 3; i++ {
-		run := runModGoTest(t, runModEnv("GOMAXPROCS=1"), []string{"--userns=off"}, "-count=1", "./clean/")
-		if run.code != 0 || !strings.Contains(run.stdout, "ok  \t"+fixMod+"clean") {
-			t.Fatalf("try %d: exit %d, want 0 and the clean package passing\nstdout: %s\nstderr: %s", i, run.code, run.stdout, run.stderr)
+		run := runModGoTest(t, runmod.Env("GOMAXPROCS=1"), []string{"--userns=off"}, "-count=1", "./clean/")
+		if run.Code != 0 || !strings.Contains(run.Stdout, "ok  \t"+fixMod+"clean") {
+			t.Fatalf("try %d: exit %d, want 0 and the clean package passing\nstdout: %s\nstderr: %s", i, run.Code, run.Stdout, run.Stderr)
 		}
 	}
 }

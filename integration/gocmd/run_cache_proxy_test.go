@@ -1,4 +1,4 @@
-package integration
+package gocmd
 
 import (
 	"archive/zip"
@@ -11,6 +11,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/nettrap/nettrap/integration/internal/harness"
+	"github.com/nettrap/nettrap/integration/internal/lab"
+	"github.com/nettrap/nettrap/integration/internal/runmod"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 )
 
@@ -129,38 +132,38 @@ func TestProxy(t *testing.T) {
 // modules (its own calls are the toolchain's: allowed, audited), while a
 // test's call to the very same proxy is denied.
 func TestRunGoTestCacheToolchain(t *testing.T) {
-	slowUnderOuter(t, "155 s (its default run alone)")
+	lab.SlowUnderOuter(t, "155 s (its default run alone)")
 	sandbox.Require(t)
 	proxy := startFakeProxy(t)
 	env := func(t *testing.T) []string {
-		return runModEnv("GOPROXY=http://"+proxyAddr, "GOSUMDB=off", "GOFLAGS=-mod=mod",
-			"GOCACHE="+freshGocache(t), "GOMODCACHE="+t.TempDir())
+		return runmod.Env("GOPROXY=http://"+proxyAddr, "GOSUMDB=off", "GOFLAGS=-mod=mod",
+			"GOCACHE="+runmod.Gocache(t), "GOMODCACHE="+t.TempDir())
 	}
 	// Bare, the test's request reaches the proxy.
-	bare := runIn(t, proxyFixture(t), env(t), "go", "test", "./leaks/")
-	if bare.code != 0 || proxy.count("/from-test") != 1 {
-		t.Fatalf("bare run: exit %d, %d requests from the test, want 0 and 1\n%s%s", bare.code, proxy.count("/from-test"), bare.stdout, bare.stderr)
+	bare := harness.RunIn(t, proxyFixture(t), env(t), "go", "test", "./leaks/")
+	if bare.Code != 0 || proxy.count("/from-test") != 1 {
+		t.Fatalf("bare run: exit %d, %d requests from the test, want 0 and 1\n%s%s", bare.Code, proxy.count("/from-test"), bare.Stdout, bare.Stderr)
 	}
 
 	for _, flags := range [][]string{nil, {"--sealed"}} {
 		// Under --sealed too: the go command's own process downloads.
 		dir := proxyFixture(t)
-		log := auditPath(t)
+		log := harness.AuditPath(t)
 		args := append(append([]string{"--audit-log", log}, flags...), "--", "go", "test", "./...")
 		zips := proxy.count("/example.com/dep/@v/v1.0.0.zip")
-		run := runIn(t, dir, env(t), nettrapBin(t), args...)
-		if run.code != 1 {
-			t.Fatalf("%v: exit %d, want 1 (the leaky test failed)\n%s%s", flags, run.code, run.stdout, run.stderr)
+		run := harness.RunIn(t, dir, env(t), harness.Nettrap(t), args...)
+		if run.Code != 1 {
+			t.Fatalf("%v: exit %d, want 1 (the leaky test failed)\n%s%s", flags, run.Code, run.Stdout, run.Stderr)
 		}
 		if proxy.count("/example.com/dep/@v/v1.0.0.zip") == zips {
-			t.Errorf("%v: the go command did not download the module:\n%s", flags, run.stderr)
+			t.Errorf("%v: the go command did not download the module:\n%s", flags, run.Stderr)
 		}
 		if n := proxy.count("/from-test"); n != 1 {
 			t.Errorf("%v: the test's request reached the proxy under nettrap (%d requests in all, 1 of them bare)", flags, n)
 		}
 		for pkg, status := range map[string]string{"uses": "ok  ", "leaks": "FAIL"} {
-			if !strings.Contains(run.stdout, status+"\texample.com/proxyfix/"+pkg+"\t") {
-				t.Errorf("%v: %s is not %s:\n%s", flags, pkg, strings.TrimSpace(status), run.stdout)
+			if !strings.Contains(run.Stdout, status+"\texample.com/proxyfix/"+pkg+"\t") {
+				t.Errorf("%v: %s is not %s:\n%s", flags, pkg, strings.TrimSpace(status), run.Stdout)
 			}
 		}
 		var toolchain, denied bool

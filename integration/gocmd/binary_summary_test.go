@@ -1,4 +1,4 @@
-package integration
+package gocmd
 
 import (
 	"flag"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 )
 
@@ -32,25 +33,25 @@ func TestBinarySummary(t *testing.T) {
 	mark := h.Mark()
 	tmp := t.TempDir()
 	dir := filepath.Join(fixtureRoot(t), "where")
-	run := runIn(t, dir, goEnv("TMPDIR="+tmp), nettrapBin(t), filepath.Join(bins, "where.test"), "-test.v")
-	if run.code != 1 {
-		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", run.code, run.stdout, run.stderr)
+	run := harness.RunIn(t, dir, harness.GoEnv("TMPDIR="+tmp), harness.Nettrap(t), filepath.Join(bins, "where.test"), "-test.v")
+	if run.Code != 1 {
+		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", run.Code, run.Stdout, run.Stderr)
 	}
 	checkArrivals(t, h, mark, eps, nil)
 	logs, _ := filepath.Glob(filepath.Join(tmp, "nettrap-run-*", "audit.jsonl"))
 	if len(logs) != 1 {
 		t.Fatalf("logs %q, want the run's one", logs)
 	}
-	sums := summaryBlocks(run.stderr)
-	if len(sums) != 1 || withoutSummary(t, run.stderr) != "" {
-		t.Fatalf("stderr: want the run's summary once and nothing else:\n%s", run.stderr)
+	sums := summaryBlocks(run.Stderr)
+	if len(sums) != 1 || withoutSummary(t, run.Stderr) != "" {
+		t.Fatalf("stderr: want the run's summary once and nothing else:\n%s", run.Stderr)
 	}
 	m := regexp.MustCompile(`\(run ([0-9a-f]+); audit log (\S+)\)`).FindStringSubmatch(sums[0])
 	if m == nil || m[2] != logs[0] {
 		t.Fatalf("the summary does not name the run and the log %s:\n%s", logs[0], sums[0])
 	}
 	denied := 0
-	for _, r := range readAudit(t, logs[0]) {
+	for _, r := range harness.ReadAudit(t, logs[0]) {
 		if r.RunID != m[1] {
 			t.Errorf("a record of run %q in the log, want the summary's run %s", r.RunID, m[1])
 		}
@@ -64,17 +65,17 @@ func TestBinarySummary(t *testing.T) {
 	got := strings.ReplaceAll(strings.ReplaceAll(sums[0], m[1], "RUN"), m[2], "LOG")
 	golden := filepath.Join(fixtureRoot(t), "binary-summary.golden")
 	matchGolden(t, golden, got, *updateBinarySummary, "update-binary-summary", "the summary's lines", "")
-	if !strings.Contains(run.stdout, "--- FAIL: TestDirect ") {
-		t.Errorf("the test output lacks TestDirect's failure:\n%s", run.stdout)
+	if !strings.Contains(run.Stdout, "--- FAIL: TestDirect ") {
+		t.Errorf("the test output lacks TestDirect's failure:\n%s", run.Stdout)
 	}
 
 	t.Run("audit-log", func(t *testing.T) {
 		tmp := t.TempDir()
 		log := filepath.Join(t.TempDir(), "mine.jsonl")
-		run := runIn(t, dir, goEnv("TMPDIR="+tmp), nettrapBin(t), "--audit-log", log, filepath.Join(bins, "where.test"))
-		sums := summaryBlocks(run.stderr)
-		if run.code != 1 || len(sums) != 1 || !strings.Contains(sums[0], "; audit log "+log+")") {
-			t.Errorf("exit %d, want 1 and a summary naming %s:\n%s", run.code, log, run.stderr)
+		run := harness.RunIn(t, dir, harness.GoEnv("TMPDIR="+tmp), harness.Nettrap(t), "--audit-log", log, filepath.Join(bins, "where.test"))
+		sums := summaryBlocks(run.Stderr)
+		if run.Code != 1 || len(sums) != 1 || !strings.Contains(sums[0], "; audit log "+log+")") {
+			t.Errorf("exit %d, want 1 and a summary naming %s:\n%s", run.Code, log, run.Stderr)
 		}
 		if left, _ := filepath.Glob(filepath.Join(tmp, "nettrap-run-*")); len(left) != 0 {
 			t.Errorf("a run with its log named left %q", left)
@@ -82,10 +83,10 @@ func TestBinarySummary(t *testing.T) {
 	})
 	t.Run("clean", func(t *testing.T) {
 		tmp := t.TempDir()
-		run := runIn(t, filepath.Join(fixtureRoot(t), "clean"), goEnv("TMPDIR="+tmp), nettrapBin(t), filepath.Join(bins, "clean.test"), "-test.v")
+		run := harness.RunIn(t, filepath.Join(fixtureRoot(t), "clean"), harness.GoEnv("TMPDIR="+tmp), harness.Nettrap(t), filepath.Join(bins, "clean.test"), "-test.v")
 		left, _ := filepath.Glob(filepath.Join(tmp, "nettrap-run-*"))
-		if run.code != 0 || run.stderr != "" || len(left) != 0 {
-			t.Errorf("a run with no record: exit %d, directories left %q, stderr:\n%s", run.code, left, run.stderr)
+		if run.Code != 0 || run.Stderr != "" || len(left) != 0 {
+			t.Errorf("a run with no record: exit %d, directories left %q, stderr:\n%s", run.Code, left, run.Stderr)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package integration
+package gocmd
 
 import (
 	"flag"
@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/harness"
+	"github.com/nettrap/nettrap/integration/internal/lab"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 )
 
@@ -36,7 +38,7 @@ func TestGitHubActionsExec(t *testing.T) {
 
 	// where's 8, leftover's 2 and initleak's 1: one too many.
 	_, stderr = githubExecRun(t, "", "./where", "./leftover", "./initleak")
-	notes := linesWithPrefix(stderr, "::error ")
+	notes := harness.LinesWithPrefix(stderr, "::error ")
 	more := regexp.MustCompile(`(?m)^nettrap: 1 more blocked attempts of example\.com/fixtures/(where|leftover|initleak) not annotated \(GitHub shows at most 10 per step\)`)
 	if len(notes) != 10 || len(slices.Compact(slices.Sorted(slices.Values(notes)))) != 10 || len(more.FindAllString(stderr, -1)) != 1 {
 		t.Errorf("want 10 distinct annotations and one line for the 11th; go's stderr:\n%s", stderr)
@@ -54,17 +56,17 @@ func githubExecRun(t *testing.T, goFlag string, pkgs ...string) (got, stderr str
 	if err := os.WriteFile(summary, []byte("# earlier step\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := goEnv("GITHUB_ACTIONS=true", "GITHUB_WORKSPACE="+root, "GITHUB_STEP_SUMMARY="+summary)
-	args := []string{"test", "-count=1", "-p=4", "-exec", nettrapBin(t)}
+	env := harness.GoEnv("GITHUB_ACTIONS=true", "GITHUB_WORKSPACE="+root, "GITHUB_STEP_SUMMARY="+summary)
+	args := []string{"test", "-count=1", "-p=4", "-exec", harness.Nettrap(t)}
 	if goFlag != "" {
 		args = append(args, goFlag)
 	}
-	run := runIn(t, root, env, "go", append(args, pkgs...)...)
-	if run.code != 1 {
-		t.Errorf("go test exit %d, want 1\nstderr:\n%s", run.code, run.stderr)
+	run := harness.RunIn(t, root, env, "go", append(args, pkgs...)...)
+	if run.Code != 1 {
+		t.Errorf("go test exit %d, want 1\nstderr:\n%s", run.Code, run.Stderr)
 	}
 	if goFlag == "-json" {
-		for _, e := range decodeJSON(t, dropNotice(run.stdout)) {
+		for _, e := range decodeJSON(t, lab.DropNotice(run.Stdout)) {
 			if strings.Contains(e.Output, "::error") {
 				t.Errorf("an annotation in the test output: %+v", e)
 			}
@@ -73,7 +75,7 @@ func githubExecRun(t *testing.T, goFlag string, pkgs ...string) (got, stderr str
 	var b strings.Builder
 	b.WriteString("# annotations: file= and line= and title= of each (GITHUB_WORKSPACE is the fixture module)\n")
 	var notes []string
-	for _, l := range linesWithPrefix(run.stderr, "::error ") {
+	for _, l := range harness.LinesWithPrefix(run.Stderr, "::error ") {
 		props, _, _ := strings.Cut(strings.TrimPrefix(l, "::error "), "::")
 		notes = append(notes, props)
 	}
@@ -97,7 +99,7 @@ func githubExecRun(t *testing.T, goFlag string, pkgs ...string) (got, stderr str
 	for _, p := range parts {
 		b.WriteString(runID.ReplaceAllString(p, "(run R)"))
 	}
-	return b.String(), run.stderr
+	return b.String(), run.Stderr
 }
 
 // TestGitHubActionsTestBinary: nettrap -- ./pkg.test on GitHub Actions,
@@ -108,16 +110,16 @@ func TestGitHubActionsTestBinary(t *testing.T) {
 	bins := buildFixtures(t, "leftover")
 	root := fixtureRoot(t)
 	summary := filepath.Join(t.TempDir(), "summary.md")
-	env := goEnv("GITHUB_ACTIONS=true", "GITHUB_WORKSPACE="+root, "GITHUB_STEP_SUMMARY="+summary)
-	run := runIn(t, filepath.Join(root, "leftover"), env, nettrapBin(t), filepath.Join(bins, "leftover.test"))
-	if run.code != 1 {
-		t.Errorf("exit %d, want 1\n%s", run.code, run.stderr)
+	env := harness.GoEnv("GITHUB_ACTIONS=true", "GITHUB_WORKSPACE="+root, "GITHUB_STEP_SUMMARY="+summary)
+	run := harness.RunIn(t, filepath.Join(root, "leftover"), env, harness.Nettrap(t), filepath.Join(bins, "leftover.test"))
+	if run.Code != 1 {
+		t.Errorf("exit %d, want 1\n%s", run.Code, run.Stderr)
 	}
-	notes := linesWithPrefix(run.stderr, "::error ")
+	notes := harness.LinesWithPrefix(run.Stderr, "::error ")
 	if len(notes) != 2 || !strings.HasPrefix(notes[0], "::error file=leftover/leftover_test.go,line=19,") ||
 		!strings.Contains(notes[0], "from a goroutine of TestA, during TestB at fx/fx.go:68 (fx.Dial, in a goroutine started from this line)") ||
 		!strings.Contains(notes[1], "TestOdd") {
-		t.Errorf("annotations %q, want leftover's attempt on the line of TestA that started its goroutine, and TestOdd's bad marker\n%s", notes, run.stderr)
+		t.Errorf("annotations %q, want leftover's attempt on the line of TestA that started its goroutine, and TestOdd's bad marker\n%s", notes, run.Stderr)
 	}
 	md, err := os.ReadFile(summary)
 	if err != nil || !strings.HasPrefix(string(md), "### nettrap: example.com/fixtures/leftover\n") {

@@ -1,4 +1,4 @@
-package integration
+package gocmd
 
 import (
 	"encoding/json"
@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/harness"
+	"github.com/nettrap/nettrap/integration/internal/lab"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 )
 
@@ -78,7 +80,7 @@ func TestAttributionWhere(t *testing.T) {
 // command cannot build cgo code.
 func requireCgo(t *testing.T) {
 	t.Helper()
-	out, _ := goCmd(t, fixtureRoot(t), goEnv(), "env", "CGO_ENABLED")
+	out, _ := goCmd(t, fixtureRoot(t), harness.GoEnv(), "env", "CGO_ENABLED")
 	if strings.TrimSpace(out) == "1" {
 		return
 	}
@@ -94,8 +96,8 @@ func whereRun(t *testing.T, h *fakehost.Host, goFlags []string, pkgs ...string) 
 	eps := whereEndpoints()
 	mark := h.Mark()
 	root := fixtureRoot(t)
-	log := auditPath(t)
-	env := goEnv("GITHUB_ACTIONS=true", "GITHUB_WORKSPACE="+root,
+	log := harness.AuditPath(t)
+	env := harness.GoEnv("GITHUB_ACTIONS=true", "GITHUB_WORKSPACE="+root,
 		"GITHUB_STEP_SUMMARY="+filepath.Join(t.TempDir(), "summary.md"))
 	// -parallel=4: package whereblame's three parallel tests wait for
 	// each other.
@@ -103,14 +105,14 @@ func whereRun(t *testing.T, h *fakehost.Host, goFlags []string, pkgs ...string) 
 	for _, pkg := range pkgs {
 		args = append(args, "./"+pkg)
 	}
-	run := runIn(t, root, env, nettrapBin(t), args...)
-	if run.code != 1 {
-		t.Errorf("exit %d, want 1\nstderr:\n%s", run.code, run.stderr)
+	run := harness.RunIn(t, root, env, harness.Nettrap(t), args...)
+	if run.Code != 1 {
+		t.Errorf("exit %d, want 1\nstderr:\n%s", run.Code, run.Stderr)
 	}
 	checkArrivals(t, h, mark, eps, nil)
 	var b strings.Builder
 	b.WriteString("# lines: what each test's output shows (" + fixtureModule + "/...), and the frames under each (-json)\n")
-	evs := decodeJSON(t, dropNotice(run.stdout))
+	evs := decodeJSON(t, lab.DropNotice(run.Stdout))
 	for _, pkg := range pkgs {
 		lines := linesWithFrames(evs, fixtureModule+"/"+pkg)
 		for _, test := range slices.Sorted(maps.Keys(lines)) {
@@ -121,7 +123,7 @@ func whereRun(t *testing.T, h *fakehost.Host, goFlags []string, pkgs ...string) 
 	}
 	b.WriteString("\n# annotations: file= and line= of each (GITHUB_WORKSPACE is the fixture module)\n")
 	var notes []string
-	for _, l := range linesWithPrefix(run.stderr, "::error ") {
+	for _, l := range harness.LinesWithPrefix(run.Stderr, "::error ") {
 		props, _, _ := strings.Cut(strings.TrimPrefix(l, "::error "), "::")
 		var keep []string
 		for _, p := range strings.Split(props, ",") {
@@ -239,7 +241,7 @@ func orPackage(test string) string {
 // failure") are what the run printed.
 func checkReadmeWhere(t *testing.T, got string) {
 	t.Helper()
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,18 +269,18 @@ func TestAttributionWhereCommand(t *testing.T) {
 	sandbox.Require(t)
 	root := fixtureRoot(t)
 	bin := filepath.Join(t.TempDir(), "wherecmd")
-	if out, code := goCmd(t, root, goEnv(), "build", "-o", bin, "./wherecmd"); code != 0 {
+	if out, code := goCmd(t, root, harness.GoEnv(), "build", "-o", bin, "./wherecmd"); code != 0 {
 		t.Fatalf("go build: exit %d\n%s", code, out)
 	}
 	eps := []fakehost.Endpoint{tcpEP(fxExternal, 5010)}
 	h := fakehost.Start(t, eps...)
 	mark := h.Mark()
-	run := runIn(t, root, goEnv(), nettrapBin(t), "--", bin)
-	if run.code != 3 {
-		t.Errorf("exit %d, want the program's 3 (its dial failed)\nstderr:\n%s", run.code, run.stderr)
+	run := harness.RunIn(t, root, harness.GoEnv(), harness.Nettrap(t), "--", bin)
+	if run.Code != 3 {
+		t.Errorf("exit %d, want the program's 3 (its dial failed)\nstderr:\n%s", run.Code, run.Stderr)
 	}
 	want := regexp.MustCompile(`^nettrap: Outbound network blocked: connect tcp (203\.0\.113\.7|\[::ffff:203\.0\.113\.7\]):5010 \(external\) by pid \d+ wherecmd at wherecmd/main\.go:27 \(main\.dial\)$`)
-	lines := blockedLines(dropNotice(run.stderr))
+	lines := harness.BlockedLines(lab.DropNotice(run.Stderr))
 	if len(lines) != 1 || !want.MatchString(lines[0]) {
 		t.Errorf("lines %q, want one matching %s", lines, want)
 	}

@@ -1,4 +1,4 @@
-package integration
+package gocmd
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/nettrap/nettrap/integration/internal/harness"
+	"github.com/nettrap/nettrap/integration/internal/runmod"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 )
 
@@ -27,11 +29,11 @@ func startStuck(t *testing.T, ownGroup bool) *stuckRun {
 	sandbox.Require(t)
 	pidfile := filepath.Join(t.TempDir(), "pid")
 	r := &stuckRun{}
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), harness.Timeout)
 	t.Cleanup(cancel)
-	r.cmd = exec.CommandContext(ctx, nettrapBin(t), "--audit-log", auditPath(t), "--", "go", "test", "-count=1", "-v", "./stuck/")
-	r.cmd.Dir = runFixtureDir(t)
-	r.cmd.Env = runModEnv("NTRUNFIX_PIDFILE=" + pidfile)
+	r.cmd = exec.CommandContext(ctx, harness.Nettrap(t), "--audit-log", harness.AuditPath(t), "--", "go", "test", "-count=1", "-v", "./stuck/")
+	r.cmd.Dir = runmod.Dir(t)
+	r.cmd.Env = runmod.Env("NTRUNFIX_PIDFILE=" + pidfile)
 	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
 	if ownGroup {
 		r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -55,7 +57,7 @@ func startStuck(t *testing.T, ownGroup bool) *stuckRun {
 			}
 			return r
 		}
-		pause(ctx)
+		harness.Pause(ctx)
 	}
 	t.Fatalf("the stuck test never started\nstdout: %s\nstderr: %s", r.stdout.String(), r.stderr.String())
 	return nil
@@ -63,7 +65,7 @@ func startStuck(t *testing.T, ownGroup bool) *stuckRun {
 
 func (r *stuckRun) wait(t *testing.T) int {
 	t.Helper()
-	code := exitCode(r.cmd.Wait())
+	code := harness.ExitCode(r.cmd.Wait())
 	if code < 0 {
 		t.Fatalf("nettrap did not exit normally: %v\nstderr: %s", r.cmd.ProcessState, r.stderr.String())
 	}

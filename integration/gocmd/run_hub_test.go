@@ -1,4 +1,4 @@
-package integration
+package gocmd
 
 import (
 	"os"
@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/lab"
+	"github.com/nettrap/nettrap/integration/internal/runmod"
 )
 
 // The leaky package's endpoints: TestLeak's is blocked, TestMarked's is
@@ -35,18 +37,18 @@ func requireMake(t *testing.T) {
 func TestRunHubMake(t *testing.T) {
 	requireMake(t)
 	h := fakehost.Start(t, leakEndpoint, markedEndpoint)
-	log := auditPath(t)
+	log := harness.AuditPath(t)
 	mark := h.Mark()
-	run := runModIn(t, runModEnv(), nettrapBin(t), "--audit-log", log, "--", "make", "test")
-	if run.code != 2 {
-		t.Fatalf("exit %d, want make's own 2 (a recipe failed)\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
+	run := runModIn(t, runmod.Env(), harness.Nettrap(t), "--audit-log", log, "--", "make", "test")
+	if run.Code != 2 {
+		t.Fatalf("exit %d, want make's own 2 (a recipe failed)\nstdout: %s\nstderr: %s", run.Code, run.Stdout, run.Stderr)
 	}
 	checkHubLeaky(t, h, mark, run, log)
-	if !strings.Contains(run.stdout, "ok  \t"+fixMod+"clean") {
-		t.Errorf("the clean package did not pass:\n%s", run.stdout)
+	if !strings.Contains(run.Stdout, "ok  \t"+fixMod+"clean") {
+		t.Errorf("the clean package did not pass:\n%s", run.Stdout)
 	}
-	if !strings.Contains(run.stderr, "make: *** [Makefile") {
-		t.Errorf("make's own failure line missing:\n%s", run.stderr)
+	if !strings.Contains(run.Stderr, "make: *** [Makefile") {
+		t.Errorf("make's own failure line missing:\n%s", run.Stderr)
 	}
 }
 
@@ -54,14 +56,14 @@ func TestRunHubMake(t *testing.T) {
 // TestMain packages too, names the same tests as `nettrap -- go test`.
 func TestRunHubShell(t *testing.T) {
 	h := fakehost.Start(t, append(slices.Clone(blockedEndpoints), markedEndpoint)...)
-	log := auditPath(t)
+	log := harness.AuditPath(t)
 	mark := h.Mark()
-	run := runModIn(t, runModEnv(), nettrapBin(t), "--audit-log", log, "--",
+	run := runModIn(t, runmod.Env(), harness.Nettrap(t), "--audit-log", log, "--",
 		"sh", "-c", "go test -count=1 -p=4 ./... && echo unreachable")
-	if run.code != 1 {
-		t.Fatalf("exit %d, want sh's 1 (go test failed)\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
+	if run.Code != 1 {
+		t.Fatalf("exit %d, want sh's 1 (go test failed)\nstdout: %s\nstderr: %s", run.Code, run.Stdout, run.Stderr)
 	}
-	assertNothingArrived(t, h, mark, blockedEndpoints...)
+	harness.AssertNothingArrived(t, h, mark, blockedEndpoints...)
 	checkHubLeaky(t, h, mark, run, log)
 	denied := map[string]string{}
 	for _, r := range readRunAudit(t, log) {
@@ -75,7 +77,7 @@ func TestRunHubShell(t *testing.T) {
 	if got := denied["parallel 192.0.2.1:443"]; !strings.Contains(got, "TestParA") {
 		t.Errorf("parallel attempt attributed to %q, want TestParA among them (all: %v)", got, denied)
 	}
-	if strings.Contains(run.stdout, "unreachable") {
+	if strings.Contains(run.Stdout, "unreachable") {
 		t.Error("go test exited 0 under the script")
 	}
 }
@@ -84,13 +86,13 @@ func TestRunHubShell(t *testing.T) {
 // run finds the outer nettrap through the environment, with no GOFLAGS.
 func TestRunHubExplicitExec(t *testing.T) {
 	h := fakehost.Start(t, leakEndpoint, markedEndpoint)
-	log := auditPath(t)
-	nt := nettrapBin(t)
+	log := harness.AuditPath(t)
+	nt := harness.Nettrap(t)
 	mark := h.Mark()
-	run := runModIn(t, runModEnv("NT="+nt), nt, "--audit-log", log, "--",
+	run := runModIn(t, runmod.Env("NT="+nt), nt, "--audit-log", log, "--",
 		"bash", "-c", `GOFLAGS= go test -count=1 -exec "$NT" ./leaky/ ./clean/`)
-	if run.code != 1 {
-		t.Fatalf("exit %d, want 1\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
+	if run.Code != 1 {
+		t.Fatalf("exit %d, want 1\nstdout: %s\nstderr: %s", run.Code, run.Stdout, run.Stderr)
 	}
 	checkHubLeaky(t, h, mark, run, log)
 }
@@ -98,11 +100,11 @@ func TestRunHubExplicitExec(t *testing.T) {
 // TestRunHubNoGoTest: a script that runs no go test ends with no summary
 // and leaves no audit log behind (as before there was a hub).
 func TestRunHubNoGoTest(t *testing.T) {
-	run := runModIn(t, runModEnv(), nettrapBin(t), "--", "sh", "-c", "exit 3")
-	if run.code != 3 {
-		t.Fatalf("exit %d, want the script's 3\nstderr: %s", run.code, run.stderr)
+	run := runModIn(t, runmod.Env(), harness.Nettrap(t), "--", "sh", "-c", "exit 3")
+	if run.Code != 3 {
+		t.Fatalf("exit %d, want the script's 3\nstderr: %s", run.Code, run.Stderr)
 	}
-	if lines := nettrapLines(run.stderr); len(lines) != 0 {
+	if lines := nettrapLines(run.Stderr); len(lines) != 0 {
 		t.Errorf("nettrap said %q for a run with nothing to report", lines)
 	}
 }
@@ -111,34 +113,34 @@ func TestRunHubNoGoTest(t *testing.T) {
 // nettrap run tests without a filter.
 func TestRunHubOutsideARun(t *testing.T) {
 	lab.SkipUnder(t, "under an outer nettrap every process is under a seccomp filter: a nettrap with no filter above cannot be had", lab.VariantOuter)
-	run := runModIn(t, runModEnv("NETTRAP_HUB=/nonexistent/hub.sock"), nettrapBin(t), "--", "true")
-	if run.code != 125 || !strings.Contains(run.stderr, "not under a seccomp filter") {
-		t.Errorf("exit %d, want 125 with the reason\nstderr: %s", run.code, run.stderr)
+	run := runModIn(t, runmod.Env("NETTRAP_HUB=/nonexistent/hub.sock"), harness.Nettrap(t), "--", "true")
+	if run.Code != 125 || !strings.Contains(run.Stderr, "not under a seccomp filter") {
+		t.Errorf("exit %d, want 125 with the reason\nstderr: %s", run.Code, run.Stderr)
 	}
 }
 
 // checkHubLeaky checks the leaky package's outcome in a hub run: TestLeak
 // failed with the nettrap line under it, TestMarked reached its host, the
 // summary and the audit log name the tests. mark was taken before the run.
-func checkHubLeaky(t *testing.T, h *fakehost.Host, mark fakehost.Cursor, run nettrapRun, log string) {
+func checkHubLeaky(t *testing.T, h *fakehost.Host, mark fakehost.Cursor, run harness.Run, log string) {
 	t.Helper()
-	assertNothingArrived(t, h, mark, leakEndpoint)
-	if _, ok := h.WaitFor(mark, fakehost.To(markedEndpoint.Proto, markedEndpoint.Addr), runTimeout); !ok {
+	harness.AssertNothingArrived(t, h, mark, leakEndpoint)
+	if _, ok := h.WaitFor(mark, fakehost.To(markedEndpoint.Proto, markedEndpoint.Addr), harness.Timeout); !ok {
 		t.Errorf("TestMarked's connection never reached %s:\n%s", markedEndpoint, h.Dump())
 	}
 	blocked := "    nettrap: Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestLeak"
-	if i := strings.Index(run.stdout, "--- FAIL: TestLeak"); i < 0 || !strings.HasPrefix(run.stdout[strings.IndexByte(run.stdout[i:], '\n')+i+1:], blocked) {
-		t.Errorf("want --- FAIL: TestLeak with %q under it:\n%s", blocked, run.stdout)
+	if i := strings.Index(run.Stdout, "--- FAIL: TestLeak"); i < 0 || !strings.HasPrefix(run.Stdout[strings.IndexByte(run.Stdout[i:], '\n')+i+1:], blocked) {
+		t.Errorf("want --- FAIL: TestLeak with %q under it:\n%s", blocked, run.Stdout)
 	}
-	if !strings.Contains(run.stdout, "FAIL\t"+fixMod+"leaky") {
-		t.Errorf("the leaky package did not fail:\n%s", run.stdout)
+	if !strings.Contains(run.Stdout, "FAIL\t"+fixMod+"leaky") {
+		t.Errorf("the leaky package did not fail:\n%s", run.Stdout)
 	}
 	for _, want := range []string{
 		"outbound network attempt", "blocked in", fixMod + "leaky", "TestLeak", "203.0.113.7:443",
 		"TestMarked", "198.51.100.1:80", "allowed: marked test", "TestStaleMarker", "audit log " + log,
 	} {
-		if !strings.Contains(run.stderr, want) {
-			t.Errorf("summary lacks %q:\n%s", want, run.stderr)
+		if !strings.Contains(run.Stderr, want) {
+			t.Errorf("summary lacks %q:\n%s", want, run.Stderr)
 		}
 	}
 	var leak, marked, stale bool
@@ -164,15 +166,15 @@ func checkHubLeaky(t *testing.T, h *fakehost.Host, mark fakehost.Cursor, run net
 // it happens to match (leaky's TestFine).
 func TestRunAllowTestRules(t *testing.T) {
 	h := fakehost.Start(t, leakEndpoint, markedEndpoint)
-	log := auditPath(t)
+	log := harness.AuditPath(t)
 	mark := h.Mark()
-	run := runModIn(t, runModEnv(), nettrapBin(t), "--audit-log", log,
+	run := runModIn(t, runmod.Env(), harness.Nettrap(t), "--audit-log", log,
 		"--allow-test", "leaky.^TestLeak$", "--allow-test", "^TestFine$", "--allow-test", "clean.^TestLeak$",
 		"--", "go", "test", "-count=1", "./leaky", "./clean")
-	if run.code != 0 {
-		t.Fatalf("exit %d, want 0 (TestLeak allowed by its rule)\nstdout: %s\nstderr: %s", run.code, run.stdout, run.stderr)
+	if run.Code != 0 {
+		t.Fatalf("exit %d, want 0 (TestLeak allowed by its rule)\nstdout: %s\nstderr: %s", run.Code, run.Stdout, run.Stderr)
 	}
-	if _, ok := h.WaitFor(mark, fakehost.To(leakEndpoint.Proto, leakEndpoint.Addr), runTimeout); !ok {
+	if _, ok := h.WaitFor(mark, fakehost.To(leakEndpoint.Proto, leakEndpoint.Addr), harness.Timeout); !ok {
 		t.Errorf("TestLeak's connect, allowed by leaky.^TestLeak$, never reached %s:\n%s", leakEndpoint, h.Dump())
 	}
 	unused := map[string]bool{}
@@ -199,18 +201,18 @@ func TestRunAllowTestRules(t *testing.T) {
 	if reason != wantReason {
 		t.Errorf("TestLeak's allowed record has reason %q, want %q", reason, wantReason)
 	}
-	if !strings.Contains(run.stderr, wantReason) {
-		t.Errorf("summary lacks %q:\n%s", wantReason, run.stderr)
+	if !strings.Contains(run.Stderr, wantReason) {
+		t.Errorf("summary lacks %q:\n%s", wantReason, run.Stderr)
 	}
 	if len(unused) != 2 || !unused["^TestFine$"] || !unused["clean.^TestLeak$"] {
 		t.Errorf("unused rules in the audit log %v, want ^TestFine$ and clean.^TestLeak$", unused)
 	}
 	for _, want := range []string{"Unused --allow-test rules", "^TestFine$", "clean.^TestLeak$", "2 unused --allow-test rules"} {
-		if !strings.Contains(run.stderr, want) {
-			t.Errorf("summary lacks %q:\n%s", want, run.stderr)
+		if !strings.Contains(run.Stderr, want) {
+			t.Errorf("summary lacks %q:\n%s", want, run.Stderr)
 		}
 	}
-	if strings.Contains(run.stderr, "stale marker: TestFine") {
-		t.Errorf("TestFine reported as a stale marker:\n%s", run.stderr)
+	if strings.Contains(run.Stderr, "stale marker: TestFine") {
+		t.Errorf("TestFine reported as a stale marker:\n%s", run.Stderr)
 	}
 }

@@ -1,4 +1,4 @@
-package integration
+package gocmd
 
 import (
 	"flag"
@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/lab"
+	"github.com/nettrap/nettrap/integration/internal/runmod"
 )
 
 // gotestsum finds gotestsum on PATH (.ci/run installs it from the Go
@@ -33,17 +35,17 @@ func gotestsum(t *testing.T) string {
 // line for an error, prints it twice and counts it.
 func TestGotestsum(t *testing.T) {
 	gts := gotestsum(t)
-	nettrap := nettrapBin(t)
+	nettrap := harness.Nettrap(t)
 	summary := filepath.Join(t.TempDir(), "summary.txt")
 	for name, args := range map[string][]string{
 		"exec":        {"--format=standard-verbose", "--", "-count=1", "-exec", nettrap, "./leaky/"},
 		"raw-command": {"--format=standard-verbose", "--raw-command", "--", nettrap, "--summary=" + summary, "--", "go", "test", "-json", "-count=1", "./leaky/"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			run := runModIn(t, runModEnv("NETTRAP_AUDIT_LOG="+auditPath(t)), gts, args...)
-			out := run.stdout + run.stderr
-			if run.code != 1 {
-				t.Errorf("gotestsum exit %d, want 1\n%s", run.code, out)
+			run := runModIn(t, runmod.Env("NETTRAP_AUDIT_LOG="+harness.AuditPath(t)), gts, args...)
+			out := run.Stdout + run.Stderr
+			if run.Code != 1 {
+				t.Errorf("gotestsum exit %d, want 1\n%s", run.Code, out)
 			}
 			if !strings.Contains(out, "--- FAIL: TestLeak") || !strings.Contains(out, "Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestLeak") {
 				t.Errorf("gotestsum output lacks TestLeak's failure and nettrap's line:\n%s", out)
@@ -66,17 +68,17 @@ func TestGotestsum(t *testing.T) {
 // gives gotestsum nothing but test2json: 0 errors.
 func TestGotestsumRawCommandClean(t *testing.T) {
 	gts := gotestsum(t)
-	args := []string{"--raw-command", "--", nettrapBin(t), "--summary=off", "--", "go", "test", "-json", "-count=1", "./clean/"}
-	run := runModIn(t, runModEnv(), gts, args...)
-	out := run.stdout + run.stderr
-	if run.code != 0 || !strings.Contains(out, "DONE 2 tests in") || strings.Contains(out, "error") || strings.Contains(out, "nettrap:") {
-		t.Errorf("gotestsum exit %d, want 0 with 2 tests and no error:\n%s", run.code, out)
+	args := []string{"--raw-command", "--", harness.Nettrap(t), "--summary=off", "--", "go", "test", "-json", "-count=1", "./clean/"}
+	run := runModIn(t, runmod.Env(), gts, args...)
+	out := run.Stdout + run.Stderr
+	if run.Code != 0 || !strings.Contains(out, "DONE 2 tests in") || strings.Contains(out, "error") || strings.Contains(out, "nettrap:") {
+		t.Errorf("gotestsum exit %d, want 0 with 2 tests and no error:\n%s", run.Code, out)
 	}
 	// The same with NETTRAP_SUMMARY=off.
-	run = runModIn(t, runModEnv("NETTRAP_SUMMARY=off"), gts, slices.Delete(slices.Clone(args), 3, 4)...)
-	out = run.stdout + run.stderr
-	if run.code != 0 || !strings.Contains(out, "DONE 2 tests in") || strings.Contains(out, "error") {
-		t.Errorf("NETTRAP_SUMMARY=off: gotestsum exit %d:\n%s", run.code, out)
+	run = runModIn(t, runmod.Env("NETTRAP_SUMMARY=off"), gts, slices.Delete(slices.Clone(args), 3, 4)...)
+	out = run.Stdout + run.Stderr
+	if run.Code != 0 || !strings.Contains(out, "DONE 2 tests in") || strings.Contains(out, "error") {
+		t.Errorf("NETTRAP_SUMMARY=off: gotestsum exit %d:\n%s", run.Code, out)
 	}
 }
 
@@ -91,11 +93,11 @@ func TestGotestsumUnderParentListener(t *testing.T) {
 	summary := filepath.Join(t.TempDir(), "summary.txt")
 	for name, flag := range map[string]string{"off": "--summary=off", "file": "--summary=" + summary} {
 		t.Run(name, func(t *testing.T) {
-			argv := underParent(b, "bind,listen", "", b.Plain, flag, "--", "go", "test", "-json", "-count=1", "./clean/")
-			run := runModIn(t, runModEnv(), gts, append([]string{"--format=standard-verbose", "--raw-command", "--"}, argv...)...)
-			out := run.stdout + run.stderr
-			if run.code != 0 || !strings.Contains(out, "--- PASS: TestPure") {
-				t.Errorf("gotestsum exit %d, want 0 and the clean package passing\n%s", run.code, out)
+			argv := lab.UnderParent(b, "bind,listen", "", b.Plain, flag, "--", "go", "test", "-json", "-count=1", "./clean/")
+			run := runModIn(t, runmod.Env(), gts, append([]string{"--format=standard-verbose", "--raw-command", "--"}, argv...)...)
+			out := run.Stdout + run.Stderr
+			if run.Code != 0 || !strings.Contains(out, "--- PASS: TestPure") {
+				t.Errorf("gotestsum exit %d, want 0 and the clean package passing\n%s", run.Code, out)
 			}
 			if strings.Contains(out, "=== Errors") || strings.Contains(out, " error") || strings.Contains(out, lab.ParentNotice) {
 				t.Errorf("gotestsum counted errors (or showed the notice):\n%s", out)
@@ -120,7 +122,7 @@ var updateGotestsum = flag.Bool("update-gotestsum", false, "rewrite testdata/got
 // frames (the audit log's business) left out.
 func TestGotestsumPackageVerdict(t *testing.T) {
 	gts := gotestsum(t)
-	nettrap := nettrapBin(t)
+	nettrap := harness.Nettrap(t)
 	dir, err := filepath.Abs("testdata")
 	if err != nil {
 		t.Fatal(err)
@@ -132,12 +134,12 @@ func TestGotestsumPackageVerdict(t *testing.T) {
 			"raw-command": {"--raw-command", "--", nettrap, "--summary=off", "--", "go", "test", "-json", "-count=1", "./leftover/"},
 		}[name]
 		t.Run(name, func(t *testing.T) {
-			run := runModAt(t, dir, nil, runModEnv(), gts, args...)
-			if run.code != 1 {
-				t.Errorf("gotestsum exit %d, want 1\n%s%s", run.code, run.stdout, run.stderr)
+			run := runModAt(t, dir, nil, runmod.Env(), gts, args...)
+			if run.Code != 1 {
+				t.Errorf("gotestsum exit %d, want 1\n%s%s", run.Code, run.Stdout, run.Stderr)
 			}
-			got := gotestsumFailed(run.stdout)
-			matchGolden(t, golden, got, *updateGotestsum && name == "exec", "update-gotestsum", "gotestsum's failures", "\nwhole output:\n"+run.stdout+run.stderr)
+			got := gotestsumFailed(run.Stdout)
+			matchGolden(t, golden, got, *updateGotestsum && name == "exec", "update-gotestsum", "gotestsum's failures", "\nwhole output:\n"+run.Stdout+run.Stderr)
 		})
 	}
 }

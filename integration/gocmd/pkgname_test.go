@@ -1,4 +1,4 @@
-package integration
+package gocmd
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/ghactions"
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 	"github.com/nettrap/nettrap/report"
 )
@@ -18,16 +19,16 @@ import (
 // source directory; a person anywhere).
 func TestPackageFromAnyDir(t *testing.T) {
 	sandbox.Require(t)
-	nettrap := nettrapBin(t)
+	nettrap := harness.Nettrap(t)
 	bin := filepath.Join(buildFixtures(t, "argv"), "argv.test")
 	const pkg = fixtureModule + "/argv"
 	for _, dir := range []string{"/", t.TempDir(), filepath.Join(fixtureRoot(t), "argv")} {
 		t.Run(dir, func(t *testing.T) {
-			log := auditPath(t)
-			run := runIn(t, dir, goEnv(), nettrap, "--audit-log", log, "--",
+			log := harness.AuditPath(t)
+			run := harness.RunIn(t, dir, harness.GoEnv(), nettrap, "--audit-log", log, "--",
 				bin, "-dial", "-marked", "-test.run=^(TestDial|TestMarked)$")
-			if run.code != 1 {
-				t.Fatalf("exit %d, want 1 (TestDial denied)\nstdout:\n%s\nstderr:\n%s", run.code, run.stdout, run.stderr)
+			if run.Code != 1 {
+				t.Fatalf("exit %d, want 1 (TestDial denied)\nstdout:\n%s\nstderr:\n%s", run.Code, run.Stdout, run.Stderr)
 			}
 			got := map[string]string{} // decision -> package
 			for _, r := range readRunAudit(t, log) {
@@ -36,18 +37,18 @@ func TestPackageFromAnyDir(t *testing.T) {
 			if got["denied"] != pkg || got["stale-marker"] != pkg {
 				t.Errorf("audit records name packages %q, want %q", got, pkg)
 			}
-			rep := runIn(t, dir, goEnv(), nettrap, "report", "--format", "json", log)
+			rep := harness.RunIn(t, dir, harness.GoEnv(), nettrap, "report", "--format", "json", log)
 			var s report.Summary
 			// Exit 1: the log holds a blocked attempt.
-			if err := json.Unmarshal([]byte(rep.stdout), &s); err != nil || rep.code != 1 {
-				t.Fatalf("nettrap report: exit %d, %v\n%s%s", rep.code, err, rep.stdout, rep.stderr)
+			if err := json.Unmarshal([]byte(rep.Stdout), &s); err != nil || rep.Code != 1 {
+				t.Fatalf("nettrap report: exit %d, %v\n%s%s", rep.Code, err, rep.Stdout, rep.Stderr)
 			}
 			if len(s.Blocked) != 1 || s.Blocked[0].Package != pkg || len(s.Stale) != 1 || s.Stale[0].Package != pkg {
 				t.Errorf("summary rows: blocked %+v, stale %+v; want package %q", s.Blocked, s.Stale, pkg)
 			}
-			text := runIn(t, dir, goEnv(), nettrap, "report", log)
-			if !strings.Contains(text.stdout, pkg) {
-				t.Errorf("text summary does not name %q:\n%s", pkg, text.stdout)
+			text := harness.RunIn(t, dir, harness.GoEnv(), nettrap, "report", log)
+			if !strings.Contains(text.Stdout, pkg) {
+				t.Errorf("text summary does not name %q:\n%s", pkg, text.Stdout)
 			}
 			var ann bytes.Buffer
 			if err := ghactions.Annotate(&ann, &s); err != nil {

@@ -1,4 +1,4 @@
-package integration
+package gocmd
 
 import (
 	"fmt"
@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/harness"
+	"github.com/nettrap/nettrap/integration/internal/lab"
+	"github.com/nettrap/nettrap/integration/internal/runmod"
 )
 
 // cacheMakefile writes a Makefile whose targets run go test without
@@ -38,12 +41,12 @@ func TestRunHubMakeCache(t *testing.T) {
 	// Bare: the tests swallow their errors, both packages pass and are
 	// cached.
 	bare := runModIn(t, env, "make", "-f", mk, "test")
-	if bare.code != 0 {
-		t.Fatalf("bare run: exit %d, want 0\n%s%s", bare.code, bare.stdout, bare.stderr)
+	if bare.Code != 0 {
+		t.Fatalf("bare run: exit %d, want 0\n%s%s", bare.Code, bare.Stdout, bare.Stderr)
 	}
-	twoMakeRuns(t, h, func(int) (nettrapRun, string) {
-		log := auditPath(t)
-		return runModIn(t, env, nettrapBin(t), "--audit-log", log, "--", "make", "-f", mk, "test"), log
+	twoMakeRuns(t, h, func(int) (harness.Run, string) {
+		log := harness.AuditPath(t)
+		return runModIn(t, env, harness.Nettrap(t), "--audit-log", log, "--", "make", "-f", mk, "test"), log
 	})
 }
 
@@ -51,19 +54,19 @@ func TestRunHubMakeCache(t *testing.T) {
 // number, returns its result and audit log): both times make fails on
 // the leaky package, whose attempt is denied with nothing arriving, and
 // the clean package passes, served from the cache the second time.
-func twoMakeRuns(t *testing.T, h *fakehost.Host, run func(i int) (nettrapRun, string)) {
+func twoMakeRuns(t *testing.T, h *fakehost.Host, run func(i int) (harness.Run, string)) {
 	t.Helper()
 	for i, step := range []string{"first run under nettrap", "second run under nettrap"} {
 		mark := h.Mark()
 		r, log := run(i)
-		if r.code != 2 {
-			t.Fatalf("%s: exit %d, want make's 2\n%s%s", step, r.code, r.stdout, r.stderr)
+		if r.Code != 2 {
+			t.Fatalf("%s: exit %d, want make's 2\n%s%s", step, r.Code, r.Stdout, r.Stderr)
 		}
 		wantPkg(t, r, step, "clean", "ok", i == 1)
 		wantPkg(t, r, step, "leaky", "FAIL", false)
 		checkHubLeaky(t, h, mark, r, log)
-		if strings.Contains(r.stderr, "not starting it") {
-			t.Errorf("%s: nettrap refused an exec:\n%s", step, r.stderr)
+		if strings.Contains(r.Stderr, "not starting it") {
+			t.Errorf("%s: nettrap refused an exec:\n%s", step, r.Stderr)
 		}
 	}
 }
@@ -77,22 +80,22 @@ func twoMakeRuns(t *testing.T, h *fakehost.Host, run func(i int) (nettrapRun, st
 // must still serve the clean package from the cache (such runs once kept
 // -exec, uncached, for fear of the hang).
 func TestRunHubMakeCacheOneProc(t *testing.T) {
-	slowUnderOuter(t, "32 s")
+	lab.SlowUnderOuter(t, "32 s")
 	requireMake(t)
-	users := []user{asSelf}
+	users := []harness.User{harness.AsSelf}
 	if os.Geteuid() == 0 {
-		users = append(users, asNobody)
+		users = append(users, harness.AsNobody)
 	}
-	forUsers(t, users, func(t *testing.T, u user) {
+	harness.ForUsers(t, users, func(t *testing.T, u harness.User) {
 		h := fakehost.Start(t, leakEndpoint, markedEndpoint)
 		dir, cred, env := makeCacheAs(t, u)
 		env = append(env, "GOMAXPROCS=1")
 		nt := filepath.Join(dir, "nettrap")
 		bare := runModAt(t, filepath.Join(dir, "mod"), cred, env, "make", "test")
-		if bare.code != 0 {
-			t.Fatalf("bare run: exit %d, want 0\n%s%s", bare.code, bare.stdout, bare.stderr)
+		if bare.Code != 0 {
+			t.Fatalf("bare run: exit %d, want 0\n%s%s", bare.Code, bare.Stdout, bare.Stderr)
 		}
-		twoMakeRuns(t, h, func(i int) (nettrapRun, string) {
+		twoMakeRuns(t, h, func(i int) (harness.Run, string) {
 			log := filepath.Join(dir, fmt.Sprintf("audit%d.jsonl", i))
 			return runModAt(t, filepath.Join(dir, "mod"), cred, env, nt, "--userns=off", "--audit-log", log, "--", "make", "test"), log
 		})
@@ -105,29 +108,29 @@ func TestRunHubMakeCacheOneProc(t *testing.T) {
 // without -count=1, nettrap's binary, and a build cache seeded like
 // cacheEnv's. It returns the directory, the credential to run as (nil:
 // the test's own user) and the environment.
-func makeCacheAs(t *testing.T, u user) (dir string, cred *syscall.Credential, env []string) {
+func makeCacheAs(t *testing.T, u harness.User) (dir string, cred *syscall.Credential, env []string) {
 	t.Helper()
-	dir = openTempDir(t, "nettrap-makecache-", 0o755)
+	dir = harness.OpenTempDir(t, "nettrap-makecache-", 0o755)
 	mod, gocache := filepath.Join(dir, "mod"), filepath.Join(dir, "gocache")
-	if err := copyTree(runFixtureDir(t), mod); err != nil {
+	if err := runmod.CopyTree(runmod.Dir(t), mod); err != nil {
 		t.Fatal(err)
 	}
 	mk := "test:\n\tgo test ./clean/ ./leaky/\n"
 	if err := os.WriteFile(filepath.Join(mod, "Makefile"), []byte(mk), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := copyTree(freshGocache(t), gocache); err != nil {
+	if err := runmod.CopyTree(runmod.Gocache(t), gocache); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(nettrapBin(t))
+	b, err := os.ReadFile(harness.Nettrap(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "nettrap"), b, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	env = runModEnv("GOCACHE="+gocache, "GOPATH="+filepath.Join(dir, "gopath"), "HOME="+dir)
-	if u != asNobody {
+	env = runmod.Env("GOCACHE="+gocache, "GOPATH="+filepath.Join(dir, "gopath"), "HOME="+dir)
+	if u != harness.AsNobody {
 		return dir, nil, env
 	}
 	err = filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
@@ -150,9 +153,9 @@ func TestRunHubMakeGodebug(t *testing.T) {
 	requireMake(t)
 	env := cacheEnv(t)
 	mk := cacheMakefile(t)
-	nt := nettrapBin(t)
-	if bare := runModIn(t, env, "go", "test", "./clean/"); bare.code != 0 {
-		t.Fatalf("bare run: exit %d\n%s%s", bare.code, bare.stdout, bare.stderr)
+	nt := harness.Nettrap(t)
+	if bare := runModIn(t, env, "go", "test", "./clean/"); bare.Code != 0 {
+		t.Fatalf("bare run: exit %d\n%s%s", bare.Code, bare.Stdout, bare.Stderr)
 	}
 	for _, c := range []struct {
 		name string
@@ -163,24 +166,24 @@ func TestRunHubMakeGodebug(t *testing.T) {
 		{"dropped", []string{"--", "sh", "-c", "env -u GODEBUG go test ./clean/"}, "test is started without GODEBUG"},
 	} {
 		run := runModIn(t, env, nt, c.args...)
-		if run.code == 0 {
-			t.Errorf("%s: exit 0, want a failure\n%s%s", c.name, run.stdout, run.stderr)
+		if run.Code == 0 {
+			t.Errorf("%s: exit 0, want a failure\n%s%s", c.name, run.Stdout, run.Stderr)
 		}
-		if !strings.Contains(run.stderr, c.want) || !strings.Contains(run.stderr, "--cache=off") {
-			t.Errorf("%s: stderr lacks %q and the advice:\n%s", c.name, c.want, run.stderr)
+		if !strings.Contains(run.Stderr, c.want) || !strings.Contains(run.Stderr, "--cache=off") {
+			t.Errorf("%s: stderr lacks %q and the advice:\n%s", c.name, c.want, run.Stderr)
 		}
-		if line := pkgLine(run.stdout, "clean"); line != "" {
+		if line := pkgLine(run.Stdout, "clean"); line != "" {
 			t.Errorf("%s: the go command ran: %q", c.name, line)
 		}
 	}
 	run := runModIn(t, env, nt, "--", "make", "-f", mk, "appended")
-	if run.code != 0 {
-		t.Fatalf("appended: exit %d, want 0\n%s%s", run.code, run.stdout, run.stderr)
+	if run.Code != 0 {
+		t.Fatalf("appended: exit %d, want 0\n%s%s", run.Code, run.Stdout, run.Stderr)
 	}
 	wantPkg(t, run, "appended", "clean", "ok", false)
 	run = runModIn(t, env, nt, "--cache=off", "--", "make", "-f", mk, "replaced")
-	if run.code != 0 {
-		t.Fatalf("--cache=off: exit %d, want 0\n%s%s", run.code, run.stdout, run.stderr)
+	if run.Code != 0 {
+		t.Fatalf("--cache=off: exit %d, want 0\n%s%s", run.Code, run.Stdout, run.Stderr)
 	}
 	wantPkg(t, run, "--cache=off", "clean", "ok", false)
 }

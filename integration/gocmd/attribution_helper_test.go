@@ -1,12 +1,10 @@
-package integration
+package gocmd
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -16,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/harness"
+	"github.com/nettrap/nettrap/integration/internal/lab"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 	"github.com/nettrap/nettrap/teststream"
 )
@@ -31,24 +31,6 @@ func fixtureRoot(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return dir
-}
-
-// goEnv is the environment of the go command on the fixture module: no
-// network (GOPROXY=off, no toolchain download), no workspace, and no
-// NETTRAP_* settings from the caller, nor GITHUB_* ones (a nettrap run
-// on GitHub Actions would annotate the job and append to its step
-// summary; the tests that want that say so).
-func goEnv(extra ...string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "NETTRAP_") || strings.HasPrefix(k, "GITHUB_") || k == "GOFLAGS" {
-			continue
-		}
-		env = append(env, kv)
-	}
-	env = append(env, "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local")
-	return append(env, extra...)
 }
 
 // goCmd runs the go command (unconfined) in dir and returns its combined
@@ -68,16 +50,16 @@ func goRun(dir string, env []string, args ...string) (string, int, error) {
 	if err != nil {
 		return "", 0, fmt.Errorf("go command: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), harness.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, gobin, args...)
 	cmd.Dir, cmd.Env = dir, env
 	out, err := cmd.CombinedOutput()
-	code := exitCode(err)
+	code := harness.ExitCode(err)
 	if code < 0 {
 		return "", 0, fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
 	}
-	return dropNotice(string(out)), code, nil
+	return lab.DropNotice(string(out)), code, nil
 }
 
 // buildFixtures builds the test binary of every fixture package once
@@ -89,7 +71,7 @@ func buildFixtures(t *testing.T, pkgs ...string) string {
 	for _, p := range pkgs {
 		args = append(args, "./"+p)
 	}
-	if out, code := goCmd(t, fixtureRoot(t), goEnv(), args...); code != 0 {
+	if out, code := goCmd(t, fixtureRoot(t), harness.GoEnv(), args...); code != 0 {
 		t.Fatalf("building the fixtures: exit %d\n%s", code, out)
 	}
 	return dir
@@ -102,28 +84,13 @@ var test2json = sync.OnceValues(func() (string, error) {
 
 // runConfined runs a fixture binary under nettrap (flags first) in the
 // package's source directory, as the go command would.
-func runConfined(t *testing.T, bin, pkg string, flags, args []string) nettrapRun {
+func runConfined(t *testing.T, bin, pkg string, flags, args []string) harness.Run {
 	t.Helper()
 	sandbox.Require(t)
 	argv := slices.Concat(flags, []string{bin}, args)
 	// A run with records keeps its log in TMPDIR (TestBinarySummary):
 	// the test's, not the machine's.
-	return runIn(t, filepath.Join(fixtureRoot(t), pkg), goEnv("TMPDIR="+t.TempDir()), nettrapBin(t), argv...)
-}
-
-func runIn(t *testing.T, dir string, env []string, prog string, args ...string) nettrapRun {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, prog, args...)
-	cmd.Dir, cmd.Env = dir, env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	code := exitCode(cmd.Run())
-	if code < 0 {
-		t.Fatalf("%s %q did not exit normally\nstdout: %s\nstderr: %s", prog, args, stdout.String(), stderr.String())
-	}
-	return nettrapRun{dropNotice(stdout.String()), dropNotice(stderr.String()), code}
+	return harness.RunIn(t, filepath.Join(fixtureRoot(t), pkg), harness.GoEnv("TMPDIR="+t.TempDir()), harness.Nettrap(t), argv...)
 }
 
 // outcome is what a run's output says, whatever the mode: the result of
@@ -364,12 +331,12 @@ func checkArrivals(t *testing.T, h *fakehost.Host, mark fakehost.Cursor, eps []f
 	for _, a := range want {
 		if _, ok := h.WaitFor(mark, func(r fakehost.Record) bool {
 			return fakehost.To(a.ep.Proto, a.ep.Addr)(r) && string(r.Data) == a.tag
-		}, runTimeout); !ok {
+		}, harness.Timeout); !ok {
 			t.Errorf("allowed %s from %s never arrived:\n%s", a.ep, a.tag, h.Dump())
 		}
 	}
 	for _, e := range eps {
-		got, err := h.Arrived(mark, e, runTimeout)
+		got, err := h.Arrived(mark, e, harness.Timeout)
 		if err != nil {
 			t.Fatalf("%v:\n%s", err, h.Dump())
 		}

@@ -20,7 +20,7 @@ import (
 	"github.com/nettrap/nettrap/teststream"
 )
 
-// The fixture module (integration/testdata, its own go.mod, no
+// The fixture module (integration/gocmd/testdata, its own go.mod, no
 // dependencies): `./...` of this module skips it, so it is built here.
 const fixtureModule = "example.com/fixtures"
 

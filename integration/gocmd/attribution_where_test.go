@@ -19,7 +19,7 @@ import (
 )
 
 // updateWhere rewrites testdata/where.golden from a run (go test
-// -run TestAttributionWhere -update-where ./integration/), to be read
+// -run TestAttributionWhere -update-where ./integration/gocmd/), to be read
 // and committed by hand.
 var updateWhere = flag.Bool("update-where", false, "rewrite testdata/where.golden")
 

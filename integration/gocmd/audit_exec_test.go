@@ -71,7 +71,7 @@ func TestAuditModeExecLog(t *testing.T) {
 }
 
 // updateExecSummary rewrites testdata/exec-summary.golden from a run (go
-// test -run TestExecSummary -update-exec-summary ./integration/).
+// test -run TestExecSummary -update-exec-summary ./integration/gocmd/).
 var updateExecSummary = flag.Bool("update-exec-summary", false, "rewrite testdata/exec-summary.golden")
 
 // TestExecSummary: `go test -json -exec nettrap` with no audit log, on

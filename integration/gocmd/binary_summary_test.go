@@ -14,7 +14,7 @@ import (
 )
 
 // updateBinarySummary rewrites testdata/binary-summary.golden from a run
-// (go test -run TestBinarySummary -update-binary-summary ./integration/).
+// (go test -run TestBinarySummary -update-binary-summary ./integration/gocmd/).
 var updateBinarySummary = flag.Bool("update-binary-summary", false, "rewrite testdata/binary-summary.golden")
 
 // TestBinarySummary: `nettrap -- ./where.test -test.v`, a test binary

@@ -17,8 +17,8 @@ import (
 // parallel, and collection-time (TestMain) leaks.
 var cachePkgs = []string{"./clean/", "./leaky/", "./parallel/", "./mainleak/"}
 
-// cacheEnv is runModEnv with a test cache of the test's own (seeded with
-// built packages, no test result: gocache_test.go).
+// cacheEnv is runmod.Env with a test cache of the test's own (seeded with
+// built packages, no test result: runmod.Gocache).
 func cacheEnv(t *testing.T, extra ...string) []string {
 	return runmod.Env(append([]string{"GOCACHE=" + runmod.Gocache(t)}, extra...)...)
 }

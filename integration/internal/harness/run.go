@@ -78,6 +78,14 @@ func RunIn(t *testing.T, dir string, env []string, prog string, args ...string) 
 // on GitHub Actions would annotate the job and append to its step
 // summary; the tests that want that say so); then extra.
 func GoEnv(extra ...string) []string {
+	env := append(Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local")
+	return append(env, extra...)
+}
+
+// Environ is the test's environment without the NETTRAP_* and GITHUB_*
+// variables and GOFLAGS, for a go command or nettrap run that sets its
+// own.
+func Environ() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
@@ -86,8 +94,7 @@ func GoEnv(extra ...string) []string {
 		}
 		env = append(env, kv)
 	}
-	env = append(env, "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local")
-	return append(env, extra...)
+	return env
 }
 
 // ExitCode is the exit status in err (0 for nil, -1 when not an exit).

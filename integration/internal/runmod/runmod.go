@@ -5,9 +5,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
+
+	"github.com/nettrap/nettrap/integration/internal/harness"
 )
 
 // The module's directory, below the root of nettrap's module.
@@ -46,14 +47,6 @@ func Dir(t testing.TB) string {
 // module downloads, no toolchain switch, the fixtures switched on; then
 // extra.
 func Env(extra ...string) []string {
-	env := []string{"GOPROXY=off", "GOTOOLCHAIN=local", "GOWORK=off", "GOFLAGS=", "NTRUNFIX=1"}
-	var out []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "NETTRAP_") || strings.HasPrefix(k, "GITHUB_") || k == "GOFLAGS" {
-			continue
-		}
-		out = append(out, kv)
-	}
-	return append(append(out, env...), extra...)
+	env := append(harness.Environ(), "GOPROXY=off", "GOTOOLCHAIN=local", "GOWORK=off", "GOFLAGS=", "NTRUNFIX=1")
+	return append(env, extra...)
 }

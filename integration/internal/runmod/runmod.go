@@ -1,10 +1,10 @@
 package runmod
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -21,7 +21,7 @@ var root = sync.OnceValues(func() (string, error) {
 	}
 	for {
 		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && bytes.HasPrefix(b, []byte("module github.com/nettrap/nettrap\n")) {
+		if err == nil && modulePath(b) == "github.com/nettrap/nettrap" {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
@@ -31,6 +31,16 @@ var root = sync.OnceValues(func() (string, error) {
 		dir = parent
 	}
 })
+
+// modulePath is the path the module line of a go.mod names.
+func modulePath(gomod []byte) string {
+	for line := range strings.Lines(string(gomod)) {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
+			return f[1]
+		}
+	}
+	return ""
+}
 
 // Dir is the run fixture module's directory, found from the test's
 // working directory (its package's source directory) up.

@@ -1,11 +1,11 @@
 package integration
 
 import (
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/lab"
 	"github.com/nettrap/nettrap/integration/internal/netsem"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
@@ -24,9 +24,9 @@ const unavailableNotice = "nettrap: emulation unavailable ("
 func TestFallbackVersion(t *testing.T) {
 	bins := lab.Programs(t)
 	no := netsem.Build(t).NoPidfd
-	run := runIn(t, t.TempDir(), goEnv(), no, bins.Nettrap, "version")
-	if run.code != 0 || !strings.Contains(run.stdout, "emulation: off (") || !strings.Contains(run.stdout, "pidfd_getfd") {
-		t.Errorf("exit %d, want 0 and emulation off naming pidfd_getfd:\n%s%s", run.code, run.stdout, run.stderr)
+	run := harness.RunIn(t, t.TempDir(), harness.GoEnv(), no, bins.Nettrap, "version")
+	if run.Code != 0 || !strings.Contains(run.Stdout, "emulation: off (") || !strings.Contains(run.Stdout, "pidfd_getfd") {
+		t.Errorf("exit %d, want 0 and emulation off naming pidfd_getfd:\n%s%s", run.Code, run.Stdout, run.Stderr)
 	}
 }
 
@@ -36,9 +36,9 @@ func TestFallbackRefusesRequired(t *testing.T) {
 	bins := lab.Programs(t)
 	no := netsem.Build(t).NoPidfd
 	for _, flag := range []string{"--sealed", "--emulate=on"} {
-		run := runIn(t, t.TempDir(), goEnv(), no, bins.Nettrap, flag, "--", "true")
-		if run.code != 125 || !strings.Contains(run.stderr, "--cap-add SYS_PTRACE") || !strings.Contains(run.stderr, flag) {
-			t.Errorf("%s: exit %d, want 125 naming %s and --cap-add SYS_PTRACE\nstderr: %s", flag, run.code, flag, run.stderr)
+		run := harness.RunIn(t, t.TempDir(), harness.GoEnv(), no, bins.Nettrap, flag, "--", "true")
+		if run.Code != 125 || !strings.Contains(run.Stderr, "--cap-add SYS_PTRACE") || !strings.Contains(run.Stderr, flag) {
+			t.Errorf("%s: exit %d, want 125 naming %s and --cap-add SYS_PTRACE\nstderr: %s", flag, run.Code, flag, run.Stderr)
 		}
 	}
 }
@@ -50,48 +50,48 @@ func TestFallbackDenies(t *testing.T) {
 	bins := lab.Programs(t)
 	no := netsem.Build(t).NoPidfd
 	victim := victimbuild.Victim(t)
-	ep := tcpEP(fxExternal, 3191)
+	const addr = "203.0.113.7:3191"
+	ep := fakehost.TCP(addr)
 	h := fakehost.Start(t, ep)
-	addr := fxExternal + ":" + strconv.Itoa(int(ep.Addr.Port()))
 
 	mark := h.Mark()
-	bare := runIn(t, t.TempDir(), goEnv(), victim, "tcp-connect", addr)
-	if v := parseVictim(t, []byte(bare.stdout), bare.stderr); !v.OK {
+	bare := harness.RunIn(t, t.TempDir(), harness.GoEnv(), victim, "tcp-connect", addr)
+	if v := parseVictim(t, []byte(bare.Stdout), bare.Stderr); !v.OK {
 		t.Fatalf("unconfined, the connect failed: %+v", v)
 	}
-	if got, err := h.Arrived(mark, ep, runTimeout); err != nil || len(got) == 0 {
+	if got, err := h.Arrived(mark, ep, harness.Timeout); err != nil || len(got) == 0 {
 		t.Fatalf("unconfined, nothing reached %s (%v): this test could not see a leak", ep, err)
 	}
 
 	mark = h.Mark()
-	run := runIn(t, t.TempDir(), goEnv(), no, bins.Nettrap, "--", victim, "tcp-connect", addr)
-	if v := parseVictim(t, []byte(run.stdout), run.stderr); v.OK || v.Errno != "EPERM" {
+	run := harness.RunIn(t, t.TempDir(), harness.GoEnv(), no, bins.Nettrap, "--", victim, "tcp-connect", addr)
+	if v := parseVictim(t, []byte(run.Stdout), run.Stderr); v.OK || v.Errno != "EPERM" {
 		t.Errorf("under nettrap without emulation: %+v, want EPERM", v)
 	}
 	blocked := false
-	for _, l := range blockedLines(run.stderr) {
+	for _, l := range harness.BlockedLines(run.Stderr) {
 		blocked = blocked || strings.Contains(l, "connect") && strings.Contains(l, addr+" (external)")
 	}
-	if run.code != 1 || !blocked {
-		t.Errorf("exit %d, want 1 with the blocked line\nstderr: %s", run.code, run.stderr)
+	if run.Code != 1 || !blocked {
+		t.Errorf("exit %d, want 1 with the blocked line\nstderr: %s", run.Code, run.Stderr)
 	}
-	assertNothingArrived(t, h, mark, ep)
+	harness.AssertNothingArrived(t, h, mark, ep)
 }
 
 // TestFallbackSemantics: with emulation unavailable (--emulate=auto),
 // netsem's lines are the bare ones, the blocking connect is the kernel's,
 // and nettrap said once that it could not emulate.
 func TestFallbackSemantics(t *testing.T) {
-	bareUnderOuter(t)
+	lab.BareUnderOuter(t)
 	sandbox.Require(t)
 	bins := lab.Programs(t)
 	progs := netsem.Build(t)
 	fastOpen(t)
-	users := []user{asSelf}
-	if unprivileged() != asSelf {
-		users = append(users, unprivileged())
+	users := []harness.User{harness.AsSelf}
+	if harness.Unprivileged() != harness.AsSelf {
+		users = append(users, harness.Unprivileged())
 	}
-	forUsers(t, users, func(t *testing.T, u user) {
+	harness.ForUsers(t, users, func(t *testing.T, u harness.User) {
 		bare := runNetsem(t, u, progs.Netsem)
 		got := runNetsem(t, u, progs.NoPidfd, bins.Nettrap, "--", progs.Netsem)
 		compareNetsem(t, "auto without pidfd_getfd", bare, got, false)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/lab"
 	"github.com/nettrap/nettrap/integration/internal/netsem"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
@@ -20,17 +21,17 @@ import (
 // by design, where a thread blocked in connect waits, shows that nettrap
 // made the calls under on and let the kernel make them under off.
 func TestEmulationSemantics(t *testing.T) {
-	bareUnderOuter(t)
+	lab.BareUnderOuter(t)
 	sandbox.Require(t)
 	requireEmulation(t)
 	bins := lab.Programs(t)
 	prog := netsem.Build(t).Netsem
 	fastOpen(t)
-	users := []user{asSelf}
-	if unprivileged() != asSelf {
-		users = append(users, unprivileged())
+	users := []harness.User{harness.AsSelf}
+	if harness.Unprivileged() != harness.AsSelf {
+		users = append(users, harness.Unprivileged())
 	}
-	forUsers(t, users, func(t *testing.T, u user) {
+	harness.ForUsers(t, users, func(t *testing.T, u harness.User) {
 		bare := runNetsem(t, u, prog)
 		for _, mode := range []string{"on", "off"} {
 			got := runNetsem(t, u, bins.Nettrap, "--emulate="+mode, "--", prog)
@@ -77,7 +78,7 @@ type netsemRun struct {
 	stderr  string
 }
 
-func runNetsem(t *testing.T, u user, argv ...string) netsemRun {
+func runNetsem(t *testing.T, u harness.User, argv ...string) netsemRun {
 	t.Helper()
 	stdout, stderr, code := runAs(t, u, os.TempDir(), (*exec.Cmd).Run, argv...)
 	if code != 0 {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/lab"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 )
@@ -57,46 +58,31 @@ func engineEnv(extra ...string) []string {
 }
 
 // engineRun runs argv as u with env and waits for it.
-func engineRun(t *testing.T, u user, env []string, argv ...string) nettrapRun {
+func engineRun(t *testing.T, u harness.User, env []string, argv ...string) harness.Run {
 	t.Helper()
-	if u == asNobody {
+	if u == harness.AsNobody {
 		lab.RequireRoot(t)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), harness.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = filepath.Dir(argv[0]), env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if u == asNobody {
+	if u == harness.AsNobody {
 		lab.AsNobody(cmd)
 	}
-	code := exitCode(cmd.Run())
+	code := harness.ExitCode(cmd.Run())
 	if code < 0 {
 		t.Fatalf("%q did not exit normally\nstdout: %s\nstderr: %s", argv, stdout.String(), stderr.String())
 	}
-	return nettrapRun{stdout.String(), stderr.String(), code}
-}
-
-// underParent is argv under parentlisten trapping traps, counting into
-// count when it is not empty.
-func underParent(b lab.Bins, traps, count string, argv ...string) []string {
-	pl := []string{b.ParentListen, "--trap", traps}
-	if count != "" {
-		pl = append(pl, "--count", count)
-	}
-	return append(append(pl, "--"), argv...)
-}
-
-// noticeCount is how many times nettrap announced the ptrace fallback.
-func noticeCount(stderr string) int {
-	return len(linesWithPrefix(stderr, lab.ParentNotice))
+	return harness.Run{Stdout: stdout.String(), Stderr: stderr.String(), Code: code}
 }
 
 // countFile is a file parentlisten can write as u, and its reader.
 func countFile(t *testing.T) (path string, read func() int) {
 	t.Helper()
-	path = filepath.Join(openTempDir(t, "nettrap-count-", 0o777), "count")
+	path = filepath.Join(harness.OpenTempDir(t, "nettrap-count-", 0o777), "count")
 	return path, func() int {
 		t.Helper()
 		b, err := os.ReadFile(path)
@@ -121,37 +107,37 @@ func TestEngineUnderParentListener(t *testing.T) {
 	b := lab.Programs(t)
 	h := fakehost.Start(t, engineEP)
 	env := engineEnv()
-	forUsers(t, []user{asSelf, asNobody}, func(t *testing.T, u user) {
+	harness.ForUsers(t, []harness.User{harness.AsSelf, harness.AsNobody}, func(t *testing.T, u harness.User) {
 		t.Run("version", func(t *testing.T) {
-			r := engineRun(t, u, env, underParent(b, "bind,listen", "", b.Plain, "version")...)
-			line := linesWithPrefix(r.stdout, "engine: ")
-			if r.code != 0 || len(line) != 1 || !strings.HasPrefix(line[0], "engine: ptrace") || !strings.Contains(line[0], listenerReason) {
+			r := engineRun(t, u, env, lab.UnderParent(b, "bind,listen", "", b.Plain, "version")...)
+			line := harness.LinesWithPrefix(r.Stdout, "engine: ")
+			if r.Code != 0 || len(line) != 1 || !strings.HasPrefix(line[0], "engine: ptrace") || !strings.Contains(line[0], listenerReason) {
 				t.Errorf("nettrap version under a listener: exit %d, engine lines %q, want one naming ptrace and %q\nstdout: %s\nstderr: %s",
-					r.code, line, listenerReason, r.stdout, r.stderr)
+					r.Code, line, listenerReason, r.Stdout, r.Stderr)
 			}
 		})
 		t.Run("notify-refused", func(t *testing.T) {
-			r := engineRun(t, u, env, underParent(b, "bind,listen", "", b.Plain, "--engine=notify", "--", b.Victim, "listen-dial", "127.0.0.1:0")...)
-			if r.code != 125 || !strings.Contains(r.stderr, listenerReason) || r.stdout != "" {
-				t.Errorf("--engine=notify under a listener: exit %d, stdout %q, want 125, the command not run, and %q\nstderr: %s", r.code, r.stdout, listenerReason, r.stderr)
+			r := engineRun(t, u, env, lab.UnderParent(b, "bind,listen", "", b.Plain, "--engine=notify", "--", b.Victim, "listen-dial", "127.0.0.1:0")...)
+			if r.Code != 125 || !strings.Contains(r.Stderr, listenerReason) || r.Stdout != "" {
+				t.Errorf("--engine=notify under a listener: exit %d, stdout %q, want 125, the command not run, and %q\nstderr: %s", r.Code, r.Stdout, listenerReason, r.Stderr)
 			}
 		})
 		for _, traps := range parentTraps {
 			t.Run("trap="+traps, func(t *testing.T) {
-				ownListener(t) // parentlisten's count of its own trap
+				lab.OwnListener(t) // parentlisten's count of its own trap
 				mark := h.Mark()
-				r := engineRun(t, u, env, underParent(b, traps, "", b.Victim, "tcp-connect", engineDest)...)
-				mustOK(t, parseVictim(t, []byte(r.stdout), r.stderr))
-				if _, ok := h.WaitFor(mark, fakehost.To("tcp", engineEP.Addr), runTimeout); !ok {
+				r := engineRun(t, u, env, lab.UnderParent(b, traps, "", b.Victim, "tcp-connect", engineDest)...)
+				mustOK(t, parseVictim(t, []byte(r.Stdout), r.Stderr))
+				if _, ok := h.WaitFor(mark, fakehost.To("tcp", engineEP.Addr), harness.Timeout); !ok {
 					t.Fatalf("unguarded under parentlisten, the connect never arrived:\n%s", h.Dump())
 				}
 				var counts []int
-				checkEngineConfines(t, h, b, func(argv ...string) nettrapRun {
+				checkEngineConfines(t, h, b, func(argv ...string) harness.Run {
 					t.Helper()
 					count, read := countFile(t)
-					r := engineRun(t, u, env, underParent(b, traps, count, argv...)...)
-					if n := noticeCount(r.stderr); n != 1 {
-						t.Errorf("%d fallback notices, want 1:\n%s", n, r.stderr)
+					r := engineRun(t, u, env, lab.UnderParent(b, traps, count, argv...)...)
+					if n := lab.NoticeCount(r.Stderr); n != 1 {
+						t.Errorf("%d fallback notices, want 1:\n%s", n, r.Stderr)
 					}
 					counts = append(counts, read())
 					return r
@@ -168,55 +154,32 @@ func TestEngineUnderParentListener(t *testing.T) {
 	})
 }
 
-// TestEngineNoticeOnceForGoTest: `nettrap -- go test` on two packages
-// under a listener above starts a nettrap per test binary, and the run
-// says once that it falls back; TestLeak still fails with its line.
-func TestEngineNoticeOnceForGoTest(t *testing.T) {
-	sandbox.Require(t)
-	b := lab.Programs(t)
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-	defer cancel()
-	argv := underParent(b, "bind,listen", "", b.Plain, "--", "go", "test", "-count=1", "./clean/", "./leaky/")
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = runFixtureDir(t), runModEnv() // no NETTRAP_ variables
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	code := exitCode(cmd.Run())
-	out := stdout.String() + stderr.String()
-	if n := noticeCount(out); n != 1 || code != 1 {
-		t.Errorf("exit %d, %d fallback notices; want 1 (TestLeak failed) and 1\n%s", code, n, out)
-	}
-	if !strings.Contains(stdout.String(), "Outbound network blocked: connect tcp 203.0.113.7:443 (external) during TestLeak") {
-		t.Errorf("no denial line under TestLeak:\n%s", out)
-	}
-}
-
 // TestEngineForcedPtrace: the ptrace engine asked for on a machine where
 // notification works, by flag and by environment, confines the same way.
 func TestEngineForcedPtrace(t *testing.T) {
 	sandbox.Require(t)
 	b := lab.Programs(t)
 	h := fakehost.Start(t, engineEP)
-	forUsers(t, []user{asSelf, asNobody}, func(t *testing.T, u user) {
+	harness.ForUsers(t, []harness.User{harness.AsSelf, harness.AsNobody}, func(t *testing.T, u harness.User) {
 		t.Run("version", func(t *testing.T) {
 			r := engineRun(t, u, engineEnv("NETTRAP_ENGINE=ptrace"), b.Plain, "version")
-			line := linesWithPrefix(r.stdout, "engine: ")
-			if r.code != 0 || len(line) != 1 || !strings.HasPrefix(line[0], "engine: ptrace") {
-				t.Errorf("NETTRAP_ENGINE=ptrace nettrap version: exit %d, engine lines %q, want one naming ptrace\nstdout: %s", r.code, line, r.stdout)
+			line := harness.LinesWithPrefix(r.Stdout, "engine: ")
+			if r.Code != 0 || len(line) != 1 || !strings.HasPrefix(line[0], "engine: ptrace") {
+				t.Errorf("NETTRAP_ENGINE=ptrace nettrap version: exit %d, engine lines %q, want one naming ptrace\nstdout: %s", r.Code, line, r.Stdout)
 			}
 		})
 		t.Run("flag", func(t *testing.T) {
-			checkEngineConfines(t, h, b, func(argv ...string) nettrapRun {
+			checkEngineConfines(t, h, b, func(argv ...string) harness.Run {
 				t.Helper()
 				r := engineRun(t, u, engineEnv(), append([]string{argv[0], "--engine=ptrace"}, argv[1:]...)...)
-				if n := noticeCount(r.stderr); n != 0 {
-					t.Errorf("a fallback notice where ptrace was asked for:\n%s", r.stderr)
+				if n := lab.NoticeCount(r.Stderr); n != 0 {
+					t.Errorf("a fallback notice where ptrace was asked for:\n%s", r.Stderr)
 				}
 				return r
 			})
 		})
 		t.Run("env", func(t *testing.T) {
-			checkEngineConfines(t, h, b, func(argv ...string) nettrapRun {
+			checkEngineConfines(t, h, b, func(argv ...string) harness.Run {
 				t.Helper()
 				return engineRun(t, u, engineEnv("NETTRAP_ENGINE=ptrace"), argv...)
 			})
@@ -227,20 +190,20 @@ func TestEngineForcedPtrace(t *testing.T) {
 // checkEngineConfines runs, with run (which adds the engine's setting),
 // nettrap on the victim: a connect to the fake host is denied and nothing
 // arrives; a listen and a loopback connect work.
-func checkEngineConfines(t *testing.T, h *fakehost.Host, b lab.Bins, run func(argv ...string) nettrapRun) {
+func checkEngineConfines(t *testing.T, h *fakehost.Host, b lab.Bins, run func(argv ...string) harness.Run) {
 	t.Helper()
 	mark := h.Mark()
 	r := run(b.Plain, "--", b.Victim, "tcp-connect", engineDest)
-	v := parseVictim(t, []byte(r.stdout), r.stderr)
-	if r.code != 1 || v.OK || v.Errno != "EPERM" || len(blockedLines(r.stderr)) != 1 {
+	v := parseVictim(t, []byte(r.Stdout), r.Stderr)
+	if r.Code != 1 || v.OK || v.Errno != "EPERM" || len(harness.BlockedLines(r.Stderr)) != 1 {
 		t.Errorf("denied connect: exit %d, ok=%v errno=%q, %d blocked lines; want 1, EPERM, 1\nstderr: %s",
-			r.code, v.OK, v.Errno, len(blockedLines(r.stderr)), r.stderr)
+			r.Code, v.OK, v.Errno, len(harness.BlockedLines(r.Stderr)), r.Stderr)
 	}
-	assertNothingArrived(t, h, mark, engineEP)
+	harness.AssertNothingArrived(t, h, mark, engineEP)
 
 	r = run(b.Plain, "--", b.Victim, "listen-dial", "127.0.0.1:0")
-	if v := parseVictim(t, []byte(r.stdout), r.stderr); r.code != 0 || !v.OK {
-		t.Errorf("loopback listen and connect: exit %d, ok=%v errno=%q err=%q\nstderr: %s", r.code, v.OK, v.Errno, v.Err, r.stderr)
+	if v := parseVictim(t, []byte(r.Stdout), r.Stderr); r.Code != 0 || !v.OK {
+		t.Errorf("loopback listen and connect: exit %d, ok=%v errno=%q err=%q\nstderr: %s", r.Code, v.OK, v.Errno, v.Err, r.Stderr)
 	}
 }
 
@@ -263,18 +226,18 @@ func TestEngineTracerKilled(t *testing.T) {
 			return append([]string{b.Plain, "--engine=ptrace", "--"}, victim...)
 		}},
 		{"parent", func(victim ...string) []string {
-			return underParent(b, "connect,sendto,sendmsg", "", append([]string{b.Plain, "--"}, victim...)...)
+			return lab.UnderParent(b, "connect,sendto,sendmsg", "", append([]string{b.Plain, "--"}, victim...)...)
 		}},
 	}
-	forUsers(t, []user{asSelf, asNobody}, func(t *testing.T, u user) {
-		if u == asNobody {
+	harness.ForUsers(t, []harness.User{harness.AsSelf, harness.AsNobody}, func(t *testing.T, u harness.User) {
+		if u == harness.AsNobody {
 			lab.RequireRoot(t)
 		}
 		loop := []string{b.Victim, "connect-loop", engineDest}
 		t.Run("unguarded", func(t *testing.T) {
 			mark := h.Mark()
 			l := startLoop(t, u, loop)
-			if _, ok := h.WaitFor(mark, fakehost.To("tcp", engineEP.Addr), runTimeout); !ok {
+			if _, ok := h.WaitFor(mark, fakehost.To("tcp", engineEP.Addr), harness.Timeout); !ok {
 				t.Errorf("unguarded, the loop's connects never arrived:\n%s", h.Dump())
 			}
 			l.cmd.Process.Kill()
@@ -283,7 +246,7 @@ func TestEngineTracerKilled(t *testing.T) {
 		for _, s := range setups {
 			t.Run(s.name, func(t *testing.T) {
 				if s.name == "parent" {
-					ownListener(t)
+					lab.OwnListener(t)
 				}
 				mark := h.Mark()
 				l := startLoop(t, u, s.argv(loop...))
@@ -300,7 +263,7 @@ func TestEngineTracerKilled(t *testing.T) {
 					}
 				}
 				t.Logf("after the kill the victim printed %d lines (%q), then was gone", len(after), after)
-				assertNothingArrived(t, h, mark, engineEP)
+				harness.AssertNothingArrived(t, h, mark, engineEP)
 			})
 		}
 	})
@@ -332,11 +295,11 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-func startLoop(t *testing.T, u user, argv []string) *loopRun {
+func startLoop(t *testing.T, u harness.User, argv []string) *loopRun {
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = filepath.Dir(argv[0]), engineEnv()
-	if u == asNobody {
+	if u == harness.AsNobody {
 		lab.AsNobody(cmd)
 	}
 	out, err := cmd.StdoutPipe()
@@ -362,7 +325,7 @@ func startLoop(t *testing.T, u user, argv []string) *loopRun {
 // expect waits for a line equal to want.
 func (l *loopRun) expect(t *testing.T, want string) {
 	t.Helper()
-	deadline := time.After(runTimeout)
+	deadline := time.After(harness.Timeout)
 	for {
 		select {
 		case line, ok := <-l.lines:
@@ -386,7 +349,7 @@ func (l *loopRun) expect(t *testing.T, want string) {
 func (l *loopRun) finish(t *testing.T) []string {
 	t.Helper()
 	var rest []string
-	deadline := time.After(runTimeout)
+	deadline := time.After(harness.Timeout)
 	for {
 		select {
 		case line, ok := <-l.lines:
@@ -400,7 +363,7 @@ func (l *loopRun) finish(t *testing.T) []string {
 				pid, _ := strconv.Atoi(m[1])
 				syscall.Kill(pid, syscall.SIGKILL)
 			}
-			t.Fatalf("the victim still ran %v after nettrap was killed (%d lines since)", runTimeout, len(rest))
+			t.Fatalf("the victim still ran %v after nettrap was killed (%d lines since)", harness.Timeout, len(rest))
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/lab"
 )
 
@@ -25,15 +26,15 @@ type holder struct {
 	seq       int
 }
 
-func (e labEnv) startHolder(t *testing.T, u user, ln *lab.Listener) *holder {
+func (e labEnv) startHolder(t *testing.T, u harness.User, ln *lab.Listener) *holder {
 	t.Helper()
 	oc := e.dialOutside(t, ln)
 	defer oc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), harness.Timeout)
 	cmd := exec.CommandContext(ctx, e.bins.Holder)
 	cmd.ExtraFiles = []*os.File{oc.sock}
 	cmd.Stderr = os.Stderr
-	if u == asNobody {
+	if u == harness.AsNobody {
 		lab.AsNobody(cmd)
 	}
 	h := &holder{cmd: cmd, seq: oc.seq, conn: oc.data}
@@ -108,8 +109,8 @@ func TestEscapeI386CrossProcess(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.op, func(t *testing.T) {
-			forUsers(t, []user{asSelf, asNobody}, func(t *testing.T, u user) {
-				if u == asNobody {
+			harness.ForUsers(t, []harness.User{harness.AsSelf, harness.AsNobody}, func(t *testing.T, u harness.User) {
+				if u == harness.AsNobody {
 					lab.RequireRoot(t)
 				}
 				args := func(h *holder, marker string) []string {
@@ -159,14 +160,14 @@ func TestEscapeI386SourceRoute(t *testing.T) {
 	e.bins.Need32(t)
 	cases := []struct {
 		name, dst, op, hop string
-		users              []user
+		users              []harness.User
 	}{
-		{"srh", "[::1]:9", "srh", lab.Outside6.String(), []user{asSelf, asNobody}},
-		{"lsrr", "127.0.0.1:9", "lsrr", lab.Outside4.String(), []user{asSelf}},
+		{"srh", "[::1]:9", "srh", lab.Outside6.String(), []harness.User{harness.AsSelf, harness.AsNobody}},
+		{"lsrr", "127.0.0.1:9", "lsrr", lab.Outside4.String(), []harness.User{harness.AsSelf}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			forUsers(t, c.users, func(t *testing.T, u user) {
+			harness.ForUsers(t, c.users, func(t *testing.T, u harness.User) {
 				if c.name == "lsrr" {
 					lab.RequireRoot(t)
 				}
@@ -196,10 +197,10 @@ func TestEscapeI386SourceRoute(t *testing.T) {
 func TestI386OrdinaryOptionPasses(t *testing.T) {
 	e := newLabEnv(t)
 	e.bins.Need32(t)
-	r := e.guarded(t, unprivileged(), nil, e.bins.Escapee, "udp-after", "127.0.0.1:9", "after reuseaddr",
+	r := e.guarded(t, harness.Unprivileged(), nil, e.bins.Escapee, "udp-after", "127.0.0.1:9", "after reuseaddr",
 		e.bins.Escape32, "reuseaddr", "3")
 	child, rest, _ := strings.Cut(r.stdout, "\n")
-	if child != "ok" || !strings.Contains(rest, `"ok":true`) || len(blockedLines(r.stderr)) != 0 {
+	if child != "ok" || !strings.Contains(rest, `"ok":true`) || len(harness.BlockedLines(r.stderr)) != 0 {
 		t.Errorf("i386 SO_REUSEADDR under nettrap: %q\nstderr: %s", r.stdout, r.stderr)
 	}
 }
@@ -211,7 +212,7 @@ func TestI386OrdinaryOptionPasses(t *testing.T) {
 func TestEscapeI386AgainstSupervisor(t *testing.T) {
 	e := newLabEnv(t)
 	e.bins.Need32(t)
-	forUsers(t, []user{asSelf, asNobody}, func(t *testing.T, u user) {
+	harness.ForUsers(t, []harness.User{harness.AsSelf, harness.AsNobody}, func(t *testing.T, u harness.User) {
 		for _, c := range []struct{ args, syscall string }{
 			{"pidfd-getfd ppid 3 x", "pidfd_getfd"},
 			{"pidfd-getfd ppid 4 x", "pidfd_getfd"},

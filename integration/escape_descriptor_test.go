@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/lab"
 )
 
@@ -49,8 +50,8 @@ func testDescriptorSwap(t *testing.T, mode, proto string) {
 		ln = e.ListenUDP(t, netip.AddrPortFrom(lab.Outside4, 0))
 	}
 	port := fmt.Sprint(ln.Addr.Port())
-	dir := openTempDir(t, "nettrap-swap-", 0o777)
-	swap := func(u user, flags []string, tries, marker string, guarded bool) labRun {
+	dir := harness.OpenTempDir(t, "nettrap-swap-", 0o777)
+	swap := func(u harness.User, flags []string, tries, marker string, guarded bool) labRun {
 		argv := []string{e.bins.Swapper, mode, tries, lab.Outside4.String(), port, marker, dir}
 		if !guarded {
 			return e.run(t, u, argv...)
@@ -69,8 +70,8 @@ func testDescriptorSwap(t *testing.T, mode, proto string) {
 		controlDescriptorSwap(t, ln, mode, swap)
 	}
 
-	users := []user{asSelf}
-	if u := unprivileged(); u != asSelf && mode != "treens" { // nobody makes no namespace
+	users := []harness.User{harness.AsSelf}
+	if u := harness.Unprivileged(); u != harness.AsSelf && mode != "treens" { // nobody makes no namespace
 		users = append(users, u)
 	}
 	for _, u := range users {
@@ -105,10 +106,10 @@ func testDescriptorSwap(t *testing.T, mode, proto string) {
 // (--emulate=off) as well (the race is there to see, not only the swap;
 // under --emulate=off nothing is allowed in the tree's namespace, so
 // treens leaves that step out).
-func controlDescriptorSwap(t *testing.T, ln *lab.Listener, mode string, swap func(u user, flags []string, tries, marker string, guarded bool) labRun) {
+func controlDescriptorSwap(t *testing.T, ln *lab.Listener, mode string, swap func(u harness.User, flags []string, tries, marker string, guarded bool) labRun) {
 	t.Helper()
 	marker := "swap-unguarded-" + mode
-	r := swap(asSelf, nil, "200000", marker, false)
+	r := swap(harness.AsSelf, nil, "200000", marker, false)
 	if _, ok := swapCounts(t, r); !ok {
 		t.Fatalf("unguarded swapper failed: %q\nstderr: %s", r.stdout, r.stderr)
 	}
@@ -117,7 +118,7 @@ func controlDescriptorSwap(t *testing.T, ln *lab.Listener, mode string, swap fun
 		return
 	}
 	marker = "swap-continued-" + mode
-	r = swap(asSelf, []string{"--emulate=off"}, "20000", marker, true)
+	r = swap(harness.AsSelf, []string{"--emulate=off"}, "20000", marker, true)
 	if _, ok := swapCounts(t, r); !ok {
 		t.Fatalf("swapper under --emulate=off failed: %q\nstderr: %s", r.stdout, r.stderr)
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/lab"
 )
 
@@ -16,7 +17,7 @@ import (
 // other-family.
 func TestEscapeXDPSocket(t *testing.T) {
 	lab.RequireRoot(t)
-	outerDenies(t, "socket(AF_XDP)")
+	lab.OuterDenies(t, "socket(AF_XDP)")
 	e := newLabEnv(t)
 	dst := netip.AddrPortFrom(lab.Outside4, 4244)
 	args := func(marker string) []string {
@@ -24,11 +25,11 @@ func TestEscapeXDPSocket(t *testing.T) {
 			e.OutsideMAC.String(), e.InsideAddr4.String(), dst.String(), marker}
 	}
 	marker := "xdp frame unguarded"
-	mustEscape(t, e.run(t, asSelf, args(marker)...))
+	mustEscape(t, e.run(t, harness.AsSelf, args(marker)...))
 	waitFrame(t, e, "the AF_XDP frame", containing(marker))
 
 	marker = "xdp frame guarded"
-	r := e.guarded(t, asSelf, nil, args(marker)...)
+	r := e.guarded(t, harness.AsSelf, nil, args(marker)...)
 	mustBeDenied(t, r, "EPERM", "socket xdp", "other-family")
 	sentinel := "sentinel after xdp"
 	sendSentinelFrame(t, e, sentinel)
@@ -42,7 +43,7 @@ func TestEscapeOtherFamiliesDenied(t *testing.T) {
 	e := newLabEnv(t)
 	for _, fam := range []string{"vsock", "bluetooth", "can", "tipc", "alg", "rds", "kcm", "qipcrtr", "smc", "mctp"} {
 		t.Run(fam, func(t *testing.T) {
-			r := e.guarded(t, unprivileged(), nil, e.bins.Escapee, "socket", fam)
+			r := e.guarded(t, harness.Unprivileged(), nil, e.bins.Escapee, "socket", fam)
 			mustBeDenied(t, r, "EPERM", fmt.Sprintf("socket %s", fam), "other-family")
 		})
 	}

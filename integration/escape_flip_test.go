@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/lab"
 )
 
@@ -39,7 +40,7 @@ func flipOut(t *testing.T, r labRun) (ok, refused int) {
 // nettrap with the bytes it checked. The lo values still pass (some
 // setsockopts succeed) and the veth values are denied (some fail).
 func TestEscapeValueFlip(t *testing.T) {
-	outerDenies(t, "setsockopts that pin to an interface other than lo or join a group off lo")
+	lab.OuterDenies(t, "setsockopts that pin to an interface other than lo or join a group off lo")
 	e := newLabEnv(t)
 	idx := strconv.Itoa(e.InsideIndex)
 	cases := []struct {
@@ -57,9 +58,9 @@ func TestEscapeValueFlip(t *testing.T) {
 	}{{"default", nil}, {"sealed", []string{"--sealed"}}}
 	for ci, c := range cases {
 		t.Run(c.op, func(t *testing.T) {
-			forUsers(t, []user{asSelf, asNobody}, func(t *testing.T, u user) {
+			harness.ForUsers(t, []harness.User{harness.AsSelf, harness.AsNobody}, func(t *testing.T, u harness.User) {
 				step, ui := 0, 0
-				if u == asNobody {
+				if u == harness.AsNobody {
 					ui = 8
 				}
 				// run runs optflip once and returns what marks its leak:

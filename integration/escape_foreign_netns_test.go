@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/nftables"
 
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/lab"
 )
 
@@ -54,19 +55,19 @@ func TestEscapeNetnsVethVxlan(t *testing.T) {
 	e := newLabEnv(t)
 	ln := e.ListenUDP(t, netip.AddrPortFrom(lab.Outside4, 4789))
 	marker := "vxlan unguarded"
-	mustEscape(t, e.run(t, asSelf, e.bins.Escapee, "veth-vxlan", lab.Outside4.String(), marker))
+	mustEscape(t, e.run(t, harness.AsSelf, e.bins.Escapee, "veth-vxlan", lab.Outside4.String(), marker))
 	waitRecord(t, ln, "the encapsulated datagram", containing(marker))
 	for _, m := range sealedModes {
 		t.Run(m.name, func(t *testing.T) {
 			mark := lastSeq(t, e, ln)
-			r := e.guarded(t, asSelf, m.flags, e.bins.Escapee, "veth-vxlan", lab.Outside4.String(), "vxlan "+m.name)
+			r := e.guarded(t, harness.AsSelf, m.flags, e.bins.Escapee, "veth-vxlan", lab.Outside4.String(), "vxlan "+m.name)
 			mustFailWith(t, r, "EPERM")
 			noDatagramAfter(t, e, ln, mark, "the guarded VXLAN ("+m.name+")")
 		})
 	}
 	// --userns=off is the user's own choice to reopen the hole (docs/threat-model.md,
 	// "Namespaces the test makes"): it leaks again.
-	r := e.guarded(t, asSelf, []string{"--userns=off"}, e.bins.Escapee, "veth-vxlan", lab.Outside4.String(), "vxlan userns=off")
+	r := e.guarded(t, harness.AsSelf, []string{"--userns=off"}, e.bins.Escapee, "veth-vxlan", lab.Outside4.String(), "vxlan userns=off")
 	mustEscape(t, r)
 	waitRecord(t, ln, "the encapsulated datagram under --userns=off", containing("vxlan userns=off"))
 }
@@ -80,13 +81,13 @@ func TestEscapeNetnsMacvlan(t *testing.T) {
 	e, ln := redirectEnv(t)
 	args := []string{e.bins.Escapee, "macvlan", lab.InsideLink, "10.211.0.50/24", "10.211.0.1"}
 	marker := "macvlan unguarded"
-	mustEscape(t, e.run(t, asSelf, append(args, marker)...))
+	mustEscape(t, e.run(t, harness.AsSelf, append(args, marker)...))
 	waitRecord(t, ln, "the connect through the macvlan", containing(marker))
 	for _, m := range sealedModes {
 		t.Run(m.name, func(t *testing.T) {
 			mark := lastSeq(t, e, ln)
-			r := e.guarded(t, asSelf, m.flags, append(args, "macvlan "+m.name)...)
-			if m.name == "sealed" && inSealedNetns(t, asSelf) {
+			r := e.guarded(t, harness.AsSelf, m.flags, append(args, "macvlan "+m.name)...)
+			if m.name == "sealed" && inSealedNetns(t, harness.AsSelf) {
 				// In the namespace --sealed gives the command the lab's
 				// interface does not exist: the attack has nothing to
 				// act on, and fails before nettrap sees a call.
@@ -152,7 +153,7 @@ func (e labEnv) runWithFile(t *testing.T, f *os.File, guarded bool, flags []stri
 		cmd.ExtraFiles = []*os.File{f}
 		return e.Run(cmd)
 	}
-	stdout, stderr, code := runAs(t, asSelf, filepath.Dir(e.bins.Nettrap), run, argv...)
+	stdout, stderr, code := runAs(t, harness.AsSelf, filepath.Dir(e.bins.Nettrap), run, argv...)
 	return labRun{stdout: stdout, stderr: stderr, code: code}
 }
 
@@ -215,14 +216,14 @@ func dropOutsideNAT(t *testing.T, e labEnv) bool {
 func TestNetnsVethPeerOwnNamespace(t *testing.T) {
 	needNetAdmin(t)
 	e := newLabEnv(t)
-	mustEscape(t, e.run(t, asSelf, e.bins.Escapee, "veth-own"))
+	mustEscape(t, e.run(t, harness.AsSelf, e.bins.Escapee, "veth-own"))
 	for _, m := range sealedModes {
 		t.Run(m.name, func(t *testing.T) {
-			r := e.guarded(t, asSelf, m.flags, e.bins.Escapee, "veth-own")
+			r := e.guarded(t, harness.AsSelf, m.flags, e.bins.Escapee, "veth-own")
 			if o := parseEscapee(t, r); !o.OK {
 				t.Errorf("veth between its own namespaces under nettrap failed (errno %s): %s\nstderr: %s", o.Errno, o.Err, r.stderr)
 			}
-			if lines := blockedLines(r.stderr); len(lines) > 0 {
+			if lines := harness.BlockedLines(r.stderr); len(lines) > 0 {
 				t.Errorf("blocked between its own namespaces: %q", lines)
 			}
 		})
@@ -240,14 +241,14 @@ func TestNetnsVethPeerOwnNamespace(t *testing.T) {
 func TestNetnsOwnTopology(t *testing.T) {
 	needNetAdmin(t)
 	e := newLabEnv(t)
-	mustEscape(t, e.run(t, asSelf, e.bins.Escapee, "own-topology"))
+	mustEscape(t, e.run(t, harness.AsSelf, e.bins.Escapee, "own-topology"))
 	for _, m := range sealedModes {
 		t.Run(m.name, func(t *testing.T) {
-			r := e.guarded(t, asSelf, m.flags, e.bins.Escapee, "own-topology")
+			r := e.guarded(t, harness.AsSelf, m.flags, e.bins.Escapee, "own-topology")
 			if o := parseEscapee(t, r); !o.OK {
 				t.Fatalf("own topology under nettrap failed (errno %s): %s\nstderr: %s", o.Errno, o.Err, r.stderr)
 			}
-			if lines := blockedLines(r.stderr); len(lines) > 0 {
+			if lines := harness.BlockedLines(r.stderr); len(lines) > 0 {
 				t.Errorf("blocked in its own namespaces: %q", lines)
 			}
 			seen := map[string]bool{}
@@ -265,9 +266,9 @@ func TestNetnsOwnTopology(t *testing.T) {
 		})
 	}
 	t.Run("userns-off", func(t *testing.T) {
-		r := e.guarded(t, asSelf, []string{"--userns=off"}, e.bins.Escapee, "own-topology")
+		r := e.guarded(t, harness.AsSelf, []string{"--userns=off"}, e.bins.Escapee, "own-topology")
 		mustFailWith(t, r, "EPERM")
-		if len(blockedLines(r.stderr)) == 0 {
+		if len(harness.BlockedLines(r.stderr)) == 0 {
 			t.Errorf("no blocked line under --userns=off:\n%s", r.stderr)
 		}
 		for _, rec := range r.audit {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/lab"
 )
 
@@ -21,34 +22,6 @@ import (
 // unguarded and must reach the outside (else the case proves nothing), then
 // under nettrap, where nothing may arrive: a sentinel sent after the run
 // arrives alone.
-
-// user says who runs the program: the test's own user (root, where the
-// lab can switch users), or nobody (uid 65534).
-type user bool
-
-const (
-	asSelf   user = false
-	asNobody user = true
-)
-
-func (u user) String() string {
-	if u == asNobody {
-		return "nobody"
-	}
-	if os.Geteuid() == 0 {
-		return "root"
-	}
-	return "self"
-}
-
-// unprivileged is the user for cases that need no privilege: nobody when
-// the tests run as root, else the test's own (unprivileged) user.
-func unprivileged() user {
-	if os.Geteuid() == 0 {
-		return asNobody
-	}
-	return asSelf
-}
 
 // labEnv is a lab with its programs.
 type labEnv struct {
@@ -66,11 +39,11 @@ func newLabEnv(t *testing.T) labEnv {
 type labRun struct {
 	stdout, stderr string
 	code           int
-	audit          []auditRecord // under nettrap with an audit log
+	audit          []harness.AuditRecord // under nettrap with an audit log
 }
 
 // run runs argv inside as u and waits for it.
-func (e labEnv) run(t *testing.T, u user, argv ...string) labRun {
+func (e labEnv) run(t *testing.T, u harness.User, argv ...string) labRun {
 	t.Helper()
 	stdout, stderr, code := runAs(t, u, filepath.Dir(e.bins.Nettrap), e.Run, argv...)
 	return labRun{stdout: stdout, stderr: stderr, code: code}
@@ -79,35 +52,35 @@ func (e labEnv) run(t *testing.T, u user, argv ...string) labRun {
 // runAs runs argv as u in dir with run (exec.Cmd.Run, or a Lab's Run,
 // which starts it in the lab) and returns its output and exit code; a
 // program that did not exit fails t.
-func runAs(t *testing.T, u user, dir string, run func(*exec.Cmd) error, argv ...string) (stdout, stderr string, code int) {
+func runAs(t *testing.T, u harness.User, dir string, run func(*exec.Cmd) error, argv ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	if u == asNobody {
+	if u == harness.AsNobody {
 		lab.RequireRoot(t)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), harness.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if u == asNobody {
+	if u == harness.AsNobody {
 		lab.AsNobody(cmd)
 	}
 	err := run(cmd)
-	if code = exitCode(err); code < 0 {
+	if code = harness.ExitCode(err); code < 0 {
 		t.Fatalf("%s: %v\nstderr: %s", strings.Join(argv, " "), err, errb.String())
 	}
-	return dropNotice(out.String()), dropNotice(errb.String()), code
+	return lab.DropNotice(out.String()), lab.DropNotice(errb.String()), code
 }
 
 // guarded runs argv inside under nettrap (with an audit log) as u.
-func (e labEnv) guarded(t *testing.T, u user, flags []string, argv ...string) labRun {
+func (e labEnv) guarded(t *testing.T, u harness.User, flags []string, argv ...string) labRun {
 	t.Helper()
-	log := filepath.Join(openTempDir(t, "nettrap-lab-audit-", 0o777), "audit.jsonl")
+	log := filepath.Join(harness.OpenTempDir(t, "nettrap-lab-audit-", 0o777), "audit.jsonl")
 	full := append(append([]string{e.bins.Nettrap, "--audit-log", log}, flags...), "--")
 	r := e.run(t, u, append(full, argv...)...)
 	if _, err := os.Stat(log); err == nil {
-		r.audit = readAudit(t, log)
+		r.audit = harness.ReadAudit(t, log)
 	}
 	return r
 }
@@ -150,7 +123,7 @@ func mustBeDenied(t *testing.T, r labRun, errno, line, class string) {
 		t.Errorf("under nettrap the program printed %q, want %s first\nstderr: %s", r.stdout, errno, r.stderr)
 	}
 	found := false
-	for _, l := range blockedLines(r.stderr) {
+	for _, l := range harness.BlockedLines(r.stderr) {
 		found = found || strings.Contains(l, line)
 	}
 	if !found {
@@ -207,13 +180,6 @@ func noFrameBefore(t *testing.T, e labEnv, leak, sentinel func(lab.Record) bool)
 // containing matches records whose data holds marker.
 func containing(marker string) func(lab.Record) bool {
 	return func(r lab.Record) bool { return r.Contains([]byte(marker)) }
-}
-
-// forUsers runs f as root and as nobody, as subtests.
-func forUsers(t *testing.T, users []user, f func(t *testing.T, u user)) {
-	for _, u := range users {
-		t.Run(u.String(), func(t *testing.T) { f(t, u) })
-	}
 }
 
 // outsideConn is a TCP connection from the test (in the inside namespace)

@@ -10,24 +10,25 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/lab"
 )
 
 // runWithFiles runs argv inside as u with files as fds 3, 4, … (inherited,
 // as a shell's `exec 3<>/dev/tcp/…` leaves them).
-func (e labEnv) runWithFiles(t *testing.T, u user, files []*os.File, argv ...string) labRun {
+func (e labEnv) runWithFiles(t *testing.T, u harness.User, files []*os.File, argv ...string) labRun {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), harness.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.ExtraFiles = files
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if u == asNobody {
+	if u == harness.AsNobody {
 		lab.RequireRoot(t)
 		lab.AsNobody(cmd)
 	}
-	code := exitCode(e.Run(cmd))
+	code := harness.ExitCode(e.Run(cmd))
 	if code < 0 {
 		t.Fatalf("%s: did not run\nstderr: %s", strings.Join(argv, " "), stderr.String())
 	}
@@ -41,7 +42,7 @@ func (e labEnv) runWithFiles(t *testing.T, u user, files []*os.File, argv ...str
 func TestEscapeInheritedSocket(t *testing.T) {
 	e := newLabEnv(t)
 	ln := e.ListenTCP(t, netip.AddrPortFrom(lab.Outside4, 0))
-	forUsers(t, []user{asSelf, asNobody}, func(t *testing.T, u user) {
+	harness.ForUsers(t, []harness.User{harness.AsSelf, harness.AsNobody}, func(t *testing.T, u harness.User) {
 		conn := e.dialOutside(t, ln)
 		defer conn.Close()
 		sock, local, data := conn.sock, conn.local, conn.data
@@ -96,9 +97,9 @@ func TestEscapeSupervisorMemory(t *testing.T) {
 		t.Run(op[0], func(t *testing.T) {
 			// `; :` keeps sh from exec'ing escapee: sh stays its parent.
 			script := `"$0" "$@"; :`
-			r := e.run(t, asNobody, append([]string{"/bin/sh", "-c", script, e.bins.Escapee}, op...)...)
+			r := e.run(t, harness.AsNobody, append([]string{"/bin/sh", "-c", script, e.bins.Escapee}, op...)...)
 			mustEscape(t, r)
-			r = e.guarded(t, asNobody, nil, append([]string{e.bins.Escapee}, op...)...)
+			r = e.guarded(t, harness.AsNobody, nil, append([]string{e.bins.Escapee}, op...)...)
 			if o := parseEscapee(t, r); o.OK || o.Errno != "EACCES" {
 				t.Errorf("%v of nettrap: %+v, want EACCES\nstderr: %s", op, o, r.stderr)
 			}
@@ -144,7 +145,7 @@ func TestEscapeSocketAsStdout(t *testing.T) {
 	cmd := exec.Command(e.bins.Nettrap, "--", "/bin/sh", "-c", "echo leaked")
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = sock, &stderr
-	code := exitCode(e.Run(cmd))
+	code := harness.ExitCode(e.Run(cmd))
 	want := "its stdout would be a tcp socket " + c.LocalAddr().String() + " -> " + ln.Addr.String()
 	if code != 125 || !strings.Contains(stderr.String(), want) {
 		t.Errorf("exit %d, stderr %q; want 125 and %q", code, stderr.String(), want)

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/lab"
 )
 
@@ -52,9 +53,9 @@ func reportOf(group netip.Addr) func(lab.Record) bool {
 // fails with EPERM, is audited as multicast with the group as destination,
 // and no report leaves; an --allow rule covering the group opens it.
 func TestEscapeMulticastJoin(t *testing.T) {
-	outerDenies(t, "multicast joins off lo")
+	lab.OuterDenies(t, "multicast joins off lo")
 	e := newLabEnv(t)
-	u := unprivileged()
+	u := harness.Unprivileged()
 	src4, src6 := lab.Outside4.String(), lab.Outside6.String()
 	cases := []struct {
 		option      string
@@ -98,7 +99,7 @@ func TestEscapeMulticastJoin(t *testing.T) {
 				// On lo the join is announced on lo only: it passes.
 				onLo := shiftGroup(unguarded, 0x400)
 				r = e.guarded(t, u, nil, append([]string{e.bins.Escapee, "join-lo"}, args(onLo)[2:]...)...)
-				if o := parseEscapee(t, r); !o.OK || len(blockedLines(r.stderr)) != 0 {
+				if o := parseEscapee(t, r); !o.OK || len(harness.BlockedLines(r.stderr)) != 0 {
 					t.Errorf("join of %s on lo: %+v\nstderr: %s", onLo, o, r.stderr)
 				}
 				s := joinSentinel(t, e, shiftGroup(unguarded, 0x500+i))

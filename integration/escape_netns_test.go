@@ -14,6 +14,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/lab"
 )
 
@@ -146,7 +147,7 @@ func contains(list []string, s string) bool {
 func TestEscapeNetnsDNAT(t *testing.T) {
 	e, ln := redirectEnv(t)
 	marker := "dnat unguarded"
-	mustEscape(t, e.run(t, asSelf, e.bins.Escapee, "dnat", marker))
+	mustEscape(t, e.run(t, harness.AsSelf, e.bins.Escapee, "dnat", marker))
 	waitRecord(t, ln, "the DNATed connect", containing(marker))
 	if !contains(natTables(t, e), escapeeNATTable) {
 		t.Fatalf("unguarded: table %s missing after the rule went in", escapeeNATTable)
@@ -154,7 +155,7 @@ func TestEscapeNetnsDNAT(t *testing.T) {
 	dropNATTable(t, e)
 
 	mark := lastSeq(t, e, ln)
-	r := e.guarded(t, asSelf, nil, e.bins.Escapee, "dnat", "dnat guarded")
+	r := e.guarded(t, harness.AsSelf, nil, e.bins.Escapee, "dnat", "dnat guarded")
 	mustBeDenied(t, r, "EPERM", "netlink nfnetlink", "netns-change")
 	if got := natTables(t, e); contains(got, escapeeNATTable) {
 		t.Errorf("under nettrap the table %s went in: %v", escapeeNATTable, got)
@@ -172,26 +173,26 @@ func TestEscapeNetnsDNAT(t *testing.T) {
 func TestEscapeNetnsIptablesLegacy(t *testing.T) {
 	e, ln := redirectEnv(t)
 	marker := "iptables unguarded"
-	r := e.run(t, asSelf, e.bins.Escapee, "ipt-dnat", lab.InsideLink, marker)
+	r := e.run(t, harness.AsSelf, e.bins.Escapee, "ipt-dnat", lab.InsideLink, marker)
 	if o := parseEscapee(t, r); !o.OK && strings.Contains(o.Err, "IPT_SO_GET_INFO") {
 		skipOrFail(t, "no legacy iptables nat table in this kernel: "+o.Err)
 	}
 	mustEscape(t, r)
 	waitRecord(t, ln, "the DNATed connect", containing(marker))
-	mustEscape(t, e.run(t, asSelf, e.bins.Escapee, "ipt-flush"))
+	mustEscape(t, e.run(t, harness.AsSelf, e.bins.Escapee, "ipt-flush"))
 
 	for _, userns := range []string{"off", "auto"} {
 		t.Run("userns="+userns, func(t *testing.T) {
 			mark := lastSeq(t, e, ln)
-			r = e.guarded(t, asSelf, []string{"--userns=" + userns}, e.bins.Escapee, "ipt-dnat", lab.InsideLink, "iptables guarded "+userns)
+			r = e.guarded(t, harness.AsSelf, []string{"--userns=" + userns}, e.bins.Escapee, "ipt-dnat", lab.InsideLink, "iptables guarded "+userns)
 			if userns == "off" {
 				mustBeDenied(t, r, "EPERM", "setsockopt IPT_SO_SET_REPLACE", "netns-change")
 			} else {
 				mustFailWith(t, r, "EPERM")
 			}
-			if o := parseEscapee(t, e.run(t, asSelf, e.bins.Escapee, "ipt-empty")); !o.OK {
+			if o := parseEscapee(t, e.run(t, harness.AsSelf, e.bins.Escapee, "ipt-empty")); !o.OK {
 				t.Errorf("under nettrap the nat table changed: %s", o.Err)
-				e.run(t, asSelf, e.bins.Escapee, "ipt-flush")
+				e.run(t, harness.AsSelf, e.bins.Escapee, "ipt-flush")
 			}
 			noConnectionAfter(t, e, ln, mark, "the guarded iptables DNAT (--userns="+userns+")")
 		})
@@ -261,13 +262,13 @@ func TestEscapeNetnsRoute(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			argv := append([]string{e.bins.Escapee}, c.args...)
-			mustEscape(t, e.run(t, asSelf, argv...))
+			mustEscape(t, e.run(t, harness.AsSelf, argv...))
 			if !hasRoute(t, e, routeTo198) {
 				t.Fatalf("unguarded: no route to %s after it was added", routeTo198)
 			}
 			delRoute(t, e, routeTo198)
 
-			r := e.guarded(t, asSelf, nil, argv...)
+			r := e.guarded(t, harness.AsSelf, nil, argv...)
 			if c.line != "" {
 				mustBeDenied(t, r, c.errno, c.line, "netns-change")
 			} else if o := parseEscapee(t, r); o.OK || o.Errno != c.errno {
@@ -289,10 +290,10 @@ func TestEscapeNetnsRoute(t *testing.T) {
 // load the program already (EPERM: loading it needs CAP_BPF and
 // CAP_NET_ADMIN in the initial user namespace). Nothing arrives.
 func TestEscapeNetnsCgroupConnect(t *testing.T) {
-	outerUserns(t, "loading a cgroup BPF program (CAP_BPF, CAP_NET_ADMIN)")
+	lab.OuterUserns(t, "loading a cgroup BPF program (CAP_BPF, CAP_NET_ADMIN)")
 	e, ln := redirectEnv(t)
 	marker := "cgroup connect unguarded"
-	r := e.run(t, asSelf, e.bins.Escapee, "cgroup-connect", marker)
+	r := e.run(t, harness.AsSelf, e.bins.Escapee, "cgroup-connect", marker)
 	if o := parseEscapee(t, r); !o.OK && (strings.HasPrefix(o.Err, "cgroup:") || strings.HasPrefix(o.Err, "load:")) {
 		skipOrFail(t, "cgroup v2 or BPF unavailable: "+o.Err)
 	}
@@ -302,7 +303,7 @@ func TestEscapeNetnsCgroupConnect(t *testing.T) {
 	for _, userns := range []string{"off", "auto"} {
 		t.Run("userns="+userns, func(t *testing.T) {
 			mark := lastSeq(t, e, ln)
-			r := e.guarded(t, asSelf, []string{"--userns=" + userns}, e.bins.Escapee, "cgroup-connect", "cgroup connect guarded "+userns)
+			r := e.guarded(t, harness.AsSelf, []string{"--userns=" + userns}, e.bins.Escapee, "cgroup-connect", "cgroup connect guarded "+userns)
 			if userns == "off" {
 				mustBeDenied(t, r, "EPERM", "BPF_CGROUP_INET4_CONNECT", "bpf-attach")
 			} else if o := parseEscapee(t, r); o.OK || o.Errno != "EPERM" || !strings.HasPrefix(o.Err, "load:") {
@@ -358,16 +359,16 @@ func skipOrFail(t *testing.T, reason string) {
 // root (whose socket is handed over without capabilities) and as nobody.
 func TestNetnsReadOnlyNetlink(t *testing.T) {
 	e := newLabEnv(t)
-	users := []user{unprivileged()}
+	users := []harness.User{harness.Unprivileged()}
 	if os.Geteuid() == 0 {
-		users = []user{asSelf, asNobody}
+		users = []harness.User{harness.AsSelf, harness.AsNobody}
 	}
-	forUsers(t, users, func(t *testing.T, u user) {
+	harness.ForUsers(t, users, func(t *testing.T, u harness.User) {
 		r := e.guarded(t, u, nil, e.bins.Escapee, "read-nl")
 		if o := parseEscapee(t, r); !o.OK {
 			t.Errorf("read-only netlink under nettrap failed (errno %s): %s\nstderr: %s", o.Errno, o.Err, r.stderr)
 		}
-		if lines := blockedLines(r.stderr); len(lines) > 0 {
+		if lines := harness.BlockedLines(r.stderr); len(lines) > 0 {
 			t.Errorf("reads were blocked: %q", lines)
 		}
 	})
@@ -381,11 +382,11 @@ func TestNetnsOwnNamespace(t *testing.T) {
 	e := newLabEnv(t)
 	for _, how := range []string{"write", "sendto"} {
 		t.Run(how, func(t *testing.T) {
-			r := e.guarded(t, asSelf, nil, e.bins.Escapee, "own-netns-route", how)
+			r := e.guarded(t, harness.AsSelf, nil, e.bins.Escapee, "own-netns-route", how)
 			if o := parseEscapee(t, r); !o.OK {
 				t.Errorf("route in its own namespace under nettrap failed (errno %s): %s\nstderr: %s", o.Errno, o.Err, r.stderr)
 			}
-			if lines := blockedLines(r.stderr); len(lines) > 0 {
+			if lines := harness.BlockedLines(r.stderr); len(lines) > 0 {
 				t.Errorf("blocked in its own namespace: %q", lines)
 			}
 		})
@@ -402,7 +403,7 @@ func TestEscapeI386NetnsIoctl(t *testing.T) {
 	e.bins.Need32(t)
 	argv := []string{e.bins.Escapee, "udp-after", "127.0.0.1:9", "after route",
 		e.bins.Escape32, "route", "3", routeTo198.String(), "10.211.0.1"}
-	r := e.run(t, asSelf, argv...)
+	r := e.run(t, harness.AsSelf, argv...)
 	if child, _, _ := strings.Cut(r.stdout, "\n"); child != "ok" {
 		t.Fatalf("unguarded i386 SIOCADDRT: %q\nstderr: %s", r.stdout, r.stderr)
 	}
@@ -411,12 +412,12 @@ func TestEscapeI386NetnsIoctl(t *testing.T) {
 	}
 	delRoute(t, e, routeTo198)
 
-	r = e.guarded(t, asSelf, nil, argv...)
+	r = e.guarded(t, harness.AsSelf, nil, argv...)
 	if child, _, _ := strings.Cut(r.stdout, "\n"); child != "EPERM ioctl(SIOCADDRT)" {
 		t.Errorf("i386 SIOCADDRT under nettrap: %q, want EPERM\nstderr: %s", r.stdout, r.stderr)
 	}
 	found := false
-	for _, l := range blockedLines(r.stderr) {
+	for _, l := range harness.BlockedLines(r.stderr) {
 		found = found || strings.Contains(l, "ioctl (i386 ABI)")
 	}
 	if !found {
@@ -433,10 +434,10 @@ func TestEscapeI386NetnsIoctl(t *testing.T) {
 func TestI386OrdinaryIoctlPasses(t *testing.T) {
 	e := newLabEnv(t)
 	e.bins.Need32(t)
-	r := e.guarded(t, unprivileged(), nil, e.bins.Escapee, "udp-after", "127.0.0.1:9", "after ifindex",
+	r := e.guarded(t, harness.Unprivileged(), nil, e.bins.Escapee, "udp-after", "127.0.0.1:9", "after ifindex",
 		e.bins.Escape32, "ifindex", "3", "lo")
 	child, rest, _ := strings.Cut(r.stdout, "\n")
-	if child != "ok" || !strings.Contains(rest, `"ok":true`) || len(blockedLines(r.stderr)) != 0 {
+	if child != "ok" || !strings.Contains(rest, `"ok":true`) || len(harness.BlockedLines(r.stderr)) != 0 {
 		t.Errorf("i386 SIOCGIFINDEX under nettrap: %q\nstderr: %s", r.stdout, r.stderr)
 	}
 }
@@ -448,7 +449,7 @@ func TestI386OrdinaryIoctlPasses(t *testing.T) {
 func TestNetnsOwnNamespaceSealed(t *testing.T) {
 	needNetAdmin(t)
 	e := newLabEnv(t)
-	r := e.guarded(t, asSelf, []string{"--sealed"}, e.bins.Escapee, "own-netns-route", "write")
+	r := e.guarded(t, harness.AsSelf, []string{"--sealed"}, e.bins.Escapee, "own-netns-route", "write")
 	mustBeDenied(t, r, "EPERM", "ioctl SIOCADDRT", "netns-change")
 	if o := parseEscapee(t, r); !strings.Contains(o.Err, "SIOCADDRT") {
 		t.Errorf("under --sealed the netlink route failed before the ioctl: %s", o.Err)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/lab"
 )
 
@@ -34,7 +35,7 @@ type localDaemons struct {
 // nothing.
 func startDaemons(t *testing.T, e labEnv, ln *lab.Listener) localDaemons {
 	t.Helper()
-	dir := openTempDir(t, "nettrap-daemons-", 0o777)
+	dir := harness.OpenTempDir(t, "nettrap-daemons-", 0o777)
 	d := localDaemons{stream: filepath.Join(dir, "daemon.sock"), dgram: filepath.Join(dir, "daemon-dgram.sock"),
 		abstract: "@nettrap-daemon-" + strconv.Itoa(os.Getpid())}
 	forward := func(data []byte) {
@@ -136,8 +137,8 @@ var peerCases = []peerCase{
 // loopback and abstract names are out of reach by construction: a call to
 // a daemon there finds nothing listening (ECONNREFUSED, no line), and
 // nettrap reaches one only when a rule names it (handed in).
-func inSealedNetns(t *testing.T, u user) bool {
-	return u == asSelf && os.Geteuid() == 0 && lab.TestVariant(t) == lab.VariantDefault &&
+func inSealedNetns(t *testing.T, u harness.User) bool {
+	return u == harness.AsSelf && os.Geteuid() == 0 && lab.TestVariant(t) == lab.VariantDefault &&
 		!strings.EqualFold(os.Getenv("NETTRAP_SEALED_NETNS"), "off")
 }
 
@@ -166,11 +167,11 @@ func TestSealedLocalDaemonsRefused(t *testing.T) {
 	e := newLabEnv(t)
 	ln := e.ListenTCP(t, netip.AddrPortFrom(lab.Outside4, 0))
 	d := startDaemons(t, e, ln)
-	forUsers(t, []user{asSelf, unprivileged()}, func(t *testing.T, u user) {
+	harness.ForUsers(t, []harness.User{harness.AsSelf, harness.Unprivileged()}, func(t *testing.T, u harness.User) {
 		// The daemon's process, or, where nettrap cannot look into it
 		// (run as another user), its socket's owner.
 		daemon := fmt.Sprintf("sealed: peer outside the tree (%%s pid %d %s, outside the tree)", os.Getpid(), comm(t))
-		if u == asNobody {
+		if u == harness.AsNobody {
 			daemon = fmt.Sprintf("sealed: peer outside the tree (%%s of uid %d, outside the tree)", os.Getuid())
 		}
 		for _, c := range peerCases {
@@ -212,12 +213,12 @@ func TestSealedLocalDaemonsRefused(t *testing.T) {
 // servers work under --sealed, with no record.
 func TestSealedOwnServers(t *testing.T) {
 	e := newLabEnv(t)
-	forUsers(t, []user{asSelf, unprivileged()}, func(t *testing.T, u user) {
+	harness.ForUsers(t, []harness.User{harness.AsSelf, harness.Unprivileged()}, func(t *testing.T, u harness.User) {
 		r := e.guarded(t, u, []string{"--sealed"}, e.bins.Escapee, "own-servers")
 		if o := parseEscapee(t, r); !o.OK {
 			t.Fatalf("own servers under --sealed: %s (%s)\nstderr: %s", o.Err, o.Errno, r.stderr)
 		}
-		if len(r.audit) != 0 || len(blockedLines(r.stderr)) != 0 {
+		if len(r.audit) != 0 || len(harness.BlockedLines(r.stderr)) != 0 {
 			t.Errorf("records %+v\nstderr: %s", r.audit, r.stderr)
 		}
 		// A listener of the tree that closes as the tree dials it is
@@ -228,7 +229,7 @@ func TestSealedOwnServers(t *testing.T) {
 		if o := parseEscapee(t, r); !o.OK {
 			t.Fatalf("own servers closing under --sealed: %s (%s)\nstderr: %s", o.Err, o.Errno, r.stderr)
 		}
-		if len(r.audit) != 0 || len(blockedLines(r.stderr)) != 0 {
+		if len(r.audit) != 0 || len(harness.BlockedLines(r.stderr)) != 0 {
 			t.Errorf("closing own servers: records %+v\nstderr: %s", r.audit, r.stderr)
 		}
 	})
@@ -241,7 +242,7 @@ func TestSealedAllowLocal(t *testing.T) {
 	ln := e.ListenTCP(t, netip.AddrPortFrom(lab.Outside4, 0))
 	d := startDaemons(t, e, ln)
 	other := netip.AddrPortFrom(d.proxy.Addr(), d.proxy.Port()+1)
-	forUsers(t, []user{asSelf, unprivileged()}, func(t *testing.T, u user) {
+	harness.ForUsers(t, []harness.User{harness.AsSelf, harness.Unprivileged()}, func(t *testing.T, u harness.User) {
 		for _, c := range []struct {
 			pc            peerCase
 			opens, misses []string

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/lab"
 )
 
@@ -44,7 +45,7 @@ func synTo(dst netip.AddrPort) func(lab.Record) bool {
 // root and as nobody. Under nettrap the pin is refused (EPERM, audited as
 // interface-pin) and nothing arrives.
 func TestEscapeInterfacePin(t *testing.T) {
-	outerDenies(t, "sends pinned to an interface other than lo")
+	lab.OuterDenies(t, "sends pinned to an interface other than lo")
 	e := newLabEnv(t)
 	idx := strconv.Itoa(e.InsideIndex)
 	type pinCase struct {
@@ -72,7 +73,7 @@ func TestEscapeInterfacePin(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			forUsers(t, []user{asSelf, asNobody}, func(t *testing.T, u user) {
+			harness.ForUsers(t, []harness.User{harness.AsSelf, harness.AsNobody}, func(t *testing.T, u harness.User) {
 				marker := fmt.Sprintf("pin %s %s unguarded", c.name, u)
 				mustEscape(t, e.run(t, u, append([]string{e.bins.Escapee}, c.args(marker)...)...))
 				waitFrame(t, e, "the unguarded pinned send", c.sent(marker))

@@ -20,8 +20,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/lab"
 	"github.com/nettrap/nettrap/integration/internal/procmem"
+	"github.com/nettrap/nettrap/integration/internal/runmod"
 	"github.com/nettrap/nettrap/landlock"
 )
 
@@ -52,9 +54,9 @@ type procmemMode struct {
 // and for root --userns=off, where the tree keeps CAP_SYS_PTRACE in the
 // initial user namespace, which overrides the victims' non-dumpability
 // and the user-namespace check: there the domain alone refuses it.
-func procmemModes(u user) []procmemMode {
+func procmemModes(u harness.User) []procmemMode {
 	modes := []procmemMode{{"default", nil}, {"sealed", []string{"--sealed"}}}
-	if u == asSelf && os.Geteuid() == 0 {
+	if u == harness.AsSelf && os.Geteuid() == 0 {
 		modes = append(modes, procmemMode{"userns-off", []string{"--userns=off"}})
 	}
 	return modes
@@ -169,12 +171,12 @@ type procmemVictim struct {
 
 // startVictim starts argv inside as u with files as fds 3, 4, …; with
 // printsPid it reads the victim's pid from its first line of output.
-func (e labEnv) startVictim(t *testing.T, u user, printsPid bool, files []*os.File, argv ...string) *procmemVictim {
+func (e labEnv) startVictim(t *testing.T, u harness.User, printsPid bool, files []*os.File, argv ...string) *procmemVictim {
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.ExtraFiles = files
 	cmd.Stderr = os.Stderr
-	if u == asNobody {
+	if u == harness.AsNobody {
 		lab.RequireRoot(t)
 		lab.AsNobody(cmd)
 	}
@@ -200,7 +202,7 @@ func (e labEnv) startVictim(t *testing.T, u user, printsPid bool, files []*os.Fi
 	}
 	go func() {
 		io.Copy(io.Discard, stdout)
-		v.code = exitCode(cmd.Wait())
+		v.code = harness.ExitCode(cmd.Wait())
 		close(v.done)
 	}()
 	t.Cleanup(func() {
@@ -266,8 +268,8 @@ func TestEscapeProcMemGoCommand(t *testing.T) {
 		argv, env []string
 	}
 	goTestExec := slices.Concat(goTest[:2], []string{"-exec", e.bins.Nettrap}, goTest[2:])
-	forUsers(t, []user{asSelf, asNobody}, func(t *testing.T, u user) {
-		if u == asNobody {
+	harness.ForUsers(t, []harness.User{harness.AsSelf, harness.AsNobody}, func(t *testing.T, u harness.User) {
+		if u == harness.AsNobody {
 			lab.RequireRoot(t)
 		}
 		m := procmemModule(t, u)
@@ -295,7 +297,7 @@ func TestEscapeProcMemGoCommand(t *testing.T) {
 			return r, res, ln, marker
 		}
 		t.Run("unguarded", func(t *testing.T) {
-			outerDenies(t, "pidfd_getfd and process_vm_writev on another process")
+			lab.OuterDenies(t, "pidfd_getfd and process_vm_writev on another process")
 			r, res, ln, marker := attack(t, "unguarded", nil, goTest)
 			mustInject(t, res, false) // the go command's status says
 			waitRecord(t, ln, "the payload's marker", containing(marker))
@@ -333,9 +335,9 @@ func TestEscapeProcMemWaker(t *testing.T) {
 func testProcMemHelper(t *testing.T, target, kind string, flags []string) {
 	needProcMem(t)
 	e := newLabEnv(t)
-	forUsers(t, []user{asSelf, asNobody}, func(t *testing.T, u user) {
+	harness.ForUsers(t, []harness.User{harness.AsSelf, harness.AsNobody}, func(t *testing.T, u harness.User) {
 		t.Run("unguarded", func(t *testing.T) {
-			outerDenies(t, "pidfd_getfd and process_vm_writev on another process")
+			lab.OuterDenies(t, "pidfd_getfd and process_vm_writev on another process")
 			ln := payloadListener(t, e)
 			v := e.startVictim(t, u, true, nil, e.bins.Escapee, "idle", kind)
 			marker := fmt.Sprintf("procmem %s-like %s;", target, u)
@@ -365,7 +367,7 @@ func testProcMemHelper(t *testing.T, target, kind string, flags []string) {
 func TestEscapeProcMemOutside(t *testing.T) {
 	needProcMem(t)
 	e := newLabEnv(t)
-	forUsers(t, []user{asSelf, asNobody}, func(t *testing.T, u user) {
+	harness.ForUsers(t, []harness.User{harness.AsSelf, harness.AsNobody}, func(t *testing.T, u harness.User) {
 		attack := func(t *testing.T, name string, flags []string, guarded bool) {
 			ln := payloadListener(t, e)
 			held := e.dialOutside(t, ln)
@@ -400,7 +402,7 @@ func TestEscapeProcMemOutside(t *testing.T) {
 			noPayloadArrived(t, e, ln, held.seq, "the outside shell attacked under nettrap "+name)
 		}
 		t.Run("unguarded", func(t *testing.T) {
-			outerDenies(t, "pidfd_getfd and process_vm_writev on another process")
+			lab.OuterDenies(t, "pidfd_getfd and process_vm_writev on another process")
 			attack(t, "unguarded", nil, false)
 		})
 		for _, mode := range procmemModes(u) {
@@ -410,9 +412,9 @@ func TestEscapeProcMemOutside(t *testing.T) {
 }
 
 // runInDir runs argv inside as u in dir with env (the go command's runs).
-func (e labEnv) runInDir(t *testing.T, u user, dir string, env []string, argv ...string) labRun {
+func (e labEnv) runInDir(t *testing.T, u harness.User, dir string, env []string, argv ...string) labRun {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), harness.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = dir, env
@@ -420,14 +422,14 @@ func (e labEnv) runInDir(t *testing.T, u user, dir string, env []string, argv ..
 	cmd.WaitDelay = 10 * time.Second
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if u == asNobody {
+	if u == harness.AsNobody {
 		lab.AsNobody(cmd)
 	}
-	code := exitCode(e.Run(cmd))
+	code := harness.ExitCode(e.Run(cmd))
 	if code < 0 {
 		t.Fatalf("%s: did not run\nstderr: %s", strings.Join(argv, " "), errb.String())
 	}
-	return labRun{stdout: dropNotice(out.String()), stderr: dropNotice(errb.String()), code: code}
+	return labRun{stdout: lab.DropNotice(out.String()), stderr: lab.DropNotice(errb.String()), code: code}
 }
 
 // procmemMod is the attacking test's module, ready for u.
@@ -442,12 +444,12 @@ type procmemMod struct {
 // command: its entries hard links to the test user's (read-only to
 // others), so that neither user compiles the standard library again (a
 // template compiled once where links cannot be made).
-func procmemModule(t *testing.T, u user) procmemMod {
+func procmemModule(t *testing.T, u harness.User) procmemMod {
 	t.Helper()
-	m := procmemMod{base: openTempDir(t, "nettrap-procmem-", 0o755)}
+	m := procmemMod{base: harness.OpenTempDir(t, "nettrap-procmem-", 0o755)}
 	m.mod = filepath.Join(m.base, "mod")
 	uid := -1
-	if u == asNobody {
+	if u == harness.AsNobody {
 		uid = 65534
 	}
 	own := func(p string) error {
@@ -479,7 +481,7 @@ func procmemModule(t *testing.T, u user) procmemMod {
 	if err := linkTree(userGocache(), cache, own); err != nil {
 		t.Logf("build cache not linked (%v): seeded from the template", err)
 		os.RemoveAll(cache)
-		if err := copyTree(freshGocache(t), cache); err == nil && uid >= 0 {
+		if err := runmod.CopyTree(runmod.Gocache(t), cache); err == nil && uid >= 0 {
 			err = filepath.WalkDir(cache, func(p string, _ fs.DirEntry, err error) error {
 				if err != nil {
 					return err
@@ -492,7 +494,7 @@ func procmemModule(t *testing.T, u user) procmemMod {
 		}
 	}
 	gopath := filepath.Join(m.base, "gopath")
-	m.env = runModEnv("GOCACHE="+cache, "GOPATH="+gopath, "GOMODCACHE="+filepath.Join(gopath, "pkg", "mod"), "HOME="+m.base)
+	m.env = runmod.Env("GOCACHE="+cache, "GOPATH="+gopath, "GOMODCACHE="+filepath.Join(gopath, "pkg", "mod"), "HOME="+m.base)
 	// Test-only switches of nettrap's (NETTRAP_TEST_NO_LANDLOCK) reach
 	// the nettrap of the guarded runs, as they do escapee's.
 	for _, kv := range os.Environ() {

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 )
 
@@ -142,7 +143,7 @@ func TestFakeDNSOverTCP(t *testing.T) {
 	if !slices.Equal(addrs, []string{fakehost.DNSAnswerV4.String()}) {
 		t.Errorf("lookup: %v, want [%s]", addrs, fakehost.DNSAnswerV4)
 	}
-	rec, ok := h.WaitFor(mark, fakehost.Queried("tcp-probe.example"), runTimeout)
+	rec, ok := h.WaitFor(mark, fakehost.Queried("tcp-probe.example"), harness.Timeout)
 	if !ok || rec.Proto != "tcp" {
 		t.Errorf("no TCP query recorded for tcp-probe.example:\n%s", h.Dump())
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 )
 
@@ -90,7 +91,7 @@ func TestNettrapConfinesI386Program(t *testing.T) {
 	if err != nil || strings.TrimSpace(string(out)) != "connected" {
 		t.Fatalf("the 32-bit program unguarded: %v, output %q, want connected", err, out)
 	}
-	if _, ok := h.WaitFor(mark, fakehost.To(dest.Proto, dest.Addr), runTimeout); !ok {
+	if _, ok := h.WaitFor(mark, fakehost.To(dest.Proto, dest.Addr), harness.Timeout); !ok {
 		t.Fatalf("the unguarded connect never reached %s:\n%s", dest, h.Dump())
 	}
 
@@ -98,18 +99,18 @@ func TestNettrapConfinesI386Program(t *testing.T) {
 	// the 64-bit register layout (a 32-bit one once let it run).
 	for _, engine := range []string{"auto", "ptrace"} {
 		mark = h.Mark()
-		run := runNettrap(t, "--engine="+engine, "--", bin, "203.0.113.7", "443")
+		run := harness.RunNettrap(t, "--engine="+engine, "--", bin, "203.0.113.7", "443")
 		// The i386 socket call is denied before connect is reached
 		// (nettrap does not decode 32-bit calls); either refusal is
 		// EPERM, and the program's exit 0 becomes nettrap's 1 (a denied
 		// attempt).
-		if got := strings.TrimSpace(run.stdout); run.code != 1 || (got != "errno=Operation not permitted" && got != "socket errno=Operation not permitted") {
-			t.Errorf("%s: the 32-bit program under nettrap: exit %d, stdout %q, want EPERM\nstderr: %s", engine, run.code, run.stdout, run.stderr)
+		if got := strings.TrimSpace(run.Stdout); run.Code != 1 || (got != "errno=Operation not permitted" && got != "socket errno=Operation not permitted") {
+			t.Errorf("%s: the 32-bit program under nettrap: exit %d, stdout %q, want EPERM\nstderr: %s", engine, run.Code, run.Stdout, run.Stderr)
 		}
-		lines := blockedLines(run.stderr)
+		lines := harness.BlockedLines(run.Stderr)
 		if len(lines) != 1 || !strings.Contains(lines[0], "(i386 ABI)") || !strings.Contains(lines[0], "prog32") {
-			t.Errorf("%s: want one denial line naming the i386 ABI and prog32, got %q\nstderr: %s", engine, lines, run.stderr)
+			t.Errorf("%s: want one denial line naming the i386 ABI and prog32, got %q\nstderr: %s", engine, lines, run.Stderr)
 		}
-		assertNothingArrived(t, h, mark, dest)
+		harness.AssertNothingArrived(t, h, mark, dest)
 	}
 }

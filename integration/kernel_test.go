@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/lab"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 	"github.com/nettrap/nettrap/integration/internal/victimbuild"
@@ -73,7 +74,7 @@ func TestBlackholeKeepsConnectBlocked(t *testing.T) {
 	if err := sandbox.BlackholeReady(); err != nil {
 		t.Skipf("blackhole not available: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), harness.Timeout)
 	defer cancel()
 	addr := netip.AddrPortFrom(sandbox.BlackholeAddr, 80).String()
 	cmd := exec.CommandContext(ctx, victimbuild.Victim(t), "block-in-connect", addr)
@@ -108,7 +109,7 @@ func waitInSyscall(ctx context.Context, pid, nr int) bool {
 				return true
 			}
 		}
-		pause(ctx)
+		harness.Pause(ctx)
 	}
 	return false
 }

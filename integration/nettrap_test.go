@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/victimbuild"
 )
 
@@ -29,7 +30,7 @@ func TestNettrapBlocksEveryLeak(t *testing.T) {
 				mark := h.Mark()
 				run, r := confinedVictim(t, []string{"--emulate=" + mode}, tc.args...)
 				if tc.name == "exec" {
-					r = parseVictim(t, r.Child, run.stderr)
+					r = parseVictim(t, r.Child, run.Stderr)
 				}
 				switch {
 				case sinkholed[tc.name] && mode == "auto":
@@ -39,10 +40,10 @@ func TestNettrapBlocksEveryLeak(t *testing.T) {
 				case r.OK || r.Errno != "EPERM":
 					t.Errorf("victim %s under nettrap: ok=%v errno=%q err=%q, want EPERM", tc.args, r.OK, r.Errno, r.Err)
 				}
-				if len(blockedLines(run.stderr)) == 0 {
-					t.Errorf("no denial line on stderr:\n%s", run.stderr)
+				if len(harness.BlockedLines(run.Stderr)) == 0 {
+					t.Errorf("no denial line on stderr:\n%s", run.Stderr)
 				}
-				assertNothingArrived(t, h, mark, tc.want...)
+				harness.AssertNothingArrived(t, h, mark, tc.want...)
 			})
 		}
 	}
@@ -54,7 +55,7 @@ func TestNettrapDeniesRawSockets(t *testing.T) {
 		t.Run(op, func(t *testing.T) {
 			run, r := confinedVictim(t, nil, op)
 			if r.OK || r.Errno != "EPERM" {
-				t.Errorf("%s under nettrap: ok=%v errno=%q err=%q, want EPERM\nstderr: %s", op, r.OK, r.Errno, r.Err, run.stderr)
+				t.Errorf("%s under nettrap: ok=%v errno=%q err=%q, want EPERM\nstderr: %s", op, r.OK, r.Errno, r.Err, run.Stderr)
 			}
 		})
 	}
@@ -69,9 +70,9 @@ func TestNettrapDeniesI386(t *testing.T) {
 			mark := h.Mark()
 			run, r := confinedVictim(t, nil, op, "203.0.113.7:443")
 			if r.OK {
-				t.Errorf("%s under nettrap succeeded\nstderr: %s", op, run.stderr)
+				t.Errorf("%s under nettrap succeeded\nstderr: %s", op, run.Stderr)
 			}
-			assertNothingArrived(t, h, mark, fakehost.TCP("203.0.113.7:443"))
+			harness.AssertNothingArrived(t, h, mark, fakehost.TCP("203.0.113.7:443"))
 		})
 	}
 }
@@ -97,34 +98,34 @@ func TestNettrapDeniesLookup(t *testing.T) {
 	} {
 		t.Run(tc.emulate+"/"+tc.op, func(t *testing.T) {
 			mark := h.Mark()
-			log := auditPath(t)
+			log := harness.AuditPath(t)
 			run, r := confinedVictim(t, []string{"--emulate=" + tc.emulate, "--audit-log", log}, tc.op, tc.name)
 			if r.OK {
-				t.Errorf("lookup under nettrap succeeded: %s\nstderr: %s", r.Value, run.stderr)
+				t.Errorf("lookup under nettrap succeeded: %s\nstderr: %s", r.Value, run.Stderr)
 			}
-			lines := strings.Join(blockedLines(run.stderr), "\n")
+			lines := strings.Join(harness.BlockedLines(run.Stderr), "\n")
 			for _, w := range tc.want {
 				if !strings.Contains(lines, w) {
-					t.Errorf("no line %q in:\n%s", w, run.stderr)
+					t.Errorf("no line %q in:\n%s", w, run.Stderr)
 				}
 			}
 			if tc.emulate == "auto" {
-				if n := len(blockedLines(run.stderr)); n != 1 {
-					t.Errorf("%d lines, want one for the lookup, whatever queries it made:\n%s", n, run.stderr)
+				if n := len(harness.BlockedLines(run.Stderr)); n != 1 {
+					t.Errorf("%d lines, want one for the lookup, whatever queries it made:\n%s", n, run.Stderr)
 				}
 				if !strings.Contains(r.Err, "server misbehaving") {
 					t.Errorf("lookup error %q, want the resolver's answer to REFUSED (server misbehaving)", r.Err)
 				}
-				recs := readAudit(t, log)
-				if !slices.ContainsFunc(recs, func(a auditRecord) bool { return strings.HasSuffix(a.Lookup, " "+tc.name) && a.Class == "dns" }) {
+				recs := harness.ReadAudit(t, log)
+				if !slices.ContainsFunc(recs, func(a harness.AuditRecord) bool { return strings.HasSuffix(a.Lookup, " "+tc.name) && a.Class == "dns" }) {
 					t.Errorf("no audit record names %s: %+v", tc.name, recs)
 				}
-				if tc.op == "lookup" && (!slices.ContainsFunc(recs, func(a auditRecord) bool { return a.Lookup == "A "+tc.name }) ||
-					!slices.ContainsFunc(recs, func(a auditRecord) bool { return a.Lookup == "AAAA "+tc.name })) {
+				if tc.op == "lookup" && (!slices.ContainsFunc(recs, func(a harness.AuditRecord) bool { return a.Lookup == "A "+tc.name }) ||
+					!slices.ContainsFunc(recs, func(a harness.AuditRecord) bool { return a.Lookup == "AAAA "+tc.name })) {
 					t.Errorf("the records do not keep each query (A and AAAA): %+v", recs)
 				}
 			}
-			assertNothingArrived(t, h, mark, eps...)
+			harness.AssertNothingArrived(t, h, mark, eps...)
 		})
 	}
 }
@@ -167,7 +168,7 @@ func TestNettrapAllowRule(t *testing.T) {
 	mark := h.Mark()
 	_, r := confinedVictim(t, flags, "tcp-connect", "203.0.113.7:443")
 	mustOK(t, r)
-	if _, ok := h.WaitFor(mark, fakehost.To("tcp", fakehost.TCP("203.0.113.7:443").Addr), runTimeout); !ok {
+	if _, ok := h.WaitFor(mark, fakehost.To("tcp", fakehost.TCP("203.0.113.7:443").Addr), harness.Timeout); !ok {
 		t.Fatalf("allowed connect not recorded:\n%s", h.Dump())
 	}
 	mark = h.Mark()
@@ -175,18 +176,18 @@ func TestNettrapAllowRule(t *testing.T) {
 	if r.OK || r.Errno != "EPERM" {
 		t.Errorf("port 80 outside the rule: ok=%v errno=%q, want EPERM", r.OK, r.Errno)
 	}
-	assertNothingArrived(t, h, mark, fakehost.TCP("203.0.113.7:80"))
+	harness.AssertNothingArrived(t, h, mark, fakehost.TCP("203.0.113.7:80"))
 }
 
 // TestNettrapAuditLog checks the JSONL record of a denial.
 func TestNettrapAuditLog(t *testing.T) {
-	log := auditPath(t)
+	log := harness.AuditPath(t)
 	run, r := confinedVictim(t, []string{"--audit-log", log}, "tcp-connect", "203.0.113.7:443")
 	if r.Errno != "EPERM" {
-		t.Fatalf("errno %q, want EPERM\nstderr: %s", r.Errno, run.stderr)
+		t.Fatalf("errno %q, want EPERM\nstderr: %s", r.Errno, run.Stderr)
 	}
-	recs := readAudit(t, log)
-	i := slices.IndexFunc(recs, func(a auditRecord) bool { return a.Dest == "203.0.113.7:443" })
+	recs := harness.ReadAudit(t, log)
+	i := slices.IndexFunc(recs, func(a harness.AuditRecord) bool { return a.Dest == "203.0.113.7:443" })
 	if i < 0 {
 		t.Fatalf("no audit record for 203.0.113.7:443: %+v", recs)
 	}
@@ -197,7 +198,7 @@ func TestNettrapAuditLog(t *testing.T) {
 	if len(a.Schema) == 0 || a.Time == "" || a.RunID == "" || a.PID == 0 || a.TID == 0 || a.Exe == "" || a.Argv0 == "" || a.Reason == "" {
 		t.Errorf("record lacks fields: %+v", a)
 	}
-	line := blockedLines(run.stderr)
+	line := harness.BlockedLines(run.Stderr)
 	if len(line) != 1 || !strings.Contains(line[0], "connect tcp 203.0.113.7:443 (external)") {
 		t.Errorf("denial lines %q", line)
 	}
@@ -206,15 +207,15 @@ func TestNettrapAuditLog(t *testing.T) {
 // TestNettrapAuditMode lets the call through and records would-deny.
 func TestNettrapAuditMode(t *testing.T) {
 	h := fakehost.Start(t, fakehost.TCP("203.0.113.7:443"))
-	log := auditPath(t)
+	log := harness.AuditPath(t)
 	mark := h.Mark()
 	_, r := confinedVictim(t, []string{"--mode=audit", "--audit-log", log}, "tcp-connect", "203.0.113.7:443")
 	mustOK(t, r)
-	if _, ok := h.WaitFor(mark, fakehost.To("tcp", fakehost.TCP("203.0.113.7:443").Addr), runTimeout); !ok {
+	if _, ok := h.WaitFor(mark, fakehost.To("tcp", fakehost.TCP("203.0.113.7:443").Addr), harness.Timeout); !ok {
 		t.Fatalf("audit mode did not let the connect through:\n%s", h.Dump())
 	}
-	recs := readAudit(t, log)
-	if !slices.ContainsFunc(recs, func(a auditRecord) bool {
+	recs := harness.ReadAudit(t, log)
+	if !slices.ContainsFunc(recs, func(a harness.AuditRecord) bool {
 		return a.Dest == "203.0.113.7:443" && a.Decision == "would-deny"
 	}) {
 		t.Errorf("no would-deny record: %+v", recs)
@@ -231,8 +232,8 @@ func TestNettrapExitStatus(t *testing.T) {
 		{[]string{"--no-such-flag", "--", "/bin/true"}, 125},
 		{[]string{"--", "/nonexistent/program"}, 127},
 	} {
-		if run := runNettrap(t, tc.args...); run.code != tc.want {
-			t.Errorf("nettrap %q: exit %d, want %d\nstderr: %s", tc.args, run.code, tc.want, run.stderr)
+		if run := harness.RunNettrap(t, tc.args...); run.Code != tc.want {
+			t.Errorf("nettrap %q: exit %d, want %d\nstderr: %s", tc.args, run.Code, tc.want, run.Stderr)
 		}
 	}
 }
@@ -257,17 +258,17 @@ func TestNettrapGenericDenialFailsRun(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mark := h.Mark()
-			run := runNettrap(t, tc.args...)
-			if run.code != tc.want {
-				t.Errorf("nettrap %q: exit %d, want %d\nstderr: %s", tc.args, run.code, tc.want, run.stderr)
+			run := harness.RunNettrap(t, tc.args...)
+			if run.Code != tc.want {
+				t.Errorf("nettrap %q: exit %d, want %d\nstderr: %s", tc.args, run.Code, tc.want, run.Stderr)
 			}
-			if tc.want == 1 && !strings.Contains(run.stderr, "attempt(s) were denied") {
-				t.Errorf("no reason for exit 1 on stderr:\n%s", run.stderr)
+			if tc.want == 1 && !strings.Contains(run.Stderr, "attempt(s) were denied") {
+				t.Errorf("no reason for exit 1 on stderr:\n%s", run.Stderr)
 			}
 			if tc.leaks {
 				return // audit mode lets it through, by design
 			}
-			assertNothingArrived(t, h, mark, ep)
+			harness.AssertNothingArrived(t, h, mark, ep)
 		})
 	}
 }

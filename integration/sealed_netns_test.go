@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/lab"
 )
 
@@ -26,7 +27,7 @@ func TestSealedNetns(t *testing.T) {
 	e := newLabEnv(t)
 	tcp := e.ListenTCP(t, netip.AddrPortFrom(lab.Outside4, 0))
 	udp := e.ListenUDP(t, netip.AddrPortFrom(lab.Outside4, 0))
-	forUsers(t, []user{asSelf, unprivileged()}, func(t *testing.T, u user) {
+	harness.ForUsers(t, []harness.User{harness.AsSelf, harness.Unprivileged()}, func(t *testing.T, u harness.User) {
 		r := e.guarded(t, u, []string{"--sealed"}, "/bin/cat", "/proc/net/dev")
 		off := strings.EqualFold(os.Getenv("NETTRAP_SEALED_NETNS"), "off")
 		if got := strings.Contains(r.stderr, sealedNetnsNotice); got != (!inSealedNetns(t, u) && !off) {

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/harness"
+	"github.com/nettrap/nettrap/integration/internal/lab"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 	"github.com/nettrap/nettrap/integration/internal/victimbuild"
 )
@@ -22,14 +24,14 @@ func TestNettrapBlocksBashDevTCP(t *testing.T) {
 	}
 	h := fakehost.Start(t, fakehost.TCP("203.0.113.7:443"))
 	mark := h.Mark()
-	run := runNettrap(t, "--", bash, "-c", "exec 3<>/dev/tcp/203.0.113.7/443 && echo connected")
-	if run.code == 0 || strings.Contains(run.stdout, "connected") {
-		t.Errorf("bash /dev/tcp under nettrap: exit %d, stdout %q", run.code, run.stdout)
+	run := harness.RunNettrap(t, "--", bash, "-c", "exec 3<>/dev/tcp/203.0.113.7/443 && echo connected")
+	if run.Code == 0 || strings.Contains(run.Stdout, "connected") {
+		t.Errorf("bash /dev/tcp under nettrap: exit %d, stdout %q", run.Code, run.Stdout)
 	}
-	if !strings.Contains(run.stderr, "Operation not permitted") || len(blockedLines(run.stderr)) != 1 {
-		t.Errorf("want bash's EPERM and one denial line, stderr:\n%s", run.stderr)
+	if !strings.Contains(run.Stderr, "Operation not permitted") || len(harness.BlockedLines(run.Stderr)) != 1 {
+		t.Errorf("want bash's EPERM and one denial line, stderr:\n%s", run.Stderr)
 	}
-	assertNothingArrived(t, h, mark, fakehost.TCP("203.0.113.7:443"))
+	harness.AssertNothingArrived(t, h, mark, fakehost.TCP("203.0.113.7:443"))
 }
 
 const cConnect = `#include <arpa/inet.h>
@@ -71,14 +73,14 @@ func TestNettrapBlocksCProgram(t *testing.T) {
 	}
 	h := fakehost.Start(t, fakehost.TCP("198.51.100.1:80"))
 	mark := h.Mark()
-	run := runNettrap(t, "--", bin, "198.51.100.1")
-	if strings.TrimSpace(run.stdout) != "errno=Operation not permitted" {
-		t.Errorf("C connect under nettrap printed %q\nstderr: %s", run.stdout, run.stderr)
+	run := harness.RunNettrap(t, "--", bin, "198.51.100.1")
+	if strings.TrimSpace(run.Stdout) != "errno=Operation not permitted" {
+		t.Errorf("C connect under nettrap printed %q\nstderr: %s", run.Stdout, run.Stderr)
 	}
-	if lines := blockedLines(run.stderr); len(lines) != 1 || !strings.Contains(lines[0], "198.51.100.1:80 (external) by pid") {
+	if lines := harness.BlockedLines(run.Stderr); len(lines) != 1 || !strings.Contains(lines[0], "198.51.100.1:80 (external) by pid") {
 		t.Errorf("denial lines %q", lines)
 	}
-	assertNothingArrived(t, h, mark, fakehost.TCP("198.51.100.1:80"))
+	harness.AssertNothingArrived(t, h, mark, fakehost.TCP("198.51.100.1:80"))
 }
 
 // Dialing a listener's [::]:port or 0.0.0.0:port is denied with advice
@@ -91,27 +93,27 @@ func TestNettrapDeniesUnspecifiedWithAdvice(t *testing.T) {
 		if r.OK || r.Errno != "EPERM" {
 			t.Errorf("%s: ok=%v errno=%q, want EPERM", addr, r.OK, r.Errno)
 		}
-		if !strings.Contains(run.stderr, "(unspecified)") || !strings.Contains(run.stderr, "listen on 127.0.0.1:0") ||
-			!strings.Contains(run.stderr, "--allow-unspecified (NETTRAP_ALLOW_UNSPECIFIED=1)") {
-			t.Errorf("%s: no advice in stderr:\n%s", addr, run.stderr)
+		if !strings.Contains(run.Stderr, "(unspecified)") || !strings.Contains(run.Stderr, "listen on 127.0.0.1:0") ||
+			!strings.Contains(run.Stderr, "--allow-unspecified (NETTRAP_ALLOW_UNSPECIFIED=1)") {
+			t.Errorf("%s: no advice in stderr:\n%s", addr, run.Stderr)
 		}
-		log := auditPath(t)
+		log := harness.AuditPath(t)
 		_, r = confinedVictim(t, []string{"--audit-log", log, "--allow", "::/128", "--allow", "0.0.0.0/32"}, "tcp-connect", addr)
 		if r.Errno == "EPERM" {
 			t.Errorf("%s with --allow: still EPERM", addr)
 		}
 		wantAllowed(t, log, addr, "allowed: --allow ")
-		log = auditPath(t)
+		log = harness.AuditPath(t)
 		run, r = confinedVictim(t, []string{"--audit-log", log, "--allow-unspecified"}, "tcp-connect", addr)
-		if r.Errno == "EPERM" || len(blockedLines(run.stderr)) != 0 {
-			t.Errorf("%s with --allow-unspecified: errno %q, stderr:\n%s", addr, r.Errno, run.stderr)
+		if r.Errno == "EPERM" || len(harness.BlockedLines(run.Stderr)) != 0 {
+			t.Errorf("%s with --allow-unspecified: errno %q, stderr:\n%s", addr, r.Errno, run.Stderr)
 		}
 		wantAllowed(t, log, addr, "allowed: --allow-unspecified")
 		t.Setenv("NETTRAP_ALLOW_UNSPECIFIED", "1")
-		log = auditPath(t)
+		log = harness.AuditPath(t)
 		run, r = confinedVictim(t, []string{"--audit-log", log}, "tcp-connect", addr)
-		if r.Errno == "EPERM" || len(blockedLines(run.stderr)) != 0 {
-			t.Errorf("%s with NETTRAP_ALLOW_UNSPECIFIED=1: errno %q, stderr:\n%s", addr, r.Errno, run.stderr)
+		if r.Errno == "EPERM" || len(harness.BlockedLines(run.Stderr)) != 0 {
+			t.Errorf("%s with NETTRAP_ALLOW_UNSPECIFIED=1: errno %q, stderr:\n%s", addr, r.Errno, run.Stderr)
 		}
 		wantAllowed(t, log, addr, "allowed: --allow-unspecified")
 		os.Unsetenv("NETTRAP_ALLOW_UNSPECIFIED")
@@ -122,7 +124,7 @@ func TestNettrapDeniesUnspecifiedWithAdvice(t *testing.T) {
 // addr allowed with a reason starting reason.
 func wantAllowed(t *testing.T, path, addr, reason string) {
 	t.Helper()
-	recs := readAudit(t, path)
+	recs := harness.ReadAudit(t, path)
 	if len(recs) != 1 || recs[0].Decision != "allowed" || recs[0].Class != "unspecified" || !strings.HasPrefix(recs[0].Reason, reason) {
 		t.Errorf("%s: audit records %+v, want one of the allowed connect, reason %q…", addr, recs, reason)
 	}
@@ -140,16 +142,16 @@ func TestNettrapDeniesDNSVariants(t *testing.T) {
 		// reports a malformed query.
 		run, r := confinedVictim(t, flags, "net-dial", "tcp", "192.0.2.53:53")
 		want := map[string]string{"off": "connect tcp 192.0.2.53:53 (dns)", "auto": "DNS lookup blocked: (malformed query) via 192.0.2.53:53"}[mode]
-		if r.OK != (mode == "auto") || !strings.Contains(run.stderr, want) {
-			t.Errorf("DNS over TCP, emulate=%s: ok=%v, want %q in stderr:\n%s", mode, r.OK, want, run.stderr)
+		if r.OK != (mode == "auto") || !strings.Contains(run.Stderr, want) {
+			t.Errorf("DNS over TCP, emulate=%s: ok=%v, want %q in stderr:\n%s", mode, r.OK, want, run.Stderr)
 		}
 		run, r = confinedVictim(t, flags, "udp-sendto", "127.0.0.11:53")
 		want = map[string]string{"off": "sendto udp 127.0.0.11:53 (dns)", "auto": "DNS lookup blocked: (malformed query) via 127.0.0.11:53"}[mode]
-		if r.OK != (mode == "auto") || !strings.Contains(run.stderr, want) {
-			t.Errorf("Docker stub resolver, emulate=%s: ok=%v, want %q in stderr:\n%s", mode, r.OK, want, run.stderr)
+		if r.OK != (mode == "auto") || !strings.Contains(run.Stderr, want) {
+			t.Errorf("Docker stub resolver, emulate=%s: ok=%v, want %q in stderr:\n%s", mode, r.OK, want, run.Stderr)
 		}
 	}
-	assertNothingArrived(t, h, mark, fakehost.TCP("192.0.2.53:53"), fakehost.UDP("127.0.0.11:53"))
+	harness.AssertNothingArrived(t, h, mark, fakehost.TCP("192.0.2.53:53"), fakehost.UDP("127.0.0.11:53"))
 }
 
 // localhost by name: found in /etc/hosts, no network query, allowed.
@@ -158,8 +160,8 @@ func TestNettrapAllowsLocalhostByName(t *testing.T) {
 	port := ln.Addr().String()[strings.LastIndex(ln.Addr().String(), ":")+1:]
 	run, r := confinedVictim(t, nil, "net-dial", "tcp4", "localhost:"+port)
 	mustOK(t, r)
-	if len(blockedLines(run.stderr)) != 0 {
-		t.Errorf("localhost dial produced denials:\n%s", run.stderr)
+	if len(harness.BlockedLines(run.Stderr)) != 0 {
+		t.Errorf("localhost dial produced denials:\n%s", run.Stderr)
 	}
 }
 
@@ -172,9 +174,9 @@ func TestNettrapAsNobody(t *testing.T) {
 	}
 	h := fakehost.Start(t, fakehost.TCP("203.0.113.7:443"))
 	mark := h.Mark()
-	dir := openTempDir(t, "nettrap-nobody-", 0o755)
+	dir := harness.OpenTempDir(t, "nettrap-nobody-", 0o755)
 	var bins []string
-	for _, src := range []string{nettrapBin(t), victimbuild.Victim(t)} {
+	for _, src := range []string{harness.Nettrap(t), victimbuild.Victim(t)} {
 		b, err := os.ReadFile(src)
 		if err != nil {
 			t.Fatal(err)
@@ -189,20 +191,20 @@ func TestNettrapAsNobody(t *testing.T) {
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	runOneDenied(t, cmd, "as nobody")
-	assertNothingArrived(t, h, mark, fakehost.TCP("203.0.113.7:443"))
+	harness.AssertNothingArrived(t, h, mark, fakehost.TCP("203.0.113.7:443"))
 }
 
 // Attaching to one's own child (strace -f, a debugger) is allowed: the child
 // is confined too. Attaching to the unconfined parent is not.
 func TestNettrapPtrace(t *testing.T) {
 	t.Run("child", func(t *testing.T) {
-		notifyOnly(t, "a process has one tracer, and under the ptrace engine that is nettrap: the kernel refuses the parent's attach (EPERM)")
+		lab.NotifyOnly(t, "a process has one tracer, and under the ptrace engine that is nettrap: the kernel refuses the parent's attach (EPERM)")
 		_, r := confinedVictim(t, nil, "ptrace-child")
 		mustOK(t, r)
 	})
 	run, r := confinedVictim(t, nil, "ptrace-parent")
-	if r.OK || r.Errno != "EPERM" || !strings.Contains(run.stderr, "Outbound network blocked: ptrace") {
-		t.Errorf("ptrace of the parent: ok=%v errno=%q\nstderr: %s", r.OK, r.Errno, run.stderr)
+	if r.OK || r.Errno != "EPERM" || !strings.Contains(run.Stderr, "Outbound network blocked: ptrace") {
+		t.Errorf("ptrace of the parent: ok=%v errno=%q\nstderr: %s", r.OK, r.Errno, run.Stderr)
 	}
 }
 
@@ -213,13 +215,13 @@ func TestNettrapWithoutTempDir(t *testing.T) {
 	sandbox.Require(t)
 	h := fakehost.Start(t, fakehost.TCP("203.0.113.7:443"))
 	mark := h.Mark()
-	cmd := exec.Command(nettrapBin(t), "--", victimbuild.Victim(t), "tcp-connect", "203.0.113.7:443")
+	cmd := exec.Command(harness.Nettrap(t), "--", victimbuild.Victim(t), "tcp-connect", "203.0.113.7:443")
 	cmd.Env = append(os.Environ(), "TMPDIR=/nonexistent/tmp")
 	stderr := runOneDenied(t, cmd, "without TMPDIR")
 	if !strings.Contains(stderr, "will not name tests") {
 		t.Errorf("no warning about the hub:\n%s", stderr)
 	}
-	assertNothingArrived(t, h, mark, fakehost.TCP("203.0.113.7:443"))
+	harness.AssertNothingArrived(t, h, mark, fakehost.TCP("203.0.113.7:443"))
 }
 
 // runOneDenied runs cmd, nettrap confining the victim making one denied
@@ -234,7 +236,7 @@ func runOneDenied(t *testing.T, cmd *exec.Cmd, what string) string {
 		t.Fatalf("nettrap %s: %v, want exit status 1 (a denied attempt)\nstderr: %s", what, err, stderr.String())
 	}
 	r := parseVictim(t, []byte(stdout.String()), stderr.String())
-	if r.OK || r.Errno != "EPERM" || len(blockedLines(stderr.String())) != 1 {
+	if r.OK || r.Errno != "EPERM" || len(harness.BlockedLines(stderr.String())) != 1 {
 		t.Errorf("%s: ok=%v errno=%q\nstderr: %s", what, r.OK, r.Errno, stderr.String())
 	}
 	return stderr.String()

@@ -61,12 +61,12 @@ func TestNetnsUsernsFallback(t *testing.T) {
 	if n := strings.Count(stderr, usernsFallbackNotice); n != 1 {
 		t.Errorf("the fallback was said %d times, want once:\n%s", n, stderr)
 	}
-	o := parseEscapee(t, labRun{stdout: dropNotice(out), stderr: stderr})
+	o := parseEscapee(t, labRun{stdout: lab.DropNotice(out), stderr: stderr})
 	if o.OK || o.Errno != "EPERM" || !strings.HasPrefix(o.Err, "unshare") {
 		t.Errorf("own network namespace under the fallback: ok=%v errno=%q err=%q, want unshare EPERM\nstderr: %s", o.OK, o.Errno, o.Err, stderr)
 	}
 	out, stderr, _ = withoutUserns(t, bins.Nettrap, "--userns=off", "--", bins.Escapee, "own-netns-route", "write")
-	if o := parseEscapee(t, labRun{stdout: dropNotice(out), stderr: stderr}); !o.OK {
+	if o := parseEscapee(t, labRun{stdout: lab.DropNotice(out), stderr: stderr}); !o.OK {
 		t.Errorf("with --userns=off the own namespace failed (errno %s): %s\nstderr: %s", o.Errno, o.Err, stderr)
 	}
 	if strings.Contains(stderr, usernsFallbackNotice) {
@@ -101,7 +101,7 @@ func TestNetnsUsernsFallback(t *testing.T) {
 
 // hasCap reads a "CapBnd:\tHEX" line and tells whether it holds cap.
 func hasCap(line string, cap int) (bool, error) {
-	_, hex, ok := strings.Cut(strings.TrimSpace(dropNotice(line)), "\t")
+	_, hex, ok := strings.Cut(strings.TrimSpace(lab.DropNotice(line)), "\t")
 	if !ok {
 		return false, fmt.Errorf("no capability line in %q", line)
 	}

@@ -7,8 +7,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/victimbuild"
 )
 
@@ -23,9 +23,6 @@ type victimResult struct {
 	Signal string          `json:"signal"`
 }
 
-// runTimeout only bounds a hung run; nothing here is expected to be slow.
-const runTimeout = 2 * time.Minute
-
 // runVictim runs the victim directly (no nettrap) and returns its result.
 func runVictim(t *testing.T, args ...string) victimResult {
 	t.Helper()
@@ -35,7 +32,7 @@ func runVictim(t *testing.T, args ...string) victimResult {
 // runParsed runs prog and parses the victim JSON line it prints.
 func runParsed(t *testing.T, prog string, args ...string) victimResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), harness.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, prog, args...)
 	var stdout, stderr bytes.Buffer

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/harness"
+	"github.com/nettrap/nettrap/integration/internal/lab"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 	"github.com/nettrap/nettrap/integration/internal/victimbuild"
 )
@@ -72,7 +74,7 @@ func TestUnguardedOpsReachFakeHosts(t *testing.T) {
 			for _, e := range tc.want {
 				rec, ok := h.WaitFor(mark, func(r fakehost.Record) bool {
 					return fakehost.To(e.Proto, e.Addr)(r) && string(r.Data) == tc.data
-				}, runTimeout)
+				}, harness.Timeout)
 				if !ok {
 					t.Fatalf("no record %s with data %q:\n%s", e, tc.data, h.Dump())
 				}
@@ -94,7 +96,7 @@ func TestFakeDNSAnswersVictimLookup(t *testing.T) {
 	if got := value[[]string](t, r); !slices.Equal(got, []string{fakehost.DNSAnswerV4.String()}) {
 		t.Errorf("lookup answered %v, want [%s]", got, fakehost.DNSAnswerV4)
 	}
-	rec, ok := h.WaitFor(mark, fakehost.Queried("victim-probe.example"), runTimeout)
+	rec, ok := h.WaitFor(mark, fakehost.Queried("victim-probe.example"), harness.Timeout)
 	if !ok {
 		t.Fatalf("query not recorded:\n%s", h.Dump())
 	}
@@ -111,7 +113,7 @@ func TestUnguardedSocketsCanBeCreated(t *testing.T) {
 		t.Run(op, func(t *testing.T) { mustOK(t, runVictim(t, op)) })
 	}
 	t.Run("io-uring-setup", func(t *testing.T) {
-		outerDenies(t, "io_uring_setup")
+		lab.OuterDenies(t, "io_uring_setup")
 		if b, err := os.ReadFile("/proc/sys/kernel/io_uring_disabled"); err == nil && strings.TrimSpace(string(b)) != "0" {
 			t.Skipf("io_uring disabled by sysctl kernel.io_uring_disabled=%s", strings.TrimSpace(string(b)))
 		}
@@ -161,7 +163,7 @@ func TestUsageErrorsExit3(t *testing.T) {
 	victim := victimbuild.Victim(t)
 	for _, args := range [][]string{{}, {"no-such-op"}, {"tcp-connect"}, {"tcp-connect", "not-an-addr"}, {"unspec-sendto", "[2001:db8::1]:53"}} {
 		err := runExit(victim, args...)
-		if code := exitCode(err); code != 3 {
+		if code := harness.ExitCode(err); code != 3 {
 			t.Errorf("victim %q: exit %d (%v), want 3", args, code, err)
 		}
 	}

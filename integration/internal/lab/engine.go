@@ -128,3 +128,25 @@ func Tries(n int) int {
 	}
 	return n
 }
+
+// UnderParent is argv under parentlisten (b.ParentListen) trapping traps,
+// counting its notifications into the file count when it is not empty.
+func UnderParent(b Bins, traps, count string, argv ...string) []string {
+	pl := []string{b.ParentListen, "--trap", traps}
+	if count != "" {
+		pl = append(pl, "--count", count)
+	}
+	return append(append(pl, "--"), argv...)
+}
+
+// NoticeCount is how many times nettrap announced the ptrace fallback
+// (ParentNotice) in out.
+func NoticeCount(out string) int {
+	n := 0
+	for line := range strings.SplitSeq(out, "\n") {
+		if strings.HasPrefix(line, ParentNotice) {
+			n++
+		}
+	}
+	return n
+}

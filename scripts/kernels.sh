@@ -10,6 +10,11 @@
 #                                        prebuilt): a blocked connect to the
 #                                        fake API's address, loopback allowed,
 #                                        the marked test let through
+#   integration (--integration only)     a cut of integration's tests (the
+#                                        escape matrix, emulation semantics,
+#                                        TestNettrap*), as root, with its
+#                                        programs prebuilt on the host
+#                                        (scripts/kernels/prebuilt.sh)
 #
 #   scripts/kernels.sh                   the matrix: amd64 6.1 and 6.12, arm64 6.12
 #   scripts/kernels.sh --arch arm64 --kernel 6.12 --run 'supervisor:-test.run=TestX'
@@ -20,11 +25,16 @@
 #   --kernel 6.1|6.12|all      (repeatable; default: the matrix)
 #   --run PKG[:ARGS]           what each guest runs instead of the default
 #                              (repeatable): PKG is supervisor, bpf, sealns,
-#                              callstack (ARGS: test binary flags, shell words
-#                              in the guest: quote regexps), version, demo,
-#                              or sh (ARGS: a guest shell command)
+#                              callstack, integration (ARGS: test binary
+#                              flags, shell words in the guest: quote
+#                              regexps; a bare integration runs the cut),
+#                              version, demo, or sh (ARGS: a guest shell
+#                              command)
+#   --integration              add the integration cut to the default plan
+#                              (as root; the default timeout becomes 1800)
 #   --user root|nobody|both    who runs it (default both)
-#   --timeout SECONDS          per guest, from QEMU's start (default 420)
+#   --timeout SECONDS          per guest, from QEMU's start (default 420, or
+#                              1800 with integration in the plan)
 #   --cache DIR                kernels, busybox (default /var/cache/nettrap-kernels)
 #   --logs DIR                 console logs and test logs (default: a new
 #                              directory under /tmp, printed at the end)
@@ -50,14 +60,15 @@ die() { log "FAIL: $*"; exit 1; }
 skip() { log "SKIP: $*"; exit 3; }
 
 archs=() kernels=() runs=() users=both timeout=420 cache=/var/cache/nettrap-kernels
-logs='' smp=2 mem=2G self_test=0 apt_updated=0
+logs='' smp=2 mem=2G self_test=0 apt_updated=0 integration=0 timeout_set=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--arch) archs+=("$2"); shift 2 ;;
 	--kernel) kernels+=("$2"); shift 2 ;;
 	--run) runs+=("$2"); shift 2 ;;
 	--user) users=$2; shift 2 ;;
-	--timeout) timeout=$2; shift 2 ;;
+	--timeout) timeout=$2 timeout_set=1; shift 2 ;;
+	--integration) integration=1; shift ;;
 	--cache) cache=$2; shift 2 ;;
 	--logs) logs=$2; shift 2 ;;
 	--smp) smp=$2; shift 2 ;;
@@ -243,6 +254,12 @@ for w in $(cat /proc/cmdline); do
 done
 status=125
 modprobe -a virtio_pci virtiofs 2>/dev/null
+# The integration tests' modules (veth, vxlan, netfilter's NAT): loaded
+# here, since the kernel's own loading runs /sbin/modprobe, which is not
+# in this initramfs.
+if [ -s /etc/nettrap-modules ]; then
+	modprobe -a $(cat /etc/nettrap-modules) || echo "guest: modprobe -a $(cat /etc/nettrap-modules) failed"
+fi
 if mount -t virtiofs share /mnt; then
 	cp /mnt/run.sh /tmp/run.sh
 	KERNELS_GUEST=$guest sh /tmp/run.sh
@@ -257,10 +274,19 @@ poweroff -f
 EOF
 }
 
+# The modules the integration cut needs beyond the cloud kernels' built-ins:
+# the lab's veth, xfrm_user (a netlink handle opens NETLINK_XFRM beside
+# NETLINK_ROUTE and fails without it), the escapee's vxlan and macvlan, the
+# nftables and legacy iptables NAT of the DNAT escapes (their dependencies
+# come along).
+integration_modules=(veth xfrm_user vxlan macvlan nf_tables nft_chain_nat nft_nat nft_masq
+	ip_tables iptable_nat xt_nat xt_MASQUERADE)
+
 # initramfs ARCH KTREE IMAGE: busybox, the virtio and virtiofs modules
-# (uncompressed, depmod'd), /init, passwd and group for nobody.
+# (uncompressed, depmod'd), those of the integration tests when the plan
+# has them, /init, passwd and group for nobody.
 initramfs() {
-	local arch=$1 ktree=$2 image=$3 ir ver bb m rel a
+	local arch=$1 ktree=$2 image=$3 ir ver bb m rel a mods=(virtio_pci virtiofs)
 	ir=$(mktemp -d)
 	ver=$(ls "$ktree/lib/modules")
 	mkdir -p "$ir"/{bin,sbin,etc,proc,sys,dev,tmp,mnt,root,lib/modules/"$ver"}
@@ -271,7 +297,13 @@ initramfs() {
 		[ "$a" = busybox ] || ln -s busybox "$ir/bin/$a"
 	done
 	# modprobe --show-depends lists each module after its dependencies.
-	for m in virtio_pci virtiofs; do
+	if plan_needs integration; then
+		mods+=("${integration_modules[@]}")
+		printf '%s\n' "${integration_modules[@]}" >"$ir/etc/nettrap-modules"
+		# The sandbox bind-mounts its resolv.conf over this one.
+		: >"$ir/etc/resolv.conf"
+	fi
+	for m in "${mods[@]}"; do
 		modprobe -d "$ktree" -S "$ver" --show-depends "$m" | awk '$1 == "insmod" {print $2}'
 	done | sort -u | while read -r m; do
 		rel=${m#"$ktree"/lib/modules/"$ver"/}
@@ -308,6 +340,7 @@ nt=/tmp/nt
 out=/mnt/out/$KERNELS_GUEST
 mkdir -p "$out" "$nt" /tmp/home
 cp -a /mnt/bin /mnt/src /mnt/plan.* /mnt/users "$nt/"
+[ ! -d /mnt/prebuilt ] || cp -a /mnt/prebuilt "$nt/"
 chmod -R a+rX "$nt"
 chmod 1777 /tmp/home
 echo "guest $KERNELS_GUEST: $(uname -r) $(uname -m), $(nproc) CPUs, booted in $(cut -d' ' -f1 /proc/uptime)s"
@@ -357,6 +390,11 @@ while read -r user; do
 		supervisor | bpf | sealns | callstack)
 			printf 'cd %s/src/%s && exec env HOME=/tmp/home TMPDIR=/tmp CI=true %s/bin/%s.test -test.v %s\n' \
 				"$nt" "$pkg" "$nt" "$pkg" "$args" >"$script" ;;
+		integration)
+			# The programs its tests would build with go and gcc,
+			# prebuilt on the host (package prebuilt).
+			printf 'cd %s/src/%s && exec env HOME=/tmp/home TMPDIR=/tmp CI=true NETTRAP_TEST_PREBUILT=%s/prebuilt %s/bin/%s.test -test.v %s\n' \
+				"$nt" "$pkg" "$nt" "$nt" "$pkg" "$args" >"$script" ;;
 		version)
 			printf 'exec %s/bin/nettrap version %s\n' "$nt" "$args" >"$script" ;;
 		demo)
@@ -373,7 +411,7 @@ while read -r user; do
 		t=$(($(date +%s) - t0))
 		echo "== $pkg ${args:+($args) }as $user: exit $rc, ${t}s"
 		case $pkg in
-		supervisor | bpf | sealns | callstack)
+		supervisor | bpf | sealns | callstack | integration)
 			summary "$logf"
 			if [ "$rc" != 0 ] && ! grep -q -- '--- FAIL' "$logf"; then tail -n 40 "$logf" | sed 's/^/    | /'; fi ;;
 		*)
@@ -419,7 +457,7 @@ plan_needs() { printf '%s\n' "${plan[@]}" | grep -q "^$1\(:\|$\)"; }
 build_share() {
 	local arch=$1 share=$2 pkg
 	mkdir -p "$share/bin" "$share/src" "$share/out"
-	for pkg in supervisor bpf sealns callstack; do
+	for pkg in supervisor bpf sealns callstack integration; do
 		plan_needs "$pkg" || continue
 		log "$arch: go test -c ./$pkg"
 		(cd "$root" && CGO_ENABLED=0 GOARCH=$arch go test -c -o "$share/bin/$pkg.test" "./$pkg")
@@ -427,6 +465,12 @@ build_share() {
 		cp "$root/$pkg"/*.go "$share/src/$pkg/"
 		[ ! -d "$root/$pkg/testdata" ] || cp -r "$root/$pkg/testdata" "$share/src/$pkg/"
 	done
+	if plan_needs integration; then
+		local rc=0
+		"$root/scripts/kernels/prebuilt.sh" --cache "$cache" "$arch" "$share/prebuilt" || rc=$?
+		[ "$rc" != 3 ] || skip "$arch: the integration tests' programs cannot be built here (scripts/kernels/prebuilt.sh)"
+		[ "$rc" = 0 ] || die "$arch: scripts/kernels/prebuilt.sh exited $rc"
+	fi
 	if plan_needs version || plan_needs demo; then
 		log "$arch: go build ./cmd/nettrap"
 		(cd "$root" && CGO_ENABLED=0 GOARCH=$arch go build -o "$share/bin/nettrap" ./cmd/nettrap)
@@ -441,7 +485,8 @@ build_share() {
 	printf '%s\n' "${users[@]}" >"$share/users"
 	local u
 	for u in "${users[@]}"; do
-		if [ ${#runs[@]} -gt 0 ]; then printf '%s\n' "${runs[@]}"; else plan_for "$arch" "$u"; fi >"$share/plan.$u"
+		if [ ${#runs[@]} -gt 0 ]; then printf '%s\n' "${runs[@]}"; else plan_for "$arch" "$u"; fi |
+			expand_integration >"$share/plan.$u"
 	done
 }
 
@@ -548,6 +593,26 @@ arm64_known_callstack=()
 # re NAME...: a -test.run or -test.skip pattern for exactly those tests.
 re() { local IFS='|'; printf '^(%s)$' "$*"; }
 
+# integration's cut (issue 38): the escape matrix, the emulation semantics,
+# the TestNettrap tests. Left out: what needs a toolchain the guest lacks
+# (the go command: TestEscapeProcMemGoCommand; gcc at test time:
+# TestNettrapBlocksCProgram, TestNettrapConfinesI386Program).
+integration_run=('TestEscape.*' TestEmulationSemantics 'TestNettrap.*')
+integration_skip=(TestEscapeProcMemGoCommand TestNettrapBlocksCProgram TestNettrapConfinesI386Program)
+
+# expand_integration: a plan on stdin with a bare "integration" entry
+# replaced by the cut.
+expand_integration() {
+	local line
+	while IFS= read -r line; do
+		if [ "$line" = integration ]; then
+			echo "integration:-test.run='$(re "${integration_run[@]}")' -test.skip='$(re "${integration_skip[@]}")'"
+		else
+			printf '%s\n' "$line"
+		fi
+	done
+}
+
 # plan_for ARCH USER: the default plan, one entry a line.
 plan_for() {
 	local arch=$1 user=$2 sup_skip=() cs_skip=("${callstack_skip[@]}")
@@ -575,13 +640,18 @@ plan_for() {
 		echo "callstack:-test.skip='$(re "${cs_skip[@]}")'"
 	fi
 	echo demo
+	# The integration tests run their nobody cases themselves, as root.
+	if [ "$integration" = 1 ] && [ "$user" = root ]; then echo integration; fi
 }
 
 if [ ${#runs[@]} -gt 0 ]; then
 	plan=("${runs[@]}")
 else
 	plan=(version supervisor bpf sealns callstack demo)
+	[ "$integration" = 0 ] || plan+=(integration)
 fi
+# The integration cut takes minutes under TCG, more than the default.
+if [ "$timeout_set" = 0 ] && plan_needs integration; then timeout=1800; fi
 
 work=$(mktemp -d /tmp/nettrap-kernels-work.XXXXXX)
 trap 'rm -rf "$work"' EXIT

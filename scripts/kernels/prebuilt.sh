@@ -4,7 +4,11 @@
 # with NETTRAP_TEST_PREBUILT=OUT (package integration/internal/prebuilt)
 # where there is no toolchain: kernels.sh's guests (issue 38).
 #
-#   Go (CGO_ENABLED=0 GOARCH=ARCH):  victim, escapee, forgehub, nettrap
+#   Go (CGO_ENABLED=0 GOARCH=ARCH):  victim, escapee, forgehub, nettrap;
+#                                    fixtures/PKG.test, the test binaries
+#                                    of the fixture module
+#                                    (integration/testdata) but wherecgo's,
+#                                    which needs cgo
 #   C (static; the flags of integration/internal/lab/build.go and
 #   integration/internal/netsem/build.go):
 #                                    holder, parentlisten, optflip, swapper,
@@ -92,6 +96,15 @@ log "$arch: go build victim escapee forgehub nettrap"
 for p in integration/internal/victim integration/internal/escapee integration/internal/forgehub cmd/nettrap; do
 	(cd "$root" && CGO_ENABLED=0 GOARCH=$arch go build -o "$dir/$(basename "$p")" "./$p")
 done
+
+# The fixture module's test binaries, as the tests' buildFixtures would
+# build them (its go environment: no proxy, no workspace).
+log "$arch: fixtures: go test -c"
+(cd "$root/integration/testdata" &&
+	fx=$(GOFLAGS=-mod=mod GOPROXY=off GOWORK=off GOTOOLCHAIN=local go list -f '{{if .TestGoFiles}}{{.ImportPath}}{{end}}' ./... | grep -v '/wherecgo$') &&
+	# shellcheck disable=SC2086 # one package a word
+	GOFLAGS=-mod=mod GOPROXY=off GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0 GOARCH=$arch \
+		go test -c -o "$dir/fixtures/" $fx)
 
 # cbuild NAME FLAGS... -- SOURCES...
 cbuild() {

@@ -42,3 +42,23 @@ func lookupIn(dir, name string) (string, bool, error) {
 	}
 	return p, true, nil
 }
+
+// FixturesDir is where in Dir the fixture module's test binaries are
+// (integration/testdata: PKG.test, as `go test -c -o DIR/` names them).
+const FixturesDir = "fixtures"
+
+// Fixtures returns the directory that holds the prebuilt test binary of
+// each of the fixture module's packages pkgs when Env is set (used true),
+// or an error naming the first one missing. With Env unset it returns used
+// false: the caller builds them with the go command.
+func Fixtures(pkgs ...string) (dir string, used bool, err error) {
+	if Dir() == "" {
+		return "", false, nil
+	}
+	for _, p := range pkgs {
+		if _, _, err := Lookup(filepath.Join(FixturesDir, p+".test")); err != nil {
+			return "", true, err
+		}
+	}
+	return filepath.Join(Dir(), FixturesDir), true, nil
+}

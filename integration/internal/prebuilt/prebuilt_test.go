@@ -49,3 +49,25 @@ func TestLookup(t *testing.T) {
 		}
 	})
 }
+
+func TestFixtures(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, FixturesDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, FixturesDir, "seq.test"), nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(Env, "")
+	if d, used, err := Fixtures("seq"); used || err != nil || d != "" {
+		t.Errorf("Fixtures with %s unset = %q, %v, %v; want \"\", false, nil", Env, d, used, err)
+	}
+	t.Setenv(Env, dir)
+	if d, used, err := Fixtures("seq"); !used || err != nil || d != filepath.Join(dir, FixturesDir) {
+		t.Errorf("Fixtures(seq) = %q, %v, %v; want %s", d, used, err, filepath.Join(dir, FixturesDir))
+	}
+	_, used, err := Fixtures("seq", "clean")
+	if !used || !errors.Is(err, ErrMissing) || !strings.Contains(err.Error(), "clean.test") {
+		t.Errorf("Fixtures(seq, clean) = used %v, err %v; want ErrMissing naming clean.test", used, err)
+	}
+}

@@ -105,7 +105,12 @@ func buildFixtures(t *testing.T, pkgs ...string) string {
 	return dir
 }
 
+// test2json is the go command's test2json, or the prebuilt one
+// (NETTRAP_TEST_PREBUILT) where there is no go command.
 var test2json = sync.OnceValues(func() (string, error) {
+	if p, used, err := prebuilt.Lookup("test2json"); used {
+		return p, err
+	}
 	out, err := exec.Command("go", "tool", "-n", "test2json").Output()
 	return strings.TrimSpace(string(out)), err
 })

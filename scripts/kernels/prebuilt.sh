@@ -4,7 +4,8 @@
 # with NETTRAP_TEST_PREBUILT=OUT (package integration/internal/prebuilt)
 # where there is no toolchain: kernels.sh's guests (issue 38).
 #
-#   Go (CGO_ENABLED=0 GOARCH=ARCH):  victim, escapee, forgehub, nettrap;
+#   Go (CGO_ENABLED=0 GOARCH=ARCH):  victim, escapee, forgehub, nettrap,
+#                                    test2json (the go command's);
 #                                    fixtures/PKG.test, the test binaries
 #                                    of the fixture module
 #                                    (integration/testdata) but wherecgo's,
@@ -96,6 +97,10 @@ log "$arch: go build victim escapee forgehub nettrap"
 for p in integration/internal/victim integration/internal/escapee integration/internal/forgehub cmd/nettrap; do
 	(cd "$root" && CGO_ENABLED=0 GOARCH=$arch go build -o "$dir/$(basename "$p")" "./$p")
 done
+
+# The attribution tests convert -test.v=test2json output with it.
+log "$arch: go build cmd/test2json"
+CGO_ENABLED=0 GOARCH=$arch go build -o "$dir/test2json" cmd/test2json
 
 # The fixture module's test binaries, as the tests' buildFixtures would
 # build them (its go environment: no proxy, no workspace).

@@ -12,7 +12,8 @@
 #                                        the marked test let through
 #   integration (--integration only)     a cut of integration's tests (the
 #                                        escape matrix, emulation semantics,
-#                                        TestNettrap*), as root, with its
+#                                        TestNettrap*, attribution from
+#                                        fixture binaries), as root, with its
 #                                        programs prebuilt on the host
 #                                        (scripts/kernels/prebuilt.sh)
 #
@@ -594,10 +595,13 @@ arm64_known_callstack=()
 re() { local IFS='|'; printf '^(%s)$' "$*"; }
 
 # integration's cut (issue 38): the escape matrix, the emulation semantics,
-# the TestNettrap tests. Left out: what needs a toolchain the guest lacks
-# (the go command: TestEscapeProcMemGoCommand; gcc at test time:
-# TestNettrapBlocksCProgram, TestNettrapConfinesI386Program).
-integration_run=('TestEscape.*' TestEmulationSemantics 'TestNettrap.*')
+# the TestNettrap tests, the attribution tests that run prebuilt fixture
+# binaries (the golden ones that run go test cannot). Left out: what needs
+# a toolchain the guest lacks (the go command: TestEscapeProcMemGoCommand;
+# gcc at test time: TestNettrapBlocksCProgram,
+# TestNettrapConfinesI386Program).
+integration_run=('TestEscape.*' TestEmulationSemantics 'TestNettrap.*'
+	TestAttribution TestBinarySummary TestArgvAttribution TestGitHubActionsTestBinary)
 integration_skip=(TestEscapeProcMemGoCommand TestNettrapBlocksCProgram TestNettrapConfinesI386Program)
 
 # expand_integration: a plan on stdin with a bare "integration" entry

@@ -278,10 +278,13 @@ EOF
 # The modules the integration cut needs beyond the cloud kernels' built-ins:
 # the lab's veth, xfrm_user (a netlink handle opens NETLINK_XFRM beside
 # NETLINK_ROUTE and fails without it), the escapee's vxlan and macvlan, the
-# nftables and legacy iptables NAT of the DNAT escapes (their dependencies
-# come along).
+# nftables and legacy iptables NAT of the DNAT escapes, and the socket
+# diagnostics nettrap's per-call peer checks ask (--sealed without a
+# namespace of its own: without unix_diag every checked call is denied,
+# "unix_diag dump: no such file or directory"). Their dependencies come
+# along.
 integration_modules=(veth xfrm_user vxlan macvlan nf_tables nft_chain_nat nft_nat nft_masq
-	ip_tables iptable_nat xt_nat xt_MASQUERADE)
+	ip_tables iptable_nat xt_nat xt_MASQUERADE unix_diag inet_diag tcp_diag udp_diag)
 
 # initramfs ARCH KTREE IMAGE: busybox, the virtio and virtiofs modules
 # (uncompressed, depmod'd), those of the integration tests when the plan

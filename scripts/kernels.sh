@@ -257,9 +257,12 @@ status=125
 modprobe -a virtio_pci virtiofs 2>/dev/null
 # The integration tests' modules (veth, vxlan, netfilter's NAT): loaded
 # here, since the kernel's own loading runs /sbin/modprobe, which is not
-# in this initramfs.
+# in this initramfs. And cgroup v2, where TestEscapeNetnsCgroupConnect's
+# escapee attaches its BPF program to a cgroup of its own.
 if [ -s /etc/nettrap-modules ]; then
 	modprobe -a $(cat /etc/nettrap-modules) || echo "guest: modprobe -a $(cat /etc/nettrap-modules) failed"
+	mkdir -p /sys/fs/cgroup
+	mount -t cgroup2 cgroup2 /sys/fs/cgroup || echo "guest: cannot mount cgroup2"
 fi
 if mount -t virtiofs share /mnt; then
 	cp /mnt/run.sh /tmp/run.sh

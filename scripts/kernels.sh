@@ -605,13 +605,15 @@ re() { local IFS='|'; printf '^(%s)$' "$*"; }
 # binaries (the golden ones that run go test cannot). Left out: what needs
 # a toolchain the guest lacks (the go command: TestEscapeProcMemGoCommand;
 # gcc at test time: TestNettrapBlocksCProgram,
-# TestNettrapConfinesI386Program), and the races of thousands of tries:
+# TestNettrapConfinesI386Program; bash: TestNettrapGenericDenialFailsRun),
+# and the races of thousands of tries:
 # the descriptor swaps (1070 s of amd64 6.1's guest under load, and their
 # controls' 20000 and 200000 tries ran past the tests' 2-minute limit
 # there) and TestEscapeValueFlip (541 s of arm64's): they run on the host.
 integration_run=('TestEscape.*' TestEmulationSemantics 'TestNettrap.*'
 	TestAttribution TestBinarySummary TestArgvAttribution TestGitHubActionsTestBinary)
 integration_skip=(TestEscapeProcMemGoCommand TestNettrapBlocksCProgram TestNettrapConfinesI386Program
+	TestNettrapGenericDenialFailsRun
 	'TestEscapeDescriptorSwap.*' TestEscapeValueFlip)
 
 # expand_integration: a plan on stdin with a bare "integration" entry

@@ -16,6 +16,7 @@ import (
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
 	"github.com/nettrap/nettrap/integration/internal/harness"
 	"github.com/nettrap/nettrap/integration/internal/lab"
+	"github.com/nettrap/nettrap/integration/internal/prebuilt"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 	"github.com/nettrap/nettrap/teststream"
 )
@@ -63,9 +64,18 @@ func goRun(dir string, env []string, args ...string) (string, int, error) {
 }
 
 // buildFixtures builds the test binary of every fixture package once
-// (go test -c) into a directory of t's and returns it.
+// (go test -c) into a directory of t's and returns it; with
+// NETTRAP_TEST_PREBUILT set it returns that directory's fixtures instead.
 func buildFixtures(t *testing.T, pkgs ...string) string {
 	t.Helper()
+	// Where there is no go command (the kernel matrix's guests), prebuilt
+	// (NETTRAP_TEST_PREBUILT).
+	if dir, used, err := prebuilt.Fixtures(pkgs...); used {
+		if err != nil {
+			t.Fatalf("building the fixtures: %v", err)
+		}
+		return dir
+	}
 	dir := t.TempDir()
 	args := []string{"test", "-c", "-o", dir + "/"}
 	for _, p := range pkgs {
@@ -77,7 +87,12 @@ func buildFixtures(t *testing.T, pkgs ...string) string {
 	return dir
 }
 
+// test2json is the go command's test2json, or the prebuilt one
+// (NETTRAP_TEST_PREBUILT) where there is no go command.
 var test2json = sync.OnceValues(func() (string, error) {
+	if p, used, err := prebuilt.Lookup("test2json"); used {
+		return p, err
+	}
 	out, err := exec.Command("go", "tool", "-n", "test2json").Output()
 	return strings.TrimSpace(string(out)), err
 })

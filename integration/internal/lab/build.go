@@ -7,11 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 
+	"github.com/nettrap/nettrap/integration/internal/prebuilt"
 	"github.com/nettrap/nettrap/integration/internal/victimbuild"
 )
 
@@ -47,9 +49,17 @@ type Bins struct {
 }
 
 // Need32 skips t (fails it when CI=true) when the 32-bit program could not
-// be built: gcc needs Debian's gcc-multilib for -m32.
+// be built: gcc needs Debian's gcc-multilib for -m32. It fails t whatever
+// CI says when a prebuilt directory (NETTRAP_TEST_PREBUILT) lacks it, and
+// skips t off amd64, where there is no i386 ABI to escape through.
 func (b Bins) Need32(t testing.TB) {
 	t.Helper()
+	if runtime.GOARCH != "amd64" {
+		t.Skipf("lab: the i386 ABI is amd64's; this is %s", runtime.GOARCH)
+	}
+	if errors.Is(b.no32, prebuilt.ErrMissing) {
+		t.Fatalf("lab: %v", b.no32)
+	}
 	if b.noExec32 != nil {
 		// A property of the kernel, not of the machine's setup: nothing
 		// i386 runs there, so there is nothing to guard, even under CI.
@@ -71,9 +81,11 @@ var (
 	binsErr error
 )
 
-// Programs builds (once per test binary) and returns the lab's programs.
-// Without gcc t skips, or fails when CI=true; tests of the 32-bit program
-// also call Need32.
+// Programs builds (once per test binary) and returns the lab's programs,
+// or takes them from NETTRAP_TEST_PREBUILT's directory (package prebuilt).
+// Without gcc t skips, or fails when CI=true; a program missing from the
+// prebuilt directory always fails t. Tests of the 32-bit program also call
+// Need32.
 func Programs(t testing.TB) Bins {
 	t.Helper()
 	nettrap, escapee, victim := victimbuild.Nettrap(t), victimbuild.Build(t, EscapeePkg), victimbuild.Victim(t)
@@ -83,6 +95,9 @@ func Programs(t testing.TB) Bins {
 		bins, binsErr = buildBins(nettrap, escapee, victim)
 	}
 	if binsErr != nil {
+		if errors.Is(binsErr, prebuilt.ErrMissing) {
+			t.Fatalf("lab programs: %v", binsErr)
+		}
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("lab programs: %v (CI=true, so this is fatal)", binsErr)
 		}
@@ -121,9 +136,15 @@ func buildBins(nettrap, escapee, victim string) (*Bins, error) {
 			return nil, err
 		}
 	}
-	b.Escape32, b.no32 = gcc(dir, "escape32.c", "-m32", "-static")
-	if b.no32 == nil {
-		b.noExec32 = canExec(b.Escape32)
+	// Only amd64 has an i386 ABI (Need32 skips elsewhere): an arm64
+	// prebuilt directory has no escape32.
+	if runtime.GOARCH == "amd64" {
+		b.Escape32, b.no32 = gcc(dir, "escape32.c", "-m32", "-static")
+		if b.no32 == nil {
+			b.noExec32 = canExec(b.Escape32)
+		}
+	} else {
+		b.no32 = fmt.Errorf("no i386 ABI on %s", runtime.GOARCH)
 	}
 	// Static and not position-independent: its buffer sits below 4 GiB,
 	// where a 32-bit process_vm_writev can name it.
@@ -147,7 +168,13 @@ func buildBins(nettrap, escapee, victim string) (*Bins, error) {
 	return b, err
 }
 
+// gcc compiles csrc/src into dir, or takes it (by src's name without .c)
+// from the prebuilt directory, which scripts/kernels.sh builds with the same
+// flags.
 func gcc(dir, src string, flags ...string) (string, error) {
+	if p, used, err := prebuilt.Lookup(strings.TrimSuffix(src, ".c")); used {
+		return p, err
+	}
 	code, err := csrc.ReadFile("csrc/" + src)
 	if err != nil {
 		return "", err

@@ -25,4 +25,11 @@
 // are entered by OS threads locked for the purpose, which then die, so no
 // other goroutine ever runs in a lab namespace by accident. Programs are
 // started inside with [Lab.Start], which forks from such a thread.
+//
+// [Programs] builds the lab's programs: escapee, the victim and nettrap
+// with the go command (package victimbuild), the C programs of csrc/ with
+// gcc (escape32 with -m32, on amd64 only). With NETTRAP_TEST_PREBUILT=DIR
+// (package prebuilt) it takes them all from DIR instead, where one missing
+// fails the test: scripts/kernels.sh runs the escape matrix so in guests
+// that have neither go nor gcc.
 package lab

@@ -67,8 +67,10 @@ func New(t testing.TB) *Lab {
 	return l
 }
 
-func build() (l *Lab, err error) {
-	l = &Lab{inside: -1, outside: -1, InsideAddr4: insideVeth4.Addr()}
+// build's result is unnamed: its error returns set it to nil, and the
+// deferred close must still see the half-built lab.
+func build() (_ *Lab, err error) {
+	l := &Lab{inside: -1, outside: -1, InsideAddr4: insideVeth4.Addr()}
 	defer func() {
 		if err != nil {
 			l.close()

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/nettrap/nettrap/integration/internal/prebuilt"
 )
 
 //go:embed csrc/*.c csrc/*.h nopidfd/*.c
@@ -33,10 +35,19 @@ var (
 	buildErr error
 )
 
-// Build compiles the programs (once per test binary). Without gcc t
-// skips, or fails when CI=true; a program that does not compile fails t.
+// Build compiles the programs (once per test binary), or takes them from
+// NETTRAP_TEST_PREBUILT's directory (package prebuilt), where a missing one
+// fails t. Without gcc t skips, or fails when CI=true; a program that does
+// not compile fails t.
 func Build(t testing.TB) Programs {
 	t.Helper()
+	if prebuilt.Dir() != "" {
+		p, err := fromPrebuilt()
+		if err != nil {
+			t.Fatalf("netsem: %v", err)
+		}
+		return p
+	}
 	if _, err := exec.LookPath("gcc"); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("netsem: %v (CI=true, so this is fatal)", err)
@@ -63,6 +74,18 @@ func buildAll() (Programs, error) {
 		return p, err
 	}
 	p.NoPidfd, err = build("nopidfd", "nopidfd")
+	return p, err
+}
+
+// fromPrebuilt takes both programs from the prebuilt directory, which
+// scripts/kernels.sh builds with build's flags.
+func fromPrebuilt() (Programs, error) {
+	var p Programs
+	var err error
+	if p.Netsem, _, err = prebuilt.Lookup("netsem"); err != nil {
+		return p, err
+	}
+	p.NoPidfd, _, err = prebuilt.Lookup("nopidfd")
 	return p, err
 }
 

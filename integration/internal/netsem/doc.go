@@ -27,4 +27,8 @@
 // The package also builds nopidfd, which runs a command where pidfd_getfd
 // fails with EPERM (Docker's default seccomp profile without
 // CAP_SYS_PTRACE), for nettrap's fallback without emulation.
+//
+// With NETTRAP_TEST_PREBUILT=DIR (package prebuilt) both are taken from DIR
+// (netsem, nopidfd) instead of built with gcc; one missing there fails
+// the test.
 package netsem

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nettrap/nettrap/integration/internal/fakehost"
 	"github.com/nettrap/nettrap/integration/internal/harness"
+	"github.com/nettrap/nettrap/integration/internal/lab"
 	"github.com/nettrap/nettrap/integration/internal/runmod"
 )
 
@@ -55,6 +56,7 @@ func wantPkg(t *testing.T, run harness.Run, step, pkg, status string, cached boo
 // never taken for a confined run; a second confined run serves the clean
 // packages from the cache and fails every leaky one again.
 func TestRunGoTestCache(t *testing.T) {
+	lab.SlowUnderOuter(t, "72 s")
 	h := fakehost.Start(t, append(slices.Clone(blockedEndpoints), markedEndpoint)...)
 	env := cacheEnv(t)
 	// Bare: the leaks reach the fake hosts, and every package passes

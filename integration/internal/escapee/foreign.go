@@ -7,9 +7,12 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"sort"
+	"strings"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
+	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -119,6 +122,11 @@ func vethOwn() error {
 		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 			return sysErr("unshare b", err)
 		}
+		b, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return sysErr("open namespace b", err)
+		}
+		defer unix.Close(b)
 		veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "own-b"}, PeerName: "own-a", PeerNamespace: netlink.NsFd(a)}
 		if err := netlink.LinkAdd(veth); err != nil {
 			return fmt.Errorf("veth peer into namespace a: %w", err)
@@ -127,10 +135,32 @@ func vethOwn() error {
 			return sysErr("setns a", err)
 		}
 		if _, err := netlink.LinkByName("own-a"); err != nil {
-			return fmt.Errorf("the peer in namespace a: %w", err)
+			return fmt.Errorf("the peer in namespace a: %w (links: %s)", err, linksOf(map[string]int{"a": a, "b": b}))
 		}
 		return nil
 	})
+}
+
+// linksOf names the links of each namespace (by descriptor), for a
+// failure's message: where a link went when it is not where it should be.
+func linksOf(nss map[string]int) string {
+	var out []string
+	for name, fd := range nss {
+		h, err := netlink.NewHandleAt(netns.NsHandle(fd))
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s: %v", name, err))
+			continue
+		}
+		links, err := h.LinkList()
+		h.Close()
+		names := make([]string, 0, len(links))
+		for _, l := range links {
+			names = append(names, l.Attrs().Name)
+		}
+		out = append(out, fmt.Sprintf("%s: %v %v", name, names, err))
+	}
+	sort.Strings(out)
+	return strings.Join(out, "; ")
 }
 
 // macvlanOut: in a namespace of its own, a macvlan on the starting

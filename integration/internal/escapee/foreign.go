@@ -122,6 +122,11 @@ func vethOwn() error {
 		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 			return sysErr("unshare b", err)
 		}
+		// Held until the check below: once the thread leaves b, nothing
+		// else keeps b alive, and the kernel's teardown of b deletes
+		// own-b and with it its peer in a, asynchronously. Unheld, the
+		// check raced that teardown and lost now and then under load
+		// (more often where each netlink call is trapped).
 		b, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return sysErr("open namespace b", err)

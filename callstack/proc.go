@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -40,6 +41,29 @@ func ReadSyscall(tid int) (Syscall, error) {
 		return Syscall{}, fmt.Errorf("callstack: /proc/%d/syscall: %w", tid, err)
 	}
 	return s, nil
+}
+
+// ReadSyscallBlocked is ReadSyscall for a thread that is going to block:
+// while /proc/TID/syscall says the thread is running, it reads again,
+// for up to wait in all, as long as still() says the thread is held
+// (a caller in a seccomp notification: once it left the call, what would
+// be read is another call's). Why: the kernel queues a notification and wakes the
+// supervisor before the caller sets its own state to sleep, and a
+// supervisor on another CPU can read first; the kernel reads a thread's
+// registers only once it is off its CPU (task_current_syscall), and
+// "running" until then. Seen under QEMU's TCG, where a vCPU can be
+// descheduled inside that window.
+func ReadSyscallBlocked(tid int, wait time.Duration, still func() bool) (Syscall, error) {
+	deadline := time.Now().Add(wait)
+	pause := 20 * time.Microsecond
+	for {
+		s, err := ReadSyscall(tid)
+		if !errors.Is(err, ErrRunning) || !still() || time.Now().After(deadline) {
+			return s, err
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, time.Millisecond)
+	}
 }
 
 // ParseSyscall parses the text of /proc/TID/syscall: "NR ARG0 .. ARG5

@@ -1,12 +1,16 @@
 package callstack
 
 import (
+	"bufio"
 	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestParseSyscall(t *testing.T) {
@@ -105,4 +109,50 @@ func TestBias(t *testing.T) {
 
 func progHeader(off, vaddr, size uint64) elf.ProgHeader {
 	return elf.ProgHeader{Type: elf.PT_LOAD, Off: off, Vaddr: vaddr, Filesz: size, Memsz: size}
+}
+
+// TestReadSyscallBlockedWaits: a thread that runs reads as running
+// (ReadSyscall, ErrRunning); ReadSyscallBlocked reads it again until it
+// is off its CPU (here: stopped by SIGSTOP, not in a system call, "-1 SP
+// PC"), gives up at its deadline, and at once when still() says no.
+func TestReadSyscallBlockedWaits(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), victimEnv+"=spin", "GODEBUG=asyncpreemptoff=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	if line, err := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("victim: %q %v", line, err)
+	}
+	pid := cmd.Process.Pid
+	if _, err := ReadSyscall(pid); !errors.Is(err, ErrRunning) {
+		t.Fatalf("a spinning thread: %v, want %v", err, ErrRunning)
+	}
+	start := time.Now()
+	if _, err := ReadSyscallBlocked(pid, 30*time.Millisecond, func() bool { return true }); !errors.Is(err, ErrRunning) {
+		t.Errorf("past the deadline: %v, want %v", err, ErrRunning)
+	}
+	if d := time.Since(start); d < 30*time.Millisecond {
+		t.Errorf("gave up after %v, want the 30ms given", d)
+	}
+	asked := 0
+	still := func() bool { asked++; return asked < 3 }
+	if _, err := ReadSyscallBlocked(pid, time.Hour, still); !errors.Is(err, ErrRunning) || asked != 3 {
+		t.Errorf("once still() says no: %v after %d questions, want %v after 3", err, asked, ErrRunning)
+	}
+	stop := time.AfterFunc(50*time.Millisecond, func() { _ = cmd.Process.Signal(syscall.SIGSTOP) })
+	defer stop.Stop()
+	s, err := ReadSyscallBlocked(pid, time.Minute, func() bool { return true })
+	if err != nil || s.Nr != -1 || s.Regs.SP == 0 || s.Regs.PC == 0 {
+		t.Errorf("stopped while spinning: %+v %v, want nr -1 with its registers", s, err)
+	}
 }

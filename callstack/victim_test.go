@@ -44,6 +44,14 @@ func TestMain(m *testing.M) {
 		listener.Close()
 	case "test":
 		os.Exit(m.Run()) // runs TestCallstackVictim only
+	case "spin":
+		// Runs on its thread (the process's first) and never blocks:
+		// with GODEBUG=asyncpreemptoff=1, a loop without calls is never
+		// preempted, so the thread stays running until it is stopped.
+		runtime.LockOSThread()
+		fmt.Println("ready")
+		for {
+		}
 	}
 	os.Exit(2)
 }

@@ -126,7 +126,14 @@ func Attack(pid int, o Options) Result {
 
 	add(StepKill, syscall.Kill(pid, syscall.SIGURG))
 	add(StepGetfd, steal(pid, o.StealFD, o.StealMarker))
+	// A thread on its CPU reads "running" (the victim shell forking its
+	// sleep, say): under load or in a QEMU guest, one look can find none
+	// blocked, and the attack would aim at an unmapped address.
 	threads, err := blockedThreads(pid)
+	for deadline := time.Now().Add(2 * time.Second); err == nil && len(threads) == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		threads, err = blockedThreads(pid)
+	}
 	add(StepRegs, err)
 	word, addr := make([]byte, 8), uintptr(0x10000) // unmapped: never a write that lands
 	if len(threads) > 0 {

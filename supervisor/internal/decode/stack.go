@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -25,6 +26,11 @@ type held struct {
 	err  error
 }
 
+// heldWait bounds the wait for a caller that the notification reached
+// before it went to sleep (callstack.ReadSyscallBlocked): past it, the
+// call is decided without its stack.
+const heldWait = 200 * time.Millisecond
+
 func (t *task) held() held {
 	t.heldOnce.Do(func() {
 		pid := t.Caller().PID
@@ -38,7 +44,7 @@ func (t *task) held() held {
 			return
 		}
 		t.hold.tab = tab
-		if t.hold.sc, err = callstack.ReadSyscall(t.c.TID); err == nil {
+		if t.hold.sc, err = callstack.ReadSyscallBlocked(t.c.TID, heldWait, t.Pending); err == nil {
 			t.hold.bias, err = tab.Bias(pid)
 		}
 		t.hold.err = err

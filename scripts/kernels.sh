@@ -10,12 +10,18 @@
 #                                        prebuilt): a blocked connect to the
 #                                        fake API's address, loopback allowed,
 #                                        the marked test let through
-#   integration (--integration only)     a cut of integration's tests (the
-#                                        escape matrix, emulation semantics,
-#                                        TestNettrap*, attribution from
-#                                        fixture binaries), as root, with its
-#                                        programs prebuilt on the host
+#   gotest                               the same as nettrap -- go test
+#                                        ./weather, with this Go release for
+#                                        the guest's architecture and a build
+#                                        cache warmed here
+#   kernelcut (as root)                  of integration's tests those whose
+#                                        verdicts hang on the kernel, with
+#                                        their programs prebuilt here
 #                                        (scripts/kernels/prebuilt.sh)
+#   integration (--integration only)     instead of kernelcut, the whole cut
+#                                        (the escape matrix, emulation
+#                                        semantics, TestNettrap*, attribution
+#                                        from fixture binaries)
 #
 #   scripts/kernels.sh                   the matrix: amd64 6.1 and 6.12, arm64 6.12
 #   scripts/kernels.sh --arch arm64 --kernel 6.12 --run 'supervisor:-test.run=TestX'
@@ -30,18 +36,21 @@
 #                              (integration/gocmd) (ARGS: test binary
 #                              flags, shell words in the guest: quote
 #                              regexps; a bare integration runs the cut,
-#                              in both packages),
-#                              version, demo, or sh (ARGS: a guest shell
+#                              in both packages), kernelcut, version,
+#                              demo, gotest, or sh (ARGS: a guest shell
 #                              command)
 #   --integration              add the integration cut to the default plan
 #                              (as root; the default timeout becomes 1800)
 #   --user root|nobody|both    who runs it (default both)
-#   --timeout SECONDS          per guest, from QEMU's start (default 420, or
-#                              1800 with integration in the plan)
+#   --timeout SECONDS          per guest, from QEMU's start (default 420;
+#                              900 with kernelcut in the plan, 1800 with
+#                              integration)
 #   --cache DIR                kernels, busybox (default /var/cache/nettrap-kernels)
 #   --logs DIR                 console logs and test logs (default: a new
 #                              directory under /tmp, printed at the end)
 #   --smp N --mem SIZE         the guest's CPUs (2) and memory (2G)
+#   --jobs N                   guests booted side by side (default 1: TCG
+#                              guests sharing two cores ran 5 times slower)
 #
 # Each guest's /init mounts this script's share over virtiofs, copies the
 # binaries to its tmpfs (TCG runs stale code from virtiofs), runs the plan,
@@ -63,7 +72,7 @@ die() { log "FAIL: $*"; exit 1; }
 skip() { log "SKIP: $*"; exit 3; }
 
 archs=() kernels=() runs=() users=both timeout=420 cache=/var/cache/nettrap-kernels
-logs='' smp=2 mem=2G self_test=0 apt_updated=0 integration=0 timeout_set=0
+logs='' smp=2 mem=2G jobs=1 self_test=0 apt_updated=0 integration=0 timeout_set=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--arch) archs+=("$2"); shift 2 ;;
@@ -75,6 +84,7 @@ while [ $# -gt 0 ]; do
 	--cache) cache=$2; shift 2 ;;
 	--logs) logs=$2; shift 2 ;;
 	--smp) smp=$2; shift 2 ;;
+	--jobs) jobs=$2; shift 2 ;;
 	--mem) mem=$2; shift 2 ;;
 	--self-test) self_test=1; shift ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -306,7 +316,7 @@ initramfs() {
 		[ "$a" = busybox ] || ln -s busybox "$ir/bin/$a"
 	done
 	# modprobe --show-depends lists each module after its dependencies.
-	if plan_needs integration || plan_needs gocmd; then
+	if builds integration || builds gocmd; then
 		mods+=("${integration_modules[@]}")
 		printf '%s\n' "${integration_modules[@]}" >"$ir/etc/nettrap-modules"
 		# The sandbox bind-mounts its resolv.conf over this one.
@@ -348,8 +358,14 @@ set -u
 nt=/tmp/nt
 out=/mnt/out/$KERNELS_GUEST
 mkdir -p "$out" "$nt" /tmp/home
-cp -a /mnt/bin /mnt/src /mnt/plan.* /mnt/users "$nt/"
+cp -a /mnt/bin /mnt/src /mnt/users "$nt/"
+for u in $(cat /mnt/users); do cp "/mnt/plan.$KERNELS_GUEST.$u" "$nt/plan.$u"; done
 [ ! -d /mnt/prebuilt ] || cp -a /mnt/prebuilt "$nt/"
+# go test's tree (gotree.tar: the go command, a build cache): one cache
+# for every user (world-writable; go never rewrites an entry in place).
+if [ -f /mnt/gotree.tar ]; then
+	tar -xf /mnt/gotree.tar -C "$nt" && chmod -R a+rwX "$nt/gocache"
+fi
 chmod -R a+rX "$nt"
 chmod 1777 /tmp/home
 echo "guest $KERNELS_GUEST: $(uname -r) $(uname -m), $(nproc) CPUs, booted in $(cut -d' ' -f1 /proc/uptime)s"
@@ -379,7 +395,7 @@ summary() {
 }
 
 # The demo's fake API listens on 203.0.113.80:80 (lo): root starts it.
-if cat "$nt"/plan.* | grep -q '^demo'; then
+if cat "$nt"/plan.* | grep -q '^\(demo\|gotest\)'; then
 	ip addr add 203.0.113.80/32 dev lo
 	setsid "$nt/bin/fakeapi" -addr 203.0.113.80:80 -log /tmp/fakeapi.log -ready /tmp/fakeapi.ready >/tmp/fakeapi.out 2>&1 &
 	for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do [ -e /tmp/fakeapi.ready ] && break; sleep 0.5; done
@@ -406,8 +422,8 @@ while read -r user; do
 				"$nt" "$pkg" "$nt" "$nt" "$pkg" "$args" >"$script" ;;
 		version)
 			printf 'exec %s/bin/nettrap version %s\n' "$nt" "$args" >"$script" ;;
-		demo)
-			printf 'cd /tmp/home && exec sh %s/src/demo.sh %s %s\n' "$nt" "$nt" "$user" >"$script" ;;
+		demo | gotest)
+			printf 'cd /tmp/home && exec sh %s/src/demo.sh %s %s %s\n' "$nt" "$nt" "$user" "$pkg" >"$script" ;;
 		sh)
 			printf '%s\n' "$args" >"$script" ;;
 		*)
@@ -440,21 +456,43 @@ EOF
 guest_demo() {
 	cat <<'EOF'
 #!/bin/sh
-# Generated by scripts/kernels.sh: sh demo.sh NTDIR USER
-nt=$1 user=$2
+# Generated by scripts/kernels.sh: sh demo.sh NTDIR USER demo|gotest
+# demo: nettrap -- weather.test (prebuilt); gotest: nettrap -- go test
+# ./weather, with the host's Go release for this architecture and a build
+# cache the host warmed for it (the guest compiles the demo's packages).
+nt=$1 user=$2 mode=$3
 if ! [ -e /tmp/fakeapi.ready ]; then
-	echo "demo: the fake API (started by root) is not up"; exit 1
+	echo "$mode: the fake API (started by root) is not up"; exit 1
 fi
+o=/tmp/home/$mode-$user.out
 rc=0
-"$nt/bin/nettrap" -- "$nt/bin/weather.test" -test.v >/tmp/home/demo-$user.out 2>&1 || rc=$?
-cat /tmp/home/demo-$user.out
+if [ "$mode" = gotest ]; then
+	g=/tmp/home/go-$user
+	rm -rf "$g" && mkdir -p "$g" && cp -r "$nt/examples" "$g/" || exit 1
+	(cd "$g/examples" && exec env HOME=/tmp/home TMPDIR=/tmp GOROOT="$nt/goroot" PATH="$nt/goroot/bin:$PATH" \
+		GOCACHE="$nt/gocache" GOTOOLCHAIN=local GOPROXY=off GOFLAGS= CGO_ENABLED=0 \
+		"$nt/bin/nettrap" -- go test -count=1 -v ./weather) >"$o" 2>&1 || rc=$?
+	rm -rf "$g"
+else
+	"$nt/bin/nettrap" -- "$nt/bin/weather.test" -test.v >"$o" 2>&1 || rc=$?
+fi
+cat "$o"
 ok=1
-[ "$rc" = 1 ] || { echo "demo: nettrap exited $rc, want 1 (TestForecastBergen blocked)"; ok=0; }
-grep -q -- '--- PASS: TestForecast ' /tmp/home/demo-$user.out || { echo "demo: TestForecast (loopback) did not pass"; ok=0; }
-grep -q -- '--- FAIL: TestForecastBergen' /tmp/home/demo-$user.out || { echo "demo: TestForecastBergen was not failed"; ok=0; }
-grep -q '203.0.113.80' /tmp/home/demo-$user.out || { echo "demo: nettrap's report does not name 203.0.113.80"; ok=0; }
-grep -q -- '--- PASS: TestLiveForecast' /tmp/home/demo-$user.out || { echo "demo: the marked TestLiveForecast did not pass"; ok=0; }
-[ "$ok" = 1 ] && echo "demo: as expected (exit 1: one connect blocked, loopback and the marked test allowed)"
+want() { # TEXT WHY
+	grep -q -- "$1" "$o" || { echo "$mode: $2"; ok=0; }
+}
+[ "$rc" = 1 ] || { echo "$mode: nettrap exited $rc, want 1 (TestForecastBergen blocked)"; ok=0; }
+want '--- PASS: TestForecast ' "TestForecast (loopback) did not pass"
+want '--- FAIL: TestForecastBergen' "TestForecastBergen was not failed"
+want '203.0.113.80' "nettrap's report does not name 203.0.113.80"
+want '--- PASS: TestLiveForecast' "the marked TestLiveForecast did not pass"
+if [ "$mode" = gotest ]; then
+	want 'blocked: connect tcp 203.0.113.80:80 (external) during TestForecastBergen at weather/weather.go:' \
+		"the blocked line does not name the test and the caller's line"
+	want '^FAIL	github.com/nettrap/nettrap/examples/weather' "go test did not report the package failed"
+	want '^nettrap: 1 outbound network attempt blocked in 1 package' "no run summary naming the one blocked attempt"
+fi
+[ "$ok" = 1 ] && echo "$mode: as expected (exit 1: one connect blocked, loopback and the marked test allowed)"
 [ "$ok" = 1 ]
 EOF
 }
@@ -464,7 +502,10 @@ EOF
 plan_needs() { printf '%s\n' "${plan[@]}" | grep -q "^$1\(:\|$\)"; }
 # builds PKG: the plan runs it, or a bare integration entry (the cut, which
 # runs tests of integration/gocmd too: expand_integration).
-builds() { plan_needs "$1" || { [ "$1" = gocmd ] && printf '%s\n' "${plan[@]}" | grep -qx integration; }; }
+builds() {
+	plan_needs "$1" && return
+	case $1 in integration | gocmd) printf '%s\n' "${plan[@]}" | grep -qx 'integration\|kernelcut' ;; *) false ;; esac
+}
 
 build_share() {
 	local arch=$1 share=$2 pkg
@@ -480,29 +521,95 @@ build_share() {
 		cp "$root/$dir"/*.go "$share/src/$pkg/"
 		[ ! -d "$root/$dir/testdata" ] || cp -r "$root/$dir/testdata" "$share/src/$pkg/"
 	done
-	if plan_needs integration || plan_needs gocmd; then
+	if builds integration || builds gocmd; then
 		local rc=0
 		"$root/scripts/kernels/prebuilt.sh" --cache "$cache" "$arch" "$share/prebuilt" || rc=$?
 		[ "$rc" != 3 ] || skip "$arch: the integration tests' programs cannot be built here (scripts/kernels/prebuilt.sh)"
 		[ "$rc" = 0 ] || die "$arch: scripts/kernels/prebuilt.sh exited $rc"
 	fi
-	if plan_needs version || plan_needs demo; then
+	if plan_needs version || plan_needs demo || plan_needs gotest; then
 		log "$arch: go build ./cmd/nettrap"
 		(cd "$root" && CGO_ENABLED=0 GOARCH=$arch go build -o "$share/bin/nettrap" ./cmd/nettrap)
 	fi
-	if plan_needs demo; then
+	if plan_needs demo || plan_needs gotest; then
 		log "$arch: examples: go test -c ./weather, go build ./testdata/fakeapi"
 		(cd "$root/examples" && CGO_ENABLED=0 GOARCH=$arch go test -c -o "$share/bin/weather.test" ./weather &&
 			CGO_ENABLED=0 GOARCH=$arch go build -o "$share/bin/fakeapi" ./testdata/fakeapi)
 		guest_demo >"$share/src/demo.sh"
 	fi
+	if plan_needs gotest; then
+		guest_go "$arch" "$share"
+	fi
 	guest_run >"$share/run.sh"
 	printf '%s\n' "${users[@]}" >"$share/users"
-	local u
+}
+
+# write_plans ARCH KERNEL SHARE: each user's plan for guest ARCH-KERNEL
+# (the guests of one architecture share SHARE).
+write_plans() {
+	local arch=$1 kernel=$2 share=$3 u
 	for u in "${users[@]}"; do
 		if [ ${#runs[@]} -gt 0 ]; then printf '%s\n' "${runs[@]}"; else plan_for "$arch" "$u"; fi |
-			expand_integration >"$share/plan.$u"
+			expand_integration "$arch" "$kernel" >"$share/plan.$arch-$kernel.$u"
 	done
+}
+
+# guest_go ARCH SHARE: what `nettrap -- go test ./weather` needs in the
+# guest, as one file, gotree.tar (the guest reads one large file over
+# virtiofs in seconds, where thousands of small ones took minutes): the Go
+# release running here, for ARCH (this GOROOT for the host's
+# architecture, golang.org/toolchain from the module proxy for another),
+# with only what that go test reads (the go command and the four tools it
+# runs, and the sources of the packages it builds: go list -deps -test);
+# the demo's sources; and a build cache warm for it. The cache is made
+# here with GOARCH=ARCH (go test -exec true): a release's compiler names
+# itself by its version alone, so the guest's go finds the standard
+# library compiled. It is kept in the cache directory per release and
+# architecture (cold, some 40 s of CPU here).
+guest_go() {
+	local arch=$1 share=$2 ver goroot gc tree=$work/gotree-$1 host_goroot
+	ver=$(go env GOVERSION)
+	host_goroot=$(go env GOROOT)
+	case $ver in go1.*) ;; *) skip "$arch: go test in the guest needs a Go release here, not $ver" ;; esac
+	if [ "$arch" = "$(go env GOHOSTARCH)" ]; then
+		goroot=$host_goroot
+	else
+		goroot=$(cd / && GOFLAGS= go mod download -json "golang.org/toolchain@v0.0.1-$ver.linux-$arch" |
+			sed -n 's/^\t"Dir": "\(.*\)",$/\1/p') || true
+		[ -d "$goroot" ] || die "$arch: cannot download golang.org/toolchain@v0.0.1-$ver.linux-$arch"
+	fi
+	log "$arch: the guest's go: $ver from $goroot"
+	mkdir -p "$tree/goroot" "$tree/examples/weather"
+	# (golang.org/toolchain's zips hold src/_go.mod for src/go.mod: the
+	# tree is taken as it is, as the go command runs it after a download.)
+	{
+		for f in VERSION go.env bin/go src/go.mod src/_go.mod src/go.sum src/vendor/modules.txt pkg/include \
+			pkg/tool/linux_"$arch"/{compile,link,asm,vet}; do
+			[ ! -e "$goroot/$f" ] || echo "$f"
+		done
+		(cd "$root/examples" && GOOS=linux GOARCH=$arch CGO_ENABLED=0 GOFLAGS= \
+			go list -deps -test -f '{{if .Goroot}}{{.Dir}}{{end}}' ./weather) |
+			sed -n "s|^$host_goroot/||p" | while read -r d; do
+				find "$goroot/$d" -maxdepth 1 -type f ! -name '*_test.go' -printf "$d/%f\n"
+			done
+	} >"$tree/files"
+	(cd "$goroot" && tar -c -T "$tree/files") | tar -x -C "$tree/goroot"
+	# (The module cache's files are read-only and not executable: the go
+	# command makes a downloaded toolchain's programs executable itself.)
+	chmod -R u+w "$tree/goroot"
+	chmod a+x "$tree/goroot/bin/go" "$tree/goroot/pkg/tool/linux_$arch"/*
+	cp "$root/examples/go.mod" "$tree/examples/"
+	cp "$root/examples/weather"/*.go "$tree/examples/weather/"
+	gc=$cache/gocache/$ver-$arch
+	if [ ! -d "$gc" ]; then
+		log "$arch: warming the guest's build cache ($gc)"
+		find "$cache/gocache" -mindepth 1 -maxdepth 1 ! -name "$ver-*" -exec rm -rf {} + 2>/dev/null || true
+	fi
+	(cd "$root/examples" && GOCACHE=$gc GOARCH=$arch CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS= \
+		go test -count=1 -exec /bin/true ./weather >/dev/null) || die "$arch: go test -exec true ./weather (warming $gc)"
+	cp -r "$gc" "$tree/gocache"
+	tar -cf "$share/gotree.tar" -C "$tree" goroot gocache examples
+	log "$arch: gotree.tar $(du -m "$share/gotree.tar" | cut -f1) MB"
 }
 
 # ---- boot ----
@@ -568,7 +675,7 @@ self_test() {
 	if [ "$rc" = 1 ] && grep -q 'guest status 1' <<<"$out"; then log "self-test: a guest exiting 1 fails the script"
 	else log "self-test: a guest exiting 1: script exit $rc, want 1 with 'guest status 1':"; printf '%s\n' "$out" | tail -n 20 >&2; bad=1; fi
 	rc=0
-	out=$("$self" --arch "$a" --kernel "$k" --user root --cache "$cache" --timeout 20 --run 'sh:sleep 3600' 2>&1) || rc=$?
+	out=$("$self" --arch "$a" --kernel "$k" --user root --cache "$cache" --timeout 12 --run 'sh:sleep 3600' 2>&1) || rc=$?
 	if [ "$rc" = 1 ] && grep -q 'timed out' <<<"$out"; then log "self-test: a hanging guest times out and fails the script"
 	else log "self-test: a hanging guest: script exit $rc, want 1 with 'timed out':"; printf '%s\n' "$out" | tail -n 20 >&2; bad=1; fi
 	[ "$bad" = 0 ] || die "self-test failed"
@@ -623,17 +730,53 @@ gocmd_run=(TestAttribution TestBinarySummary TestArgvAttribution TestGitHubActio
 integration_skip=(TestEscapeProcMemGoCommand TestNettrapBlocksCProgram TestNettrapConfinesI386Program
 	TestNettrapGenericDenialFailsRun
 	'TestEscapeDescriptorSwap.*' TestEscapeValueFlip)
+# Left out on 6.1 (Landlock ABI 2): the escapes through another process's
+# memory, descriptors and signals, which nettrap refuses with a Landlock
+# domain of the tree's own, made in default mode from ABI 6 (Linux 6.12)
+# on: docs/threat-model.md says what holds without one. Their tests fail
+# under CI=true where the kernel lacks it.
+integration_skip_6_1=(TestEscapeProcMemReaper TestEscapeProcMemWaker TestEscapeProcMemOutside)
 
-# expand_integration: a plan on stdin with a bare "integration" entry
-# replaced by the cut: its tests in integration and in integration/gocmd
+# The kernel cut, in the default plan (CI's): of the integration cut, the
+# tests whose verdicts hang on the kernel or the architecture, each where
+# it shows what the host cannot: on every guest the lookups' and a
+# leftover goroutine's attribution (the caller's registers, read while it
+# goes to sleep: TestNettrapDeniesLookup, TestBinarySummary, which the
+# guests' timing found), a namespace's escape, the supervisor's memory,
+# raw sockets, nobody; on amd64 6.1, the oldest kernel, the emulation's
+# answers against bare ones (TestEmulationSemantics, 64 s of the cut)
+# and the i386 escapes (the host of CI cannot exec 32-bit programs); on
+# amd64 6.12 the escapes through another process's memory, which only a
+# Landlock ABI 6 kernel can refuse, and the i386 denial; on arm64 the same
+# escapes (refused before the x86-64 payload), the other families and XDP.
+kernelcut_all=(TestNettrapDeniesLookup TestEscapeNetnsSetns TestEscapeSupervisorMemory
+	TestNettrapDeniesRawSockets TestNettrapAsNobody)
+kernelcut_amd64_6_1=(TestEmulationSemantics 'TestEscapeI386.*' TestEscapeOtherFamiliesDenied)
+kernelcut_amd64_6_12=('TestEscapeProcMem(Outside|Waker|Reaper)' TestNettrapDeniesI386)
+kernelcut_arm64_6_12=('TestEscapeProcMem(Outside|Waker|Reaper)' TestEscapeOtherFamiliesDenied TestEscapeXDPSocket)
+kernelcut_arm64_6_1=(TestEmulationSemantics TestEscapeOtherFamiliesDenied TestEscapeXDPSocket)
+kernelcut_gocmd=(TestBinarySummary)
+
+# expand_integration ARCH KERNEL: a plan on stdin with a bare
+# "integration" entry replaced by the cut, and "kernelcut" by the kernel
+# cut for that guest: their tests in integration and in integration/gocmd
 # (the attribution tests, which run the go command on the host but here
 # prebuilt fixture binaries).
 expand_integration() {
-	local line
+	local arch=$1 kernel=$2 line skip=("${integration_skip[@]}") kc
+	kc="kernelcut_${arch}_${kernel/./_}[@]"
+	kc=("${kernelcut_all[@]}" "${!kc}")
+	[ "$kernel" != 6.1 ] || skip+=("${integration_skip_6_1[@]}")
 	while IFS= read -r line; do
+		case $line in integration | kernelcut)
+			[ "$kernel" != 6.1 ] || log "6.1: NOT RUN: ${integration_skip_6_1[*]} (Landlock ABI 2: no domain for the tree in default mode, docs/threat-model.md)" ;;
+		esac
 		if [ "$line" = integration ]; then
-			echo "integration:-test.run='$(re "${integration_run[@]}")' -test.skip='$(re "${integration_skip[@]}")'"
+			echo "integration:-test.run='$(re "${integration_run[@]}")' -test.skip='$(re "${skip[@]}")'"
 			echo "gocmd:-test.run='$(re "${gocmd_run[@]}")'"
+		elif [ "$line" = kernelcut ]; then
+			echo "integration:-test.run='$(re "${kc[@]}")' -test.skip='$(re "${skip[@]}")'"
+			echo "gocmd:-test.run='$(re "${kernelcut_gocmd[@]}")'"
 		else
 			printf '%s\n' "$line"
 		fi
@@ -667,18 +810,24 @@ plan_for() {
 		echo "callstack:-test.skip='$(re "${cs_skip[@]}")'"
 	fi
 	echo demo
+	echo gotest
 	# The integration tests run their nobody cases themselves, as root.
-	if [ "$integration" = 1 ] && [ "$user" = root ]; then echo integration; fi
+	if [ "$user" = root ]; then
+		if [ "$integration" = 1 ]; then echo integration; else echo kernelcut; fi
+	fi
 }
 
 if [ ${#runs[@]} -gt 0 ]; then
 	plan=("${runs[@]}")
 else
-	plan=(version supervisor bpf sealns callstack demo)
-	[ "$integration" = 0 ] || plan+=(integration)
+	plan=(version supervisor bpf sealns callstack demo gotest)
+	if [ "$integration" = 1 ]; then plan+=(integration); else plan+=(kernelcut); fi
 fi
 # The integration cut takes minutes under TCG, more than the default.
-if [ "$timeout_set" = 0 ] && { plan_needs integration || plan_needs gocmd; }; then timeout=1800; fi
+if [ "$timeout_set" = 0 ]; then
+	if plan_needs integration || plan_needs gocmd; then timeout=1800
+	elif plan_needs kernelcut; then timeout=900; fi
+fi
 
 work=$(mktemp -d /tmp/nettrap-kernels-work.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -700,27 +849,46 @@ for pair in "${matrix[@]}"; do
 done
 flock -u 9
 
-failed=()
-summary=()
+# The guests run one at a time unless --jobs says otherwise: three side by
+# side on two cores took five times as long each (supervisor's tests: 249
+# s against 47 s alone), their vCPUs outnumbering the cores.
 for pair in "${matrix[@]}"; do
 	a=${pair%/*} k=${pair#*/}
 	if [ -z "${shares[$a]:-}" ]; then
 		shares[$a]=$work/share-$a
 		build_share "$a" "${shares[$a]}"
 	fi
-	name=$a-$k
-	initramfs "$a" "${ktrees[$pair]}" "$work/$name.initrd"
+	write_plans "$a" "$k" "${shares[$a]}"
+	initramfs "$a" "${ktrees[$pair]}" "$work/$a-$k.initrd"
+done
+running=0
+for pair in "${matrix[@]}"; do
+	a=${pair%/*} k=${pair#*/} name=${pair/\//-}
+	if [ "$running" -ge "$jobs" ]; then wait -n || true; running=$((running - 1)); fi
 	log "$name: booting $(basename "${ktrees[$pair]}") (timeout ${timeout}s, console $logs/$name.console.log)"
-	boot "$a" "${ktrees[$pair]}" "$work/$name.initrd" "${shares[$a]}" "$name"
+	(
+		boot "$a" "${ktrees[$pair]}" "$work/$name.initrd" "${shares[$a]}" "$name"
+		printf '%s %s\n' "$guest_time" "$guest_verdict" >"$work/$name.verdict"
+	) &
+	running=$((running + 1))
+done
+wait
+
+failed=()
+summary=()
+for pair in "${matrix[@]}"; do
+	a=${pair%/*} name=${pair/\//-}
+	guest_time=? guest_verdict="no verdict (the script's boot failed: see above)"
+	[ ! -s "$work/$name.verdict" ] || read -r guest_time guest_verdict <"$work/$name.verdict"
 	[ ! -d "${shares[$a]}/out/$name" ] || cp -r "${shares[$a]}/out/$name" "$logs/$name.out"
 	# The guest's own lines: what each run gave.
-	tr -d '\r' <"$logs/$name.console.log" | sed -n '/^guest /,$p' | grep -v '^NETTRAP-GUEST-STATUS=' | sed "s/^/  $name | /" >&2 || true
+	tr -d '\r' <"$logs/$name.console.log" 2>/dev/null | sed -n '/^guest /,$p' | grep -v '^NETTRAP-GUEST-STATUS=' | sed "s/^/  $name | /" >&2 || true
 	log "$name: $guest_verdict (${guest_time}s)"
 	summary+=("$name: $guest_verdict, ${guest_time}s")
 	if [ "$guest_verdict" != pass ]; then
 		failed+=("$name")
 		log "$name: the console's last lines:"
-		tr -d '\r' <"$logs/$name.console.log" | tail -n 40 | sed 's/^/    /' >&2
+		tr -d '\r' <"$logs/$name.console.log" 2>/dev/null | tail -n 40 | sed 's/^/    /' >&2
 	fi
 done
 

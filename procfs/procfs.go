@@ -80,9 +80,13 @@ func SeccompFiltered() bool {
 	return err == nil && v == "2"
 }
 
+// PidfdReaped is PidfdTarget's answer for a pidfd whose process has
+// exited and been reaped: it will never name a process again.
+const PidfdReaped = -1
+
 // PidfdTarget returns the pid that descriptor fd of task tid refers to, if
 // it is a pidfd (the "Pid:" line of its fdinfo, in this process's pid
-// namespace), or 0.
+// namespace; PidfdReaped for a reaped process's), or 0.
 func PidfdTarget(tid, fd int) int {
 	b, err := os.ReadFile(TaskPath(tid, "fdinfo/"+strconv.Itoa(fd)))
 	if err != nil {

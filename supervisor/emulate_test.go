@@ -198,6 +198,20 @@ func TestPidfdGetfdRace(t *testing.T) {
 	}
 }
 
+// pidfd_getfd through a pidfd of the caller's child that exited and was
+// reaped fails as the kernel's (ESRCH) in every mode, and is no denial:
+// whatever the descriptor number names by then, nothing is taken (a
+// debugger's, or a nettrap's inside, whose child died while it decided).
+func TestPidfdGetfdReaped(t *testing.T) {
+	for _, mode := range []string{"on", "auto", "off"} {
+		out, rep := confinedMode(t, mode, "pidfd-getfd-reaped")
+		expect(t, out, "ESRCH")
+		if rep.Denied != 0 || len(rep.Errors) != 0 {
+			t.Errorf("emulate=%s: %d denied, errors %q; want none", mode, rep.Denied, rep.Errors)
+		}
+	}
+}
+
 // An allowed pidfd_getfd on the caller's own pidfd works as the kernel's:
 // a working descriptor, close-on-exec.
 func TestPidfdGetfdSelf(t *testing.T) {

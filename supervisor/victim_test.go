@@ -155,6 +155,8 @@ func victimRole(op []string) int {
 			}
 		}
 		fmt.Println(result(err))
+	case "pidfd-getfd-reaped": // a pidfd of a child that exited and was reaped
+		fmt.Println(result(pidfdGetfdReaped()))
 	case "pidfd-getfd-race": // PID FD TRIES [until-leak]: see pidfdGetfdRace
 		fmt.Println(pidfdGetfdRace(arg(1), arg(2), arg(3), arg(4) == "until-leak"))
 	case "setsockopt-lsrr": // an IPv4 loose source route via ADDR
@@ -487,6 +489,32 @@ func netlinkSockets(n int) string {
 		}
 	}
 	return fmt.Sprintf("ok:%d", n)
+}
+
+// pidfdGetfdReaped starts a child (this binary as a victim without an
+// op, which exits at once), opens a pidfd of it, reaps it, and takes its
+// fd 0 through the pidfd.
+func pidfdGetfdReaped() error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), roleEnv+"=victim", "NETTRAP_VICTIM_OP=")
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	pidfd, err := unix.PidfdOpen(cmd.Process.Pid, 0)
+	_ = cmd.Wait()
+	if err != nil {
+		return err
+	}
+	defer unix.Close(pidfd)
+	fd, err := unix.PidfdGetfd(pidfd, 0, 0)
+	if err == nil {
+		unix.Close(fd)
+	}
+	return err
 }
 
 // pidfdGetfdRace makes pidfd_getfd(n, FD) TRIES times on a pidfd of its

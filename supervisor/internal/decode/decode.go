@@ -65,7 +65,13 @@ func (c *Call) reachesDescendant() bool {
 	case bpf.PidfdGetfd:
 		target := procfs.PidfdTarget(c.TID, int(int32(c.Args[0])))
 		c.PidfdTarget = target
-		return target == caller.PID || procfs.IsDescendant(target, caller.PID)
+		// A pidfd of a process that exited and was reaped (fdinfo's
+		// "Pid: -1") names nothing, for good: the call can only fail with
+		// ESRCH, which the engines answer themselves (the descriptor
+		// number may name another pidfd by the time the kernel would
+		// look). A debugger, or a nettrap inside, whose child died while
+		// it decided makes such calls.
+		return target == procfs.PidfdReaped || target == caller.PID || procfs.IsDescendant(target, caller.PID)
 	}
 	return false
 }

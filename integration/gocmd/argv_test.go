@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/nettrap/nettrap/integration/internal/harness"
+	"github.com/nettrap/nettrap/integration/internal/lab"
 	"github.com/nettrap/nettrap/integration/internal/sandbox"
 )
 
@@ -229,6 +230,7 @@ func lineSet(out string) []string {
 // command passes it), -v (nettrap gives -test.v=true that value) and
 // neither (nettrap adds its own).
 func TestArgvFramingOnce(t *testing.T) {
+	lab.SlowUnderOuter(t, "11 s")
 	sandbox.Require(t)
 	nettrap := harness.Nettrap(t)
 	for _, goFlags := range [][]string{{"-json"}, {"-v"}, nil} {

@@ -98,6 +98,7 @@ func TestRunGoTestCache(t *testing.T) {
 // only under the same flags: another --allow, --mode or --allow-test
 // runs it again.
 func TestRunGoTestCacheMarked(t *testing.T) {
+	lab.SlowUnderOuter(t, "41 s")
 	h := fakehost.Start(t, markedEndpoint)
 	env := cacheEnv(t)
 	marked := []string{"-run", "^TestMarked$", "./leaky/"}

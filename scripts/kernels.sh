@@ -549,7 +549,7 @@ build_share() {
 write_plans() {
 	local arch=$1 kernel=$2 share=$3 u
 	for u in "${users[@]}"; do
-		if [ ${#runs[@]} -gt 0 ]; then printf '%s\n' "${runs[@]}"; else plan_for "$arch" "$u"; fi |
+		if [ ${#runs[@]} -gt 0 ]; then printf '%s\n' "${runs[@]}"; else plan_for "$arch" "$kernel" "$u"; fi |
 			expand_integration "$arch" "$kernel" >"$share/plan.$arch-$kernel.$u"
 	done
 }
@@ -627,7 +627,9 @@ boot() {
 	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
 	[ -S "$sock" ] || { kill "$vfs_pid" 2>/dev/null || true; die "virtiofsd did not start (see $logs/$name.virtiofsd.log)"; }
 	case $arch in
-	amd64) qemu=(qemu-system-x86_64 -cpu max) cmdline="console=ttyS0" ;;
+	# qemu64, not max: TCG emulates max's AVX, which Go's runtime then
+	# uses, slowly (supervisor's tests: 39 s against 52 s in 6.12's guest).
+	amd64) qemu=(qemu-system-x86_64 -cpu qemu64) cmdline="console=ttyS0" ;;
 	arm64) qemu=(qemu-system-aarch64 -M virt -cpu "max,pauth-impdef=on") cmdline="console=ttyAMA0" ;;
 	esac
 	cmdline="$cmdline quiet loglevel=3 panic=-1 oops=panic nettrap.guest=$name"
@@ -675,7 +677,7 @@ self_test() {
 	if [ "$rc" = 1 ] && grep -q 'guest status 1' <<<"$out"; then log "self-test: a guest exiting 1 fails the script"
 	else log "self-test: a guest exiting 1: script exit $rc, want 1 with 'guest status 1':"; printf '%s\n' "$out" | tail -n 20 >&2; bad=1; fi
 	rc=0
-	out=$("$self" --arch "$a" --kernel "$k" --user root --cache "$cache" --timeout 12 --run 'sh:sleep 3600' 2>&1) || rc=$?
+	out=$("$self" --arch "$a" --kernel "$k" --user root --cache "$cache" --timeout 8 --run 'sh:sleep 3600' 2>&1) || rc=$?
 	if [ "$rc" = 1 ] && grep -q 'timed out' <<<"$out"; then log "self-test: a hanging guest times out and fails the script"
 	else log "self-test: a hanging guest: script exit $rc, want 1 with 'timed out':"; printf '%s\n' "$out" | tail -n 20 >&2; bad=1; fi
 	[ "$bad" = 0 ] || die "self-test failed"
@@ -702,6 +704,13 @@ callstack_skip=(TestUnwindARM64Synthetic TestExternalLinking TestUnwindStripped 
 # the ptrace engine's probe and decisions, the supervisor's death,
 # sealing (the rest is the same code as root's, and CI's time is short).
 supervisor_races=(TestEmulationClosesTheRace TestPidfdGetfdRace)
+# The signal storms, for CI's time (some 30 s of amd64's guests, 44 s of
+# arm64's): the restarted calls run on amd64 6.1, where they found a bug,
+# and on arm64, whose restart of a call differs; the ptrace engine's
+# (the hand-over and a parent listener under signals) on amd64 6.1; none
+# on amd64 6.12, the kernel nearest the host's. All run on the host.
+supervisor_storms=(TestRestartedConnect TestRestartedSend TestRestartedSendmsg)
+supervisor_ptrace_storms=(TestPtraceHandOverUnderSignals TestPtraceUnderParentListener)
 supervisor_run=(TestConnectAllowedAndDenied TestEmulatedAllowedCalls TestNetlinkHandedOver
 	TestAddfdSendUnderSignals TestWithheldKernelFeatures TestUsernsOfTheCommand TestTreeDomain
 	TestPtraceProbe TestPtraceDecidesAside TestSupervisorKilled TestSealing)
@@ -788,9 +797,13 @@ expand_integration() {
 	done
 }
 
-# plan_for ARCH USER: the default plan, one entry a line.
+# plan_for ARCH KERNEL USER: the default plan, one entry a line.
 plan_for() {
-	local arch=$1 user=$2 sup_skip=() cs_skip=("${callstack_skip[@]}")
+	local arch=$1 kernel=$2 user=$3 sup_skip=() cs_skip=("${callstack_skip[@]}") races=("${supervisor_races[@]}")
+	case $arch/$kernel in
+	amd64/6.12) races+=("${supervisor_storms[@]}" "${supervisor_ptrace_storms[@]}") ;;
+	arm64/*) races+=("${supervisor_ptrace_storms[@]}") ;;
+	esac
 	if [ "$arch" = arm64 ]; then
 		sup_skip=("${arm64_known_supervisor[@]}")
 		cs_skip+=("${arm64_known_callstack[@]}")
@@ -800,7 +813,7 @@ plan_for() {
 	fi
 	echo version
 	if [ "$user" = root ]; then
-		echo "supervisor:-test.skip='$(re "${supervisor_races[@]}" "${sup_skip[@]}")'"
+		echo "supervisor:-test.skip='$(re "${races[@]}" "${sup_skip[@]}")'"
 	elif [ ${#sup_skip[@]} -gt 0 ]; then
 		echo "supervisor:-test.run='$(re "${supervisor_run[@]}")' -test.skip='$(re "${sup_skip[@]}")'"
 	else
@@ -810,12 +823,16 @@ plan_for() {
 	# needs no privilege), and sealns's need root (CAP_SYS_ADMIN, which
 	# nettrap has in the command's user namespace): nobody runs the rest.
 	if [ "$user" = root ]; then
-		echo bpf:-test.short
+		# (TestProgramEquivalent: the BPF VM's, the same on any kernel; the
+		# host runs it, for both architectures' programs.)
+		echo "bpf:-test.short -test.skip='^TestProgramEquivalent\$'"
 		echo sealns
 		echo "callstack:-test.skip='$(re "${cs_skip[@]}")'"
 	fi
 	echo demo
-	echo gotest
+	# go test as root on 6.1 only, for CI's time (the demo runs as root on
+	# every guest): the unprivileged run is the one with more to differ.
+	[ "$user" != root ] || [ "$kernel" = 6.1 ] && echo gotest
 	# The integration tests run their nobody cases themselves, as root.
 	if [ "$user" = root ]; then
 		if [ "$integration" = 1 ]; then echo integration; else echo kernelcut; fi

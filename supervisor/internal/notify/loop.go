@@ -288,6 +288,11 @@ func (l *Engine) send(resp *unotify.Resp) {
 // answer sends the answer to c, counting it. It tells whether the call
 // was only made or continued (nothing of the engine's refers to c).
 func (l *Engine) answer(c *emulate.Call, a decision.Answer) (plain bool) {
+	if a.Allowed() && emulate.ReapedPidfd(c) {
+		// Whatever the descriptor number names by now, nothing is taken.
+		l.answerErrno(c, unix.ESRCH)
+		return false
+	}
 	if a.Allowed() && l.emu != nil && emulate.EmulablePidfd(c) {
 		if l.pidfdGetfd(c) {
 			return false

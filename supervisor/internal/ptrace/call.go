@@ -8,7 +8,6 @@ import (
 
 	"github.com/nettrap/nettrap/bpf"
 	"github.com/nettrap/nettrap/decision"
-	"github.com/nettrap/nettrap/procfs"
 	"github.com/nettrap/nettrap/supervisor/internal/answer"
 	"github.com/nettrap/nettrap/supervisor/internal/decode"
 	"github.com/nettrap/nettrap/supervisor/internal/emulate"
@@ -174,12 +173,13 @@ func (tr *Tracer) carryOut(c *emulate.Call, ans traceAnswer, mayBlock bool) (_ t
 			return ans, false
 		}
 	}
+	if ans.a.Allowed() && emulate.ReapedPidfd(c) {
+		// Whatever the descriptor number names by now, nothing is taken.
+		ans.ret = retOf(0, unix.ESRCH)
+		return ans, false
+	}
 	if tr.emu != nil && ans.a.Allowed() && emulate.EmulablePidfd(c) {
-		if c.PidfdTarget == procfs.PidfdReaped {
-			// The kernel's answer, made here: the descriptor number
-			// may name a live process's pidfd by now.
-			ans.ret = retOf(0, unix.ESRCH)
-		} else if c.PidfdTarget == c.Task.Caller().PID && c.Args[2] == 0 {
+		if c.PidfdTarget == c.Task.Caller().PID && c.Args[2] == 0 {
 			ans.dupSelf = true
 		} else if r, done := tr.emu.Cannot(c, emulate.ErrNoHandOver); done {
 			// No ADDFD here: the kernel would look the pidfd up again.

@@ -59,6 +59,7 @@ const (
 	floorPkg    = "github.com/nettrap/nettrap/bench/internal/floor"
 	goFloorPkg  = "github.com/nettrap/nettrap/bench/internal/gofloor"
 	nettrapPkg  = "github.com/nettrap/nettrap/cmd/nettrap"
+	kfloorPkg   = "github.com/nettrap/nettrap/bench/internal/kfloor"
 )
 
 // exitCantRun is the status nettrap and floor give when they cannot
@@ -219,6 +220,7 @@ func skipOrFail(b *testing.B, reason string) {
 type builds struct {
 	workload, floor, nettrap string
 	gofloor                  string // cfloor -e written in Go
+	kfloor                   string // the kernel floor
 	// cfloor is the C floor, "" when it could not be built (cfloorErr
 	// says why: no C compiler).
 	cfloor, cfloorErr string
@@ -243,7 +245,7 @@ func binaries(b *testing.B) *builds {
 		for _, p := range []struct {
 			dst *string
 			pkg string
-		}{{&bs.workload, workloadPkg}, {&bs.floor, floorPkg}, {&bs.gofloor, goFloorPkg}, {&bs.nettrap, nettrapPkg}} {
+		}{{&bs.workload, workloadPkg}, {&bs.floor, floorPkg}, {&bs.gofloor, goFloorPkg}, {&bs.nettrap, nettrapPkg}, {&bs.kfloor, kfloorPkg}} {
 			*p.dst = filepath.Join(buildDir, filepath.Base(p.pkg))
 			out, err := exec.Command("go", "build", "-o", *p.dst, p.pkg).CombinedOutput()
 			if err != nil {

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs quic-go's integrationtests/self bare, under the C floor that
-# emulates (bench/internal/cfloor, when a C compiler is there) and under
-# nettrap, alternating, and reports the wall times as ratios of bare's,
+# emulates (bench/internal/cfloor, when a C compiler is there), under
+# nettrap and, as root, under the kernel floor (bench/internal/kfloor),
+# alternating, and reports the wall times as ratios of bare's,
 # nettrap's added time over the C floor's, and nettrap's peak RSS (issue
 # 10: goal ≤ ×1.10, < 20 MiB). quic-go sends on unconnected UDP sockets,
 # so every packet is a trapped sendmsg with GSO control messages.
@@ -23,6 +24,14 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/nettrap-quicgo.XXXXXX")
 trap 'chmod -R u+w "$work"; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 go build -o "$work/nettrap" ./cmd/nettrap
+# The kernel floor (bench/internal/kfloor, issue 39): loopback passed by
+# cgroup BPF programs, nothing sent to user space. Root only.
+kfloor=
+if [ "$(id -u)" = 0 ]; then
+	go build -o "$work/kfloor" ./bench/internal/kfloor && kfloor="$work/kfloor"
+else
+	echo "quicgo: not root: no kernel floor runs" >&2
+fi
 cfloor=
 if cc=$(command -v cc || command -v gcc); then
 	"$cc" -O2 -o "$work/cfloor" bench/internal/cfloor/cfloor.c && cfloor="$work/cfloor"
@@ -78,6 +87,7 @@ while [ "$i" -le "$runs" ]; do
 	# shellcheck disable=SC2086 # the flags are words
 	[ -z "$cfloor" ] || run cfloor ./cfloor ${QUICGO_CFLOOR_FLAGS:--e} ./self.test "$@" >>results
 	run nettrap ./nettrap -- ./self.test "$@" >>results
+	[ -z "$kfloor" ] || run kernel ./kfloor -f -- ./self.test "$@" >>results
 	i=$((i + 1))
 done
 cat results
@@ -86,6 +96,7 @@ awk '
 	$1 == "bare" { b[++nb] = $2 }
 	$1 == "cfloor" { c[++nc] = $2 }
 	$1 == "nettrap" { n[++nn] = $2; if ($3 > rss) rss = $3 }
+	$1 == "kernel" { k[++nk] = $2 }
 	function sort(a, m,   i, j, t) {
 		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
 	}
@@ -102,6 +113,11 @@ awk '
 			show("C floor (emulating) wall × bare", f, m)
 			show("nettrap wall × C floor wall", x, m)
 			show("nettrap added time / C floor added time", a, m)
+		}
+		if (nk == m) {
+			for (i = 1; i <= m; i++) { kb[i] = k[i] / b[i]; kn[i] = k[i] / n[i] }
+			show("kernel floor wall × bare", kb, m)
+			show("kernel floor wall × nettrap wall", kn, m)
 		}
 		printf "nettrap peak RSS %.1f MiB\n", rss / 1024
 		if (bad != "") printf "runs that failed:%s (see the outputs)\n", bad

@@ -56,6 +56,11 @@ var allRunners = []runner{
 	{name: "continue", ref: "cfloor", cmd: func(b *builds) []string { return []string{b.nettrap, "--emulate=off", "--"} }},
 	{name: "cfloor-emu", cfloor: true, cmd: func(b *builds) []string { return []string{b.cfloor, "-e"} }},
 	{name: "nettrap", ref: "cfloor-emu", cmd: func(b *builds) []string { return []string{b.nettrap, "--"} }},
+	// kernel is the kernel floor (bench/internal/kfloor, issue 39):
+	// cgroup BPF programs pass loopback in the kernel and nothing goes
+	// to user space; the command runs under nettrap's seccomp program
+	// with every trap an allow. Weighed against nettrap. Root only.
+	{name: "kernel", ref: "nettrap", cmd: func(b *builds) []string { return []string{b.kfloor, "-f", "--"} }},
 	// gofloor-emu is cfloor -e written in Go (bench/internal/gofloor):
 	// what a Go receiver costs with no code of nettrap's, weighed against
 	// the C floor it ports.

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// roleEnv makes the test binary kfloor itself; victimArg (its first
+// argument) makes it the victim kfloor runs.
+const (
+	roleEnv   = "KFLOOR_TEST_ROLE"
+	victimArg = "-kfloor-test-victim"
+)
+
+func TestMain(m *testing.M) {
+	switch {
+	case len(os.Args) > 2 && os.Args[1] == victimArg && os.Args[2] == heldArg:
+		os.Exit(heldVictim())
+	case len(os.Args) > 1 && os.Args[1] == victimArg:
+		os.Exit(victim())
+	case os.Getenv(roleEnv) == "kfloor":
+		os.Exit(dispatch(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// victimCase is one call of the victim: a UDP send with an address or a
+// TCP connect, to a destination on a listener of its own or to a
+// documentation address that no route reaches in the test's namespace.
+type victimCase struct {
+	name, network, addr string
+	local               bool // the hooks let it through
+}
+
+var victimCases = []victimCase{
+	{"udp4-loopback", "udp4", "127.0.0.1", true},
+	{"udp4-loopback-other", "udp4", "127.1.2.3", true},
+	{"tcp4-loopback", "tcp4", "127.0.0.1", true},
+	{"udp6-loopback", "udp6", "::1", true},
+	{"udp6-mapped-loopback", "udp6", "::ffff:127.0.0.1", true},
+	{"tcp6-loopback", "tcp6", "::1", true},
+	{"udp4-external", "udp4", "192.0.2.1", false},
+	{"tcp4-external", "tcp4", "198.51.100.1", false},
+	{"udp6-external", "udp6", "2001:db8::1", false},
+	{"udp6-mapped-external", "udp6", "::ffff:203.0.113.1", false},
+	{"tcp6-external", "tcp6", "2001:db8::2", false},
+}
+
+// victim brings lo up in its (private) namespace, makes each case's call
+// with raw system calls and prints "NAME ERRNO" ("NAME ok") per case.
+func victim() int {
+	lo, err := netlink.LinkByName("lo")
+	if err == nil {
+		err = netlink.LinkSetUp(lo)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "victim: lo up:", err)
+		return 1
+	}
+	for _, c := range victimCases {
+		res := "ok"
+		if err := call(c); err != nil {
+			res = err.Error()
+		}
+		fmt.Printf("%s %s\n", c.name, res)
+	}
+	return 0
+}
+
+// call makes c's one call: to a listener it opens on c.addr where that is
+// local, to port 9 where it is not.
+func call(c victimCase) error {
+	family, typ := unix.AF_INET, unix.SOCK_DGRAM
+	if strings.HasSuffix(c.network, "6") {
+		family = unix.AF_INET6
+	}
+	if strings.HasPrefix(c.network, "tcp") {
+		typ = unix.SOCK_STREAM
+	}
+	ip := net.ParseIP(c.addr)
+	port := 9
+	if c.local {
+		l, p, err := listen(c.network, ip)
+		if err != nil {
+			return err
+		}
+		defer l.Close()
+		port = p
+	}
+	fd, err := unix.Socket(family, typ, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var sa unix.Sockaddr = &unix.SockaddrInet6{Port: port, Addr: [16]byte(ip.To16())}
+	if family == unix.AF_INET {
+		sa = &unix.SockaddrInet4{Port: port, Addr: [4]byte(ip.To4())}
+	}
+	if typ == unix.SOCK_STREAM {
+		return unix.Connect(fd, sa)
+	}
+	return unix.Sendto(fd, []byte("kfloor"), 0, sa)
+}
+
+func listen(network string, ip net.IP) (interface{ Close() error }, int, error) {
+	// A v4-mapped destination reaches a v4 listener.
+	if v4 := ip.To4(); v4 != nil && strings.HasSuffix(network, "6") {
+		network, ip = strings.TrimSuffix(network, "6")+"4", v4
+	}
+	if strings.HasPrefix(network, "tcp") {
+		l, err := net.ListenTCP(network, &net.TCPAddr{IP: ip})
+		if err != nil {
+			return nil, 0, err
+		}
+		return l, l.Addr().(*net.TCPAddr).Port, nil
+	}
+	l, err := net.ListenUDP(network, &net.UDPAddr{IP: ip})
+	if err != nil {
+		return nil, 0, err
+	}
+	return l, l.LocalAddr().(*net.UDPAddr).Port, nil
+}
+
+// needRoot skips (fails under CI=true) where kfloor cannot attach: it
+// needs root in the initial user namespace. An outer nettrap runs the
+// test binary as root in a user namespace of its own: there it skips
+// saying so, whatever CI says, as the integration tests' skips under an
+// outer nettrap do.
+func needRoot(t *testing.T) {
+	t.Helper()
+	if b, err := os.ReadFile("/proc/self/uid_map"); err == nil && !initialUserNS(string(b)) {
+		t.Skip("kfloor attaches cgroup programs, which needs CAP_BPF and CAP_NET_ADMIN of the initial user namespace; this test binary runs in another (an outer nettrap's)")
+	}
+	if os.Geteuid() != 0 {
+		msg := "kfloor needs root (CAP_BPF, CAP_NET_ADMIN) to attach cgroup programs"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+}
+
+func initialUserNS(uidMap string) bool {
+	f := strings.Fields(uidMap)
+	return len(f) == 3 && f[0] == "0" && f[1] == "0" && f[2] == "4294967295"
+}
+
+// runVictim runs the victim in a network namespace of its own, under
+// kfloor (with kfloorArgs) or bare (kfloorArgs nil), and returns each
+// case's result and kfloor's stderr.
+func runVictim(t *testing.T, kfloorArgs []string) (map[string]string, string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := []string{exe, victimArg}
+	env := os.Environ()
+	if kfloorArgs != nil {
+		argv = append(append(append([]string{exe}, kfloorArgs...), "--"), argv...)
+		env = append(env, roleEnv+"=kfloor")
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	// Rule one: a private network namespace, only lo, so a call that got
+	// through to a documentation address fails with ENETUNREACH here and
+	// never leaves the machine.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %v\n%s", argv, err, stderr.String())
+	}
+	got := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		name, res, _ := strings.Cut(l, " ")
+		got[name] = res
+	}
+	return got, stderr.String()
+}
+
+func TestFloorVerdicts(t *testing.T) {
+	needRoot(t)
+	eperm, unreach := unix.EPERM.Error(), unix.ENETUNREACH.Error()
+	bare, _ := runVictim(t, nil)
+	for _, args := range [][]string{{"-counts"}, {"-counts", "-f"}} {
+		t.Run(strings.Join(args, ""), func(t *testing.T) {
+			got, stderr := runVictim(t, args)
+			external := 0
+			for _, c := range victimCases {
+				want, wantBare := "ok", "ok"
+				if !c.local {
+					want, wantBare = eperm, unreach
+					external++
+				}
+				if got[c.name] != want || bare[c.name] != wantBare {
+					t.Errorf("%s: %q under kfloor, %q bare; want %q, %q", c.name, got[c.name], bare[c.name], want, wantBare)
+				}
+			}
+			allowed, denied := countsOf(t, stderr)
+			if denied != external || allowed < len(victimCases)-external {
+				t.Errorf("kfloor counted %d allowed, %d denied; want at least %d, exactly %d\n%s",
+					allowed, denied, len(victimCases)-external, external, stderr)
+			}
+		})
+	}
+}
+
+func countsOf(t *testing.T, stderr string) (allowed, denied int) {
+	t.Helper()
+	m := regexp.MustCompile(`kfloor: allowed (\d+) denied (\d+)`).FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("no counts from kfloor:\n%s", stderr)
+	}
+	a, err1 := strconv.Atoi(m[1])
+	d, err2 := strconv.Atoi(m[2])
+	if err := errors.Join(err1, err2); err != nil {
+		t.Fatal(err)
+	}
+	return a, d
+}

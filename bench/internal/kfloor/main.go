@@ -1,0 +1,180 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/bpf"
+)
+
+// exitCantRun is the status when kfloor cannot confine here, as nettrap's.
+const exitCantRun = 125
+
+// stubArg makes kfloor the filter's stub: install the filter, exec the
+// command (the -f case, inside the cgroup).
+const stubArg = "-kfloor-stub"
+
+func main() { os.Exit(dispatch(os.Args[1:])) }
+
+// dispatch is kfloor, or its stub when args start with stubArg.
+func dispatch(args []string) int {
+	if len(args) > 0 && args[0] == stubArg {
+		err := stub(args[1:])
+		fmt.Fprintln(os.Stderr, "kfloor:", err)
+		return exitCantRun
+	}
+	return run(args)
+}
+
+func run(args []string) int {
+	fs := flag.NewFlagSet("kfloor", flag.ContinueOnError)
+	filter := fs.Bool("f", false, "run the command under nettrap's seccomp program, every trap an allow")
+	counts := fs.Bool("counts", false, "print the programs' counts on stderr at the end")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "kfloor: usage: kfloor [-f] [-counts] -- COMMAND [ARG...]")
+		return 2
+	}
+	f, err := confine()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kfloor: cannot confine:", err)
+		return exitCantRun
+	}
+	defer f.close()
+	code, err := f.runIn(fs.Args(), *filter)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kfloor:", err)
+		return exitCantRun
+	}
+	if *counts {
+		allowed, denied, err := f.counted()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "kfloor:", err)
+			return exitCantRun
+		}
+		fmt.Fprintf(os.Stderr, "kfloor: allowed %d denied %d\n", allowed, denied)
+	}
+	return code
+}
+
+// floor is a cgroup with the programs attached.
+type floor struct {
+	dir    string
+	counts *ebpf.Map
+	closes []func() error
+}
+
+func confine() (*floor, error) {
+	dir, remove, err := makeCgroup()
+	if err != nil {
+		return nil, err
+	}
+	f := &floor{dir: dir, closes: []func() error{func() error { remove(); return nil }}}
+	if f.counts, err = newCounts(); err != nil {
+		f.close()
+		return nil, err
+	}
+	f.closes = append(f.closes, f.counts.Close)
+	for _, h := range hooks {
+		p, err := program(h, f.counts)
+		if err != nil {
+			f.close()
+			return nil, err
+		}
+		f.closes = append(f.closes, p.Close)
+		l, err := link.AttachCgroup(link.CgroupOptions{Path: dir, Attach: h.attach, Program: p})
+		if err != nil {
+			f.close()
+			return nil, fmt.Errorf("attach the %s program: %w", h.attach, err)
+		}
+		f.closes = append(f.closes, l.Close)
+	}
+	return f, nil
+}
+
+// close detaches and frees in the reverse order of confine.
+func (f *floor) close() {
+	for i := len(f.closes) - 1; i >= 0; i-- {
+		f.closes[i]()
+	}
+}
+
+// runIn starts argv in the cgroup (clone3's CLONE_INTO_CGROUP: it is in
+// there from its first instruction) and returns its exit status.
+func (f *floor) runIn(argv []string, filter bool) (int, error) {
+	cg, err := os.Open(f.dir)
+	if err != nil {
+		return 0, err
+	}
+	defer cg.Close()
+	if filter {
+		argv = append([]string{"/proc/self/exe", stubArg}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(cg.Fd())}
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode(), nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("run %s: %w", argv[0], err)
+	}
+	return 0, nil
+}
+
+// counted sums the per-CPU counts.
+func (f *floor) counted() (allowed, denied uint64, err error) {
+	sum := func(key uint32) (uint64, error) {
+		var per []uint64
+		if err := f.counts.Lookup(key, &per); err != nil {
+			return 0, fmt.Errorf("read the counts: %w", err)
+		}
+		var n uint64
+		for _, v := range per {
+			n += v
+		}
+		return n, nil
+	}
+	if allowed, err = sum(allowedKey); err != nil {
+		return 0, 0, err
+	}
+	denied, err = sum(deniedKey)
+	return allowed, denied, err
+}
+
+// stub installs nettrap's seccomp program with every SECCOMP_RET_USER_NOTIF
+// an allow, then execs argv: the command pays the filter's dispatch on
+// every call, as it would if the kernel decided the calls nettrap traps.
+// It returns only on failure.
+func stub(argv []string) error {
+	prog, err := bpf.AssembleWith(runtime.GOARCH, bpf.Options{})
+	if err != nil {
+		return err
+	}
+	for i := range prog {
+		if prog[i].Code == unix.BPF_RET|unix.BPF_K && prog[i].K == unix.SECCOMP_RET_USER_NOTIF {
+			prog[i].K = unix.SECCOMP_RET_ALLOW
+		}
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return err
+	}
+	if err := installFilter(prog); err != nil {
+		return err
+	}
+	return unix.Exec(path, argv, os.Environ())
+}

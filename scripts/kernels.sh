@@ -32,7 +32,8 @@
 #   --kernel 6.1|6.12|all      (repeatable; default: the matrix)
 #   --run PKG[:ARGS]           what each guest runs instead of the default
 #                              (repeatable): PKG is supervisor, bpf, sealns,
-#                              callstack, integration, gocmd
+#                              callstack, kfloor (bench/internal/kfloor, as
+#                              root), integration, gocmd
 #                              (integration/gocmd) (ARGS: test binary
 #                              flags, shell words in the guest: quote
 #                              regexps; a bare integration runs the cut,
@@ -412,7 +413,7 @@ while read -r user; do
 		script=$nt/job$job.sh
 		logf=$out/$job-$pkg-$user.log
 		case $pkg in
-		supervisor | bpf | sealns | callstack)
+		supervisor | bpf | sealns | callstack | kfloor)
 			printf 'cd %s/src/%s && exec env HOME=/tmp/home TMPDIR=/tmp CI=true %s/bin/%s.test -test.v %s\n' \
 				"$nt" "$pkg" "$nt" "$pkg" "$args" >"$script" ;;
 		integration | gocmd)
@@ -511,10 +512,11 @@ build_share() {
 	local arch=$1 share=$2 pkg
 	mkdir -p "$share/bin" "$share/src" "$share/out"
 	local dir
-	for pkg in supervisor bpf sealns callstack integration gocmd; do
+	for pkg in supervisor bpf sealns callstack kfloor integration gocmd; do
 		builds "$pkg" || continue
 		dir=$pkg
 		[ "$pkg" != gocmd ] || dir=integration/gocmd
+		[ "$pkg" != kfloor ] || dir=bench/internal/kfloor
 		log "$arch: go test -c ./$dir"
 		(cd "$root" && CGO_ENABLED=0 GOARCH=$arch go test -c -o "$share/bin/$pkg.test" "./$dir")
 		mkdir -p "$share/src/$pkg"

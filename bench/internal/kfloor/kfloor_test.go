@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -58,6 +59,35 @@ var victimCases = []victimCase{
 	{"tcp6-external", "tcp6", "2001:db8::2", false},
 }
 
+// lsrrCase is the hole the floor leaves: a UDP send to loopback whose
+// control message carries a loose source route (IP_RETOPTS, LSRR) through
+// 192.0.2.1. The sendmsg4 program sees only the address the caller named
+// (127.0.0.1) and passes it; the kernel then routes the datagram to the
+// route's first hop, as it would a send to 192.0.2.1 itself. In the
+// test's namespace nothing routes there, so it fails with ENETUNREACH,
+// where the program's EPERM would have shown a check; under nettrap's
+// notify engine the control message is read and the send denied.
+const lsrrCase = "udp4-loopback-lsrr-external"
+
+// sendLSRR makes lsrrCase's send.
+func sendLSRR() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	// IPOPT_LSRR, length 7, pointer 4, the first hop; then IPOPT_END.
+	opt := []byte{0x83, 7, 4, 192, 0, 2, 1, 0}
+	// struct cmsghdr on a 64-bit ABI: a size_t length, level, type.
+	oob := make([]byte, unix.CmsgSpace(len(opt)))
+	binary.NativeEndian.PutUint64(oob[0:], uint64(unix.CmsgLen(len(opt))))
+	binary.NativeEndian.PutUint32(oob[8:], unix.SOL_IP)
+	binary.NativeEndian.PutUint32(oob[12:], unix.IP_RETOPTS)
+	copy(oob[unix.CmsgLen(0):], opt)
+	to := &unix.SockaddrInet4{Port: 9, Addr: [4]byte{127, 0, 0, 1}}
+	return unix.Sendmsg(fd, []byte("kfloor"), oob, to, 0)
+}
+
 // victim brings lo up in its (private) namespace, makes each case's call
 // with raw system calls and prints "NAME ERRNO" ("NAME ok") per case.
 func victim() int {
@@ -76,6 +106,11 @@ func victim() int {
 		}
 		fmt.Printf("%s %s\n", c.name, res)
 	}
+	res := "ok"
+	if err := sendLSRR(); err != nil {
+		res = err.Error()
+	}
+	fmt.Printf("%s %s\n", lsrrCase, res)
 	return 0
 }
 
@@ -208,6 +243,10 @@ func TestFloorVerdicts(t *testing.T) {
 				if got[c.name] != want || bare[c.name] != wantBare {
 					t.Errorf("%s: %q under kfloor, %q bare; want %q, %q", c.name, got[c.name], bare[c.name], want, wantBare)
 				}
+			}
+			if got[lsrrCase] != unreach || bare[lsrrCase] != unreach {
+				t.Errorf("%s: %q under kfloor, %q bare; want %q for both (the program passes what it sees, 127.0.0.1)",
+					lsrrCase, got[lsrrCase], bare[lsrrCase], unreach)
 			}
 			allowed, denied := countsOf(t, stderr)
 			if denied != external || allowed < len(victimCases)-external {

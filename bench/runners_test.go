@@ -61,6 +61,11 @@ var allRunners = []runner{
 	// to user space; the command runs under nettrap's seccomp program
 	// with every trap an allow. Weighed against nettrap. Root only.
 	{name: "kernel", ref: "nettrap", cmd: func(b *builds) []string { return []string{b.kfloor, "-f", "--"} }},
+	// kernel-egress adds the egress backstop (kfloor -e): a cgroup_skb
+	// program that sees every packet as routed, for what the address
+	// programs cannot see (control messages' source routes). Weighed
+	// against the kernel floor.
+	{name: "kernel-egress", ref: "kernel", cmd: func(b *builds) []string { return []string{b.kfloor, "-f", "-e", "--"} }},
 	// gofloor-emu is cfloor -e written in Go (bench/internal/gofloor):
 	// what a Go receiver costs with no code of nettrap's, weighed against
 	// the C floor it ports.

@@ -271,12 +271,13 @@ modprobe -a virtio_pci virtiofs 2>/dev/null
 # The integration tests' modules (veth, vxlan, netfilter's NAT): loaded
 # here, since the kernel's own loading runs /sbin/modprobe, which is not
 # in this initramfs. And cgroup v2, where TestEscapeNetnsCgroupConnect's
-# escapee attaches its BPF program to a cgroup of its own.
+# escapee attaches its BPF program to a cgroup of its own, and kfloor its
+# programs.
 if [ -s /etc/nettrap-modules ]; then
 	modprobe -a $(cat /etc/nettrap-modules) || echo "guest: modprobe -a $(cat /etc/nettrap-modules) failed"
-	mkdir -p /sys/fs/cgroup
-	mount -t cgroup2 cgroup2 /sys/fs/cgroup || echo "guest: cannot mount cgroup2"
 fi
+mkdir -p /sys/fs/cgroup
+mount -t cgroup2 cgroup2 /sys/fs/cgroup || echo "guest: cannot mount cgroup2"
 if mount -t virtiofs share /mnt; then
 	cp /mnt/run.sh /tmp/run.sh
 	KERNELS_GUEST=$guest sh /tmp/run.sh

@@ -129,7 +129,13 @@ func TestHoldByRestart(t *testing.T) {
 	defer m.Close()
 	p, err := holdProgram(m)
 	if err != nil {
-		t.Fatalf("this kernel refuses a program that holds a call (bpf_set_retval 5.18+, bpf_send_signal_thread in a cgroup program): %v", err)
+		// Debian's 6.1 knows no bpf_send_signal_thread, its 6.12 refuses
+		// it in a cgroup program; 6.18 allows it.
+		msg := fmt.Sprintf("this kernel refuses a program that holds a call (bpf_set_retval 5.18+, bpf_send_signal_thread in a cgroup program, after 6.12): %v", err)
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
 	}
 	defer p.Close()
 	dir, remove, err := makeCgroup()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -59,15 +60,20 @@ var victimCases = []victimCase{
 	{"tcp6-external", "tcp6", "2001:db8::2", false},
 }
 
-// lsrrCase is the hole the floor leaves: a UDP send to loopback whose
-// control message carries a loose source route (IP_RETOPTS, LSRR) through
-// 192.0.2.1. The sendmsg4 program sees only the address the caller named
-// (127.0.0.1) and passes it; the kernel then routes the datagram to the
-// route's first hop, as it would a send to 192.0.2.1 itself. In the
-// test's namespace nothing routes there, so it fails with ENETUNREACH,
-// where the program's EPERM would have shown a check; under nettrap's
-// notify engine the control message is read and the send denied.
+// lsrrCase is the hole the address programs leave: a UDP send to
+// loopback whose control message carries a loose source route
+// (IP_RETOPTS, LSRR) through lsrrHop. The sendmsg4 program sees only the
+// address the caller named (127.0.0.1) and passes it; the kernel then
+// routes the datagram to the route's first hop, as it would a send to
+// lsrrHop itself. The victim puts lsrrHop on its namespace's lo, so the
+// send succeeds there, bare and under the address programs; the egress
+// backstop (-e), which sees the packet as routed, refuses it (EPERM).
+// Under nettrap's notify engine the control message is read and the send
+// denied.
 const lsrrCase = "udp4-loopback-lsrr-external"
+
+// lsrrHop is the source route's first hop (a /32 on the victim's lo).
+var lsrrHop = [4]byte{203, 0, 113, 99}
 
 // sendLSRR makes lsrrCase's send.
 func sendLSRR() error {
@@ -77,7 +83,7 @@ func sendLSRR() error {
 	}
 	defer unix.Close(fd)
 	// IPOPT_LSRR, length 7, pointer 4, the first hop; then IPOPT_END.
-	opt := []byte{0x83, 7, 4, 192, 0, 2, 1, 0}
+	opt := append(append([]byte{0x83, 7, 4}, lsrrHop[:]...), 0)
 	// struct cmsghdr on a 64-bit ABI: a size_t length, level, type.
 	oob := make([]byte, unix.CmsgSpace(len(opt)))
 	binary.NativeEndian.PutUint64(oob[0:], uint64(unix.CmsgLen(len(opt))))
@@ -95,8 +101,12 @@ func victim() int {
 	if err == nil {
 		err = netlink.LinkSetUp(lo)
 	}
+	if err == nil {
+		hop := &net.IPNet{IP: net.IP(lsrrHop[:]), Mask: net.CIDRMask(32, 32)}
+		err = netlink.AddrAdd(lo, &netlink.Addr{IPNet: hop})
+	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "victim: lo up:", err)
+		fmt.Fprintln(os.Stderr, "victim: lo:", err)
 		return 1
 	}
 	for _, c := range victimCases {
@@ -230,7 +240,7 @@ func TestFloorVerdicts(t *testing.T) {
 	needRoot(t)
 	eperm, unreach := unix.EPERM.Error(), unix.ENETUNREACH.Error()
 	bare, _ := runVictim(t, nil)
-	for _, args := range [][]string{{"-counts"}, {"-counts", "-f"}} {
+	for _, args := range [][]string{{"-counts"}, {"-counts", "-f"}, {"-counts", "-e"}} {
 		t.Run(strings.Join(args, ""), func(t *testing.T) {
 			got, stderr := runVictim(t, args)
 			external := 0
@@ -244,9 +254,12 @@ func TestFloorVerdicts(t *testing.T) {
 					t.Errorf("%s: %q under kfloor, %q bare; want %q, %q", c.name, got[c.name], bare[c.name], want, wantBare)
 				}
 			}
-			if got[lsrrCase] != unreach || bare[lsrrCase] != unreach {
-				t.Errorf("%s: %q under kfloor, %q bare; want %q for both (the program passes what it sees, 127.0.0.1)",
-					lsrrCase, got[lsrrCase], bare[lsrrCase], unreach)
+			wantLSRR := "ok" // the address program passes what it sees, 127.0.0.1
+			if slices.Contains(args, "-e") {
+				wantLSRR = eperm
+			}
+			if got[lsrrCase] != wantLSRR || bare[lsrrCase] != "ok" {
+				t.Errorf("%s: %q under kfloor, %q bare; want %q, %q", lsrrCase, got[lsrrCase], bare[lsrrCase], wantLSRR, "ok")
 			}
 			allowed, denied := countsOf(t, stderr)
 			if denied != external || allowed < len(victimCases)-external {

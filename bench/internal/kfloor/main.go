@@ -39,14 +39,15 @@ func run(args []string) int {
 	fs := flag.NewFlagSet("kfloor", flag.ContinueOnError)
 	filter := fs.Bool("f", false, "run the command under nettrap's seccomp program, every trap an allow")
 	counts := fs.Bool("counts", false, "print the programs' counts on stderr at the end")
+	egress := fs.Bool("e", false, "add the egress backstop: drop every packet not to loopback, or with IP options or IPv6 extension headers")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "kfloor: usage: kfloor [-f] [-counts] -- COMMAND [ARG...]")
+		fmt.Fprintln(os.Stderr, "kfloor: usage: kfloor [-f] [-e] [-counts] -- COMMAND [ARG...]")
 		return 2
 	}
-	f, err := confine()
+	f, err := confine(*egress)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kfloor: cannot confine:", err)
 		return exitCantRun
@@ -75,7 +76,7 @@ type floor struct {
 	closes []func() error
 }
 
-func confine() (*floor, error) {
+func confine(egress bool) (*floor, error) {
 	dir, remove, err := makeCgroup()
 	if err != nil {
 		return nil, err
@@ -100,7 +101,27 @@ func confine() (*floor, error) {
 		}
 		f.closes = append(f.closes, l.Close)
 	}
+	if egress {
+		if err := f.attachEgress(); err != nil {
+			f.close()
+			return nil, err
+		}
+	}
 	return f, nil
+}
+
+func (f *floor) attachEgress() error {
+	p, err := egressProgram()
+	if err != nil {
+		return err
+	}
+	f.closes = append(f.closes, p.Close)
+	l, err := link.AttachCgroup(link.CgroupOptions{Path: f.dir, Attach: ebpf.AttachCGroupInetEgress, Program: p})
+	if err != nil {
+		return fmt.Errorf("attach the egress program: %w", err)
+	}
+	f.closes = append(f.closes, l.Close)
+	return nil
 }
 
 // close detaches and frees in the reverse order of confine.

@@ -65,6 +65,7 @@ var pairs = []struct{ runner, ref, refName, title string }{
 	{"nettrap-nosync-spin", "cfloor-emu-nosync", "C floor", "the same, nettrap spinning up to 50 µs before it blocks (NETTRAP_TEST_RECV_SPIN_US=50)"},
 	{"floor", "cfloor", "C floor", "the Go floor (nettrap's loop, a decider that allows all) against the C floor"},
 	{"kernel", "nettrap", "notify engine", "the kernel floor (bench/internal/kfloor: cgroup BPF programs pass loopback in the kernel, nothing goes to user space; issue 39) against the notify engine as it comes"},
+	{"kernel-egress", "kernel", "kernel floor", "the kernel floor with the egress backstop (kfloor -e: a cgroup_skb program that drops every packet not to loopback) against the kernel floor"},
 	{"ptrace", "nettrap", "notify engine", "the ptrace engine (NETTRAP_ENGINE=ptrace) against the notify engine, both as they come (allowed inet calls emulated)"},
 	{"nettrap-pre519", "cfloor-emu-nosync", "C floor", "without SYNC_WAKE_UP and WAIT_KILLABLE_RECV (kernels before 5.19), both emulating"},
 	{"ptrace-parent", "ptrace", "ptrace", "the ptrace engine under a listener above (cfloor -w traps bind and listen, as WSL2's init does; auto falls back to ptrace, whose probe sees the listener hide none of nettrap's calls) against the ptrace engine alone"},
@@ -73,7 +74,7 @@ var pairs = []struct{ runner, ref, refName, title string }{
 
 // runnerOrder is bench's runners in the order they run
 // (runners_test.go).
-var runnerOrder = []string{"bare", "cfloor", "continue", "cfloor-emu", "nettrap", "kernel", "gofloor-emu",
+var runnerOrder = []string{"bare", "cfloor", "continue", "cfloor-emu", "nettrap", "kernel", "kernel-egress", "gofloor-emu",
 	"cfloor-emu-nosync", "nettrap-nosync", "gofloor-emu-nosync", "nettrap-nosync-spin", "nettrap-pre519",
 	"cfloor-emu-nosync-spin", "floor", "ptrace", "ptrace-parent", "ptrace-parent-entry", "sealed", "sealed-pcall", "nettrap-base"}
 
@@ -143,7 +144,7 @@ func render(s samples, machine string) string {
 	bare := s.all("bare", "rss-KiB")
 	b.WriteString("\n| peak RSS (VmHWM) | KiB, median over all ops | × bare workload |\n|---|---:|---:|\n")
 	fmt.Fprintf(&b, "| workload, bare | %s | 1.00 |\n", num(bare))
-	for _, r := range []string{"cfloor", "cfloor-emu", "gofloor-emu", "floor", "continue", "nettrap", "kernel", "ptrace", "ptrace-parent", "ptrace-parent-entry"} {
+	for _, r := range []string{"cfloor", "cfloor-emu", "gofloor-emu", "floor", "continue", "nettrap", "kernel", "kernel-egress", "ptrace", "ptrace-parent", "ptrace-parent-entry"} {
 		if sup := s.all(r, "sup-rss-KiB"); len(sup) > 0 {
 			fmt.Fprintf(&b, "| %s supervisor process | %s | %s |\n", r, num(sup), ratio(median(sup), median(bare)))
 		}

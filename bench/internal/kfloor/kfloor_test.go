@@ -28,8 +28,8 @@ const (
 
 func TestMain(m *testing.M) {
 	switch {
-	case len(os.Args) > 2 && os.Args[1] == victimArg && os.Args[2] == heldArg:
-		os.Exit(heldVictim())
+	case len(os.Args) > 3 && os.Args[1] == victimArg && os.Args[2] == heldArg:
+		os.Exit(heldVictim(os.Args[3]))
 	case len(os.Args) > 1 && os.Args[1] == victimArg:
 		os.Exit(victim())
 	case os.Getenv(roleEnv) == "kfloor":

@@ -12,12 +12,13 @@ import (
 // the caller. The addresses are in network byte order; a 32-bit load on
 // a little-endian machine (amd64, arm64) puts the first octet lowest.
 const (
-	offUserIP4 = 4 // __u32 user_ip4
-	offUserIP6 = 8 // __u32 user_ip6[4]
-	allowedKey = 0 // counts' slot of allowed calls
-	deniedKey  = 1 // and of refused ones
-	loopback4  = 127
-	ip6One     = 0x01000000 // the last word of ::1, loaded little-endian
+	offUserIP4  = 4  // __u32 user_ip4
+	offUserIP6  = 8  // __u32 user_ip6[4]
+	offUserPort = 24 // __u32 user_port (network order, in the low 16 bits)
+	allowedKey  = 0  // counts' slot of allowed calls
+	deniedKey   = 1  // and of refused ones
+	loopback4   = 127
+	ip6One      = 0x01000000 // the last word of ::1, loaded little-endian
 	// ip6Mapped is the third word of ::ffff:0:0/96 loaded little-endian,
 	// 0xffff0000, as the int32 a 32-bit comparison (JMP32) takes.
 	ip6Mapped = -0x10000

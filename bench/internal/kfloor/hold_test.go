@@ -49,7 +49,10 @@ func heldVictim(op string) int {
 	}
 	var ticks int64
 	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
 	go func() { // the caller's other goroutines run while it is held
+		defer wg.Done()
 		for {
 			select {
 			case <-stop:
@@ -77,6 +80,7 @@ func heldVictim(op string) int {
 	}
 	took := time.Since(start)
 	close(stop)
+	wg.Wait()
 	res := "ok"
 	if err != nil {
 		res = err.Error()
@@ -171,9 +175,7 @@ func loopVictim(n string) int {
 // ns per call as the caller sees it. Weigh it against the notify
 // engine's denied call (bench's runners time allowed ones).
 func BenchmarkHeldDenied(b *testing.B) {
-	if os.Geteuid() != 0 {
-		b.Skip("needs root")
-	}
+	needRoot(b)
 	dir, stop := startHolder(b, func(Held) bool { return false })
 	defer stop()
 	out := runHeld(b, dir, opLoop+strconv.Itoa(max(b.N, 10)))
@@ -230,13 +232,18 @@ func startHolder(t testing.TB, decide func(Held) bool) (dir string, stop func())
 	}
 	served := make(chan error, 1)
 	go func() { served <- h.serve(rd, decide) }()
-	return dir, func() {
-		rd.Close()
-		if err := <-served; err != nil {
-			t.Errorf("serving the held calls: %v", err)
-		}
-		cleanup()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			rd.Close()
+			if err := <-served; err != nil {
+				t.Errorf("serving the held calls: %v", err)
+			}
+			cleanup()
+		})
 	}
+	t.Cleanup(stop) // also when the test stops early
+	return dir, stop
 }
 
 // holdUnsupported skips (fails under CI=true) where the kernel refuses

@@ -57,7 +57,12 @@
 // floor sharing nettrap's loop), gofloor-emu and gofloor-emu-nosync
 // (internal/gofloor: cfloor -e written in Go, the same syscalls per call
 // and none of nettrap's code; weighed against cfloor-emu and
-// cfloor-emu-nosync, they are the share of the Go runtime alone).
+// cfloor-emu-nosync, they are the share of the Go runtime alone), kernel
+// (internal/kfloor, the kernel floor of issue 39: cgroup BPF programs pass
+// loopback in the kernel and the command runs under nettrap's filter with
+// every trap an allow, so nothing goes to user space; root only; weighed
+// against nettrap) and kernel-egress (the same with kfloor's egress
+// backstop; weighed against kernel).
 //
 // Each leaf BenchmarkOps/OP/RUNNER runs the workload once with N = b.N
 // and reports the workload's own ns/op, so process and supervisor start-up
@@ -90,7 +95,11 @@
 //
 // run.sh runs the benchmarks several times, interleaving the runners, and
 // prints benchstat's summary and Markdown tables of the ratios. quicgo.sh
-// runs quic-go's integrationtests/self bare and under nettrap.
+// runs quic-go's integrationtests/self bare, under the C floor, under
+// nettrap and (as root) under the kernel floor. pingruns.sh runs a
+// timing-sensitive ping test 80 times under each and counts its failures
+// (issue 39: its start time taken after an unconnected send, it fails
+// when the answer came no later).
 // syscount.sh counts the syscalls nettrap's own process makes per trapped
 // call (an allowed loopback connect, an emulated UDP sendto, a denied
 // connect; strace -c attached to nettrap while internal/workload (count) makes

@@ -66,6 +66,21 @@ func (u *udpCounter) drain(quiet time.Duration) int {
 	}
 }
 
+// drainFrom counts what arrives per source port until nothing has for
+// quiet.
+func (u *udpCounter) drainFrom(quiet time.Duration) map[int]int {
+	from := map[int]int{}
+	buf := make([]byte, 64)
+	for {
+		u.c.SetReadDeadline(time.Now().Add(quiet))
+		_, src, err := u.c.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			return from
+		}
+		from[int(src.Port())]++
+	}
+}
+
 // loUp brings lo up in the victim's namespace and puts extra on it (a /32).
 func loUp(extra netip.Addr) error {
 	lo, err := netlink.LinkByName("lo")

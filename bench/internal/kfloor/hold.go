@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -34,7 +35,7 @@ import (
 // is its value, heldEvent what events carries (both little-endian, laid
 // out as the program writes them).
 const (
-	heldValueLen   = 24  // u32 verdict, u32 ip, u32 port, u32 pad, u64 socket cookie
+	heldValueLen   = 32  // u32 verdict, u32 ip, u32 port, u32 pad, u64 socket cookie, u64 held since (ns)
 	heldEventLen   = 24  // u64 pid_tgid, u32 ip, u32 port, u64 socket cookie
 	erestartNoIntr = 513 // include/linux/errno.h: restart whatever SA_RESTART says
 )
@@ -94,9 +95,9 @@ func (h *holder) decide(c Held, allow bool) error {
 	return h.verdicts.Update(c.key, v, ebpf.UpdateAny)
 }
 
-// serve reads h's events from rd and writes decide's verdict for each,
-// until rd is closed.
-func (h *holder) serve(rd *ringbuf.Reader, decide func(Held) bool) error {
+// serve reads h's events from rd and writes decide's verdict for each
+// (none where answer is false), until rd is closed.
+func (h *holder) serve(rd *ringbuf.Reader, decide func(Held) (allow, answer bool)) error {
 	for {
 		rec, err := rd.Read()
 		if errors.Is(err, ringbuf.ErrClosed) {
@@ -109,7 +110,11 @@ func (h *holder) serve(rd *ringbuf.Reader, decide func(Held) bool) error {
 		if err != nil {
 			return err
 		}
-		if err := h.decide(c, decide(c)); err != nil {
+		allow, answer := decide(c)
+		if !answer {
+			continue
+		}
+		if err := h.decide(c, allow); err != nil {
 			return fmt.Errorf("write the verdict: %w", err)
 		}
 	}
@@ -126,9 +131,11 @@ func parseHeld(b []byte) (Held, error) {
 		Cookie: binary.LittleEndian.Uint64(b[16:]), key: key}, nil
 }
 
-// holdProgram builds the program for attach (connect4 or sendmsg4).
-func (h *holder) holdProgram(attach ebpf.AttachType) (*ebpf.Program, error) {
-	const key, value, event = -8, -32, -56 // stack slots
+// holdProgram builds the program for attach (connect4 or sendmsg4). A
+// call held longer than deadline with no verdict fails with EPERM: the
+// hold fails closed, and never hangs its caller, when no one answers.
+func (h *holder) holdProgram(attach ebpf.AttachType, deadline time.Duration) (*ebpf.Program, error) {
+	const key, value, event = -8, -40, -64 // stack slots
 	insns := asm.Instructions{
 		asm.Mov.Reg(asm.R6, asm.R1),
 		asm.LoadMem(asm.R7, asm.R6, offUserIP4, asm.Word),
@@ -146,14 +153,25 @@ func (h *holder) holdProgram(attach ebpf.AttachType) (*ebpf.Program, error) {
 		asm.LoadMem(asm.R1, asm.R0, 8, asm.Word), asm.JNE.Reg(asm.R1, asm.R8, "new"),
 		asm.LoadMem(asm.R1, asm.R0, 16, asm.DWord), asm.JNE.Reg(asm.R1, asm.R9, "new"),
 		asm.LoadMem(asm.R7, asm.R0, 0, asm.Word),
-		asm.JEq.Imm(asm.R7, int32(heldPending), "hold"),
-		asm.LoadMapPtr(asm.R1, h.verdicts.FD()), asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, key),
+		asm.JNE.Imm(asm.R7, int32(heldPending), "decided"),
+		// Pending: past the deadline, the call fails closed.
+		asm.Mov.Reg(asm.R8, asm.R0),
+		asm.FnKtimeGetNs.Call(),
+		asm.LoadMem(asm.R1, asm.R8, 24, asm.DWord),
+		asm.Sub.Reg(asm.R0, asm.R1),
+		asm.LoadImm(asm.R1, deadline.Nanoseconds(), asm.DWord),
+		asm.JLE.Reg(asm.R0, asm.R1, "hold"),
+		asm.Mov.Imm(asm.R7, int32(heldDeny)),
+		asm.LoadMapPtr(asm.R1, h.verdicts.FD()).WithSymbol("decided"),
+		asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, key),
 		asm.FnMapDeleteElem.Call(),
 		asm.JEq.Imm(asm.R7, int32(heldAllow), "allow"),
 		asm.Mov.Imm(asm.R1, -int32(unix.EPERM)), asm.FnSetRetval.Call(),
 		asm.Mov.Imm(asm.R0, 0), asm.Return(),
-		// A new call (or a changed one): pending, and reported.
-		asm.StoreImm(asm.RFP, value, int64(heldPending), asm.Word).WithSymbol("new"),
+		// A new call (or a changed one): pending since now, and reported.
+		asm.FnKtimeGetNs.Call().WithSymbol("new"),
+		asm.StoreMem(asm.RFP, value+24, asm.R0, asm.DWord),
+		asm.StoreImm(asm.RFP, value, int64(heldPending), asm.Word),
 		asm.StoreMem(asm.RFP, value+4, asm.R7, asm.Word),
 		asm.StoreMem(asm.RFP, value+8, asm.R8, asm.Word),
 		asm.StoreImm(asm.RFP, value+12, 0, asm.Word),

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -26,6 +27,7 @@ const (
 	opConn  = "connect" // one TCP connect to heldDest
 	opFlip  = "flip"    // flipSends sends while another goroutine flips the address
 	opLoop  = "loop"    // N UDP sendtos to heldDest, timed (BenchmarkHeldDenied)
+	opSwap  = "swap"    // swapSends sends on one number another goroutine dup2s two sockets onto
 )
 
 var (
@@ -34,6 +36,10 @@ var (
 )
 
 const flipSends = 3000
+
+// holdDeadline is how long the tests' programs hold a call no one
+// answers: longer than any test waits.
+const holdDeadline = 30 * time.Second
 
 // heldVictim runs op and prints its outcome on one line.
 func heldVictim(op string) int {
@@ -44,6 +50,8 @@ func heldVictim(op string) int {
 	switch {
 	case op == opFlip:
 		return flipVictim()
+	case op == opSwap:
+		return swapVictim()
 	case strings.HasPrefix(op, opLoop):
 		return loopVictim(strings.TrimPrefix(op, opLoop))
 	}
@@ -143,6 +151,83 @@ func flipVictim() int {
 	return 0
 }
 
+const swapSends = 2000
+
+// swapVictim sends to flipDenied (a listener on its lo) through one
+// descriptor number, first once from socket A alone, then swapSends
+// times while another goroutine dup2s sockets B and A onto that number
+// in turn. It prints "ok N eperm N fromA N fromB N": the sends' results
+// and the datagrams that arrived from each socket's port.
+func swapVictim() int {
+	l, err := netListenUDP(flipDenied)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "victim:", err)
+		return 1
+	}
+	a, portA, errA := boundUDP()
+	b, portB, errB := boundUDP()
+	n, errN := unix.Dup(a)
+	if err := errors.Join(errA, errB, errN); err != nil {
+		fmt.Fprintln(os.Stderr, "victim:", err)
+		return 1
+	}
+	to := &unix.SockaddrInet4{Port: int(flipDenied.Port()), Addr: flipDenied.Addr().As4()}
+	counts := map[string]int{}
+	count := func(err error) {
+		switch err {
+		case nil:
+			counts["ok"]++
+		case unix.EPERM:
+			counts["eperm"]++
+		default:
+			counts[err.Error()]++
+		}
+	}
+	count(unix.Sendto(n, []byte("kfloor"), 0, to)) // A's, alone: the decider's first
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			src := a
+			if i%2 == 0 {
+				src = b
+			}
+			unix.Dup2(src, n)
+		}
+	}()
+	for i := 0; i < swapSends; i++ {
+		count(unix.Sendto(n, []byte("kfloor"), 0, to))
+	}
+	close(done)
+	wg.Wait()
+	from := l.drainFrom(200 * time.Millisecond)
+	fmt.Printf("ok %d eperm %d fromA %d fromB %d\n", counts["ok"], counts["eperm"], from[portA], from[portB])
+	return 0
+}
+
+// boundUDP is a UDP socket bound to a port of its own on 127.0.0.1.
+func boundUDP() (fd, port int, err error) {
+	fd, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
+	if err != nil {
+		return -1, 0, err
+	}
+	if err = unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return -1, 0, err
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		return -1, 0, err
+	}
+	return fd, sa.(*unix.SockaddrInet4).Port, nil
+}
+
 // loopVictim makes n (a decimal) sends to heldDest and prints the ns
 // each took on average, after a warm-up of a tenth as many, and the
 // errno of the last.
@@ -176,7 +261,7 @@ func loopVictim(n string) int {
 // engine's denied call (bench's runners time allowed ones).
 func BenchmarkHeldDenied(b *testing.B) {
 	needRoot(b)
-	dir, stop := startHolder(b, func(Held) bool { return false })
+	dir, stop := startHolder(b, holdDeadline, func(Held) (bool, bool) { return false, true })
 	defer stop()
 	out := runHeld(b, dir, opLoop+strconv.Itoa(max(b.N, 10)))
 	var ns int64
@@ -192,7 +277,7 @@ func BenchmarkHeldDenied(b *testing.B) {
 
 // startHolder attaches the hold programs (connect4, sendmsg4) to a new
 // cgroup and serves their events with decide; stop detaches them.
-func startHolder(t testing.TB, decide func(Held) bool) (dir string, stop func()) {
+func startHolder(t testing.TB, deadline time.Duration, decide func(Held) (allow, answer bool)) (dir string, stop func()) {
 	t.Helper()
 	h, err := newHolder()
 	if err != nil {
@@ -212,7 +297,7 @@ func startHolder(t testing.TB, decide func(Held) bool) (dir string, stop func())
 	}
 	closers = append(closers, func() error { remove(); return nil })
 	for _, at := range []ebpf.AttachType{ebpf.AttachCGroupInet4Connect, ebpf.AttachCGroupUDP4Sendmsg} {
-		p, err := h.holdProgram(at)
+		p, err := h.holdProgram(at, deadline)
 		if err != nil {
 			cleanup()
 			holdUnsupported(t, err)
@@ -297,12 +382,12 @@ func TestHoldVerdicts(t *testing.T) {
 		t.Run(fmt.Sprintf("%s-allow=%v", c.op, c.allow), func(t *testing.T) {
 			var mu sync.Mutex
 			var seen []Held
-			dir, stop := startHolder(t, func(h Held) bool {
+			dir, stop := startHolder(t, holdDeadline, func(h Held) (bool, bool) {
 				time.Sleep(hold)
 				mu.Lock()
 				seen = append(seen, h)
 				mu.Unlock()
-				return c.allow
+				return c.allow, true
 			})
 			out := runHeld(t, dir, c.op)
 			stop()
@@ -331,11 +416,11 @@ func TestHoldFlip(t *testing.T) {
 	needRoot(t)
 	var mu sync.Mutex
 	seen := map[netip.AddrPort]int{}
-	dir, stop := startHolder(t, func(h Held) bool {
+	dir, stop := startHolder(t, holdDeadline, func(h Held) (bool, bool) {
 		mu.Lock()
 		seen[h.Dest]++
 		mu.Unlock()
-		return h.Dest == heldDest
+		return h.Dest == heldDest, true
 	})
 	out := runHeld(t, dir, opFlip)
 	stop()
@@ -349,5 +434,65 @@ func TestHoldFlip(t *testing.T) {
 	}
 	if eperm+unreach != flipSends || eperm == 0 || unreach == 0 || seen[heldDest] == 0 || seen[flipDenied] == 0 {
 		t.Errorf("want every send held and decided, both ways: %d EPERM, %d ENETUNREACH of %d; held %v", eperm, unreach, flipSends, seen)
+	}
+}
+
+// TestHoldSwap: another thread dup2s a second socket onto the descriptor
+// number while the call is held. Each try looks the number up again; a
+// verdict applies only to the socket it was given for, so the socket the
+// decider never allowed sends nothing, however the swaps fall.
+func TestHoldSwap(t *testing.T) {
+	needRoot(t)
+	var mu sync.Mutex
+	var first uint64
+	cookies := map[uint64]int{}
+	dir, stop := startHolder(t, holdDeadline, func(h Held) (bool, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if first == 0 {
+			first = h.Cookie // socket A's: the victim's first send is A's alone
+		}
+		cookies[h.Cookie]++
+		return h.Cookie == first, true
+	})
+	out := runHeld(t, dir, opSwap)
+	stop()
+	var ok, eperm, fromA, fromB int
+	if _, err := fmt.Sscanf(out, "ok %d eperm %d fromA %d fromB %d", &ok, &eperm, &fromA, &fromB); err != nil {
+		t.Fatalf("victim printed %q: %v", out, err)
+	}
+	t.Logf("%d sends: %d through, %d EPERM; arrived from A %d, from B %d; held per socket %v", swapSends+1, ok, eperm, fromA, fromB, cookies)
+	if fromB != 0 {
+		t.Errorf("%d datagrams arrived from socket B, which the decider never allowed", fromB)
+	}
+	if ok+eperm != swapSends+1 || ok == 0 || eperm == 0 || fromA == 0 || len(cookies) != 2 {
+		t.Errorf("want every send decided, both ways, A's arriving and both sockets held: %d through, %d EPERM of %d; from A %d; held %v",
+			ok, eperm, swapSends+1, fromA, cookies)
+	}
+}
+
+// TestHoldDeadline: a call no one answers fails closed (EPERM) at the
+// program's deadline instead of hanging its caller.
+func TestHoldDeadline(t *testing.T) {
+	needRoot(t)
+	const deadline = 300 * time.Millisecond
+	held := 0
+	var mu sync.Mutex
+	dir, stop := startHolder(t, deadline, func(Held) (bool, bool) {
+		mu.Lock()
+		held++
+		mu.Unlock()
+		return false, false // no answer
+	})
+	out := runHeld(t, dir, opSend)
+	stop()
+	f := strings.Split(out, "|")
+	if len(f) != 3 {
+		t.Fatalf("victim printed %q", out)
+	}
+	took, _ := strconv.Atoi(f[1])
+	t.Logf("%s after %d ms, held %d times", f[0], took, held)
+	if f[0] != unix.EPERM.Error() || time.Duration(took)*time.Millisecond < deadline || held != 1 {
+		t.Errorf("got %q after %d ms, reported %d times; want %q after at least %v, reported once", f[0], took, held, unix.EPERM, deadline)
 	}
 }

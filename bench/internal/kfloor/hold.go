@@ -36,7 +36,7 @@ import (
 // out as the program writes them).
 const (
 	heldValueLen   = 32  // u32 verdict, u32 ip, u32 port, u32 pad, u64 socket cookie, u64 held since (ns)
-	heldEventLen   = 24  // u64 pid_tgid, u32 ip, u32 port, u64 socket cookie
+	heldEventLen   = 56  // u64 pid_tgid, u32 ip, u32 port, u64 socket cookie, u64 pc, sp, fp, lr
 	erestartNoIntr = 513 // include/linux/errno.h: restart whatever SA_RESTART says
 )
 
@@ -52,7 +52,11 @@ type Held struct {
 	TID, PID int
 	Dest     netip.AddrPort
 	Cookie   uint64 // the socket's (bpf_get_socket_cookie)
-	key      uint64
+	// PC, SP, FP and LR are the caller's user registers in its call
+	// (bpf_task_pt_regs): where nettrap's unwinder starts, on a stack
+	// that cannot change while the call is held. LR is arm64's.
+	PC, SP, FP, LR uint64
+	key            uint64
 }
 
 // holder is the maps and the program of the hold.
@@ -127,15 +131,16 @@ func parseHeld(b []byte) (Held, error) {
 	key := binary.LittleEndian.Uint64(b[0:])
 	ip := netip.AddrFrom4([4]byte(b[8:12]))
 	port := binary.BigEndian.Uint16(b[12:14])
+	u64 := func(off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
 	return Held{TID: int(uint32(key)), PID: int(key >> 32), Dest: netip.AddrPortFrom(ip, port),
-		Cookie: binary.LittleEndian.Uint64(b[16:]), key: key}, nil
+		Cookie: u64(16), PC: u64(24), SP: u64(32), FP: u64(40), LR: u64(48), key: key}, nil
 }
 
 // holdProgram builds the program for attach (connect4 or sendmsg4). A
 // call held longer than deadline with no verdict fails with EPERM: the
 // hold fails closed, and never hangs its caller, when no one answers.
 func (h *holder) holdProgram(attach ebpf.AttachType, deadline time.Duration) (*ebpf.Program, error) {
-	const key, value, event = -8, -40, -64 // stack slots
+	const key, value, event = -8, -40, -96 // stack slots
 	insns := asm.Instructions{
 		asm.Mov.Reg(asm.R6, asm.R1),
 		asm.LoadMem(asm.R7, asm.R6, offUserIP4, asm.Word),
@@ -183,6 +188,13 @@ func (h *holder) holdProgram(attach ebpf.AttachType, deadline time.Duration) (*e
 		asm.StoreMem(asm.RFP, event+8, asm.R7, asm.Word),
 		asm.StoreMem(asm.RFP, event+12, asm.R8, asm.Word),
 		asm.StoreMem(asm.RFP, event+16, asm.R9, asm.DWord),
+		// The caller's registers, for the unwinder.
+		asm.FnGetCurrentTaskBtf.Call(),
+		asm.Mov.Reg(asm.R1, asm.R0), asm.FnTaskPtRegs.Call(),
+		asm.LoadMem(asm.R1, asm.R0, ptRegsPC, asm.DWord), asm.StoreMem(asm.RFP, event+24, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R0, ptRegsSP, asm.DWord), asm.StoreMem(asm.RFP, event+32, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R0, ptRegsFP, asm.DWord), asm.StoreMem(asm.RFP, event+40, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R0, ptRegsLR, asm.DWord), asm.StoreMem(asm.RFP, event+48, asm.R1, asm.DWord),
 		asm.LoadMapPtr(asm.R1, h.events.FD()), asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, event),
 		asm.Mov.Imm(asm.R3, heldEventLen), asm.Mov.Imm(asm.R4, 0),
 		asm.FnRingbufOutput.Call(),

@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +20,8 @@ import (
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/callstack"
 )
 
 // Victim operations of the hold's tests (victimArg heldArg OP).
@@ -495,4 +499,59 @@ func TestHoldDeadline(t *testing.T) {
 	if f[0] != unix.EPERM.Error() || time.Duration(took)*time.Millisecond < deadline || held != 1 {
 		t.Errorf("got %q after %d ms, reported %d times; want %q after at least %v, reported once", f[0], took, held, unix.EPERM, deadline)
 	}
+}
+
+// TestHoldAttribution: the held caller's registers, which the program
+// reads (bpf_task_pt_regs) since a cgroup program may not call
+// bpf_get_stack, are enough for nettrap's unwinder: from them and the
+// caller's memory, read while it is held, it names the function that
+// made the call.
+func TestHoldAttribution(t *testing.T) {
+	needRoot(t)
+	var mu sync.Mutex
+	var frames []string
+	var unwindErr error
+	dir, stop := startHolder(t, holdDeadline, func(h Held) (bool, bool) {
+		fs, err := unwindHeld(h)
+		mu.Lock()
+		frames, unwindErr = fs, err
+		mu.Unlock()
+		return false, true
+	})
+	out := runHeld(t, dir, opSend)
+	stop()
+	if unwindErr != nil {
+		t.Fatalf("unwinding the held caller: %v", unwindErr)
+	}
+	t.Logf("victim: %s; the held caller's frames: %v", out, frames)
+	if !slices.Contains(frames, victimFunc) || !strings.HasPrefix(out, unix.EPERM.Error()) {
+		t.Errorf("want %s among the held caller's frames %v, and the call denied: %s", victimFunc, frames, out)
+	}
+}
+
+// victimFunc is heldVictim as the runtime names it (this test binary's
+// package main has its import path).
+const victimFunc = "github.com/nettrap/nettrap/bench/internal/kfloor.heldVictim"
+
+// unwindHeld unwinds the held caller h with callstack, as nettrap's
+// engines do from /proc/TID/syscall, and returns its frames' functions.
+func unwindHeld(h Held) ([]string, error) {
+	tab, err := callstack.Open(fmt.Sprintf("/proc/%d/exe", h.PID))
+	if err != nil {
+		return nil, err
+	}
+	bias, err := tab.Bias(h.PID)
+	if err != nil {
+		return nil, err
+	}
+	regs := callstack.Regs{PC: h.PC, SP: h.SP, FP: h.FP}
+	if runtime.GOARCH == "arm64" {
+		regs.LR = h.LR
+	}
+	st := tab.Unwind(callstack.ProcessMemory(h.TID), bias, regs)
+	var fs []string
+	for _, f := range st.Frames {
+		fs = append(fs, f.Func)
+	}
+	return fs, nil
 }

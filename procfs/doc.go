@@ -3,6 +3,6 @@
 // about other processes (parent, thread group, executable and command
 // line, start time, pid namespace, the target of a pidfd), about their
 // sockets (kind and netlink protocol from /proc/TID/net, by inode) and
-// namespaces, and the paths of the files other packages open there
-// (/proc/TID/mem, ns/net). Parsing stays here; callers get values.
+// namespaces, this process's cgroup v2 directory, and the paths of the
+// files other packages open there (/proc/TID/mem, ns/net). Parsing stays here; callers get values.
 package procfs

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -16,6 +14,8 @@ import (
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/procfs"
 )
 
 // NATTable is the nftables table dnatConnect adds (family ip).
@@ -85,7 +85,7 @@ func sendLoopback80(marker string) error {
 // removes the cgroup. It never touches a cgroup other processes are in.
 // Errors say their stage ("cgroup:", "load:", "attach:").
 func cgroupConnect(marker string) (err error) {
-	parent, err := ownCgroup()
+	parent, err := procfs.OwnCgroup2()
 	if err != nil {
 		return fmt.Errorf("cgroup: %w", err)
 	}
@@ -136,47 +136,6 @@ func connect4Rewrite() (*ebpf.Program, error) {
 			asm.Return(),
 		},
 	})
-}
-
-// ownCgroup is the directory of this process's cgroup v2.
-func ownCgroup() (string, error) {
-	b, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return "", err
-	}
-	var rel string
-	found := false
-	for _, line := range strings.Split(string(b), "\n") {
-		if r, ok := strings.CutPrefix(line, "0::"); ok {
-			rel, found = r, true
-		}
-	}
-	if !found {
-		return "", errors.New("no cgroup v2 in /proc/self/cgroup")
-	}
-	mnt, err := cgroup2Mount()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(mnt, rel), nil
-}
-
-func cgroup2Mount() (string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		if fs := strings.Fields(post); ok && len(fs) > 0 && fs[0] == "cgroup2" {
-			if f := strings.Fields(pre); len(f) > 4 {
-				return f[4], nil
-			}
-		}
-	}
-	return "", errors.New("cgroup2 is not mounted")
 }
 
 func writeProcs(dir string) error {

@@ -31,6 +31,9 @@ const (
 	opFlip  = "flip"    // flipSends sends while another goroutine flips the address
 	opLoop  = "loop"    // N UDP sendtos to heldDest, timed (BenchmarkHeldDenied)
 	opSwap  = "swap"    // swapSends sends on one number another goroutine dup2s two sockets onto
+	// markSends sends, each after (opMarkAfter: before) a line on stdout
+	// that marks it, as a test's output marks the test.
+	opMark, opMarkAfter = "mark", "markafter"
 )
 
 var (
@@ -340,4 +343,118 @@ func unwindHeld(h Held) ([]string, error) {
 		fs = append(fs, f.Func)
 	}
 	return fs, nil
+}
+
+// TestHoldMarkerOrder: what the caller wrote before its call is in
+// nettrap's pipe by the time the held call is reported, as under the
+// notify engine: a decider that reads the caller's output up to that
+// point, as nettrap reads a test binary's test2json stream, sees the
+// line that marks the call every time, with no race. The control writes
+// each line after its call: then the decider never sees it in time.
+func TestHoldMarkerOrder(t *testing.T) {
+	needRoot(t)
+	for _, c := range []struct {
+		op                    string
+		wantUnreach, wantPerm int
+	}{{opMark, markSends, 0}, {opMarkAfter, 0, markSends}} {
+		t.Run(c.op, func(t *testing.T) {
+			out := &markReader{}
+			dir, stop := startHolder(t, holdDeadline, func(h Held) (bool, bool) {
+				return out.seen(fmt.Sprintf("mark %d", out.calls())), true
+			})
+			defer stop()
+			last := runMarked(t, dir, c.op, out)
+			var unreach, eperm int
+			if _, err := fmt.Sscanf(last, "unreach %d eperm %d", &unreach, &eperm); err != nil {
+				t.Fatalf("victim's last line %q: %v", last, err)
+			}
+			if unreach != c.wantUnreach || eperm != c.wantPerm {
+				t.Errorf("%d sends let through, %d refused; want %d, %d", unreach, eperm, c.wantUnreach, c.wantPerm)
+			}
+		})
+	}
+}
+
+// markReader is the victim's stdout as the decider reads it: every line
+// already written, read without waiting for more.
+type markReader struct {
+	mu    sync.Mutex
+	r     *os.File
+	buf   []byte
+	lines []string
+	n     int // calls decided
+}
+
+// seen reads what the pipe holds now and says whether line is among the
+// lines read so far; each call counts one decided call.
+func (m *markReader) seen(line string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.n++
+	chunk := make([]byte, 4096)
+	for {
+		m.r.SetReadDeadline(time.Now().Add(time.Millisecond))
+		k, err := m.r.Read(chunk)
+		m.buf = append(m.buf, chunk[:k]...)
+		if err != nil {
+			break
+		}
+	}
+	for {
+		i := bytes.IndexByte(m.buf, '\n')
+		if i < 0 {
+			break
+		}
+		m.lines = append(m.lines, string(m.buf[:i]))
+		m.buf = m.buf[i+1:]
+	}
+	return slices.Contains(m.lines, line)
+}
+
+// calls is how many calls were decided before this one.
+func (m *markReader) calls() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.n
+}
+
+// runMarked runs the victim's op with its stdout on a pipe that m reads,
+// and returns its last line.
+func runMarked(t *testing.T, dir, op string, m *markReader) string {
+	t.Helper()
+	cg, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cg.Close()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.mu.Lock()
+	m.r = r
+	m.mu.Unlock()
+	cmd := exec.Command(exe, victimArg, heldArg, op)
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(cg.Fd()), Cloneflags: syscall.CLONE_NEWNET}
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = w, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("victim %s: %v\n%s", op, err, stderr.String())
+	}
+	m.seen("") // the rest
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r.Close()
+	if len(m.lines) == 0 {
+		t.Fatal("the victim printed nothing")
+	}
+	return m.lines[len(m.lines)-1]
 }

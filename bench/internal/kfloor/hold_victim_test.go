@@ -29,6 +29,8 @@ func heldVictim(op string) int {
 		return swapVictim()
 	case strings.HasPrefix(op, opLoop):
 		return loopVictim(strings.TrimPrefix(op, opLoop))
+	case op == opMark || op == opMarkAfter:
+		return markVictim(op == opMarkAfter)
 	}
 	var ticks int64
 	stop := make(chan struct{})
@@ -222,5 +224,38 @@ func loopVictim(n string) int {
 		err = unix.Sendto(fd, []byte("kfloor"), 0, sa)
 	}
 	fmt.Printf("%d %v\n", time.Since(start).Nanoseconds()/int64(count), err)
+	return 0
+}
+
+const markSends = 100
+
+// markVictim writes "mark I" on stdout and then sends to heldDest, I from
+// 0 to markSends (after: the send first, then the line), as a test's
+// output marks it before the call it makes. It prints "unreach N eperm N"
+// at the end.
+func markVictim(after bool) int {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "victim:", err)
+		return 1
+	}
+	sa := &unix.SockaddrInet4{Port: int(heldDest.Port()), Addr: heldDest.Addr().As4()}
+	var unreach, eperm int
+	for i := 0; i < markSends; i++ {
+		mark := func() { fmt.Printf("mark %d\n", i) } // one write(2) to the pipe
+		if !after {
+			mark()
+		}
+		switch unix.Sendto(fd, []byte("kfloor"), 0, sa) {
+		case unix.ENETUNREACH:
+			unreach++
+		case unix.EPERM:
+			eperm++
+		}
+		if after {
+			mark()
+		}
+	}
+	fmt.Printf("unreach %d eperm %d\n", unreach, eperm)
 	return 0
 }

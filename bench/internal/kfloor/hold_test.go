@@ -20,6 +20,7 @@ import (
 	"github.com/cilium/ebpf/ringbuf"
 	"golang.org/x/sys/unix"
 
+	"github.com/nettrap/nettrap/ancestry"
 	"github.com/nettrap/nettrap/callstack"
 )
 
@@ -34,6 +35,7 @@ const (
 	// markSends sends, each after (opMarkAfter: before) a line on stdout
 	// that marks it, as a test's output marks the test.
 	opMark, opMarkAfter = "mark", "markafter"
+	opGo                = "goroutine" // one UDP sendto to heldDest from a goroutine it starts
 )
 
 var (
@@ -316,6 +318,53 @@ func TestHoldAttribution(t *testing.T) {
 	if !slices.Contains(frames, victimFunc) || !strings.HasPrefix(out, unix.EPERM.Error()) {
 		t.Errorf("want %s among the held caller's frames %v, and the call denied: %s", victimFunc, frames, out)
 	}
+}
+
+// TestHoldAncestry: from the held caller's stack pointer, which the
+// program reports, nettrap's ancestry reader finds the calling goroutine
+// and the go statement that started it, in the process that keeps
+// running around the held thread, as the notify engine's attribution
+// does for a thread held in its listener.
+func TestHoldAncestry(t *testing.T) {
+	needRoot(t)
+	var mu sync.Mutex
+	var chain *ancestry.Chain
+	var readErr error
+	dir, stop := startHolder(t, holdDeadline, func(h Held) (bool, bool) {
+		c, err := chainOf(h)
+		mu.Lock()
+		chain, readErr = c, err
+		mu.Unlock()
+		return false, true
+	})
+	out := runHeld(t, dir, opGo)
+	stop()
+	if readErr != nil {
+		t.Fatalf("reading the held caller's ancestry: %v", readErr)
+	}
+	t.Logf("victim: %s; goroutine %d started at %s:%d (%s), %d creators, end %q",
+		out, chain.Goroutine, chain.GoStatement.File, chain.GoStatement.Line, chain.GoStatement.Func, len(chain.Creators), chain.End)
+	want := strings.TrimSuffix(victimFunc, "heldVictim") + "goroutineVictim"
+	if chain.GoStatement.Func != want || len(chain.Creators) == 0 || chain.Creators[0].ID != 1 || out != unix.EPERM.Error() {
+		t.Errorf("want the go statement in %s, made by the main goroutine (1), and the call denied; got %+v, victim %q", want, chain, out)
+	}
+}
+
+// chainOf reads the held caller's goroutine chain with package ancestry.
+func chainOf(h Held) (*ancestry.Chain, error) {
+	tab, err := callstack.Open(fmt.Sprintf("/proc/%d/exe", h.PID))
+	if err != nil {
+		return nil, err
+	}
+	bias, err := tab.Bias(h.PID)
+	if err != nil {
+		return nil, err
+	}
+	l, err := ancestry.Open(tab)
+	if err != nil {
+		return nil, err
+	}
+	return l.Read(callstack.ProcessMemory(h.TID), bias, h.SP)
 }
 
 // victimFunc is heldVictim as the runtime names it (this test binary's

@@ -31,6 +31,8 @@ func heldVictim(op string) int {
 		return loopVictim(strings.TrimPrefix(op, opLoop))
 	case op == opMark || op == opMarkAfter:
 		return markVictim(op == opMarkAfter)
+	case op == opGo:
+		return goroutineVictim()
 	}
 	var ticks int64
 	stop := make(chan struct{})
@@ -257,5 +259,20 @@ func markVictim(after bool) int {
 		}
 	}
 	fmt.Printf("unreach %d eperm %d\n", unreach, eperm)
+	return 0
+}
+
+// goroutineVictim makes one UDP send to heldDest from a goroutine it
+// starts, waiting for it meanwhile, and prints the send's errno.
+func goroutineVictim() int {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "victim:", err)
+		return 1
+	}
+	sa := &unix.SockaddrInet4{Port: int(heldDest.Port()), Addr: heldDest.Addr().As4()}
+	done := make(chan error)
+	go func() { done <- unix.Sendto(fd, []byte("kfloor"), 0, sa) }()
+	fmt.Println(<-done)
 	return 0
 }

@@ -27,16 +27,17 @@ import (
 // copy: a destination or descriptor changed between tries is a new call,
 // held again and reported again.
 //
-// holdProgram is that program for IPv4 connect and UDP sendmsg: loopback
-// and 0.0.0.0 pass, every other destination is held, reported on events
-// once per destination and decided by the verdicts map.
+// holdProgram is that program for connect and UDP sendmsg, IPv4 and
+// IPv6: loopback and unspecified destinations pass, every other is held,
+// reported on events once per destination and decided by the verdicts
+// map.
 
 // heldKey is the verdicts map's key, the caller's pid_tgid; heldValue
 // is its value, heldEvent what events carries (both little-endian, laid
 // out as the program writes them).
 const (
-	heldValueLen   = 32  // u32 verdict, u32 ip, u32 port, u32 pad, u64 socket cookie, u64 held since (ns)
-	heldEventLen   = 56  // u64 pid_tgid, u32 ip, u32 port, u64 socket cookie, u64 pc, sp, fp, lr
+	heldValueLen   = 40  // u32 verdict, u32 port, u64 socket cookie, u64 held since (ns), ip[16]
+	heldEventLen   = 72  // u64 pid_tgid, u32 port, u32 family, u64 socket cookie, ip[16], u64 pc, sp, fp, lr
 	erestartNoIntr = 513 // include/linux/errno.h: restart whatever SA_RESTART says
 )
 
@@ -92,11 +93,24 @@ func (h *holder) decide(c Held, allow bool) error {
 		verdict = heldAllow
 	}
 	binary.LittleEndian.PutUint32(v[0:], verdict)
-	ip := c.Dest.Addr().As4()
-	copy(v[4:8], ip[:])
-	binary.BigEndian.PutUint16(v[8:], c.Dest.Port())
-	binary.LittleEndian.PutUint64(v[16:], c.Cookie)
+	binary.BigEndian.PutUint16(v[4:], c.Dest.Port())
+	binary.LittleEndian.PutUint64(v[8:], c.Cookie)
+	copy(v[24:40], heldIP(c.Dest.Addr()))
 	return h.verdicts.Update(c.key, v, ebpf.UpdateAny)
+}
+
+// heldIP is an address as the program keeps it: an IPv6 address's 16
+// bytes, an IPv4 address's 4 followed by zeros.
+func heldIP(a netip.Addr) []byte {
+	ip := make([]byte, 16)
+	if a.Is4() {
+		b := a.As4()
+		copy(ip, b[:])
+	} else {
+		b := a.As16()
+		copy(ip, b[:])
+	}
+	return ip
 }
 
 // serve reads h's events from rd and writes decide's verdict for each
@@ -128,74 +142,120 @@ func parseHeld(b []byte) (Held, error) {
 	if len(b) < heldEventLen {
 		return Held{}, fmt.Errorf("short event (%d bytes)", len(b))
 	}
-	key := binary.LittleEndian.Uint64(b[0:])
-	ip := netip.AddrFrom4([4]byte(b[8:12]))
-	port := binary.BigEndian.Uint16(b[12:14])
 	u64 := func(off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
+	key := u64(0)
+	port := binary.BigEndian.Uint16(b[8:10])
+	ip := netip.AddrFrom16([16]byte(b[24:40]))
+	if binary.LittleEndian.Uint32(b[12:]) == 4 {
+		ip = netip.AddrFrom4([4]byte(b[24:28]))
+	}
 	return Held{TID: int(uint32(key)), PID: int(key >> 32), Dest: netip.AddrPortFrom(ip, port),
-		Cookie: u64(16), PC: u64(24), SP: u64(32), FP: u64(40), LR: u64(48), key: key}, nil
+		Cookie: u64(16), PC: u64(40), SP: u64(48), FP: u64(56), LR: u64(64), key: key}, nil
 }
 
-// holdProgram builds the program for attach (connect4 or sendmsg4). A
-// call held longer than deadline with no verdict fails with EPERM: the
-// hold fails closed, and never hangs its caller, when no one answers.
-func (h *holder) holdProgram(attach ebpf.AttachType, deadline time.Duration) (*ebpf.Program, error) {
-	const key, value, event = -8, -40, -96 // stack slots
+// holdProgram builds the program for attach (connect4/6 or sendmsg4/6;
+// v6 for the IPv6 ones). A call held longer than deadline with no
+// verdict fails with EPERM: the hold fails closed, and never hangs its
+// caller, when no one answers.
+func (h *holder) holdProgram(attach ebpf.AttachType, v6 bool, deadline time.Duration) (*ebpf.Program, error) {
+	insns := asm.Instructions{asm.Mov.Reg(asm.R6, asm.R1)}
+	if v6 {
+		insns = append(insns, v6Checks("held")...)
+	} else {
+		insns = append(insns, v4Checks("held")...)
+	}
+	insns = append(insns, h.holdBody(v6, deadline)...)
+	p, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "kfloor_hold", Type: ebpf.CGroupSockAddr,
+		AttachType: attach, Instructions: insns, License: "GPL"})
+	if err != nil {
+		return nil, fmt.Errorf("load the hold program for %s: %w", attach, err)
+	}
+	return p, nil
+}
+
+// Stack slots of the hold program: the map key, a value it writes, an
+// event it reports.
+const holdKey, holdValue, holdEvent = -8, -48, -120
+
+// ipWord loads word w (0-3) of the destination, as heldIP lays it out,
+// into dst.
+func ipWord(dst asm.Register, w int16, v6 bool) asm.Instruction {
+	switch {
+	case v6:
+		return asm.LoadMem(dst, asm.R6, offUserIP6+4*w, asm.Word)
+	case w == 0:
+		return asm.LoadMem(dst, asm.R6, offUserIP4, asm.Word)
+	}
+	return asm.Mov.Imm(dst, 0)
+}
+
+// holdBody is the program from "held" on: R6 holds the context; R8 the
+// port, R9 the socket's cookie. "allow" passes the call.
+func (h *holder) holdBody(v6 bool, deadline time.Duration) asm.Instructions {
+	family := int64(4)
+	if v6 {
+		family = 6
+	}
 	insns := asm.Instructions{
-		asm.Mov.Reg(asm.R6, asm.R1),
-		asm.LoadMem(asm.R7, asm.R6, offUserIP4, asm.Word),
-		asm.JEq.Imm(asm.R7, 0, "allow"),
-		asm.Mov.Reg(asm.R2, asm.R7), asm.And.Imm(asm.R2, 0xff),
-		asm.JEq.Imm(asm.R2, loopback4, "allow"),
-		asm.LoadMem(asm.R8, asm.R6, offUserPort, asm.Word),
+		asm.LoadMem(asm.R8, asm.R6, offUserPort, asm.Word).WithSymbol("held"),
 		asm.Mov.Reg(asm.R1, asm.R6), asm.FnGetSocketCookie.Call(), asm.Mov.Reg(asm.R9, asm.R0),
-		asm.FnGetCurrentPidTgid.Call(), asm.StoreMem(asm.RFP, key, asm.R0, asm.DWord),
-		asm.LoadMapPtr(asm.R1, h.verdicts.FD()), asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, key),
+		asm.FnGetCurrentPidTgid.Call(), asm.StoreMem(asm.RFP, holdKey, asm.R0, asm.DWord),
+		asm.LoadMapPtr(asm.R1, h.verdicts.FD()), asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, holdKey),
 		asm.FnMapLookupElem.Call(),
 		asm.JEq.Imm(asm.R0, 0, "new"),
 		// A verdict applies to the destination and socket it was given for.
-		asm.LoadMem(asm.R1, asm.R0, 4, asm.Word), asm.JNE.Reg(asm.R1, asm.R7, "new"),
-		asm.LoadMem(asm.R1, asm.R0, 8, asm.Word), asm.JNE.Reg(asm.R1, asm.R8, "new"),
-		asm.LoadMem(asm.R1, asm.R0, 16, asm.DWord), asm.JNE.Reg(asm.R1, asm.R9, "new"),
+		asm.LoadMem(asm.R1, asm.R0, 4, asm.Word), asm.JNE.Reg(asm.R1, asm.R8, "new"),
+		asm.LoadMem(asm.R1, asm.R0, 8, asm.DWord), asm.JNE.Reg(asm.R1, asm.R9, "new"),
+	}
+	for w := int16(0); w < 4; w++ {
+		insns = append(insns, asm.LoadMem(asm.R1, asm.R0, 24+4*w, asm.Word), ipWord(asm.R2, w, v6),
+			asm.JNE.Reg(asm.R1, asm.R2, "new"))
+	}
+	insns = append(insns,
 		asm.LoadMem(asm.R7, asm.R0, 0, asm.Word),
 		asm.JNE.Imm(asm.R7, int32(heldPending), "decided"),
 		// Pending: past the deadline, the call fails closed.
-		asm.Mov.Reg(asm.R8, asm.R0),
+		asm.Mov.Reg(asm.R7, asm.R0),
 		asm.FnKtimeGetNs.Call(),
-		asm.LoadMem(asm.R1, asm.R8, 24, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R7, 16, asm.DWord),
 		asm.Sub.Reg(asm.R0, asm.R1),
 		asm.LoadImm(asm.R1, deadline.Nanoseconds(), asm.DWord),
 		asm.JLE.Reg(asm.R0, asm.R1, "hold"),
 		asm.Mov.Imm(asm.R7, int32(heldDeny)),
 		asm.LoadMapPtr(asm.R1, h.verdicts.FD()).WithSymbol("decided"),
-		asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, key),
+		asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, holdKey),
 		asm.FnMapDeleteElem.Call(),
 		asm.JEq.Imm(asm.R7, int32(heldAllow), "allow"),
 		asm.Mov.Imm(asm.R1, -int32(unix.EPERM)), asm.FnSetRetval.Call(),
 		asm.Mov.Imm(asm.R0, 0), asm.Return(),
 		// A new call (or a changed one): pending since now, and reported.
 		asm.FnKtimeGetNs.Call().WithSymbol("new"),
-		asm.StoreMem(asm.RFP, value+24, asm.R0, asm.DWord),
-		asm.StoreImm(asm.RFP, value, int64(heldPending), asm.Word),
-		asm.StoreMem(asm.RFP, value+4, asm.R7, asm.Word),
-		asm.StoreMem(asm.RFP, value+8, asm.R8, asm.Word),
-		asm.StoreImm(asm.RFP, value+12, 0, asm.Word),
-		asm.StoreMem(asm.RFP, value+16, asm.R9, asm.DWord),
-		asm.LoadMapPtr(asm.R1, h.verdicts.FD()), asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, key),
-		asm.Mov.Reg(asm.R3, asm.RFP), asm.Add.Imm(asm.R3, value), asm.Mov.Imm(asm.R4, 0),
+		asm.StoreMem(asm.RFP, holdValue+16, asm.R0, asm.DWord),
+		asm.StoreImm(asm.RFP, holdValue, int64(heldPending), asm.Word),
+		asm.StoreMem(asm.RFP, holdValue+4, asm.R8, asm.Word),
+		asm.StoreMem(asm.RFP, holdValue+8, asm.R9, asm.DWord),
+		asm.StoreMem(asm.RFP, holdEvent+8, asm.R8, asm.Word),
+		asm.StoreImm(asm.RFP, holdEvent+12, family, asm.Word),
+		asm.StoreMem(asm.RFP, holdEvent+16, asm.R9, asm.DWord),
+	)
+	for w := int16(0); w < 4; w++ {
+		insns = append(insns, ipWord(asm.R1, w, v6),
+			asm.StoreMem(asm.RFP, holdValue+24+4*w, asm.R1, asm.Word),
+			asm.StoreMem(asm.RFP, holdEvent+24+4*w, asm.R1, asm.Word))
+	}
+	insns = append(insns,
+		asm.LoadMapPtr(asm.R1, h.verdicts.FD()), asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, holdKey),
+		asm.Mov.Reg(asm.R3, asm.RFP), asm.Add.Imm(asm.R3, holdValue), asm.Mov.Imm(asm.R4, 0),
 		asm.FnMapUpdateElem.Call(),
-		asm.LoadMem(asm.R1, asm.RFP, key, asm.DWord), asm.StoreMem(asm.RFP, event, asm.R1, asm.DWord),
-		asm.StoreMem(asm.RFP, event+8, asm.R7, asm.Word),
-		asm.StoreMem(asm.RFP, event+12, asm.R8, asm.Word),
-		asm.StoreMem(asm.RFP, event+16, asm.R9, asm.DWord),
+		asm.LoadMem(asm.R1, asm.RFP, holdKey, asm.DWord), asm.StoreMem(asm.RFP, holdEvent, asm.R1, asm.DWord),
 		// The caller's registers, for the unwinder.
 		asm.FnGetCurrentTaskBtf.Call(),
 		asm.Mov.Reg(asm.R1, asm.R0), asm.FnTaskPtRegs.Call(),
-		asm.LoadMem(asm.R1, asm.R0, ptRegsPC, asm.DWord), asm.StoreMem(asm.RFP, event+24, asm.R1, asm.DWord),
-		asm.LoadMem(asm.R1, asm.R0, ptRegsSP, asm.DWord), asm.StoreMem(asm.RFP, event+32, asm.R1, asm.DWord),
-		asm.LoadMem(asm.R1, asm.R0, ptRegsFP, asm.DWord), asm.StoreMem(asm.RFP, event+40, asm.R1, asm.DWord),
-		asm.LoadMem(asm.R1, asm.R0, ptRegsLR, asm.DWord), asm.StoreMem(asm.RFP, event+48, asm.R1, asm.DWord),
-		asm.LoadMapPtr(asm.R1, h.events.FD()), asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, event),
+		asm.LoadMem(asm.R1, asm.R0, ptRegsPC, asm.DWord), asm.StoreMem(asm.RFP, holdEvent+40, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R0, ptRegsSP, asm.DWord), asm.StoreMem(asm.RFP, holdEvent+48, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R0, ptRegsFP, asm.DWord), asm.StoreMem(asm.RFP, holdEvent+56, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R0, ptRegsLR, asm.DWord), asm.StoreMem(asm.RFP, holdEvent+64, asm.R1, asm.DWord),
+		asm.LoadMapPtr(asm.R1, h.events.FD()), asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, holdEvent),
 		asm.Mov.Imm(asm.R3, heldEventLen), asm.Mov.Imm(asm.R4, 0),
 		asm.FnRingbufOutput.Call(),
 		// Held: refuse with a restart and raise the signal that takes the
@@ -204,11 +264,6 @@ func (h *holder) holdProgram(attach ebpf.AttachType, deadline time.Duration) (*e
 		asm.Mov.Imm(asm.R1, int32(unix.SIGURG)), asm.FnSendSignalThread.Call(),
 		asm.Mov.Imm(asm.R0, 0), asm.Return(),
 		asm.Mov.Imm(asm.R0, 1).WithSymbol("allow"), asm.Return(),
-	}
-	p, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "kfloor_hold", Type: ebpf.CGroupSockAddr,
-		AttachType: attach, Instructions: insns, License: "GPL"})
-	if err != nil {
-		return nil, fmt.Errorf("load the hold program for %s: %w", attach, err)
-	}
-	return p, nil
+	)
+	return insns
 }

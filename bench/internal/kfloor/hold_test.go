@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
 	"golang.org/x/sys/unix"
@@ -39,15 +38,16 @@ const (
 )
 
 var (
-	heldDest   = netip.MustParseAddrPort("192.0.2.1:9")    // no route in the victim's namespace
-	flipDenied = netip.MustParseAddrPort("198.51.100.1:9") // on the victim's lo, with a listener
+	heldDest   = netip.MustParseAddrPort("192.0.2.1:9")     // no route in the victim's namespace
+	heldDest6  = netip.MustParseAddrPort("[2001:db8::1]:9") // nor to this
+	flipDenied = netip.MustParseAddrPort("198.51.100.1:9")  // on the victim's lo, with a listener
 )
 
 const flipSends = 3000
 
-// holdDeadline is how long the tests' programs hold a call no one
+// testDeadline is how long the tests' programs hold a call no one
 // answers: longer than any test waits.
-const holdDeadline = 30 * time.Second
+const testDeadline = 30 * time.Second
 
 // BenchmarkHeldDenied: what a held call costs when user space denies it
 // at once (the slow path of an engine built on the hold: reported on
@@ -56,7 +56,7 @@ const holdDeadline = 30 * time.Second
 // engine's denied call (bench's runners time allowed ones).
 func BenchmarkHeldDenied(b *testing.B) {
 	needRoot(b)
-	dir, stop := startHolder(b, holdDeadline, func(Held) (bool, bool) { return false, true })
+	dir, stop := startHolder(b, testDeadline, func(Held) (bool, bool) { return false, true })
 	defer stop()
 	out := runHeld(b, dir, opLoop+strconv.Itoa(max(b.N, 10)))
 	var ns int64
@@ -91,8 +91,9 @@ func startHolder(t testing.TB, deadline time.Duration, decide func(Held) (allow,
 		t.Fatal(err)
 	}
 	closers = append(closers, func() error { remove(); return nil })
-	for _, at := range []ebpf.AttachType{ebpf.AttachCGroupInet4Connect, ebpf.AttachCGroupUDP4Sendmsg} {
-		p, err := h.holdProgram(at, deadline)
+	for _, hk := range hooks {
+		at := hk.attach
+		p, err := h.holdProgram(at, hk.v6, deadline)
 		if err != nil {
 			cleanup()
 			holdUnsupported(t, err)
@@ -173,11 +174,13 @@ func TestHoldVerdicts(t *testing.T) {
 	}{
 		{opSend, true, unix.ENETUNREACH}, {opSend, false, unix.EPERM},
 		{opConn, true, unix.ENETUNREACH}, {opConn, false, unix.EPERM},
+		{opSend + "6", true, unix.ENETUNREACH}, {opSend + "6", false, unix.EPERM},
+		{opConn + "6", true, unix.ENETUNREACH}, {opConn + "6", false, unix.EPERM},
 	} {
 		t.Run(fmt.Sprintf("%s-allow=%v", c.op, c.allow), func(t *testing.T) {
 			var mu sync.Mutex
 			var seen []Held
-			dir, stop := startHolder(t, holdDeadline, func(h Held) (bool, bool) {
+			dir, stop := startHolder(t, testDeadline, func(h Held) (bool, bool) {
 				time.Sleep(hold)
 				mu.Lock()
 				seen = append(seen, h)
@@ -196,8 +199,12 @@ func TestHoldVerdicts(t *testing.T) {
 			if f[0] != c.want.Error() || time.Duration(took)*time.Millisecond < hold || ticks < 10 {
 				t.Errorf("got %q after %d ms (%d ticks of the other goroutine); want %q after at least %v, the other goroutine running", f[0], took, ticks, c.want, hold)
 			}
-			if len(seen) != 1 || seen[0].Dest != heldDest || seen[0].TID == 0 || seen[0].Cookie == 0 {
-				t.Errorf("held calls %v; want one, to %v, with its thread and socket", seen, heldDest)
+			dest := heldDest
+			if strings.HasSuffix(c.op, "6") {
+				dest = heldDest6
+			}
+			if len(seen) != 1 || seen[0].Dest != dest || seen[0].TID == 0 || seen[0].Cookie == 0 {
+				t.Errorf("held calls %v; want one, to %v, with its thread and socket", seen, dest)
 			}
 		})
 	}
@@ -211,7 +218,7 @@ func TestHoldFlip(t *testing.T) {
 	needRoot(t)
 	var mu sync.Mutex
 	seen := map[netip.AddrPort]int{}
-	dir, stop := startHolder(t, holdDeadline, func(h Held) (bool, bool) {
+	dir, stop := startHolder(t, testDeadline, func(h Held) (bool, bool) {
 		mu.Lock()
 		seen[h.Dest]++
 		mu.Unlock()
@@ -241,7 +248,7 @@ func TestHoldSwap(t *testing.T) {
 	var mu sync.Mutex
 	var first uint64
 	cookies := map[uint64]int{}
-	dir, stop := startHolder(t, holdDeadline, func(h Held) (bool, bool) {
+	dir, stop := startHolder(t, testDeadline, func(h Held) (bool, bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		if first == 0 {
@@ -302,7 +309,7 @@ func TestHoldAttribution(t *testing.T) {
 	var mu sync.Mutex
 	var frames []string
 	var unwindErr error
-	dir, stop := startHolder(t, holdDeadline, func(h Held) (bool, bool) {
+	dir, stop := startHolder(t, testDeadline, func(h Held) (bool, bool) {
 		fs, err := unwindHeld(h)
 		mu.Lock()
 		frames, unwindErr = fs, err
@@ -330,7 +337,7 @@ func TestHoldAncestry(t *testing.T) {
 	var mu sync.Mutex
 	var chain *ancestry.Chain
 	var readErr error
-	dir, stop := startHolder(t, holdDeadline, func(h Held) (bool, bool) {
+	dir, stop := startHolder(t, testDeadline, func(h Held) (bool, bool) {
 		c, err := chainOf(h)
 		mu.Lock()
 		chain, readErr = c, err
@@ -408,7 +415,7 @@ func TestHoldMarkerOrder(t *testing.T) {
 	}{{opMark, markSends, 0}, {opMarkAfter, 0, markSends}} {
 		t.Run(c.op, func(t *testing.T) {
 			out := &markReader{}
-			dir, stop := startHolder(t, holdDeadline, func(h Held) (bool, bool) {
+			dir, stop := startHolder(t, testDeadline, func(h Held) (bool, bool) {
 				return out.seen(fmt.Sprintf("mark %d", out.calls())), true
 			})
 			defer stop()

@@ -49,18 +49,22 @@ func heldVictim(op string) int {
 			}
 		}
 	}()
-	typ := unix.SOCK_DGRAM
-	if op == opConn {
+	typ, family := unix.SOCK_DGRAM, unix.AF_INET
+	if strings.HasPrefix(op, opConn) {
 		typ = unix.SOCK_STREAM
 	}
-	fd, err := unix.Socket(unix.AF_INET, typ, 0)
+	var sa unix.Sockaddr = &unix.SockaddrInet4{Port: int(heldDest.Port()), Addr: heldDest.Addr().As4()}
+	if strings.HasSuffix(op, "6") {
+		family = unix.AF_INET6
+		sa = &unix.SockaddrInet6{Port: int(heldDest6.Port()), Addr: heldDest6.Addr().As16()}
+	}
+	fd, err := unix.Socket(family, typ, 0)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "victim:", err)
 		return 1
 	}
-	sa := &unix.SockaddrInet4{Port: int(heldDest.Port()), Addr: heldDest.Addr().As4()}
 	start := time.Now()
-	if op == opConn {
+	if typ == unix.SOCK_STREAM {
 		err = unix.Connect(fd, sa)
 	} else {
 		err = unix.Sendto(fd, []byte("kfloor"), 0, sa)

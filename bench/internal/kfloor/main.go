@@ -7,10 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/ringbuf"
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
@@ -40,14 +43,15 @@ func run(args []string) int {
 	filter := fs.Bool("f", false, "run the command under nettrap's seccomp program, every trap an allow")
 	counts := fs.Bool("counts", false, "print the programs' counts on stderr at the end")
 	egress := fs.Bool("e", false, "add the egress backstop: drop every packet not to loopback, or with IP options or IPv6 extension headers")
+	hold := fs.Bool("hold", false, "hold every other destination for kfloor, which refuses it (the hold's programs, their fast path timed)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "kfloor: usage: kfloor [-f] [-e] [-counts] -- COMMAND [ARG...]")
+		fmt.Fprintln(os.Stderr, "kfloor: usage: kfloor [-f] [-e] [-hold] [-counts] -- COMMAND [ARG...]")
 		return 2
 	}
-	f, err := confine(*egress)
+	f, err := confine(*egress, *hold)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kfloor: cannot confine:", err)
 		return exitCantRun
@@ -58,7 +62,9 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "kfloor:", err)
 		return exitCantRun
 	}
-	if *counts {
+	if *counts && *hold {
+		fmt.Fprintf(os.Stderr, "kfloor: held %d\n", f.held.Load())
+	} else if *counts {
 		allowed, denied, err := f.counted()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "kfloor:", err)
@@ -73,10 +79,11 @@ func run(args []string) int {
 type floor struct {
 	dir    string
 	counts *ebpf.Map
+	held   atomic.Int64 // calls held and refused (-hold)
 	closes []func() error
 }
 
-func confine(egress bool) (*floor, error) {
+func confine(egress, hold bool) (*floor, error) {
 	dir, remove, err := makeCgroup()
 	if err != nil {
 		return nil, err
@@ -87,17 +94,29 @@ func confine(egress bool) (*floor, error) {
 		return nil, err
 	}
 	f.closes = append(f.closes, f.counts.Close)
-	for _, h := range hooks {
-		p, err := program(h, f.counts)
+	var h *holder
+	if hold {
+		if h, err = f.startHold(); err != nil {
+			f.close()
+			return nil, err
+		}
+	}
+	for _, hk := range hooks {
+		var p *ebpf.Program
+		if h != nil {
+			p, err = h.holdProgram(hk.attach, hk.v6, holdDeadline)
+		} else {
+			p, err = program(hk, f.counts)
+		}
 		if err != nil {
 			f.close()
 			return nil, err
 		}
 		f.closes = append(f.closes, p.Close)
-		l, err := link.AttachCgroup(link.CgroupOptions{Path: dir, Attach: h.attach, Program: p})
+		l, err := link.AttachCgroup(link.CgroupOptions{Path: dir, Attach: hk.attach, Program: p})
 		if err != nil {
 			f.close()
-			return nil, fmt.Errorf("attach the %s program: %w", h.attach, err)
+			return nil, fmt.Errorf("attach the %s program: %w", hk.attach, err)
 		}
 		f.closes = append(f.closes, l.Close)
 	}
@@ -108,6 +127,30 @@ func confine(egress bool) (*floor, error) {
 		}
 	}
 	return f, nil
+}
+
+// holdDeadline is how long -hold's programs hold a call kfloor has not
+// answered.
+const holdDeadline = 10 * time.Second
+
+// startHold makes the hold's maps and serves its events: every held call
+// is refused (kfloor passes loopback only, as the floor does).
+func (f *floor) startHold() (*holder, error) {
+	h, err := newHolder()
+	if err != nil {
+		return nil, err
+	}
+	f.closes = append(f.closes, func() error { h.close(); return nil })
+	rd, err := ringbuf.NewReader(h.events)
+	if err != nil {
+		return nil, err
+	}
+	served := make(chan error, 1)
+	go func() {
+		served <- h.serve(rd, func(Held) (bool, bool) { f.held.Add(1); return false, true })
+	}()
+	f.closes = append(f.closes, func() error { rd.Close(); return <-served })
+	return h, nil
 }
 
 func (f *floor) attachEgress() error {

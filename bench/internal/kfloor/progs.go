@@ -58,9 +58,9 @@ func newCounts() (*ebpf.Map, error) {
 func program(h hook, counts *ebpf.Map) (*ebpf.Program, error) {
 	insns := asm.Instructions{asm.Mov.Reg(asm.R6, asm.R1)}
 	if h.v6 {
-		insns = append(insns, v6Checks()...)
+		insns = append(insns, v6Checks("deny")...)
 	} else {
-		insns = append(insns, v4Checks()...)
+		insns = append(insns, v4Checks("deny")...)
 	}
 	insns = append(insns, verdict("allow", allowedKey, 1, counts)...)
 	insns = append(insns, verdict("deny", deniedKey, 0, counts)...)
@@ -72,36 +72,37 @@ func program(h hook, counts *ebpf.Map) (*ebpf.Program, error) {
 	return p, nil
 }
 
-// v4Checks jumps to "allow" for 127.0.0.0/8 and 0.0.0.0, else to "deny".
-func v4Checks() asm.Instructions {
+// v4Checks jumps to "allow" for 127.0.0.0/8 and 0.0.0.0, else to other.
+// It reads the context from R6.
+func v4Checks(other string) asm.Instructions {
 	return asm.Instructions{
 		asm.LoadMem(asm.R2, asm.R6, offUserIP4, asm.Word),
 		asm.JEq.Imm(asm.R2, 0, "allow"),
 		asm.And.Imm(asm.R2, 0xff),
 		asm.JEq.Imm(asm.R2, loopback4, "allow"),
-		asm.Ja.Label("deny"),
+		asm.Ja.Label(other),
 	}
 }
 
 // v6Checks jumps to "allow" for ::1, ::, and the v4-mapped forms of
-// v4Checks' addresses, else to "deny".
-func v6Checks() asm.Instructions {
+// v4Checks' addresses, else to other. It reads the context from R6.
+func v6Checks(other string) asm.Instructions {
 	return asm.Instructions{
 		asm.LoadMem(asm.R2, asm.R6, offUserIP6, asm.Word),
-		asm.JNE.Imm(asm.R2, 0, "deny"),
+		asm.JNE.Imm(asm.R2, 0, other),
 		asm.LoadMem(asm.R2, asm.R6, offUserIP6+4, asm.Word),
-		asm.JNE.Imm(asm.R2, 0, "deny"),
+		asm.JNE.Imm(asm.R2, 0, other),
 		asm.LoadMem(asm.R2, asm.R6, offUserIP6+8, asm.Word),
 		asm.LoadMem(asm.R3, asm.R6, offUserIP6+12, asm.Word),
 		asm.JEq.Imm32(asm.R2, ip6Mapped, "mapped"),
-		asm.JNE.Imm(asm.R2, 0, "deny"),
+		asm.JNE.Imm(asm.R2, 0, other),
 		asm.JEq.Imm(asm.R3, 0, "allow"),
 		asm.JEq.Imm(asm.R3, ip6One, "allow"),
-		asm.Ja.Label("deny"),
+		asm.Ja.Label(other),
 		asm.JEq.Imm(asm.R3, 0, "allow").WithSymbol("mapped"),
 		asm.And.Imm(asm.R3, 0xff),
 		asm.JEq.Imm(asm.R3, loopback4, "allow"),
-		asm.Ja.Label("deny"),
+		asm.Ja.Label(other),
 	}
 }
 

@@ -31,6 +31,13 @@ func Running(p int) bool {
 	return err == nil && len(f) > 0 && f[0] != "Z" && f[0] != "X"
 }
 
+// Stopped tells whether process p is in a group stop (state T: a stop
+// signal, not a tracer's stop).
+func Stopped(p int) bool {
+	f, err := statFields(p)
+	return err == nil && len(f) > 0 && f[0] == "T"
+}
+
 func readSignals(path string) (Signals, bool) {
 	var st Signals
 	b, err := os.ReadFile(path)

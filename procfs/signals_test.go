@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -57,5 +58,26 @@ func TestRunning(t *testing.T) {
 	}
 	if Running(cmd.Process.Pid) {
 		t.Errorf("Running(%d) = true for a reaped child", cmd.Process.Pid)
+	}
+}
+
+func TestStopped(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Skip("no sleep:", err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	if Stopped(cmd.Process.Pid) {
+		t.Errorf("Stopped(%d) = true for a running child", cmd.Process.Pid)
+	}
+	if err := cmd.Process.Signal(unix.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !Stopped(cmd.Process.Pid) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if !Stopped(cmd.Process.Pid) {
+		t.Errorf("Stopped(%d) = false for a child stopped by SIGSTOP", cmd.Process.Pid)
 	}
 }

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/ringbuf"
 	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/procfs"
 )
 
 // The hold (issue 39's open question, answered on kernels whose cgroup
@@ -63,6 +66,13 @@ type Held struct {
 // holder is the maps and the program of the hold.
 type holder struct {
 	verdicts, events *ebpf.Map
+	// stop holds with SIGSTOP instead of SIGURG: the whole process
+	// stops at the call's first try, and serve continues it (SIGCONT)
+	// once the verdict is written. For programs that do not handle
+	// SIGURG: the kernel discards a signal whose action is to be
+	// ignored, SIGURG's default, and the call then fails with errno 513
+	// instead of restarting.
+	stop bool
 }
 
 func newHolder() (*holder, error) {
@@ -82,6 +92,14 @@ func newHolder() (*holder, error) {
 func (h *holder) close() {
 	h.verdicts.Close()
 	h.events.Close()
+}
+
+// signal is what the program raises on a held caller.
+func (h *holder) signal() unix.Signal {
+	if h.stop {
+		return unix.SIGSTOP
+	}
+	return unix.SIGURG
 }
 
 // decide writes verdict for c: applied at c's next try if it still names
@@ -135,7 +153,25 @@ func (h *holder) serve(rd *ringbuf.Reader, decide func(Held) (allow, answer bool
 		if err := h.decide(c, allow); err != nil {
 			return fmt.Errorf("write the verdict: %w", err)
 		}
+		if h.stop {
+			if err := continueStopped(c.PID); err != nil {
+				return err
+			}
+		}
 	}
+}
+
+// continueStopped sends SIGCONT to pid once it has stopped: a SIGCONT
+// that came first would cancel the pending SIGSTOP, and with it the
+// restart of the held call.
+func continueStopped(pid int) error {
+	for i := 0; i < 1000 && !procfs.Stopped(pid); i++ {
+		time.Sleep(50 * time.Microsecond)
+	}
+	if err := unix.Kill(pid, unix.SIGCONT); err != nil && err != unix.ESRCH {
+		return os.NewSyscallError("kill(SIGCONT)", err)
+	}
+	return nil
 }
 
 func parseHeld(b []byte) (Held, error) {
@@ -261,7 +297,7 @@ func (h *holder) holdBody(v6 bool, deadline time.Duration) asm.Instructions {
 		// Held: refuse with a restart and raise the signal that takes the
 		// thread out and back into the call.
 		asm.Mov.Imm(asm.R1, -erestartNoIntr).WithSymbol("hold"), asm.FnSetRetval.Call(),
-		asm.Mov.Imm(asm.R1, int32(unix.SIGURG)), asm.FnSendSignalThread.Call(),
+		asm.Mov.Imm(asm.R1, int32(h.signal())), asm.FnSendSignalThread.Call(),
 		asm.Mov.Imm(asm.R0, 0), asm.Return(),
 		asm.Mov.Imm(asm.R0, 1).WithSymbol("allow"), asm.Return(),
 	)

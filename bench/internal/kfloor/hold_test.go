@@ -74,10 +74,17 @@ func BenchmarkHeldDenied(b *testing.B) {
 // cgroup and serves their events with decide; stop detaches them.
 func startHolder(t testing.TB, deadline time.Duration, decide func(Held) (allow, answer bool)) (dir string, stop func()) {
 	t.Helper()
+	return startHolderWith(t, false, deadline, decide)
+}
+
+// startHolderWith is startHolder, holding with SIGSTOP where withStop.
+func startHolderWith(t testing.TB, withStop bool, deadline time.Duration, decide func(Held) (allow, answer bool)) (dir string, stop func()) {
+	t.Helper()
 	h, err := newHolder()
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.stop = withStop
 	var closers []func() error
 	cleanup := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
@@ -513,4 +520,47 @@ func runMarked(t *testing.T, dir, op string, m *markReader) string {
 		t.Fatal("the victim printed nothing")
 	}
 	return m.lines[len(m.lines)-1]
+}
+
+// TestHoldSignal: the signal that takes a held caller out and back into
+// its call. SIGURG's default action is to be ignored, and the kernel
+// discards an ignored signal: a program that does not handle it (bash,
+// here; Go's runtime handles it) is not restarted, and its call fails
+// with errno 513, closed but with an error no caller knows. SIGSTOP
+// cannot be ignored: the whole process stops at the call's first try and
+// the holder continues it once the verdict is written.
+func TestHoldSignal(t *testing.T) {
+	needRoot(t)
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash:", err)
+	}
+	for _, c := range []struct {
+		name     string
+		withStop bool
+		allow    bool
+		want     string
+	}{
+		{"sigurg", false, false, "Unknown error 513"},
+		{"sigstop-deny", true, false, "Operation not permitted"},
+		{"sigstop-allow", true, true, "Network is unreachable"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, stop := startHolderWith(t, c.withStop, testDeadline, func(Held) (bool, bool) { return c.allow, true })
+			defer stop()
+			cg, err := os.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cg.Close()
+			// bash opens /dev/udp/... with a UDP socket and a connect.
+			cmd := exec.Command(bash, "-c", "echo x >/dev/udp/"+heldDest.Addr().String()+"/9")
+			cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(cg.Fd()), Cloneflags: syscall.CLONE_NEWNET}
+			out, err := cmd.CombinedOutput()
+			t.Logf("bash: %v: %s", err, out)
+			if err == nil || !strings.Contains(string(out), c.want) {
+				t.Errorf("bash said %q (%v); want it to fail with %q", out, err, c.want)
+			}
+		})
+	}
 }

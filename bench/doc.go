@@ -61,8 +61,9 @@
 // (internal/kfloor, the kernel floor of issue 39: cgroup BPF programs pass
 // loopback in the kernel and the command runs under nettrap's filter with
 // every trap an allow, so nothing goes to user space; root only; weighed
-// against nettrap) and kernel-egress (the same with kfloor's egress
-// backstop; weighed against kernel).
+// against nettrap), kernel-egress (the same with kfloor's egress
+// backstop; weighed against kernel) and kernel-hold (the hold's programs,
+// kfloor -hold; weighed against kernel).
 //
 // Each leaf BenchmarkOps/OP/RUNNER runs the workload once with N = b.N
 // and reports the workload's own ns/op, so process and supervisor start-up

@@ -66,6 +66,10 @@ var allRunners = []runner{
 	// programs cannot see (control messages' source routes). Weighed
 	// against the kernel floor.
 	{name: "kernel-egress", ref: "kernel", cmd: func(b *builds) []string { return []string{b.kfloor, "-f", "-e", "--"} }},
+	// kernel-hold runs the hold's programs instead (kfloor -hold: what
+	// is not loopback is held for kfloor, which refuses it), the
+	// programs an engine would run. Weighed against the kernel floor.
+	{name: "kernel-hold", ref: "kernel", cmd: func(b *builds) []string { return []string{b.kfloor, "-f", "-hold", "--"} }},
 	// gofloor-emu is cfloor -e written in Go (bench/internal/gofloor):
 	// what a Go receiver costs with no code of nettrap's, weighed against
 	// the C floor it ports.

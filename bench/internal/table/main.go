@@ -66,6 +66,7 @@ var pairs = []struct{ runner, ref, refName, title string }{
 	{"floor", "cfloor", "C floor", "the Go floor (nettrap's loop, a decider that allows all) against the C floor"},
 	{"kernel", "nettrap", "notify engine", "the kernel floor (bench/internal/kfloor: cgroup BPF programs pass loopback in the kernel, nothing goes to user space; issue 39) against the notify engine as it comes"},
 	{"kernel-egress", "kernel", "kernel floor", "the kernel floor with the egress backstop (kfloor -e: a cgroup_skb program that drops every packet not to loopback) against the kernel floor"},
+	{"kernel-hold", "kernel", "kernel floor", "the hold's programs (kfloor -hold: loopback passes, the rest is held for user space) against the kernel floor"},
 	{"ptrace", "nettrap", "notify engine", "the ptrace engine (NETTRAP_ENGINE=ptrace) against the notify engine, both as they come (allowed inet calls emulated)"},
 	{"nettrap-pre519", "cfloor-emu-nosync", "C floor", "without SYNC_WAKE_UP and WAIT_KILLABLE_RECV (kernels before 5.19), both emulating"},
 	{"ptrace-parent", "ptrace", "ptrace", "the ptrace engine under a listener above (cfloor -w traps bind and listen, as WSL2's init does; auto falls back to ptrace, whose probe sees the listener hide none of nettrap's calls) against the ptrace engine alone"},
@@ -74,7 +75,7 @@ var pairs = []struct{ runner, ref, refName, title string }{
 
 // runnerOrder is bench's runners in the order they run
 // (runners_test.go).
-var runnerOrder = []string{"bare", "cfloor", "continue", "cfloor-emu", "nettrap", "kernel", "kernel-egress", "gofloor-emu",
+var runnerOrder = []string{"bare", "cfloor", "continue", "cfloor-emu", "nettrap", "kernel", "kernel-egress", "kernel-hold", "gofloor-emu",
 	"cfloor-emu-nosync", "nettrap-nosync", "gofloor-emu-nosync", "nettrap-nosync-spin", "nettrap-pre519",
 	"cfloor-emu-nosync-spin", "floor", "ptrace", "ptrace-parent", "ptrace-parent-entry", "sealed", "sealed-pcall", "nettrap-base"}
 
@@ -144,7 +145,7 @@ func render(s samples, machine string) string {
 	bare := s.all("bare", "rss-KiB")
 	b.WriteString("\n| peak RSS (VmHWM) | KiB, median over all ops | × bare workload |\n|---|---:|---:|\n")
 	fmt.Fprintf(&b, "| workload, bare | %s | 1.00 |\n", num(bare))
-	for _, r := range []string{"cfloor", "cfloor-emu", "gofloor-emu", "floor", "continue", "nettrap", "kernel", "kernel-egress", "ptrace", "ptrace-parent", "ptrace-parent-entry"} {
+	for _, r := range []string{"cfloor", "cfloor-emu", "gofloor-emu", "floor", "continue", "nettrap", "kernel", "kernel-egress", "kernel-hold", "ptrace", "ptrace-parent", "ptrace-parent-entry"} {
 		if sup := s.all(r, "sup-rss-KiB"); len(sup) > 0 {
 			fmt.Fprintf(&b, "| %s supervisor process | %s | %s |\n", r, num(sup), ratio(median(sup), median(bare)))
 		}

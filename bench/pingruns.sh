@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs a timing-sensitive ping test RUNS times (default 80) bare, under
 # nettrap, under nettrap --emulate=off and, as root, under the kernel
-# floor (bench/internal/kfloor), alternating, and counts its failures
+# floor and the hold's programs (bench/internal/kfloor, -hold),
+# alternating, and counts its failures
 # (issue 39). One run is a fresh `workload udpping 1`: an unconnected UDP
 # send to a peer in the same process, which answers; the test takes its
 # start time after the send returned and fails when the answer was read
@@ -20,7 +21,7 @@ go build -o "$work/nettrap" ./cmd/nettrap
 runners="bare nettrap continue"
 if [ "$(id -u)" = 0 ]; then
 	go build -o "$work/kfloor" ./bench/internal/kfloor
-	runners="$runners kernel"
+	runners="$runners kernel kernel-hold"
 else
 	echo "pingruns: not root: no kernel floor runs" >&2
 fi
@@ -32,6 +33,7 @@ ping() {
 	nettrap) set -- "$work/nettrap" -- ;;
 	continue) set -- "$work/nettrap" --emulate=off -- ;;
 	kernel) set -- "$work/kfloor" -f -- ;;
+	kernel-hold) set -- "$work/kfloor" -f -hold -- ;;
 	esac
 	out=$("$@" "$work/workload" udpping 1) || { echo "pingruns: a run failed: $out" >&2; exit 1; }
 	case $out in

@@ -1,8 +1,8 @@
 #!/bin/sh
 # Runs quic-go's integrationtests/self bare, under the C floor that
 # emulates (bench/internal/cfloor, when a C compiler is there), under
-# nettrap and, as root, under the kernel floor (bench/internal/kfloor),
-# alternating, and reports the wall times as ratios of bare's,
+# nettrap and, as root, under the kernel floor and the hold's programs
+# (bench/internal/kfloor, -hold), alternating, and reports the wall times as ratios of bare's,
 # nettrap's added time over the C floor's, and nettrap's peak RSS (issue
 # 10: goal ≤ ×1.10, < 20 MiB). quic-go sends on unconnected UDP sockets,
 # so every packet is a trapped sendmsg with GSO control messages.
@@ -88,6 +88,7 @@ while [ "$i" -le "$runs" ]; do
 	[ -z "$cfloor" ] || run cfloor ./cfloor ${QUICGO_CFLOOR_FLAGS:--e} ./self.test "$@" >>results
 	run nettrap ./nettrap -- ./self.test "$@" >>results
 	[ -z "$kfloor" ] || run kernel ./kfloor -f -- ./self.test "$@" >>results
+	[ -z "$kfloor" ] || run kernel-hold ./kfloor -f -hold -- ./self.test "$@" >>results
 	i=$((i + 1))
 done
 cat results
@@ -97,6 +98,7 @@ awk '
 	$1 == "cfloor" { c[++nc] = $2 }
 	$1 == "nettrap" { n[++nn] = $2; if ($3 > rss) rss = $3 }
 	$1 == "kernel" { k[++nk] = $2 }
+	$1 == "kernel-hold" { kh[++nkh] = $2 }
 	function sort(a, m,   i, j, t) {
 		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
 	}
@@ -118,6 +120,10 @@ awk '
 			for (i = 1; i <= m; i++) { kb[i] = k[i] / b[i]; kn[i] = k[i] / n[i] }
 			show("kernel floor wall × bare", kb, m)
 			show("kernel floor wall × nettrap wall", kn, m)
+		}
+		if (nkh == m) {
+			for (i = 1; i <= m; i++) khb[i] = kh[i] / b[i]
+			show("hold programs (kfloor -hold) wall × bare", khb, m)
 		}
 		printf "nettrap peak RSS %.1f MiB\n", rss / 1024
 		if (bad != "") printf "runs that failed:%s (see the outputs)\n", bad

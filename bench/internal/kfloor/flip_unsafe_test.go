@@ -46,7 +46,7 @@ func (f *flipAddr) sendto(fd int) error {
 type udpCounter struct{ c *net.UDPConn }
 
 func netListenUDP(ap netip.AddrPort) (*udpCounter, error) {
-	c, err := net.ListenUDP("udp4", net.UDPAddrFromAddrPort(ap))
+	c, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(ap))
 	if err != nil {
 		return nil, err
 	}
@@ -79,6 +79,17 @@ func (u *udpCounter) drainFrom(quiet time.Duration) map[int]int {
 		}
 		from[int(src.Port())]++
 	}
+}
+
+// first is the first datagram that arrives within wait, "" for none.
+func (u *udpCounter) first(wait time.Duration) string {
+	buf := make([]byte, 64)
+	u.c.SetReadDeadline(time.Now().Add(wait))
+	n, err := u.c.Read(buf)
+	if err != nil {
+		return ""
+	}
+	return string(buf[:n])
 }
 
 // loUp brings lo up in the victim's namespace and puts extra on it (a /32).

@@ -39,7 +39,7 @@ import (
 // is its value, heldEvent what events carries (both little-endian, laid
 // out as the program writes them).
 const (
-	heldValueLen   = 40  // u32 verdict, u32 port, u64 socket cookie, u64 held since (ns), ip[16]
+	heldValueLen   = 64  // u32 verdict, u32 port, u64 socket cookie, u64 held since (ns), ip[16], u32 errno, u32 new port, new ip[16]
 	heldEventLen   = 72  // u64 pid_tgid, u32 port, u32 family, u64 socket cookie, ip[16], u64 pc, sp, fp, lr
 	erestartNoIntr = 513 // include/linux/errno.h: restart whatever SA_RESTART says
 )
@@ -49,7 +49,27 @@ const (
 	heldPending uint32 = iota
 	heldAllow
 	heldDeny
+	heldRedirect
 )
+
+// Verdict is user space's answer to a held call: let it through, refuse
+// it with an errno, or let it through to another destination (nettrap's
+// deny-and-redirect, the DNS sinkhole's).
+type Verdict struct {
+	kind     uint32
+	errno    unix.Errno
+	redirect netip.AddrPort
+}
+
+// Allow lets the call through.
+func Allow() Verdict { return Verdict{kind: heldAllow} }
+
+// Deny refuses the call with errno.
+func Deny(errno unix.Errno) Verdict { return Verdict{kind: heldDeny, errno: errno} }
+
+// RedirectTo lets the call through to to instead, an address of the
+// call's family.
+func RedirectTo(to netip.AddrPort) Verdict { return Verdict{kind: heldRedirect, redirect: to} }
 
 // Held is one held call, as events reports it.
 type Held struct {
@@ -104,16 +124,17 @@ func (h *holder) signal() unix.Signal {
 
 // decide writes verdict for c: applied at c's next try if it still names
 // the same destination on the same socket.
-func (h *holder) decide(c Held, allow bool) error {
+func (h *holder) decide(c Held, verdict Verdict) error {
 	v := make([]byte, heldValueLen)
-	verdict := heldDeny
-	if allow {
-		verdict = heldAllow
-	}
-	binary.LittleEndian.PutUint32(v[0:], verdict)
+	binary.LittleEndian.PutUint32(v[0:], verdict.kind)
 	binary.BigEndian.PutUint16(v[4:], c.Dest.Port())
 	binary.LittleEndian.PutUint64(v[8:], c.Cookie)
 	copy(v[24:40], heldIP(c.Dest.Addr()))
+	binary.LittleEndian.PutUint32(v[40:], uint32(verdict.errno))
+	if verdict.kind == heldRedirect {
+		binary.BigEndian.PutUint16(v[44:], verdict.redirect.Port())
+		copy(v[48:64], heldIP(verdict.redirect.Addr()))
+	}
 	return h.verdicts.Update(c.key, v, ebpf.UpdateAny)
 }
 
@@ -133,7 +154,7 @@ func heldIP(a netip.Addr) []byte {
 
 // serve reads h's events from rd and writes decide's verdict for each
 // (none where answer is false), until rd is closed.
-func (h *holder) serve(rd *ringbuf.Reader, decide func(Held) (allow, answer bool)) error {
+func (h *holder) serve(rd *ringbuf.Reader, decide func(Held) (v Verdict, answer bool)) error {
 	for {
 		rec, err := rd.Read()
 		if errors.Is(err, ringbuf.ErrClosed) {
@@ -146,11 +167,11 @@ func (h *holder) serve(rd *ringbuf.Reader, decide func(Held) (allow, answer bool
 		if err != nil {
 			return err
 		}
-		allow, answer := decide(c)
+		v, answer := decide(c)
 		if !answer {
 			continue
 		}
-		if err := h.decide(c, allow); err != nil {
+		if err := h.decide(c, v); err != nil {
 			return fmt.Errorf("write the verdict: %w", err)
 		}
 		if h.stop {
@@ -209,9 +230,20 @@ func (h *holder) holdProgram(attach ebpf.AttachType, v6 bool, deadline time.Dura
 	return p, nil
 }
 
+// forget deletes the caller's entry from the verdicts map (labelled sym
+// when sym is not empty): a verdict is used once.
+func (h *holder) forget(sym string) asm.Instructions {
+	first := asm.LoadMapPtr(asm.R1, h.verdicts.FD())
+	if sym != "" {
+		first = first.WithSymbol(sym)
+	}
+	return asm.Instructions{first, asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, holdKey),
+		asm.FnMapDeleteElem.Call()}
+}
+
 // Stack slots of the hold program: the map key, a value it writes, an
 // event it reports.
-const holdKey, holdValue, holdEvent = -8, -48, -120
+const holdKey, holdValue, holdEvent = -8, -72, -144
 
 // ipWord loads word w (0-3) of the destination, as heldIP lays it out,
 // into dst.
@@ -249,27 +281,60 @@ func (h *holder) holdBody(v6 bool, deadline time.Duration) asm.Instructions {
 	}
 	insns = append(insns,
 		asm.LoadMem(asm.R7, asm.R0, 0, asm.Word),
-		asm.JNE.Imm(asm.R7, int32(heldPending), "decided"),
+		asm.JEq.Imm(asm.R7, int32(heldPending), "pending"),
+		asm.JEq.Imm(asm.R7, int32(heldDeny), "deny"),
+		asm.JEq.Imm(asm.R7, int32(heldRedirect), "redirect"),
+	)
+	insns = append(insns, h.forget("")...)
+	insns = append(insns,
+		asm.Ja.Label("allow"),
 		// Pending: past the deadline, the call fails closed.
-		asm.Mov.Reg(asm.R7, asm.R0),
+		asm.Mov.Reg(asm.R7, asm.R0).WithSymbol("pending"),
 		asm.FnKtimeGetNs.Call(),
 		asm.LoadMem(asm.R1, asm.R7, 16, asm.DWord),
 		asm.Sub.Reg(asm.R0, asm.R1),
 		asm.LoadImm(asm.R1, deadline.Nanoseconds(), asm.DWord),
 		asm.JLE.Reg(asm.R0, asm.R1, "hold"),
-		asm.Mov.Imm(asm.R7, int32(heldDeny)),
-		asm.LoadMapPtr(asm.R1, h.verdicts.FD()).WithSymbol("decided"),
-		asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, holdKey),
-		asm.FnMapDeleteElem.Call(),
-		asm.JEq.Imm(asm.R7, int32(heldAllow), "allow"),
-		asm.Mov.Imm(asm.R1, -int32(unix.EPERM)), asm.FnSetRetval.Call(),
+		asm.Mov.Imm(asm.R8, int32(unix.EPERM)),
+		asm.Ja.Label("refuse"),
+		// Denied: with the verdict's errno, EPERM when it names none.
+		asm.LoadMem(asm.R8, asm.R0, 40, asm.Word).WithSymbol("deny"),
+		asm.JNE.Imm(asm.R8, 0, "refuse"),
+		asm.Mov.Imm(asm.R8, int32(unix.EPERM)),
+	)
+	insns = append(insns, h.forget("refuse")...)
+	insns = append(insns,
+		asm.Mov.Imm(asm.R1, 0), asm.Sub.Reg(asm.R1, asm.R8), asm.FnSetRetval.Call(),
 		asm.Mov.Imm(asm.R0, 0), asm.Return(),
+		// Redirected: the kernel's copy of the destination rewritten,
+		// then let through.
+		asm.LoadMem(asm.R1, asm.R0, 44, asm.Word).WithSymbol("redirect"),
+		asm.StoreMem(asm.R6, offUserPort, asm.R1, asm.Word),
+	)
+	if v6 {
+		for w := int16(0); w < 4; w++ {
+			insns = append(insns, asm.LoadMem(asm.R1, asm.R0, 48+4*w, asm.Word),
+				asm.StoreMem(asm.R6, offUserIP6+4*w, asm.R1, asm.Word))
+		}
+	} else {
+		insns = append(insns, asm.LoadMem(asm.R1, asm.R0, 48, asm.Word),
+			asm.StoreMem(asm.R6, offUserIP4, asm.R1, asm.Word))
+	}
+	insns = append(insns, h.forget("")...)
+	insns = append(insns,
+		asm.Ja.Label("allow"),
 		// A new call (or a changed one): pending since now, and reported.
 		asm.FnKtimeGetNs.Call().WithSymbol("new"),
 		asm.StoreMem(asm.RFP, holdValue+16, asm.R0, asm.DWord),
 		asm.StoreImm(asm.RFP, holdValue, int64(heldPending), asm.Word),
 		asm.StoreMem(asm.RFP, holdValue+4, asm.R8, asm.Word),
 		asm.StoreMem(asm.RFP, holdValue+8, asm.R9, asm.DWord),
+		// No errno, no new port, no new address (cilium/ebpf's asm has
+		// no 8-byte store of an immediate).
+		asm.Mov.Imm(asm.R1, 0),
+		asm.StoreMem(asm.RFP, holdValue+40, asm.R1, asm.DWord),
+		asm.StoreMem(asm.RFP, holdValue+48, asm.R1, asm.DWord),
+		asm.StoreMem(asm.RFP, holdValue+56, asm.R1, asm.DWord),
 		asm.StoreMem(asm.RFP, holdEvent+8, asm.R8, asm.Word),
 		asm.StoreImm(asm.RFP, holdEvent+12, family, asm.Word),
 		asm.StoreMem(asm.RFP, holdEvent+16, asm.R9, asm.DWord),

@@ -35,6 +35,18 @@ const (
 	// that marks it, as a test's output marks the test.
 	opMark, opMarkAfter = "mark", "markafter"
 	opGo                = "goroutine" // one UDP sendto to heldDest from a goroutine it starts
+	opRedirect          = "redirect"  // sends redirected to its listeners, and one refused
+)
+
+// TestHoldRedirect's destinations: the "nameservers" it redirects to a
+// listener of the victim's (as nettrap sends a lookup to its DNS
+// sinkhole), and one it refuses with an errno of its choice.
+var (
+	dnsDest4    = netip.MustParseAddrPort("192.0.2.53:53")
+	dnsDest6    = netip.MustParseAddrPort("[2001:db8::53]:53")
+	refusedDest = netip.MustParseAddrPort("198.51.100.7:9")
+	redirect4   = netip.MustParseAddrPort("127.0.0.1:5353")
+	redirect6   = netip.MustParseAddrPort("[::1]:5353")
 )
 
 var (
@@ -79,6 +91,19 @@ func startHolder(t testing.TB, deadline time.Duration, decide func(Held) (allow,
 
 // startHolderWith is startHolder, holding with SIGSTOP where withStop.
 func startHolderWith(t testing.TB, withStop bool, deadline time.Duration, decide func(Held) (allow, answer bool)) (dir string, stop func()) {
+	t.Helper()
+	return startHolderVerdicts(t, withStop, deadline, func(c Held) (Verdict, bool) {
+		allow, answer := decide(c)
+		if allow {
+			return Allow(), answer
+		}
+		return Deny(unix.EPERM), answer
+	})
+}
+
+// startHolderVerdicts is startHolderWith with a decider that gives any
+// verdict.
+func startHolderVerdicts(t testing.TB, withStop bool, deadline time.Duration, decide func(Held) (Verdict, bool)) (dir string, stop func()) {
 	t.Helper()
 	h, err := newHolder()
 	if err != nil {
@@ -139,6 +164,11 @@ func startHolderWith(t testing.TB, withStop bool, deadline time.Duration, decide
 // 6.12 refuses it in a cgroup program; 6.18 allows it.
 func holdUnsupported(t testing.TB, err error) {
 	t.Helper()
+	// Only the helper's absence is the kernel's; any other refusal is
+	// the program's fault.
+	if e := err.Error(); !strings.Contains(e, "bpf_send_signal_thread") && !strings.Contains(e, "unknown func") {
+		t.Fatalf("the verifier refuses the hold program: %v", err)
+	}
 	msg := fmt.Sprintf("this kernel refuses a program that holds a call (bpf_set_retval 5.18+, bpf_send_signal_thread in a cgroup program, after 6.12): %v", err)
 	if os.Getenv("CI") == "true" {
 		t.Fatal(msg)
@@ -562,5 +592,28 @@ func TestHoldSignal(t *testing.T) {
 				t.Errorf("bash said %q (%v); want it to fail with %q", out, err, c.want)
 			}
 		})
+	}
+}
+
+// TestHoldRedirect: the verdicts beyond allow and EPERM that nettrap
+// gives. A redirect rewrites the kernel's copy of the destination (IPv4
+// and IPv6), as nettrap sends a denied lookup to its DNS sinkhole; a
+// denial carries the errno nettrap was told to answer with (--errno).
+func TestHoldRedirect(t *testing.T) {
+	needRoot(t)
+	dir, stop := startHolderVerdicts(t, false, testDeadline, func(h Held) (Verdict, bool) {
+		switch h.Dest {
+		case dnsDest4:
+			return RedirectTo(redirect4), true
+		case dnsDest6:
+			return RedirectTo(redirect6), true
+		}
+		return Deny(unix.ECONNREFUSED), true
+	})
+	out := runHeld(t, dir, opRedirect)
+	stop()
+	want := "ok,ok," + unix.ECONNREFUSED.Error() + " | q4 | q6"
+	if out != want {
+		t.Errorf("victim: %q; want %q", out, want)
 	}
 }

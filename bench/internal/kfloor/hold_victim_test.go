@@ -7,6 +7,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -33,6 +34,8 @@ func heldVictim(op string) int {
 		return markVictim(op == opMarkAfter)
 	case op == opGo:
 		return goroutineVictim()
+	case op == opRedirect:
+		return redirectVictim()
 	}
 	var ticks int64
 	stop := make(chan struct{})
@@ -278,5 +281,42 @@ func goroutineVictim() int {
 	done := make(chan error)
 	go func() { done <- unix.Sendto(fd, []byte("kfloor"), 0, sa) }()
 	fmt.Println(<-done)
+	return 0
+}
+
+// redirectVictim listens on redirect4 and redirect6, sends "q4" to
+// dnsDest4, "q6" to dnsDest6 and "q" to refusedDest, and prints each
+// send's result and what each listener read: "ok ok connection refused
+// | q4 | q6".
+func redirectVictim() int {
+	l4, err4 := netListenUDP(redirect4)
+	l6, err6 := netListenUDP(redirect6)
+	if err := errors.Join(err4, err6); err != nil {
+		fmt.Fprintln(os.Stderr, "victim:", err)
+		return 1
+	}
+	var res []string
+	for _, c := range []struct {
+		to  netip.AddrPort
+		msg string
+	}{{dnsDest4, "q4"}, {dnsDest6, "q6"}, {refusedDest, "q"}} {
+		family := unix.AF_INET6
+		var sa unix.Sockaddr = &unix.SockaddrInet6{Port: int(c.to.Port()), Addr: c.to.Addr().As16()}
+		if c.to.Addr().Is4() {
+			family = unix.AF_INET
+			sa = &unix.SockaddrInet4{Port: int(c.to.Port()), Addr: c.to.Addr().As4()}
+		}
+		fd, err := unix.Socket(family, unix.SOCK_DGRAM, 0)
+		if err == nil {
+			err = unix.Sendto(fd, []byte(c.msg), 0, sa)
+			unix.Close(fd)
+		}
+		r := "ok"
+		if err != nil {
+			r = err.Error()
+		}
+		res = append(res, r)
+	}
+	fmt.Printf("%s | %s | %s\n", strings.Join(res, ","), l4.first(time.Second), l6.first(time.Second))
 	return 0
 }

@@ -147,7 +147,7 @@ func (f *floor) startHold() (*holder, error) {
 	}
 	served := make(chan error, 1)
 	go func() {
-		served <- h.serve(rd, func(Held) (bool, bool) { f.held.Add(1); return false, true })
+		served <- h.serve(rd, func(Held) (Verdict, bool) { f.held.Add(1); return Deny(unix.EPERM), true })
 	}()
 	f.closes = append(f.closes, func() error { rd.Close(); return <-served })
 	return h, nil

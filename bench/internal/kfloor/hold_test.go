@@ -63,21 +63,28 @@ const testDeadline = 30 * time.Second
 // engine's denied call (bench's runners time allowed ones).
 func BenchmarkHeldDenied(b *testing.B) {
 	needRoot(b)
-	dir, stop := startHolder(b, testDeadline, func(Held) (bool, bool) { return false, true })
-	defer stop()
-	out := runHeld(b, dir, opLoop+strconv.Itoa(max(b.N, 10)))
-	var ns int64
-	var errno string
-	if _, err := fmt.Sscanf(out, "%d %s", &ns, &errno); err != nil {
-		b.Fatalf("victim printed %q: %v", out, err)
+	for _, c := range []struct {
+		name     string
+		withStop bool
+	}{{"sigurg", false}, {"sigstop", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			dir, stop := startHolderWith(b, c.withStop, testDeadline, func(Held) (bool, bool) { return false, true })
+			defer stop()
+			out := runHeld(b, dir, opLoop+strconv.Itoa(max(b.N, 10)))
+			var ns int64
+			var errno string
+			if _, err := fmt.Sscanf(out, "%d %s", &ns, &errno); err != nil {
+				b.Fatalf("victim printed %q: %v", out, err)
+			}
+			if errno != "operation" { // "operation not permitted"
+				b.Fatalf("the held sends ended with %q, want EPERM", out)
+			}
+			b.ReportMetric(float64(ns), "held-ns/op")
+		})
 	}
-	if errno != "operation" { // "operation not permitted"
-		b.Fatalf("the held sends ended with %q, want EPERM", out)
-	}
-	b.ReportMetric(float64(ns), "held-ns/op")
 }
 
-// startHolder attaches the hold programs (connect4, sendmsg4) to a new
+// startHolder attaches the hold programs (connect4/6, sendmsg4/6) to a new
 // cgroup and serves their events with decide; stop detaches them.
 func startHolder(t testing.TB, deadline time.Duration, decide func(Held) (allow, answer bool)) (dir string, stop func()) {
 	t.Helper()

@@ -8,12 +8,10 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -30,18 +28,9 @@ import (
 // made the call.
 func TestHoldAttribution(t *testing.T) {
 	needRoot(t)
-	var mu sync.Mutex
 	var frames []string
 	var unwindErr error
-	dir, stop := startHolder(t, testDeadline, func(h Held) (bool, bool) {
-		fs, err := unwindHeld(h)
-		mu.Lock()
-		frames, unwindErr = fs, err
-		mu.Unlock()
-		return false, true
-	})
-	out := runHeld(t, dir, opSend)
-	stop()
+	out := runDenying(t, opSend, func(h Held) { frames, unwindErr = unwindHeld(h) })
 	if unwindErr != nil {
 		t.Fatalf("unwinding the held caller: %v", unwindErr)
 	}
@@ -58,18 +47,9 @@ func TestHoldAttribution(t *testing.T) {
 // does for a thread held in its listener.
 func TestHoldAncestry(t *testing.T) {
 	needRoot(t)
-	var mu sync.Mutex
 	var chain *ancestry.Chain
 	var readErr error
-	dir, stop := startHolder(t, testDeadline, func(h Held) (bool, bool) {
-		c, err := chainOf(h)
-		mu.Lock()
-		chain, readErr = c, err
-		mu.Unlock()
-		return false, true
-	})
-	out := runHeld(t, dir, opGo)
-	stop()
+	out := runDenying(t, opGo, func(h Held) { chain, readErr = chainOf(h) })
 	if readErr != nil {
 		t.Fatalf("reading the held caller's ancestry: %v", readErr)
 	}
@@ -81,13 +61,34 @@ func TestHoldAncestry(t *testing.T) {
 	}
 }
 
-// chainOf reads the held caller's goroutine chain with package ancestry.
-func chainOf(h Held) (*ancestry.Chain, error) {
+// runDenying runs the victim's op under a holder that calls look on each
+// held call, while the caller is held, and denies it; it returns what the
+// victim printed. look's writes are seen after it returns: the holder has
+// stopped by then.
+func runDenying(t *testing.T, op string, look func(Held)) string {
+	t.Helper()
+	dir, stop := startHolder(t, testDeadline, func(h Held) (bool, bool) {
+		look(h)
+		return false, true
+	})
+	out := runHeld(t, dir, op)
+	stop()
+	return out
+}
+
+// heldTable is the held caller's executable's table and load bias.
+func heldTable(h Held) (*callstack.Table, uint64, error) {
 	tab, err := callstack.Open(fmt.Sprintf("/proc/%d/exe", h.PID))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	bias, err := tab.Bias(h.PID)
+	return tab, bias, err
+}
+
+// chainOf reads the held caller's goroutine chain with package ancestry.
+func chainOf(h Held) (*ancestry.Chain, error) {
+	tab, bias, err := heldTable(h)
 	if err != nil {
 		return nil, err
 	}
@@ -105,11 +106,7 @@ const victimFunc = "github.com/nettrap/nettrap/bench/internal/kfloor.heldVictim"
 // unwindHeld unwinds the held caller h with callstack, as nettrap's
 // engines do from /proc/TID/syscall, and returns its frames' functions.
 func unwindHeld(h Held) ([]string, error) {
-	tab, err := callstack.Open(fmt.Sprintf("/proc/%d/exe", h.PID))
-	if err != nil {
-		return nil, err
-	}
-	bias, err := tab.Bias(h.PID)
+	tab, bias, err := heldTable(h)
 	if err != nil {
 		return nil, err
 	}
@@ -202,11 +199,6 @@ func (m *markReader) calls() int {
 // and returns its last line.
 func runMarked(t *testing.T, dir, op string, m *markReader) string {
 	t.Helper()
-	cg, err := os.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cg.Close()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -218,8 +210,7 @@ func runMarked(t *testing.T, dir, op string, m *markReader) string {
 	m.mu.Lock()
 	m.r = r
 	m.mu.Unlock()
-	cmd := exec.Command(exe, victimArg, heldArg, op)
-	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(cg.Fd()), Cloneflags: syscall.CLONE_NEWNET}
+	cmd := heldCmd(t, dir, exe, victimArg, heldArg, op)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = w, &stderr
 	if err := cmd.Start(); err != nil {

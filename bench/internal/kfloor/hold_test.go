@@ -180,24 +180,31 @@ func holdUnsupported(t testing.TB, err error) {
 
 func runHeld(t testing.TB, dir, op string) string {
 	t.Helper()
-	cg, err := os.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cg.Close()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(exe, victimArg, heldArg, op)
-	// Rule one: a network namespace of its own, only lo.
-	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(cg.Fd()), Cloneflags: syscall.CLONE_NEWNET}
+	cmd := heldCmd(t, dir, exe, victimArg, heldArg, op)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("victim %s: %v\n%s", op, err, stderr.String())
 	}
 	return strings.TrimSpace(stdout.String())
+}
+
+// heldCmd is argv, to be started in the cgroup dir and, by rule one, in
+// a network namespace of its own (only lo, down until it brings it up).
+func heldCmd(t testing.TB, dir string, argv ...string) *exec.Cmd {
+	t.Helper()
+	cg, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cg.Close() })
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(cg.Fd()), Cloneflags: syscall.CLONE_NEWNET}
+	return cmd
 }
 
 // TestHoldVerdicts: a held call waits for user space's verdict, gets it
@@ -364,14 +371,8 @@ func TestHoldSignal(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir, stop := startHolderWith(t, c.withStop, testDeadline, func(Held) (bool, bool) { return c.allow, true })
 			defer stop()
-			cg, err := os.Open(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cg.Close()
 			// bash opens /dev/udp/... with a UDP socket and a connect.
-			cmd := exec.Command(bash, "-c", "echo x >/dev/udp/"+heldDest.Addr().String()+"/9")
-			cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(cg.Fd()), Cloneflags: syscall.CLONE_NEWNET}
+			cmd := heldCmd(t, dir, bash, "-c", "echo x >/dev/udp/"+heldDest.Addr().String()+"/9")
 			out, err := cmd.CombinedOutput()
 			t.Logf("bash: %v: %s", err, out)
 			if err == nil || !strings.Contains(string(out), c.want) {

@@ -74,6 +74,27 @@ var victimCases = []victimCase{
 // denied.
 const lsrrCase = "udp4-loopback-lsrr-external"
 
+// filtersCase is the victim's count of seccomp filters (Seccomp_filters
+// in /proc/self/status): 1 under kfloor -f, 0 otherwise.
+const filtersCase = "seccomp-filters"
+
+func seccompFilters() int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "Seccomp_filters:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				return -1
+			}
+			return n
+		}
+	}
+	return -1
+}
+
 // lsrrHop is the source route's first hop (a /32 on the victim's lo).
 var lsrrHop = [4]byte{203, 0, 113, 99}
 
@@ -123,6 +144,7 @@ func victim() int {
 		res = err.Error()
 	}
 	fmt.Printf("%s %s\n", lsrrCase, res)
+	fmt.Printf("%s %d\n", filtersCase, seccompFilters())
 	return 0
 }
 
@@ -265,6 +287,13 @@ func TestFloorVerdicts(t *testing.T) {
 			}
 			if got[lsrrCase] != wantLSRR || bare[lsrrCase] != "ok" {
 				t.Errorf("%s: %q under kfloor, %q bare; want %q, %q", lsrrCase, got[lsrrCase], bare[lsrrCase], wantLSRR, "ok")
+			}
+			wantFilters := "0"
+			if slices.Contains(args, "-f") {
+				wantFilters = "1"
+			}
+			if got[filtersCase] != wantFilters || bare[filtersCase] != "0" {
+				t.Errorf("seccomp filters: %q under kfloor %v, %q bare; want %q, \"0\"", got[filtersCase], args, bare[filtersCase], wantFilters)
 			}
 			allowed, denied := countsOf(t, stderr)
 			if denied != external || allowed < len(victimCases)-external {

@@ -237,7 +237,11 @@ func stub(argv []string) error {
 	if err != nil {
 		return err
 	}
-	if err := installFilter(prog); err != nil {
+	// bpf.InstallTrace installs a program without a listener on this
+	// thread alone: the exec that follows must be made from it, and the
+	// command inherits the filter from it.
+	runtime.LockOSThread()
+	if err := bpf.InstallTrace(prog); err != nil {
 		return err
 	}
 	return unix.Exec(path, argv, os.Environ())

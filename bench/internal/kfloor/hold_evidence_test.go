@@ -19,6 +19,7 @@ import (
 
 	"github.com/nettrap/nettrap/ancestry"
 	"github.com/nettrap/nettrap/callstack"
+	"github.com/nettrap/nettrap/cgroupbpf"
 )
 
 // TestHoldAttribution: the held caller's registers, which the program
@@ -30,7 +31,7 @@ func TestHoldAttribution(t *testing.T) {
 	needRoot(t)
 	var frames []string
 	var unwindErr error
-	out := runDenying(t, opSend, func(h Held) { frames, unwindErr = unwindHeld(h) })
+	out := runDenying(t, opSend, func(h cgroupbpf.Held) { frames, unwindErr = unwindHeld(h) })
 	if unwindErr != nil {
 		t.Fatalf("unwinding the held caller: %v", unwindErr)
 	}
@@ -49,7 +50,7 @@ func TestHoldAncestry(t *testing.T) {
 	needRoot(t)
 	var chain *ancestry.Chain
 	var readErr error
-	out := runDenying(t, opGo, func(h Held) { chain, readErr = chainOf(h) })
+	out := runDenying(t, opGo, func(h cgroupbpf.Held) { chain, readErr = chainOf(h) })
 	if readErr != nil {
 		t.Fatalf("reading the held caller's ancestry: %v", readErr)
 	}
@@ -65,9 +66,9 @@ func TestHoldAncestry(t *testing.T) {
 // held call, while the caller is held, and denies it; it returns what the
 // victim printed. look's writes are seen after it returns: the holder has
 // stopped by then.
-func runDenying(t *testing.T, op string, look func(Held)) string {
+func runDenying(t *testing.T, op string, look func(cgroupbpf.Held)) string {
 	t.Helper()
-	dir, stop := startHolder(t, testDeadline, func(h Held) (bool, bool) {
+	dir, stop := startHolder(t, testDeadline, func(h cgroupbpf.Held) (bool, bool) {
 		look(h)
 		return false, true
 	})
@@ -77,7 +78,7 @@ func runDenying(t *testing.T, op string, look func(Held)) string {
 }
 
 // heldTable is the held caller's executable's table and load bias.
-func heldTable(h Held) (*callstack.Table, uint64, error) {
+func heldTable(h cgroupbpf.Held) (*callstack.Table, uint64, error) {
 	tab, err := callstack.Open(fmt.Sprintf("/proc/%d/exe", h.PID))
 	if err != nil {
 		return nil, 0, err
@@ -87,7 +88,7 @@ func heldTable(h Held) (*callstack.Table, uint64, error) {
 }
 
 // chainOf reads the held caller's goroutine chain with package ancestry.
-func chainOf(h Held) (*ancestry.Chain, error) {
+func chainOf(h cgroupbpf.Held) (*ancestry.Chain, error) {
 	tab, bias, err := heldTable(h)
 	if err != nil {
 		return nil, err
@@ -105,7 +106,7 @@ const victimFunc = "github.com/nettrap/nettrap/bench/internal/kfloor.heldVictim"
 
 // unwindHeld unwinds the held caller h with callstack, as nettrap's
 // engines do from /proc/TID/syscall, and returns its frames' functions.
-func unwindHeld(h Held) ([]string, error) {
+func unwindHeld(h cgroupbpf.Held) ([]string, error) {
 	tab, bias, err := heldTable(h)
 	if err != nil {
 		return nil, err
@@ -136,7 +137,7 @@ func TestHoldMarkerOrder(t *testing.T) {
 	}{{opMark, markSends, 0}, {opMarkAfter, 0, markSends}} {
 		t.Run(c.op, func(t *testing.T) {
 			out := &markReader{}
-			dir, stop := startHolder(t, testDeadline, func(h Held) (bool, bool) {
+			dir, stop := startHolder(t, testDeadline, func(h cgroupbpf.Held) (bool, bool) {
 				return out.seen(fmt.Sprintf("mark %d", out.calls())), true
 			})
 			defer stop()

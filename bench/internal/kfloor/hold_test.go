@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/nettrap/nettrap/cgroupbpf"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -14,7 +15,6 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf/link"
-	"github.com/cilium/ebpf/ringbuf"
 	"golang.org/x/sys/unix"
 )
 
@@ -64,11 +64,11 @@ const testDeadline = 30 * time.Second
 func BenchmarkHeldDenied(b *testing.B) {
 	needRoot(b)
 	for _, c := range []struct {
-		name     string
-		withStop bool
-	}{{"sigurg", false}, {"sigstop", true}} {
+		name string
+		sig  cgroupbpf.Signal
+	}{{"sigurg", cgroupbpf.SignalURG}, {"sigstop", cgroupbpf.SignalStop}, {"by-handler", cgroupbpf.SignalByHandler}} {
 		b.Run(c.name, func(b *testing.B) {
-			dir, stop := startHolderWith(b, c.withStop, testDeadline, func(Held) (bool, bool) { return false, true })
+			dir, stop := startHolderWith(b, c.sig, testDeadline, func(cgroupbpf.Held) (bool, bool) { return false, true })
 			defer stop()
 			out := runHeld(b, dir, opLoop+strconv.Itoa(max(b.N, 10)))
 			var ns int64
@@ -86,40 +86,40 @@ func BenchmarkHeldDenied(b *testing.B) {
 
 // startHolder attaches the hold programs (connect4/6, sendmsg4/6) to a new
 // cgroup and serves their events with decide; stop detaches them.
-func startHolder(t testing.TB, deadline time.Duration, decide func(Held) (allow, answer bool)) (dir string, stop func()) {
+func startHolder(t testing.TB, deadline time.Duration, decide func(cgroupbpf.Held) (allow, answer bool)) (dir string, stop func()) {
 	t.Helper()
-	return startHolderWith(t, false, deadline, decide)
+	return startHolderWith(t, cgroupbpf.SignalURG, deadline, decide)
 }
 
-// startHolderWith is startHolder, holding with SIGSTOP where withStop.
-func startHolderWith(t testing.TB, withStop bool, deadline time.Duration, decide func(Held) (allow, answer bool)) (dir string, stop func()) {
+// startHolderWith is startHolder, taking held threads out of their call
+// with sig.
+func startHolderWith(t testing.TB, sig cgroupbpf.Signal, deadline time.Duration, decide func(cgroupbpf.Held) (allow, answer bool)) (dir string, stop func()) {
 	t.Helper()
-	return startHolderVerdicts(t, withStop, deadline, func(c Held) (Verdict, bool) {
+	return startHolderVerdicts(t, sig, deadline, func(c cgroupbpf.Held) (cgroupbpf.Verdict, bool) {
 		allow, answer := decide(c)
 		if allow {
-			return Allow(), answer
+			return cgroupbpf.Allow(), answer
 		}
-		return Deny(unix.EPERM), answer
+		return cgroupbpf.Deny(unix.EPERM), answer
 	})
 }
 
 // startHolderVerdicts is startHolderWith with a decider that gives any
 // verdict.
-func startHolderVerdicts(t testing.TB, withStop bool, deadline time.Duration, decide func(Held) (Verdict, bool)) (dir string, stop func()) {
+func startHolderVerdicts(t testing.TB, sig cgroupbpf.Signal, deadline time.Duration, decide func(cgroupbpf.Held) (cgroupbpf.Verdict, bool)) (dir string, stop func()) {
 	t.Helper()
-	h, err := newHolder()
+	h, err := cgroupbpf.NewHold(kfloorHold(sig, deadline))
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.stop = withStop
 	var closers []func() error
 	cleanup := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()
 		}
-		h.close()
+		h.Close()
 	}
-	dir, remove, err := makeCgroup()
+	dir, remove, err := cgroupbpf.MakeCgroup("kfloor")
 	if err != nil {
 		cleanup()
 		t.Fatal(err)
@@ -127,7 +127,7 @@ func startHolderVerdicts(t testing.TB, withStop bool, deadline time.Duration, de
 	closers = append(closers, func() error { remove(); return nil })
 	for _, hk := range hooks {
 		at := hk.attach
-		p, err := h.holdProgram(at, hk.v6, deadline)
+		p, err := h.Program(at)
 		if err != nil {
 			cleanup()
 			holdUnsupported(t, err)
@@ -140,13 +140,13 @@ func startHolderVerdicts(t testing.TB, withStop bool, deadline time.Duration, de
 		}
 		closers = append(closers, l.Close)
 	}
-	rd, err := ringbuf.NewReader(h.events)
+	rd, err := h.Reader()
 	if err != nil {
 		cleanup()
 		t.Fatal(err)
 	}
 	served := make(chan error, 1)
-	go func() { served <- h.serve(rd, decide) }()
+	go func() { served <- h.Serve(rd, decide) }()
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
@@ -225,8 +225,9 @@ func TestHoldVerdicts(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%s-allow=%v", c.op, c.allow), func(t *testing.T) {
 			var mu sync.Mutex
-			var seen []Held
-			dir, stop := startHolder(t, testDeadline, func(h Held) (bool, bool) {
+			var seen []cgroupbpf.Held
+			// A Go victim handles SIGURG: the program reads that.
+			dir, stop := startHolderWith(t, cgroupbpf.SignalByHandler, testDeadline, func(h cgroupbpf.Held) (bool, bool) {
 				time.Sleep(hold)
 				mu.Lock()
 				seen = append(seen, h)
@@ -249,8 +250,13 @@ func TestHoldVerdicts(t *testing.T) {
 			if strings.HasSuffix(c.op, "6") {
 				dest = heldDest6
 			}
-			if len(seen) != 1 || seen[0].Dest != dest || seen[0].TID == 0 || seen[0].Cookie == 0 {
-				t.Errorf("held calls %v; want one, to %v, with its thread and socket", seen, dest)
+			typ := unix.SOCK_DGRAM
+			if strings.HasPrefix(c.op, opConn) {
+				typ = unix.SOCK_STREAM
+			}
+			if len(seen) != 1 || seen[0].Dest != dest || seen[0].TID == 0 || seen[0].Cookie == 0 ||
+				seen[0].Netns == 0 || seen[0].Type != typ || seen[0].Stopped {
+				t.Errorf("held calls %+v; want one, to %v, with its thread, socket, namespace, type %d, not stopped (SIGURG)", seen, dest, typ)
 			}
 		})
 	}
@@ -264,7 +270,7 @@ func TestHoldFlip(t *testing.T) {
 	needRoot(t)
 	var mu sync.Mutex
 	seen := map[netip.AddrPort]int{}
-	dir, stop := startHolder(t, testDeadline, func(h Held) (bool, bool) {
+	dir, stop := startHolder(t, testDeadline, func(h cgroupbpf.Held) (bool, bool) {
 		mu.Lock()
 		seen[h.Dest]++
 		mu.Unlock()
@@ -294,7 +300,7 @@ func TestHoldSwap(t *testing.T) {
 	var mu sync.Mutex
 	var first uint64
 	cookies := map[uint64]int{}
-	dir, stop := startHolder(t, testDeadline, func(h Held) (bool, bool) {
+	dir, stop := startHolder(t, testDeadline, func(h cgroupbpf.Held) (bool, bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		if first == 0 {
@@ -326,7 +332,7 @@ func TestHoldDeadline(t *testing.T) {
 	const deadline = 300 * time.Millisecond
 	held := 0
 	var mu sync.Mutex
-	dir, stop := startHolder(t, deadline, func(Held) (bool, bool) {
+	dir, stop := startHolder(t, deadline, func(cgroupbpf.Held) (bool, bool) {
 		mu.Lock()
 		held++
 		mu.Unlock()
@@ -359,17 +365,25 @@ func TestHoldSignal(t *testing.T) {
 		t.Skip("no bash:", err)
 	}
 	for _, c := range []struct {
-		name     string
-		withStop bool
-		allow    bool
-		want     string
+		name  string
+		sig   cgroupbpf.Signal
+		allow bool
+		want  string
 	}{
-		{"sigurg", false, false, "Unknown error 513"},
-		{"sigstop-deny", true, false, "Operation not permitted"},
-		{"sigstop-allow", true, true, "Network is unreachable"},
+		{"sigurg", cgroupbpf.SignalURG, false, "Unknown error 513"},
+		{"sigstop-deny", cgroupbpf.SignalStop, false, "Operation not permitted"},
+		{"sigstop-allow", cgroupbpf.SignalStop, true, "Network is unreachable"},
+		// bash does not handle SIGURG: the program reads that and stops it.
+		{"by-handler-deny", cgroupbpf.SignalByHandler, false, "Operation not permitted"},
+		{"by-handler-allow", cgroupbpf.SignalByHandler, true, "Network is unreachable"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dir, stop := startHolderWith(t, c.withStop, testDeadline, func(Held) (bool, bool) { return c.allow, true })
+			dir, stop := startHolderWith(t, c.sig, testDeadline, func(h cgroupbpf.Held) (bool, bool) {
+				if c.sig == cgroupbpf.SignalByHandler && !h.Stopped {
+					t.Errorf("bash's held call was not stopped: the program chose SIGURG for a process that ignores it")
+				}
+				return c.allow, true
+			})
 			defer stop()
 			// bash opens /dev/udp/... with a UDP socket and a connect.
 			cmd := heldCmd(t, dir, bash, "-c", "echo x >/dev/udp/"+heldDest.Addr().String()+"/9")
@@ -388,14 +402,14 @@ func TestHoldSignal(t *testing.T) {
 // denial carries the errno nettrap was told to answer with (--errno).
 func TestHoldRedirect(t *testing.T) {
 	needRoot(t)
-	dir, stop := startHolderVerdicts(t, false, testDeadline, func(h Held) (Verdict, bool) {
+	dir, stop := startHolderVerdicts(t, cgroupbpf.SignalURG, testDeadline, func(h cgroupbpf.Held) (cgroupbpf.Verdict, bool) {
 		switch h.Dest {
 		case dnsDest4:
-			return RedirectTo(redirect4), true
+			return cgroupbpf.RedirectTo(redirect4), true
 		case dnsDest6:
-			return RedirectTo(redirect6), true
+			return cgroupbpf.RedirectTo(redirect6), true
 		}
-		return Deny(unix.ECONNREFUSED), true
+		return cgroupbpf.Deny(unix.ECONNREFUSED), true
 	})
 	out := runHeld(t, dir, opRedirect)
 	stop()

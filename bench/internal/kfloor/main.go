@@ -13,10 +13,10 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
-	"github.com/cilium/ebpf/ringbuf"
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/cgroupbpf"
 )
 
 // exitCantRun is the status when kfloor cannot confine here, as nettrap's.
@@ -84,7 +84,7 @@ type floor struct {
 }
 
 func confine(egress, hold bool) (*floor, error) {
-	dir, remove, err := makeCgroup()
+	dir, remove, err := cgroupbpf.MakeCgroup("kfloor")
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func confine(egress, hold bool) (*floor, error) {
 		return nil, err
 	}
 	f.closes = append(f.closes, f.counts.Close)
-	var h *holder
+	var h *cgroupbpf.Hold
 	if hold {
 		if h, err = f.startHold(); err != nil {
 			f.close()
@@ -104,7 +104,7 @@ func confine(egress, hold bool) (*floor, error) {
 	for _, hk := range hooks {
 		var p *ebpf.Program
 		if h != nil {
-			p, err = h.holdProgram(hk.attach, hk.v6, holdDeadline)
+			p, err = h.Program(hk.attach)
 		} else {
 			p, err = program(hk, f.counts)
 		}
@@ -133,28 +133,38 @@ func confine(egress, hold bool) (*floor, error) {
 // answered.
 const holdDeadline = 10 * time.Second
 
+// kfloorHold is the hold's configuration for kfloor: the floor's
+// checks (loopback and unspecified pass), raising sig, failing closed
+// after deadline.
+func kfloorHold(sig cgroupbpf.Signal, deadline time.Duration) cgroupbpf.HoldConfig {
+	return cgroupbpf.HoldConfig{Deadline: deadline, Signal: sig, Unspecified: true}
+}
+
 // startHold makes the hold's maps and serves its events: every held call
 // is refused (kfloor passes loopback only, as the floor does).
-func (f *floor) startHold() (*holder, error) {
-	h, err := newHolder()
+func (f *floor) startHold() (*cgroupbpf.Hold, error) {
+	h, err := cgroupbpf.NewHold(kfloorHold(cgroupbpf.SignalURG, holdDeadline))
 	if err != nil {
 		return nil, err
 	}
-	f.closes = append(f.closes, func() error { h.close(); return nil })
-	rd, err := ringbuf.NewReader(h.events)
+	f.closes = append(f.closes, func() error { h.Close(); return nil })
+	rd, err := h.Reader()
 	if err != nil {
 		return nil, err
 	}
 	served := make(chan error, 1)
 	go func() {
-		served <- h.serve(rd, func(Held) (Verdict, bool) { f.held.Add(1); return Deny(unix.EPERM), true })
+		served <- h.Serve(rd, func(cgroupbpf.Held) (cgroupbpf.Verdict, bool) {
+			f.held.Add(1)
+			return cgroupbpf.Deny(unix.EPERM), true
+		})
 	}()
 	f.closes = append(f.closes, func() error { rd.Close(); return <-served })
 	return h, nil
 }
 
 func (f *floor) attachEgress() error {
-	p, err := egressProgram()
+	p, err := cgroupbpf.EgressProgram()
 	if err != nil {
 		return err
 	}

@@ -5,23 +5,14 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+
+	"github.com/nettrap/nettrap/cgroupbpf"
 )
 
-// struct bpf_sock_addr (include/uapi/linux/bpf.h): the destination a
-// connect or a send with an address names, as the kernel copied it from
-// the caller. The addresses are in network byte order; a 32-bit load on
-// a little-endian machine (amd64, arm64) puts the first octet lowest.
+// counts' slots: allowed calls, refused ones.
 const (
-	offUserIP4  = 4  // __u32 user_ip4
-	offUserIP6  = 8  // __u32 user_ip6[4]
-	offUserPort = 24 // __u32 user_port (network order, in the low 16 bits)
-	allowedKey  = 0  // counts' slot of allowed calls
-	deniedKey   = 1  // and of refused ones
-	loopback4   = 127
-	ip6One      = 0x01000000 // the last word of ::1, loaded little-endian
-	// ip6Mapped is the third word of ::ffff:0:0/96 loaded little-endian,
-	// 0xffff0000, as the int32 a 32-bit comparison (JMP32) takes.
-	ip6Mapped = -0x10000
+	allowedKey = 0
+	deniedKey  = 1
 )
 
 // hook is one program of the floor: where it attaches and which family
@@ -57,11 +48,7 @@ func newCounts() (*ebpf.Map, error) {
 // adds one to its slot of counts.
 func program(h hook, counts *ebpf.Map) (*ebpf.Program, error) {
 	insns := asm.Instructions{asm.Mov.Reg(asm.R6, asm.R1)}
-	if h.v6 {
-		insns = append(insns, v6Checks("deny")...)
-	} else {
-		insns = append(insns, v4Checks("deny")...)
-	}
+	insns = append(insns, cgroupbpf.LoopbackChecks(h.v6, true, false, "deny")...)
 	insns = append(insns, verdict("allow", allowedKey, 1, counts)...)
 	insns = append(insns, verdict("deny", deniedKey, 0, counts)...)
 	p, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "kfloor", Type: ebpf.CGroupSockAddr,
@@ -70,40 +57,6 @@ func program(h hook, counts *ebpf.Map) (*ebpf.Program, error) {
 		return nil, fmt.Errorf("load the %s program: %w", h.attach, err)
 	}
 	return p, nil
-}
-
-// v4Checks jumps to "allow" for 127.0.0.0/8 and 0.0.0.0, else to other.
-// It reads the context from R6.
-func v4Checks(other string) asm.Instructions {
-	return asm.Instructions{
-		asm.LoadMem(asm.R2, asm.R6, offUserIP4, asm.Word),
-		asm.JEq.Imm(asm.R2, 0, "allow"),
-		asm.And.Imm(asm.R2, 0xff),
-		asm.JEq.Imm(asm.R2, loopback4, "allow"),
-		asm.Ja.Label(other),
-	}
-}
-
-// v6Checks jumps to "allow" for ::1, ::, and the v4-mapped forms of
-// v4Checks' addresses, else to other. It reads the context from R6.
-func v6Checks(other string) asm.Instructions {
-	return asm.Instructions{
-		asm.LoadMem(asm.R2, asm.R6, offUserIP6, asm.Word),
-		asm.JNE.Imm(asm.R2, 0, other),
-		asm.LoadMem(asm.R2, asm.R6, offUserIP6+4, asm.Word),
-		asm.JNE.Imm(asm.R2, 0, other),
-		asm.LoadMem(asm.R2, asm.R6, offUserIP6+8, asm.Word),
-		asm.LoadMem(asm.R3, asm.R6, offUserIP6+12, asm.Word),
-		asm.JEq.Imm32(asm.R2, ip6Mapped, "mapped"),
-		asm.JNE.Imm(asm.R2, 0, other),
-		asm.JEq.Imm(asm.R3, 0, "allow"),
-		asm.JEq.Imm(asm.R3, ip6One, "allow"),
-		asm.Ja.Label(other),
-		asm.JEq.Imm(asm.R3, 0, "allow").WithSymbol("mapped"),
-		asm.And.Imm(asm.R3, 0xff),
-		asm.JEq.Imm(asm.R3, loopback4, "allow"),
-		asm.Ja.Label(other),
-	}
 }
 
 // verdict is the block labelled sym: add one to counts[key] (this CPU's

@@ -1,4 +1,4 @@
-package main
+package cgroupbpf
 
 // The caller's user registers in struct pt_regs (arch/x86/include/uapi/
 // asm/ptrace.h, x86_64), which bpf_task_pt_regs gives: the pc, the stack

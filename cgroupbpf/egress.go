@@ -1,4 +1,4 @@
-package main
+package cgroupbpf
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 )
 
-// The egress backstop (-e): a cgroup_skb egress program sees each packet
+// The egress backstop: a cgroup_skb egress program sees each packet
 // of the cgroup's sockets as routed, after the address programs, with
 // the control messages' effects applied (a source route's first hop is
 // the header's destination, an IPv6 routing header is in the chain). It
@@ -25,8 +25,8 @@ const (
 	egressHdrLen  = 40 // an IPv6 header; an IPv4 one fits
 )
 
-// egressProgram builds the backstop.
-func egressProgram() (*ebpf.Program, error) {
+// EgressProgram builds the backstop.
+func EgressProgram() (*ebpf.Program, error) {
 	const buf = -egressHdrLen // the header's copy on the stack
 	insns := asm.Instructions{
 		asm.Mov.Reg(asm.R6, asm.R1),
@@ -62,7 +62,7 @@ func egressProgram() (*ebpf.Program, error) {
 		asm.Mov.Imm(asm.R0, 0).WithSymbol("drop"), asm.Return(),
 		asm.Mov.Imm(asm.R0, 1).WithSymbol("pass"), asm.Return(),
 	}
-	p, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "kfloor_egress", Type: ebpf.CGroupSKB,
+	p, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "nettrap_egress", Type: ebpf.CGroupSKB,
 		AttachType: ebpf.AttachCGroupInetEgress, Instructions: insns, License: "GPL"})
 	if err != nil {
 		return nil, fmt.Errorf("load the egress program: %w", err)

@@ -1,4 +1,4 @@
-package main
+package cgroupbpf
 
 // The caller's user registers in struct pt_regs (arch/arm64/include/asm/
 // ptrace.h: regs[31], sp, pc, pstate), which bpf_task_pt_regs gives: the

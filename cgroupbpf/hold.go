@@ -1,0 +1,257 @@
+package cgroupbpf
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/ringbuf"
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/procfs"
+)
+
+// The hold: a cgroup sock_addr program cannot sleep, but it can refuse
+// the call with -ERESTARTNOINTR (bpf_set_retval, 5.18) and raise a
+// signal on the calling thread (bpf_send_signal_thread, allowed in cgroup
+// programs after 6.12). On its way out the thread takes the signal and
+// the kernel restarts the call, which meets the program again, with the
+// address copied again from the caller and the socket looked up again.
+// Until user space writes a verdict the call loops there; the program
+// then applies the verdict to the very destination and socket it was
+// given for, on the kernel's own copy: a destination or descriptor
+// changed between tries is a new call, held again and reported again.
+//
+// The signal must be one the thread takes: a signal whose action is to
+// be ignored is discarded when sent (SIGURG's default), and a blocked
+// one is not taken, and the call would then fail with errno 513
+// (ERESTARTNOINTR leaks out). Go's runtime handles SIGURG, its own
+// preemption signal, and ignores a stray one; any other program gets
+// SIGSTOP, and user space continues it once the verdict is written.
+
+// Sizes of the verdicts map's value and of an event (both little-endian,
+// laid out as the program writes them).
+const (
+	heldValueLen   = 64  // u32 verdict, u32 port, u64 socket cookie, u64 held since (ns), ip[16], u32 errno, u32 new port, new ip[16]
+	heldEventLen   = 96  // u64 pid_tgid, u32 port, u32 family, u64 socket cookie, ip[16], u64 pc, sp, fp, lr, u64 netns cookie, u32 type, protocol, signal, pad
+	erestartNoIntr = 513 // include/linux/errno.h: restart whatever SA_RESTART says
+)
+
+// Verdicts user space writes (heldPending until then).
+const (
+	heldPending uint32 = iota
+	heldAllow
+	heldDeny
+	heldRedirect
+)
+
+// Verdict is user space's answer to a held call: let it through, refuse
+// it with an errno, or let it through to another destination (nettrap's
+// deny-and-redirect, the DNS sinkhole's).
+type Verdict struct {
+	kind     uint32
+	errno    unix.Errno
+	redirect netip.AddrPort
+}
+
+// Allow lets the call through.
+func Allow() Verdict { return Verdict{kind: heldAllow} }
+
+// Deny refuses the call with errno.
+func Deny(errno unix.Errno) Verdict { return Verdict{kind: heldDeny, errno: errno} }
+
+// RedirectTo lets the call through to to instead, an address of the
+// call's family.
+func RedirectTo(to netip.AddrPort) Verdict { return Verdict{kind: heldRedirect, redirect: to} }
+
+// Held is one held call, as the events report it.
+type Held struct {
+	TID, PID int
+	Dest     netip.AddrPort
+	Cookie   uint64 // the socket's (bpf_get_socket_cookie)
+	// Netns is the cookie of the socket's network namespace.
+	Netns uint64
+	// Type and Protocol are the socket's (SOCK_DGRAM, IPPROTO_UDP).
+	Type, Protocol int
+	// PC, SP, FP and LR are the caller's user registers in its call
+	// (bpf_task_pt_regs): where nettrap's unwinder starts, on a stack
+	// that cannot change while the call is held. LR is arm64's.
+	PC, SP, FP, LR uint64
+	// Stopped: the hold stopped the caller's process (SIGSTOP), which
+	// Serve continues once the verdict is written.
+	Stopped bool
+	key     uint64
+}
+
+// Signal is how the program takes a held thread out of its call.
+type Signal int
+
+const (
+	// SignalByHandler raises SIGURG where the thread takes it (a handler,
+	// not blocked: a Go program) and SIGSTOP elsewhere, reading the
+	// caller's signal state through the kernel's BTF.
+	SignalByHandler Signal = iota
+	// SignalURG always raises SIGURG: for Go programs only.
+	SignalURG
+	// SignalStop always raises SIGSTOP.
+	SignalStop
+)
+
+// HoldConfig says what a hold program passes and how it holds the rest.
+type HoldConfig struct {
+	// Deadline: a call held longer with no verdict fails with EPERM. The
+	// hold fails closed, and never hangs its caller, when no one answers.
+	Deadline time.Duration
+	Signal   Signal
+	// Unspecified passes 0.0.0.0 and :: with loopback; DNS holds port 53
+	// on loopback too (LoopbackChecks).
+	Unspecified, DNS bool
+	// PassTGID, when not 0, passes every call of that process: the
+	// supervisor's own, made on a socket it took from the tree.
+	PassTGID int
+}
+
+// Hold is the maps and the programs of the hold.
+type Hold struct {
+	cfg              HoldConfig
+	verdicts, events *ebpf.Map
+	sig              sigState // SignalByHandler's offsets
+}
+
+// NewHold makes the hold's maps.
+func NewHold(cfg HoldConfig) (*Hold, error) {
+	h := &Hold{cfg: cfg}
+	if cfg.Signal == SignalByHandler {
+		s, err := readSigState()
+		if err != nil {
+			return nil, err
+		}
+		h.sig = s
+	}
+	v, err := ebpf.NewMap(&ebpf.MapSpec{Name: "nettrap_verdict", Type: ebpf.Hash,
+		KeySize: 8, ValueSize: heldValueLen, MaxEntries: 1 << 14})
+	if err != nil {
+		return nil, fmt.Errorf("make the verdicts' map: %w", err)
+	}
+	e, err := ebpf.NewMap(&ebpf.MapSpec{Name: "nettrap_held", Type: ebpf.RingBuf, MaxEntries: 1 << 18})
+	if err != nil {
+		v.Close()
+		return nil, fmt.Errorf("make the events' ring buffer: %w", err)
+	}
+	h.verdicts, h.events = v, e
+	return h, nil
+}
+
+// Close releases the maps (programs loaded from them keep their own
+// references).
+func (h *Hold) Close() {
+	h.verdicts.Close()
+	h.events.Close()
+}
+
+// Reader reads the hold's events.
+func (h *Hold) Reader() (*ringbuf.Reader, error) {
+	rd, err := ringbuf.NewReader(h.events)
+	if err != nil {
+		return nil, fmt.Errorf("read the hold's events: %w", err)
+	}
+	return rd, nil
+}
+
+// Decide writes verdict for c: applied at c's next try if it still names
+// the same destination on the same socket. A stopped caller is continued.
+func (h *Hold) Decide(c Held, verdict Verdict) error {
+	v := make([]byte, heldValueLen)
+	binary.LittleEndian.PutUint32(v[0:], verdict.kind)
+	binary.BigEndian.PutUint16(v[4:], c.Dest.Port())
+	binary.LittleEndian.PutUint64(v[8:], c.Cookie)
+	copy(v[24:40], heldIP(c.Dest.Addr()))
+	binary.LittleEndian.PutUint32(v[40:], uint32(verdict.errno))
+	if verdict.kind == heldRedirect {
+		binary.BigEndian.PutUint16(v[44:], verdict.redirect.Port())
+		copy(v[48:64], heldIP(verdict.redirect.Addr()))
+	}
+	// UpdateExist: the entry is the program's, made when the call was
+	// held; one that is gone was given up (the deadline passed).
+	if err := h.verdicts.Update(c.key, v, ebpf.UpdateExist); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+		return fmt.Errorf("write the verdict: %w", err)
+	}
+	if c.Stopped {
+		return continueStopped(c.PID)
+	}
+	return nil
+}
+
+// heldIP is an address as the program keeps it: an IPv6 address's 16
+// bytes, an IPv4 address's 4 followed by zeros.
+func heldIP(a netip.Addr) []byte {
+	ip := make([]byte, 16)
+	if a.Is4() {
+		b := a.As4()
+		copy(ip, b[:])
+	} else {
+		b := a.As16()
+		copy(ip, b[:])
+	}
+	return ip
+}
+
+// Serve reads h's events from rd and writes decide's verdict for each
+// (none where answer is false), until rd is closed.
+func (h *Hold) Serve(rd *ringbuf.Reader, decide func(Held) (v Verdict, answer bool)) error {
+	for {
+		rec, err := rd.Read()
+		if errors.Is(err, ringbuf.ErrClosed) || errors.Is(err, os.ErrClosed) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		c, err := ParseHeld(rec.RawSample)
+		if err != nil {
+			return err
+		}
+		v, answer := decide(c)
+		if !answer {
+			continue
+		}
+		if err := h.Decide(c, v); err != nil {
+			return err
+		}
+	}
+}
+
+// continueStopped sends SIGCONT to pid once it has stopped: a SIGCONT
+// that came first would cancel the pending SIGSTOP, and with it the
+// restart of the held call.
+func continueStopped(pid int) error {
+	for i := 0; i < 1000 && !procfs.Stopped(pid); i++ {
+		time.Sleep(50 * time.Microsecond)
+	}
+	if err := unix.Kill(pid, unix.SIGCONT); err != nil && err != unix.ESRCH {
+		return os.NewSyscallError("kill(SIGCONT)", err)
+	}
+	return nil
+}
+
+// ParseHeld reads one event.
+func ParseHeld(b []byte) (Held, error) {
+	if len(b) < heldEventLen {
+		return Held{}, fmt.Errorf("short event (%d bytes)", len(b))
+	}
+	u64 := func(off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
+	u32 := func(off int) uint32 { return binary.LittleEndian.Uint32(b[off:]) }
+	key := u64(0)
+	port := binary.BigEndian.Uint16(b[8:10])
+	ip := netip.AddrFrom16([16]byte(b[24:40]))
+	if u32(12) == 4 {
+		ip = netip.AddrFrom4([4]byte(b[24:28]))
+	}
+	return Held{TID: int(uint32(key)), PID: int(key >> 32), Dest: netip.AddrPortFrom(ip, port),
+		Cookie: u64(16), PC: u64(40), SP: u64(48), FP: u64(56), LR: u64(64), Netns: u64(72),
+		Type: int(u32(80)), Protocol: int(u32(84)), Stopped: u32(88) == uint32(unix.SIGSTOP), key: key}, nil
+}

@@ -16,6 +16,20 @@ type Options struct {
 	// the notify engine's notifies, and seccomp(2) refused a listener
 	// (see traceProgram).
 	Trace bool
+	// KernelSends leaves the native ABI's sendto, sendmsg and sendmmsg
+	// to the kernel: the kernel engine's cgroup programs decide them on
+	// the kernel's own copy of each destination (package cgroupbpf), and
+	// the filter, which sees registers only, cannot tell a loopback send
+	// from another. The 32-bit ABIs' are trapped (and denied) still.
+	KernelSends bool
+}
+
+// untrapped are the native calls o leaves to the kernel.
+func (o Options) untrapped() map[Kind]bool {
+	if !o.KernelSends {
+		return nil
+	}
+	return map[Kind]bool{SendTo: true, SendMsg: true, SendMMsg: true}
 }
 
 // execTraps are the exec calls of each native ABI: arch/x86/entry/

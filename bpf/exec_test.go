@@ -52,3 +52,44 @@ func TestExecOption(t *testing.T) {
 		t.Errorf("i386 execve with Exec: %s, want ALLOW", retName(r))
 	}
 }
+
+// TestKernelSendsOption: with Options.KernelSends the native sendto,
+// sendmsg and sendmmsg run (the kernel engine's programs decide them);
+// everything else the plain filter traps it traps still, connect among
+// them, and the 32-bit ABIs' sends still go to the supervisor.
+func TestKernelSendsOption(t *testing.T) {
+	for _, c := range []struct {
+		goarch string
+		arch   uint32
+	}{{"amd64", unix.AUDIT_ARCH_X86_64}, {"arm64", unix.AUDIT_ARCH_AARCH64}} {
+		plain := vmFor(t, c.goarch)
+		prog, err := ProgramWith(c.goarch, Options{KernelSends: true})
+		if err != nil {
+			t.Fatalf("ProgramWith(%q): %v", c.goarch, err)
+		}
+		vm, err := bpf.NewVM(prog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		native := targets[c.goarch].native
+		for _, tr := range native.traps {
+			d := seccompData{nr: int32(tr.nr), arch: c.arch}
+			want := run(t, plain, d)
+			if tr.kind == SendTo || tr.kind == SendMsg || tr.kind == SendMMsg {
+				want = retAllow
+			}
+			if got := run(t, vm, d); got != want {
+				t.Errorf("%s %v (nr %d) with KernelSends: %s, want %s", c.goarch, tr.kind, tr.nr, retName(got), retName(want))
+			}
+		}
+		compat := targets[c.goarch].compat
+		for _, tr := range compat.traps {
+			if tr.kind != SendTo && tr.kind != SendMsg && tr.kind != SendMMsg {
+				continue
+			}
+			if r := run(t, vm, seccompData{nr: int32(tr.nr), arch: compat.audit}); r != retNotify {
+				t.Errorf("%s compat %v with KernelSends: %s, want USER_NOTIF", c.goarch, tr.kind, retName(r))
+			}
+		}
+	}
+}

@@ -42,7 +42,7 @@ func ProgramWith(goarch string, o Options) ([]bpf.Instruction, error) {
 		return nil, errors.New("bpf: cannot build a little-endian filter on a big-endian host")
 	}
 	extra := o.extraTraps(t.native)
-	prog, err := notifyProgram(t, argTable(t.native, extra), extra)
+	prog, err := notifyProgram(t, withoutUntrapped(argTable(t.native, extra), o.untrapped()), extra, o.untrapped())
 	if err != nil {
 		return nil, fmt.Errorf("bpf: program for %s: %w", goarch, err)
 	}
@@ -83,12 +83,33 @@ func encode(prog []bpf.Instruction) ([]unix.SockFilter, error) {
 	return out, nil
 }
 
+// withoutUntrapped drops the native ABI's rows of the calls untrapped
+// leaves to the kernel.
+func withoutUntrapped(rules []argRule, untrapped map[Kind]bool) []argRule {
+	if len(untrapped) == 0 {
+		return rules
+	}
+	var out []argRule
+	for _, r := range rules {
+		for k := range untrapped {
+			if r.sys == k.String() {
+				r.abis &^= nativeABI
+			}
+		}
+		if r.abis != 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // notifyProgram emits the layout of doc.go: the arch guard, then for each
 // ABI a dispatch on nr that sends each trapped syscall to its block of
 // rules (the argument table, rules) or, when it has none there, to the
-// supervisor; extra are more native numbers that go up. The blocks and
-// the returns come last.
-func notifyProgram(t target, rules []argRule, extra []uint32) ([]bpf.Instruction, error) {
+// supervisor; extra are more native numbers that go up, untrapped native
+// calls that do not (they are allowed). The blocks and the returns come
+// last.
+func notifyProgram(t target, rules []argRule, extra []uint32, untrapped map[Kind]bool) ([]bpf.Instruction, error) {
 	a := newAsm()
 	native, compat, x32 := a.newLabel(), a.newLabel(), a.newLabel()
 	allow, notify := a.retTo(retAllow), a.retTo(retNotify)
@@ -102,7 +123,7 @@ func notifyProgram(t target, rules []argRule, extra []uint32) ([]bpf.Instruction
 	used := map[label]bool{}
 	a.mark(compat)
 	a.load(offNr)
-	dispatch(a, t.compat.traps, blocks.foreign, notify, used)
+	dispatch(a, t.compat.traps, blocks.foreign, notify, used, nil)
 	a.ret(retAllow)
 
 	a.mark(native)
@@ -112,7 +133,7 @@ func notifyProgram(t target, rules []argRule, extra []uint32) ([]bpf.Instruction
 		// before any native comparison.
 		a.jump(bpf.JumpBitsSet, x32Bit, x32, next)
 	}
-	dispatch(a, t.native.traps, blocks.native, notify, used)
+	dispatch(a, t.native.traps, blocks.native, notify, used, untrapped)
 	for _, nr := range extra {
 		a.jump(bpf.JumpEqual, nr, notify, next)
 	}
@@ -120,7 +141,7 @@ func notifyProgram(t target, rules []argRule, extra []uint32) ([]bpf.Instruction
 
 	if t.x32 != nil {
 		a.mark(x32)
-		dispatch(a, t.x32.traps, blocks.foreign, notify, used)
+		dispatch(a, t.x32.traps, blocks.foreign, notify, used, nil)
 		a.ret(retAllow)
 	}
 	for _, b := range blocks.blocks {
@@ -141,16 +162,19 @@ func notifyProgram(t target, rules []argRule, extra []uint32) ([]bpf.Instruction
 // that has one, first (they are the calls the kernel must run the
 // filter for: ioctl, setsockopt, …), then "goto notify" for the others.
 // It falls through when nr is none of traps, and records the blocks it
-// jumps to in used.
-func dispatch(a *asm, traps []trap, blocks map[string]label, notify label, used map[label]bool) {
+// jumps to in used. A trap of a kind in untrapped falls through too.
+func dispatch(a *asm, traps []trap, blocks map[string]label, notify label, used map[label]bool, untrapped map[Kind]bool) {
 	for _, t := range traps {
+		if untrapped[t.kind] {
+			continue
+		}
 		if l, ok := blocks[t.kind.String()]; ok {
 			a.jump(bpf.JumpEqual, t.nr, l, next)
 			used[l] = true
 		}
 	}
 	for _, t := range traps {
-		if _, ok := blocks[t.kind.String()]; !ok {
+		if _, ok := blocks[t.kind.String()]; !ok && !untrapped[t.kind] {
 			a.jump(bpf.JumpEqual, t.nr, notify, next)
 		}
 	}

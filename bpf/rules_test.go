@@ -12,7 +12,7 @@ import (
 // extra traps) and loads it into an Evaluator; n is its length.
 func tableEvaluator(t *testing.T, goarch string, rules []argRule) (e *Evaluator, n int) {
 	t.Helper()
-	prog, err := notifyProgram(targets[goarch], rules, nil)
+	prog, err := notifyProgram(targets[goarch], rules, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestRuleValidation(t *testing.T) {
 		{argCheck{arg: 0, word: full, ranges: [][2]uint32{{1, 2}}}, "values only"},
 		{argCheck{arg: 0, word: 7, values: []uint64{1}}, "unknown word"},
 	} {
-		_, err := notifyProgram(targets["amd64"], []argRule{{sys: "socket", abis: nativeABI, ret: retNotify, checks: []argCheck{tc.check}}}, nil)
+		_, err := notifyProgram(targets["amd64"], []argRule{{sys: "socket", abis: nativeABI, ret: retNotify, checks: []argCheck{tc.check}}}, nil, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: got error %v, want one with %q", tc.check, err, tc.want)
 		}
@@ -246,7 +246,7 @@ func TestRuleForUntrappedSyscall(t *testing.T) {
 		{sys: "sockets", abis: nativeABI, ret: retNotify, checks: []argCheck{isLo(0, 1)}},
 		{sys: "socketcall", abis: nativeABI, ret: retNotify, checks: []argCheck{isLo(0, 1)}},
 	} {
-		if _, err := notifyProgram(targets["amd64"], []argRule{r}, nil); err == nil {
+		if _, err := notifyProgram(targets["amd64"], []argRule{r}, nil, nil); err == nil {
 			t.Errorf("rows of %s on %d: no error", r.sys, r.abis)
 		}
 	}

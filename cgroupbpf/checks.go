@@ -13,8 +13,12 @@ const (
 	offUserPort = 24 // __u32 user_port (network order, in the low 16 bits)
 	offType     = 32 // __u32 type (SOCK_STREAM, SOCK_DGRAM)
 	offProtocol = 36 // __u32 protocol
-	loopback4   = 127
-	ip6One      = 0x01000000 // the last word of ::1, loaded little-endian
+	offSock     = 64 // struct bpf_sock *sk
+	// struct bpf_sock: the source address and port (host order).
+	offSockSrcIP4  = 24
+	offSockSrcPort = 44
+	loopback4      = 127
+	ip6One         = 0x01000000 // the last word of ::1, loaded little-endian
 	// ip6Mapped is the third word of ::ffff:0:0/96 loaded little-endian,
 	// 0xffff0000, as the int32 a 32-bit comparison (JMP32) takes.
 	ip6Mapped = -0x10000

@@ -37,7 +37,7 @@ import (
 // laid out as the program writes them).
 const (
 	heldValueLen   = 64  // u32 verdict, u32 port, u64 socket cookie, u64 held since (ns), ip[16], u32 errno, u32 new port, new ip[16]
-	heldEventLen   = 96  // u64 pid_tgid, u32 port, u32 family, u64 socket cookie, ip[16], u64 pc, sp, fp, lr, u64 netns cookie, u32 type, protocol, signal, pad
+	heldEventLen   = 104 // u64 pid_tgid, u32 port, u32 family, u64 socket cookie, ip[16], u64 pc, sp, fp, lr, u64 netns cookie, u32 type, protocol, signal, syscall nr, source port, source ip4
 	erestartNoIntr = 513 // include/linux/errno.h: restart whatever SA_RESTART says
 )
 
@@ -84,7 +84,15 @@ type Held struct {
 	// Stopped: the hold stopped the caller's process (SIGSTOP), which
 	// Serve continues once the verdict is written.
 	Stopped bool
-	key     uint64
+	// Nr is the system call the caller is in (sendto, sendmsg, sendmmsg,
+	// connect), from its registers.
+	Nr int
+	// Source is the socket's local address as bound when the call was
+	// held (a UDP send's socket is bound before the program runs); its
+	// address is unspecified where the socket is bound to none, and it
+	// is the IPv4 one only (an IPv6 socket's port only).
+	Source netip.AddrPort
+	key    uint64
 }
 
 // Signal is how the program takes a held thread out of its call.
@@ -253,5 +261,6 @@ func ParseHeld(b []byte) (Held, error) {
 	}
 	return Held{TID: int(uint32(key)), PID: int(key >> 32), Dest: netip.AddrPortFrom(ip, port),
 		Cookie: u64(16), PC: u64(40), SP: u64(48), FP: u64(56), LR: u64(64), Netns: u64(72),
-		Type: int(u32(80)), Protocol: int(u32(84)), Stopped: u32(88) == uint32(unix.SIGSTOP), key: key}, nil
+		Type: int(u32(80)), Protocol: int(u32(84)), Stopped: u32(88) == uint32(unix.SIGSTOP), Nr: int(int32(u32(92))),
+		Source: netip.AddrPortFrom(netip.AddrFrom4([4]byte(b[100:104])), uint16(u32(96))), key: key}, nil
 }

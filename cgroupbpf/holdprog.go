@@ -184,10 +184,14 @@ func (h *Hold) report(v6 bool) asm.Instructions {
 	insns = append(insns, h.chooseSignal("chosen")...)
 	insns = append(insns,
 		asm.StoreMem(asm.RFP, holdEvent+88, asm.R1, asm.Word).WithSymbol("chosen"),
-		asm.Mov.Imm(asm.R1, 0), asm.StoreMem(asm.RFP, holdEvent+92, asm.R1, asm.Word),
-		// The caller's registers, for the unwinder.
+		// The socket's source, bound before a UDP send's program runs.
+		asm.LoadMem(asm.R1, asm.R6, offSock, asm.DWord),
+		asm.LoadMem(asm.R2, asm.R1, offSockSrcPort, asm.Word), asm.StoreMem(asm.RFP, holdEvent+96, asm.R2, asm.Word),
+		asm.LoadMem(asm.R2, asm.R1, offSockSrcIP4, asm.Word), asm.StoreMem(asm.RFP, holdEvent+100, asm.R2, asm.Word),
+		// The caller's registers, for the unwinder, and its call.
 		asm.FnGetCurrentTaskBtf.Call(),
 		asm.Mov.Reg(asm.R1, asm.R0), asm.FnTaskPtRegs.Call(),
+		asm.LoadMem(asm.R1, asm.R0, ptRegsNr, asm.Word), asm.StoreMem(asm.RFP, holdEvent+92, asm.R1, asm.Word),
 		asm.LoadMem(asm.R1, asm.R0, ptRegsPC, asm.DWord), asm.StoreMem(asm.RFP, holdEvent+40, asm.R1, asm.DWord),
 		asm.LoadMem(asm.R1, asm.R0, ptRegsSP, asm.DWord), asm.StoreMem(asm.RFP, holdEvent+48, asm.R1, asm.DWord),
 		asm.LoadMem(asm.R1, asm.R0, ptRegsFP, asm.DWord), asm.StoreMem(asm.RFP, holdEvent+56, asm.R1, asm.DWord),

@@ -9,4 +9,5 @@ const (
 	ptRegsSP = 152 // sp
 	ptRegsFP = 32  // bp
 	ptRegsLR = 32  // none on amd64
+	ptRegsNr = 120 // orig_ax: the system call
 )

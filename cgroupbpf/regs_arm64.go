@@ -9,4 +9,5 @@ const (
 	ptRegsSP = 248
 	ptRegsFP = 232
 	ptRegsLR = 240
+	ptRegsNr = 280 // syscallno: the system call
 )

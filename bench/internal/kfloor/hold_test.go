@@ -258,6 +258,15 @@ func TestHoldVerdicts(t *testing.T) {
 				seen[0].Netns == 0 || seen[0].Type != typ || seen[0].Stopped {
 				t.Errorf("held calls %+v; want one, to %v, with its thread, socket, namespace, type %d, not stopped (SIGURG)", seen, dest, typ)
 			}
+			if len(seen) == 1 {
+				h := seen[0]
+				if typ == unix.SOCK_STREAM && h.Nr != unix.SYS_CONNECT {
+					t.Errorf("held connect reported as syscall %d, want %d", h.Nr, unix.SYS_CONNECT)
+				}
+				if typ == unix.SOCK_DGRAM && (h.Nr != unix.SYS_SENDTO && h.Nr != unix.SYS_SENDMSG || h.Source.Port() == 0) {
+					t.Errorf("held send reported as syscall %d from %v, want sendto or sendmsg from a bound port", h.Nr, h.Source)
+				}
+			}
 		})
 	}
 }

@@ -54,3 +54,55 @@ func cgroup2Path(cgroup string) (string, error) {
 	}
 	return "", errors.New("/proc/self/cgroup names no cgroup v2 path")
 }
+
+// Cgroup2Mounts are the mount points of every cgroup2 file system the
+// calling thread sees (/proc/thread-self/mountinfo), unescaped.
+func Cgroup2Mounts() ([]string, error) {
+	mi, err := os.ReadFile("/proc/thread-self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	return cgroup2Mounts(string(mi)), nil
+}
+
+func cgroup2Mounts(mountinfo string) []string {
+	var out []string
+	for _, l := range strings.Split(mountinfo, "\n") {
+		pre, post, ok := strings.Cut(l, " - ")
+		fields := strings.Fields(pre)
+		if ok && len(fields) >= 5 && strings.HasPrefix(post, "cgroup2 ") {
+			out = append(out, unescapeMount(fields[4]))
+		}
+	}
+	return out
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space, \011,
+// \012, \134).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) && isOctal(s[i+1:i+4]) {
+			b.WriteByte((s[i+1]-'0')<<6 | (s[i+2]-'0')<<3 | (s[i+3] - '0'))
+			i += 3
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func isOctal(s string) bool {
+	if len(s) != 3 {
+		return false
+	}
+	for i := 0; i < 3; i++ {
+		if s[i] < '0' || s[i] > '7' {
+			return false
+		}
+	}
+	return true
+}

@@ -32,3 +32,23 @@ func TestCgroup2Path(t *testing.T) {
 		}
 	}
 }
+
+func TestCgroup2Mounts(t *testing.T) {
+	two := "26 25 0:23 / /sys/fs/cgroup/unified rw,nosuid shared:10 - cgroup2 cgroup2 rw\n" +
+		"27 25 0:24 / /sys/fs/cgroup/cpu rw shared:11 - cgroup cgroup rw,cpu\n" +
+		"40 1 0:23 /x /mnt/with\\040space\\134 rw - cgroup2 cgroup2 rw\n" +
+		"41 1 0:23 / /mnt/bad\\04 rw - cgroup2 cgroup2 rw\n"
+	got := cgroup2Mounts(two)
+	want := []string{"/sys/fs/cgroup/unified", `/mnt/with space\`, `/mnt/bad\04`}
+	if len(got) != len(want) {
+		t.Fatalf("cgroup2Mounts = %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("mount %d = %q, want %q", i, got[i], want[i])
+		}
+	}
+	if got := cgroup2Mounts("31 1 0:27 / /mnt/x rw - cgroup cgroup2x rw\n"); len(got) != 0 {
+		t.Errorf("a cgroup v1 mount read as cgroup2: %q", got)
+	}
+}

@@ -28,6 +28,12 @@ const (
 	// listener is refused: a listener above nettrap already holds the
 	// chain's one (EBUSY), or the kernel lacks user notification.
 	EnginePtrace
+	// EngineKernel: the notify engine, with the native sends left to the
+	// kernel, where cgroup BPF programs pass loopback and hold every
+	// other destination for the same decider (internal/kernel). Asked for
+	// only (--engine=kernel): root, cgroup v2, and a kernel whose cgroup
+	// programs can hold a call.
+	EngineKernel
 )
 
 func (e Engine) String() string {
@@ -36,6 +42,8 @@ func (e Engine) String() string {
 		return "notify"
 	case EnginePtrace:
 		return "ptrace"
+	case EngineKernel:
+		return "kernel"
 	}
 	return fmt.Sprintf("engine(%d)", int(e))
 }
@@ -51,9 +59,11 @@ const (
 	EngineNotifyOnly
 	// EnginePtraceOnly uses ptrace or fails.
 	EnginePtraceOnly
+	// EngineKernelOnly uses the kernel engine or fails.
+	EngineKernelOnly
 )
 
-// ParseEngineMode reads "auto", "notify" or "ptrace".
+// ParseEngineMode reads "auto", "notify", "ptrace" or "kernel".
 func ParseEngineMode(s string) (EngineMode, error) {
 	switch s {
 	case "auto", "":
@@ -62,8 +72,10 @@ func ParseEngineMode(s string) (EngineMode, error) {
 		return EngineNotifyOnly, nil
 	case "ptrace":
 		return EnginePtraceOnly, nil
+	case "kernel":
+		return EngineKernelOnly, nil
 	}
-	return 0, fmt.Errorf("engine: %q is not auto, notify or ptrace", s)
+	return 0, fmt.Errorf("engine: %q is not auto, notify, ptrace or kernel", s)
 }
 
 // EngineChoice is the engine a run would use, and why.
@@ -121,6 +133,8 @@ func (c EngineChoice) String() string {
 	switch {
 	case c.Engine == EngineNotify:
 		return "notify (seccomp user notification)"
+	case c.Engine == EngineKernel:
+		return "kernel (asked for: seccomp user notification, with connects and sends to loopback passed by cgroup BPF programs in the kernel and every other destination held there for nettrap)"
 	case c.NotifyErr != nil && c.ListenerAbove:
 		return fmt.Sprintf("ptrace (%v; %s)", unwrapSyscall(c.NotifyErr), c.method())
 	case c.NotifyErr != nil:
@@ -165,6 +179,9 @@ func unwrapSyscall(err error) string {
 func ChooseEngine(mode EngineMode) (EngineChoice, error) {
 	notifyErr := bpf.ProbeListener()
 	c := EngineChoice{NotifyErr: notifyErr, ListenerAbove: errors.Is(notifyErr, bpf.ErrListenerAbove)}
+	if mode == EngineKernelOnly {
+		return chooseKernel(c)
+	}
 	if mode != EnginePtraceOnly && notifyErr == nil {
 		c.Engine = EngineNotify
 		return c, nil

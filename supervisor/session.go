@@ -21,6 +21,7 @@ import (
 	"github.com/nettrap/nettrap/supervisor/internal/emulate"
 	"github.com/nettrap/nettrap/supervisor/internal/errlog"
 	"github.com/nettrap/nettrap/supervisor/internal/inherit"
+	"github.com/nettrap/nettrap/supervisor/internal/kernel"
 	"github.com/nettrap/nettrap/supervisor/internal/namespace"
 	"github.com/nettrap/nettrap/supervisor/internal/notify"
 )
@@ -200,6 +201,12 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	s := &Session{Cmd: cmd, Emulating: emu != nil, EmulationErr: emuErr, Engine: choice, Userns: uc, reaped: make(chan struct{})}
 	ne := &notifyEngine{loopDone: make(chan struct{})}
 	s.eng = ne
+	if choice.Engine == EngineKernel {
+		if prog, ne.kern, err = s.kernelStart(cmd, opts); err != nil {
+			return nil, err
+		}
+	}
+	ke := ne.kern
 	type started struct {
 		listener int
 		killable bool
@@ -223,6 +230,14 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 			}
 		}
 		netns, netnsFD := startingNetnsOfThread()
+		// The mounts before the domain: a Landlock domain may not mount.
+		if ke != nil {
+			if err := kernel.HideCgroups(ke.Dir()); err != nil {
+				closeFD(netnsFD)
+				ch <- started{-1, false, nil, -1, err}
+				return
+			}
+		}
 		// The domain before the filter: its syscalls are not the
 		// filter's business, and the child inherits both.
 		if err := opts.Landlock.Restrict(); err != nil {
@@ -268,9 +283,23 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	}()
 	st := <-ch
 	if st.err != nil {
+		if ke != nil {
+			ke.Stop()
+		}
 		return nil, st.err
 	}
 	s.started(st.netns, emu)
+	if ke != nil {
+		if err := ke.Start(st.netns); err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			close(s.reaped)
+			unix.Close(st.listener)
+			closeFD(st.netnsFD)
+			ke.Stop()
+			return nil, err
+		}
+	}
 	ne.listener, s.KillableRecv = st.listener, st.killable
 	if emu != nil {
 		emu.Restarts = !st.killable
@@ -289,6 +318,9 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 		cmd.Wait()
 		close(s.reaped)
 		unix.Close(ne.listener)
+		if ke != nil {
+			ke.Stop()
+		}
 		return nil, err
 	}
 	ne.loop = l
@@ -323,6 +355,8 @@ type notifyEngine struct {
 	listener int
 	loop     *notify.Engine
 	loopDone chan struct{}
+	// kern is the kernel engine's half (EngineKernel), nil otherwise.
+	kern *kernel.Engine
 }
 
 // wait implements engine.
@@ -334,6 +368,9 @@ func (e *notifyEngine) wait(s *Session) error {
 	e.loop.Wait()
 	unix.Close(e.listener)
 	e.loop.Close()
+	if e.kern != nil {
+		e.kern.Stop()
+	}
 	return err
 }
 

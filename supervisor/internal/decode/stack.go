@@ -157,3 +157,10 @@ func (c *tableCache) of(pid int) (*callstack.Table, error) {
 	c.m[key] = tableEntry{tab, err}
 	return tab, err
 }
+
+// ExecTable is the symbol table of pid's executable, from the cache both
+// engines' tasks share (and the kernel engine's held calls).
+func ExecTable(pid int) (*callstack.Table, error) { return tables.of(pid) }
+
+// LayoutOf is the goroutine layout of tab's executable, cached.
+func LayoutOf(tab *callstack.Table) (*ancestry.Layout, error) { return layouts.of(tab) }

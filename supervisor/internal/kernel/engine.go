@@ -1,0 +1,160 @@
+package kernel
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/ringbuf"
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/cgroupbpf"
+	"github.com/nettrap/nettrap/decision"
+	"github.com/nettrap/nettrap/supervisor/internal/answer"
+	"github.com/nettrap/nettrap/supervisor/internal/errlog"
+	"github.com/nettrap/nettrap/supervisor/internal/namespace"
+)
+
+// Deadline is how long a held call waits for a verdict before it fails
+// with EPERM: longer than any decision takes (a marked test's decision
+// waits for the test's output, a few seconds at most), and the bound
+// on a call held when nettrap is gone.
+const Deadline = time.Minute
+
+// hooks are where the programs attach: the sends with an address, and
+// connect, which the filter sends to nettrap but which a TCP Fast Open
+// sendto makes without a connect(2).
+var hooks = []ebpf.AttachType{
+	ebpf.AttachCGroupUDP4Sendmsg, ebpf.AttachCGroupUDP6Sendmsg,
+	ebpf.AttachCGroupInet4Connect, ebpf.AttachCGroupInet6Connect,
+}
+
+// Config is what the engine needs of the supervisor.
+type Config struct {
+	Decider decision.Decider
+	Stats   *answer.Stats
+	Errs    *errlog.Log
+	// Netns is the namespace the command starts in (Start sets it);
+	// with Tree, a call in any other is in one the tree made (the
+	// command has a user namespace of its own, and cannot enter any
+	// other).
+	Netns *namespace.Starting
+	Tree  bool
+}
+
+// Engine is the cgroup, its programs and the goroutine that serves them.
+type Engine struct {
+	cfg      Config
+	dir      string
+	remove   func()
+	cg       *os.File
+	hold     *cgroupbpf.Hold
+	attached []attached
+	rd       *ringbuf.Reader
+	served   chan error
+	deciding sync.WaitGroup
+	ids      atomic.Uint64
+}
+
+type attached struct {
+	at   ebpf.AttachType
+	prog *ebpf.Program
+}
+
+// New makes the cgroup and attaches the programs; the command is to be
+// started in Dir (CgroupFD, for clone3's CLONE_INTO_CGROUP).
+func New(cfg Config) (e *Engine, err error) {
+	e = &Engine{cfg: cfg}
+	defer func() {
+		if err != nil {
+			e.release()
+		}
+	}()
+	if e.dir, e.remove, err = cgroupbpf.MakeCgroup("nettrap"); err != nil {
+		return nil, err
+	}
+	if e.cg, err = os.Open(e.dir); err != nil {
+		return nil, fmt.Errorf("open the command's cgroup: %w", err)
+	}
+	e.hold, err = cgroupbpf.NewHold(cgroupbpf.HoldConfig{Deadline: Deadline,
+		Signal: cgroupbpf.SignalByHandler, DNS: true, PassTGID: os.Getpid()})
+	if err != nil {
+		return nil, err
+	}
+	for _, at := range hooks {
+		p, err := e.hold.Program(at)
+		if err != nil {
+			return nil, err
+		}
+		err = link.RawAttachProgram(link.RawAttachProgramOptions{Target: int(e.cg.Fd()), Program: p,
+			Attach: at, Flags: unix.BPF_F_ALLOW_MULTI})
+		if err != nil {
+			p.Close()
+			return nil, fmt.Errorf("attach the %s program: %w", at, err)
+		}
+		e.attached = append(e.attached, attached{at, p})
+	}
+	return e, nil
+}
+
+// Dir is the command's cgroup.
+func (e *Engine) Dir() string { return e.dir }
+
+// CgroupFD is the command's cgroup, open, for SysProcAttr.CgroupFD.
+func (e *Engine) CgroupFD() int { return int(e.cg.Fd()) }
+
+// Start serves the held calls of a command started in netns (nil: not
+// known, and no call is taken for the tree's own namespace's).
+func (e *Engine) Start(netns *namespace.Starting) error {
+	e.cfg.Netns = netns
+	rd, err := e.hold.Reader()
+	if err != nil {
+		return err
+	}
+	e.rd, e.served = rd, make(chan error, 1)
+	go func() {
+		e.served <- e.hold.Serve(rd, func(h cgroupbpf.Held) (cgroupbpf.Verdict, bool) {
+			e.deciding.Add(1)
+			go e.decide(h)
+			return cgroupbpf.Verdict{}, false
+		})
+	}()
+	return nil
+}
+
+// Stop stops serving, once the command's tree is gone, and takes the
+// programs and the cgroup away.
+func (e *Engine) Stop() {
+	if e.rd != nil {
+		e.rd.Close()
+		if err := <-e.served; err != nil {
+			e.cfg.Errs.Add(fmt.Errorf("kernel engine: %w", err))
+		}
+		e.deciding.Wait()
+	}
+	e.release()
+}
+
+// release removes the cgroup, and with it the programs. They are not
+// detached first: a cgroup with a process left (a daemon of the tree
+// that outlived it) cannot be removed and keeps its programs, so that
+// its calls stay held and fail at the deadline, never unchecked.
+func (e *Engine) release() {
+	for _, a := range e.attached {
+		a.prog.Close() // the attachment holds its own reference
+	}
+	e.attached = nil
+	if e.hold != nil {
+		e.hold.Close()
+	}
+	if e.cg != nil {
+		e.cg.Close()
+	}
+	if e.remove != nil {
+		e.remove()
+	}
+}

@@ -1,0 +1,71 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/supervisor/internal/kernel"
+)
+
+// ErrNoKernelEngine wraps every reason the kernel engine cannot work.
+var ErrNoKernelEngine = kernel.ErrUnavailable
+
+// chooseKernel is ChooseEngine for --engine=kernel: the notify engine
+// must work (it decides every call but the sends), and the kernel must
+// load and attach the programs.
+func chooseKernel(c EngineChoice) (EngineChoice, error) {
+	if c.NotifyErr != nil {
+		return c, fmt.Errorf("%w: %w: %w", ErrUnsupported, ErrNoKernelEngine, c.NotifyErr)
+	}
+	if err := ProbeKernel(); err != nil {
+		return c, fmt.Errorf("%w: %w", ErrUnsupported, err)
+	}
+	c.Engine = EngineKernel
+	return c, nil
+}
+
+// ProbeKernel tells whether the kernel engine can work here, and why not
+// (for `nettrap version`).
+func ProbeKernel() error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("%w: it needs root (CAP_BPF and CAP_NET_ADMIN in the initial user namespace)", ErrNoKernelEngine)
+	}
+	return kernel.Probe()
+}
+
+// kernelStart readies the kernel engine before the command starts: the
+// run must be one it serves, the filter leaves the native sends to the
+// kernel, and the command starts in the engine's cgroup. The caller
+// releases the engine if the start fails.
+func (s *Session) kernelStart(cmd *exec.Cmd, opts Options) ([]unix.SockFilter, *kernel.Engine, error) {
+	switch {
+	case opts.Sealed || opts.SealedNetns != nil:
+		return nil, nil, fmt.Errorf("%w: --sealed needs the notify engine (what it allows is checked against the tree's own sockets by nettrap, per call)", ErrNoKernelEngine)
+	case !s.Emulating:
+		return nil, nil, fmt.Errorf("%w: it needs emulation (pidfd_getfd): %v", ErrNoKernelEngine, s.EmulationErr)
+	case s.Userns.Method != NsUserns:
+		return nil, nil, fmt.Errorf("%w: it needs the command in a user namespace of its own (%s), else it keeps CAP_NET_ADMIN over the cgroup's programs", ErrNoKernelEngine, s.Userns)
+	}
+	prog, err := bpf.AssembleWith(runtime.GOARCH, bpf.Options{Exec: opts.TrapsExec, KernelSends: true})
+	if err != nil {
+		return nil, nil, fmt.Errorf("build seccomp program: %w", err)
+	}
+	ke, err := kernel.New(kernel.Config{Decider: opts.Decider, Stats: &s.Stats, Errs: &s.errs, Tree: true})
+	if err != nil {
+		return nil, nil, errors.Join(ErrNoKernelEngine, err)
+	}
+	attr := cmd.SysProcAttr
+	if attr == nil {
+		attr = &syscall.SysProcAttr{}
+		cmd.SysProcAttr = attr
+	}
+	attr.UseCgroupFD, attr.CgroupFD = true, ke.CgroupFD()
+	return prog, ke, nil
+}

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/supervisor/internal/emulate"
 	"github.com/nettrap/nettrap/supervisor/internal/kernel"
 )
 
@@ -44,12 +45,10 @@ func ProbeKernel() error {
 // run must be one it serves, the filter leaves the native sends to the
 // kernel, and the command starts in the engine's cgroup. The caller
 // releases the engine if the start fails.
-func (s *Session) kernelStart(cmd *exec.Cmd, opts Options) ([]unix.SockFilter, *kernel.Engine, error) {
+func (s *Session) kernelStart(cmd *exec.Cmd, opts Options, emu *emulate.Emulator) ([]unix.SockFilter, *kernel.Engine, error) {
 	switch {
 	case opts.Sealed || opts.SealedNetns != nil:
 		return nil, nil, fmt.Errorf("%w: --sealed needs the notify engine (what it allows is checked against the tree's own sockets by nettrap, per call)", ErrNoKernelEngine)
-	case !s.Emulating:
-		return nil, nil, fmt.Errorf("%w: it needs emulation (pidfd_getfd): %v", ErrNoKernelEngine, s.EmulationErr)
 	case s.Userns.Method != NsUserns:
 		return nil, nil, fmt.Errorf("%w: it needs the command in a user namespace of its own (%s), else it keeps CAP_NET_ADMIN over the cgroup's programs", ErrNoKernelEngine, s.Userns)
 	}
@@ -61,6 +60,12 @@ func (s *Session) kernelStart(cmd *exec.Cmd, opts Options) ([]unix.SockFilter, *
 	if err != nil {
 		return nil, nil, errors.Join(ErrNoKernelEngine, err)
 	}
+	if emu != nil {
+		emu.AllowedOut = ke.AllowedOut
+	}
+	// Without emulation an allowed connect continues in the kernel,
+	// where the connect programs hold it again: decided twice, but on
+	// the kernel's own copy of its address the second time.
 	attr := cmd.SysProcAttr
 	if attr == nil {
 		attr = &syscall.SysProcAttr{}

@@ -202,7 +202,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	ne := &notifyEngine{loopDone: make(chan struct{})}
 	s.eng = ne
 	if choice.Engine == EngineKernel {
-		if prog, ne.kern, err = s.kernelStart(cmd, opts); err != nil {
+		if prog, ne.kern, err = s.kernelStart(cmd, opts, emu); err != nil {
 			return nil, err
 		}
 	}
@@ -290,7 +290,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Session, error) {
 	}
 	s.started(st.netns, emu)
 	if ke != nil {
-		if err := ke.Start(st.netns); err != nil {
+		if err := ke.Start(); err != nil {
 			cmd.Process.Kill()
 			cmd.Wait()
 			close(s.reaped)

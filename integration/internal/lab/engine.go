@@ -18,6 +18,10 @@ const (
 	VariantDefault Variant = ""
 	// VariantPtrace: NETTRAP_ENGINE=ptrace for every run.
 	VariantPtrace Variant = "ptrace"
+	// VariantKernel: NETTRAP_ENGINE=kernel for every run: the sends are
+	// decided by the kernel engine's cgroup programs (root, a kernel
+	// whose cgroup programs can hold a call).
+	VariantKernel Variant = "kernel"
 	// VariantParent: every run under parentlisten trapping bind and
 	// listen, as WSL2's init does; engine auto must fall back to ptrace,
 	// whose probe sees the listener hide none of nettrap's calls: the
@@ -50,10 +54,10 @@ var ParentTraps = map[Variant]string{
 func CurrentVariant() (Variant, error) {
 	v := Variant(os.Getenv(VariantEnv))
 	switch v {
-	case VariantDefault, VariantPtrace, VariantParent, VariantParentConnect, VariantOuter:
+	case VariantDefault, VariantPtrace, VariantKernel, VariantParent, VariantParentConnect, VariantOuter:
 		return v, nil
 	}
-	return v, fmt.Errorf("%s=%q: want empty, ptrace, parent, parent-connect or nettrap", VariantEnv, string(v))
+	return v, fmt.Errorf("%s=%q: want empty, ptrace, kernel, parent, parent-connect or nettrap", VariantEnv, string(v))
 }
 
 // TestVariant is CurrentVariant for a test, which an unknown value fails.
@@ -94,6 +98,8 @@ func wrap(dir, nettrap, parentlisten string, v Variant) (string, error) {
 		return nettrap, nil
 	case VariantPtrace:
 		line = "NETTRAP_ENGINE=ptrace; export NETTRAP_ENGINE; exec " + quote(nettrap) + ` "$@"`
+	case VariantKernel:
+		line = kernelWhereItServes + "exec " + quote(nettrap) + ` "$@"`
 	case VariantOuter:
 		line = "exec " + quote(nettrap) + ` "$@"` // the listener is above already
 	default:
@@ -105,6 +111,23 @@ func wrap(dir, nettrap, parentlisten string, v Variant) (string, error) {
 	path := filepath.Join(dir, "nettrap-"+string(v))
 	return path, os.WriteFile(path, []byte(script), 0o755)
 }
+
+// kernelWhereItServes is the kernel variant's choice, in sh: the kernel
+// engine for every run it serves (root, not --sealed, a user namespace
+// for the command), and nettrap as it is for the others, which
+// --engine=kernel would refuse to start.
+const kernelWhereItServes = `use=yes
+[ "$(id -u)" = 0 ] || use=no
+case "$NETTRAP_SEALED" in ""|0|false) ;; *) use=no ;; esac
+[ "$NETTRAP_USERNS" = off ] && use=no
+for a in "$@"; do
+	case "$a" in
+	--) break ;;
+	--sealed|--sealed=true|--sealed=1|--userns=off) use=no ;;
+	esac
+done
+if [ $use = yes ]; then NETTRAP_ENGINE=kernel; export NETTRAP_ENGINE; fi
+`
 
 // quote quotes s for sh.
 func quote(s string) string {

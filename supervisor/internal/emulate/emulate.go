@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/classify"
 	"github.com/nettrap/nettrap/sealns"
 	"github.com/nettrap/nettrap/supervisor/internal/ascaller"
 	"github.com/nettrap/nettrap/supervisor/internal/pidfds"
@@ -55,6 +56,10 @@ type Emulator struct {
 	// (restart.go).
 	Restarts  bool
 	connected connected
+	// AllowedOut, when set (the kernel engine), is told of each allowed
+	// inet call before nettrap makes it on fd, its copy of the caller's
+	// socket: the engine's backstop then lets the packets to dests out.
+	AllowedOut func(fd int, dests []classify.Dest)
 	// hostNoted are the loopback addresses noteHostListener looked at,
 	// hostNotes how many.
 	hostNoted sync.Map
@@ -162,6 +167,9 @@ func (e *Emulator) makeOn(s *Borrowed, c *Call, mayBlock bool) (r Result, done, 
 			if r, stop := s.checkInetPeers(c); stop {
 				return r, true, false
 			}
+		}
+		if e.AllowedOut != nil {
+			e.AllowedOut(s.FD, c.Dests)
 		}
 		if connect && mayBlock && c.Unsignaled && !e.Restarts {
 			return s.watchedConnect(c), true, false

@@ -19,6 +19,9 @@ func (e *Engine) decide(h cgroupbpf.Held) {
 	c := e.callOf(h)
 	a := e.ask(c)
 	v, done := verdictOf(a, h)
+	if v == cgroupbpf.Allow() {
+		e.allowOut(h.Cookie, h.Dest.Addr().Unmap())
+	}
 	if err := e.hold.Decide(h, v); err != nil {
 		e.cfg.Errs.Add(fmt.Errorf("kernel engine: %w", err))
 	}

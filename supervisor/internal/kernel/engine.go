@@ -38,10 +38,10 @@ type Config struct {
 	Decider decision.Decider
 	Stats   *answer.Stats
 	Errs    *errlog.Log
-	// Netns is the namespace the command starts in (Start sets it);
-	// with Tree, a call in any other is in one the tree made (the
-	// command has a user namespace of its own, and cannot enter any
-	// other).
+	// Netns is the namespace the command starts in, nettrap's own (New
+	// reads it); with Tree, a call in any other is in one the tree made
+	// (the command has a user namespace of its own, and cannot enter
+	// any other).
 	Netns *namespace.Starting
 	Tree  bool
 }
@@ -53,8 +53,9 @@ type Engine struct {
 	remove   func()
 	cg       *os.File
 	hold     *cgroupbpf.Hold
+	back     *cgroupbpf.Backstop
 	attached []attached
-	rd       *ringbuf.Reader
+	rd, drop *ringbuf.Reader
 	served   chan error
 	deciding sync.WaitGroup
 	ids      atomic.Uint64
@@ -85,20 +86,40 @@ func New(cfg Config) (e *Engine, err error) {
 	if err != nil {
 		return nil, err
 	}
+	ns, err := namespace.Read()
+	if err != nil || ns.Cookie == 0 {
+		return nil, fmt.Errorf("the starting network namespace's cookie: %v", err)
+	}
+	e.cfg.Netns = &ns
+	if e.back, err = cgroupbpf.NewBackstop(ns.Cookie); err != nil {
+		return nil, err
+	}
 	for _, at := range hooks {
-		p, err := e.hold.Program(at)
-		if err != nil {
+		if err := e.attach(at, e.hold.Program); err != nil {
 			return nil, err
 		}
-		err = link.RawAttachProgram(link.RawAttachProgramOptions{Target: int(e.cg.Fd()), Program: p,
-			Attach: at, Flags: unix.BPF_F_ALLOW_MULTI})
-		if err != nil {
-			p.Close()
-			return nil, fmt.Errorf("attach the %s program: %w", at, err)
-		}
-		e.attached = append(e.attached, attached{at, p})
+	}
+	if err := e.attach(ebpf.AttachCGroupInetEgress, func(ebpf.AttachType) (*ebpf.Program, error) { return e.back.Program() }); err != nil {
+		return nil, err
 	}
 	return e, nil
+}
+
+// attach loads make's program for at and attaches it to the cgroup,
+// beside any other (BPF_F_ALLOW_MULTI).
+func (e *Engine) attach(at ebpf.AttachType, make func(ebpf.AttachType) (*ebpf.Program, error)) error {
+	p, err := make(at)
+	if err != nil {
+		return err
+	}
+	err = link.RawAttachProgram(link.RawAttachProgramOptions{Target: int(e.cg.Fd()), Program: p,
+		Attach: at, Flags: unix.BPF_F_ALLOW_MULTI})
+	if err != nil {
+		p.Close()
+		return fmt.Errorf("attach the %s program: %w", at, err)
+	}
+	e.attached = append(e.attached, attached{at, p})
+	return nil
 }
 
 // Dir is the command's cgroup.
@@ -107,15 +128,18 @@ func (e *Engine) Dir() string { return e.dir }
 // CgroupFD is the command's cgroup, open, for SysProcAttr.CgroupFD.
 func (e *Engine) CgroupFD() int { return int(e.cg.Fd()) }
 
-// Start serves the held calls of a command started in netns (nil: not
-// known, and no call is taken for the tree's own namespace's).
-func (e *Engine) Start(netns *namespace.Starting) error {
-	e.cfg.Netns = netns
+// Start serves the held calls and the backstop's reports.
+func (e *Engine) Start() error {
 	rd, err := e.hold.Reader()
 	if err != nil {
 		return err
 	}
-	e.rd, e.served = rd, make(chan error, 1)
+	drop, err := e.back.Reader()
+	if err != nil {
+		rd.Close()
+		return err
+	}
+	e.rd, e.drop, e.served = rd, drop, make(chan error, 2)
 	go func() {
 		e.served <- e.hold.Serve(rd, func(h cgroupbpf.Held) (cgroupbpf.Verdict, bool) {
 			e.deciding.Add(1)
@@ -123,6 +147,7 @@ func (e *Engine) Start(netns *namespace.Starting) error {
 			return cgroupbpf.Verdict{}, false
 		})
 	}()
+	go func() { e.served <- e.serveDrops(drop) }()
 	return nil
 }
 
@@ -131,8 +156,11 @@ func (e *Engine) Start(netns *namespace.Starting) error {
 func (e *Engine) Stop() {
 	if e.rd != nil {
 		e.rd.Close()
-		if err := <-e.served; err != nil {
-			e.cfg.Errs.Add(fmt.Errorf("kernel engine: %w", err))
+		e.drop.Close()
+		for range 2 {
+			if err := <-e.served; err != nil {
+				e.cfg.Errs.Add(fmt.Errorf("kernel engine: %w", err))
+			}
 		}
 		e.deciding.Wait()
 	}
@@ -150,6 +178,9 @@ func (e *Engine) release() {
 	e.attached = nil
 	if e.hold != nil {
 		e.hold.Close()
+	}
+	if e.back != nil {
+		e.back.Close()
 	}
 	if e.cg != nil {
 		e.cg.Close()

@@ -70,6 +70,10 @@ var allRunners = []runner{
 	// is not loopback is held for kfloor, which refuses it), the
 	// programs an engine would run. Weighed against the kernel floor.
 	{name: "kernel-hold", ref: "kernel", cmd: func(b *builds) []string { return []string{b.kfloor, "-f", "-hold", "--"} }},
+	// nettrap-kernel is nettrap's kernel engine (--engine=kernel):
+	// sends to loopback pass in the kernel, weighed against nettrap.
+	// Root, and a kernel whose cgroup programs can hold a call.
+	{name: "nettrap-kernel", ref: "nettrap", cmd: func(b *builds) []string { return []string{b.nettrap, "--engine=kernel", "--"} }},
 	// gofloor-emu is cfloor -e written in Go (bench/internal/gofloor):
 	// what a Go receiver costs with no code of nettrap's, weighed against
 	// the C floor it ports.

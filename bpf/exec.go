@@ -20,7 +20,9 @@ type Options struct {
 	// to the kernel: the kernel engine's cgroup programs decide them on
 	// the kernel's own copy of each destination (package cgroupbpf), and
 	// the filter, which sees registers only, cannot tell a loopback send
-	// from another. The 32-bit ABIs' are trapped (and denied) still.
+	// from another. A sendto with a netlink address's length still goes
+	// up (kernelSendtoRule). The 32-bit ABIs' are trapped (and denied)
+	// still.
 	KernelSends bool
 }
 
@@ -29,7 +31,7 @@ func (o Options) untrapped() map[Kind]bool {
 	if !o.KernelSends {
 		return nil
 	}
-	return map[Kind]bool{SendTo: true, SendMsg: true, SendMMsg: true}
+	return map[Kind]bool{SendMsg: true, SendMMsg: true}
 }
 
 // execTraps are the exec calls of each native ABI: arch/x86/entry/

@@ -74,9 +74,19 @@ func TestKernelSendsOption(t *testing.T) {
 		native := targets[c.goarch].native
 		for _, tr := range native.traps {
 			d := seccompData{nr: int32(tr.nr), arch: c.arch}
+			d.args[4], d.args[5] = 0x7f0000001000, 16 // an inet address
 			want := run(t, plain, d)
 			if tr.kind == SendTo || tr.kind == SendMsg || tr.kind == SendMMsg {
 				want = retAllow
+			}
+			if tr.kind == SendTo {
+				// A netlink address's length goes up, whatever the
+				// high half of the register says.
+				nl := d
+				nl.args[5] = 0xdead00000000 | unix.SizeofSockaddrNetlink
+				if got := run(t, vm, nl); got != retNotify {
+					t.Errorf("%s sendto with a sockaddr_nl's length: %s, want USER_NOTIF", c.goarch, retName(got))
+				}
 			}
 			if got := run(t, vm, d); got != want {
 				t.Errorf("%s %v (nr %d) with KernelSends: %s, want %s", c.goarch, tr.kind, tr.nr, retName(got), retName(want))

@@ -42,7 +42,7 @@ func ProgramWith(goarch string, o Options) ([]bpf.Instruction, error) {
 		return nil, errors.New("bpf: cannot build a little-endian filter on a big-endian host")
 	}
 	extra := o.extraTraps(t.native)
-	prog, err := notifyProgram(t, withoutUntrapped(argTable(t.native, extra), o.untrapped()), extra, o.untrapped())
+	prog, err := notifyProgram(t, withoutUntrapped(argTable(t.native, extra), o), extra, o.untrapped())
 	if err != nil {
 		return nil, fmt.Errorf("bpf: program for %s: %w", goarch, err)
 	}
@@ -84,23 +84,39 @@ func encode(prog []bpf.Instruction) ([]unix.SockFilter, error) {
 }
 
 // withoutUntrapped drops the native ABI's rows of the calls untrapped
-// leaves to the kernel.
-func withoutUntrapped(rules []argRule, untrapped map[Kind]bool) []argRule {
-	if len(untrapped) == 0 {
+// leaves to the kernel, and with o.KernelSends gives sendto its own.
+func withoutUntrapped(rules []argRule, o Options) []argRule {
+	if !o.KernelSends {
 		return rules
 	}
 	var out []argRule
 	for _, r := range rules {
-		for k := range untrapped {
-			if r.sys == k.String() {
-				r.abis &^= nativeABI
-			}
+		if r.sys == SendTo.String() || o.untrapped()[kindOf(r.sys)] {
+			r.abis &^= nativeABI
 		}
 		if r.abis != 0 {
 			out = append(out, r)
 		}
 	}
-	return out
+	return append(out, kernelSendtoRule)
+}
+
+// kernelSendtoRule: under KernelSends a native sendto goes up only with
+// an addrlen of a netlink address (sockaddr_nl, 12 bytes; an inet one is
+// 16 at least): a request to the kernel is nettrap's to decide and
+// record, as under notify. One with a longer addrlen is not, and meets
+// the kernel's refusal on the socket nettrap made without capabilities.
+var kernelSendtoRule = argRule{sys: "sendto", abis: nativeABI, ret: retNotify,
+	checks: []argCheck{isLo(5, unix.SizeofSockaddrNetlink)}}
+
+// kindOf is the kind of the syscall named name (0 when none is).
+func kindOf(name string) Kind {
+	for _, k := range []Kind{SendTo, SendMsg, SendMMsg} {
+		if k.String() == name {
+			return k
+		}
+	}
+	return 0
 }
 
 // notifyProgram emits the layout of doc.go: the arch guard, then for each

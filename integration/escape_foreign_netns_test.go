@@ -258,7 +258,14 @@ func TestNetnsOwnTopology(t *testing.T) {
 				}
 				seen[rec.Syscall+" "+rec.Family+" "+rec.Dest] = true
 			}
-			for _, want := range []string{"connect inet 192.0.2.1:80", "connect inet 10.77.0.1:5353", "socket packet ", "sendto packet AF_PACKET"} {
+			wants := []string{"connect inet 192.0.2.1:80", "connect inet 10.77.0.1:5353", "socket packet ", "sendto packet AF_PACKET"}
+			if lab.TestVariant(t) == lab.VariantKernel && m.name == "default" {
+				// The kernel engine leaves sends to the kernel: a packet
+				// socket's meets no program, and its frames stay in the
+				// tree's namespaces (the backstop passes them there).
+				wants = wants[:3]
+			}
+			for _, want := range wants {
 				if !seen[want] {
 					t.Errorf("no own-netns record %q in %v", want, seen)
 				}

@@ -72,5 +72,10 @@ func (s *Session) kernelStart(cmd *exec.Cmd, opts Options, emu *emulate.Emulator
 		cmd.SysProcAttr = attr
 	}
 	attr.UseCgroupFD, attr.CgroupFD = true, ke.CgroupFD()
+	// A cgroup namespace rooted at the command's cgroup, made by the
+	// child once it is there (after clone, in its own user namespace):
+	// its /proc/PID/cgroup then says "/", as the cgroup2 mounts it sees
+	// show it (kernel.HideCgroups).
+	attr.Unshareflags |= unix.CLONE_NEWCGROUP
 	return prog, ke, nil
 }

@@ -25,7 +25,7 @@ func TestEngineSetting(t *testing.T) {
 		{[]string{"--engine", "notify", "--", "go", "test"}, nil, supervisor.EngineNotifyOnly, ""},
 		{[]string{"--", "true"}, []string{"NETTRAP_ENGINE", "ptrace"}, supervisor.EnginePtraceOnly, ""},
 		{[]string{"--engine=auto", "--", "true"}, []string{"NETTRAP_ENGINE", "ptrace"}, supervisor.EngineAuto, ""},
-		{[]string{"--engine=strace", "--", "true"}, nil, 0, `bad --engine "strace": want auto, notify or ptrace`},
+		{[]string{"--engine=strace", "--", "true"}, nil, 0, `bad --engine "strace": want auto, notify, ptrace or kernel`},
 		{[]string{"--", "true"}, []string{"NETTRAP_ENGINE", "PTRACE"}, 0, `bad NETTRAP_ENGINE "PTRACE"`},
 		{[]string{"--engine=ptrace", "--emulate=off", "--", "true"}, nil, supervisor.EnginePtraceOnly, ""},
 		{[]string{"--engine=notify", "--sealed", "--", "true"}, nil, supervisor.EngineNotifyOnly, ""},

@@ -252,7 +252,7 @@ func (cfg *config) readEngine(fs *pflag.FlagSet, getenv func(string) string) err
 func (cfg *config) parseEngine() error {
 	var err error
 	if cfg.engine, err = supervisor.ParseEngineMode(cfg.raw.engine); err != nil {
-		return fmt.Errorf("bad %s %q: want auto, notify or ptrace", cfg.Source("engine"), cfg.raw.engine)
+		return fmt.Errorf("bad %s %q: want auto, notify, ptrace or kernel", cfg.Source("engine"), cfg.raw.engine)
 	}
 	return nil
 }

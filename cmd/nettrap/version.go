@@ -80,6 +80,9 @@ func printEngine(w io.Writer, f bpf.Features, mode supervisor.EngineMode) {
 	}
 	choice, err := supervisor.ChooseEngine(mode)
 	fmt.Fprintln(w, engineLine(choice, err))
+	if mode != supervisor.EngineKernelOnly {
+		fmt.Fprintln(w, kernelEngineLine(supervisor.ProbeKernel()))
+	}
 	if err == nil && (!f.Filter || !f.KillProcess) {
 		// Both engines need these; f.Check's other reason (no user
 		// notification) is the engine's to judge.
@@ -104,6 +107,15 @@ func engineLine(c supervisor.EngineChoice, err error) string {
 		return fmt.Sprintf("engine: none (%v)", err)
 	}
 	return "engine: " + c.String()
+}
+
+// kernelEngineLine says whether --engine=kernel would work here, and
+// why not.
+func kernelEngineLine(err error) string {
+	if err != nil {
+		return "kernel engine (--engine=kernel): no (" + strings.TrimPrefix(err.Error(), supervisor.ErrNoKernelEngine.Error()+": ") + ")"
+	}
+	return "kernel engine (--engine=kernel): yes: loopback sends pass in the kernel, at its own cost, and every other destination is held there for nettrap"
 }
 
 func yesNo(b bool) string {

@@ -29,8 +29,9 @@ func (v verdict) String() string {
 // TestEngineVerdictsEqual runs every attribution fixture as go test -json
 // runs it (-test.v=test2json) under the notify engine, the ptrace engine
 // asked for, and the ptrace engine under a listener above (trapping bind
-// and listen, then the calls nettrap decides): every engine must reach
-// the same verdicts, and let only the marked tests' connections through.
+// and listen, then the calls nettrap decides), and the kernel engine
+// where it can run: every engine must reach the same verdicts, and let
+// only the marked tests' connections through.
 func TestEngineVerdictsEqual(t *testing.T) {
 	lab.OwnListener(t) // the notify engine and parentlisten
 	sandbox.Require(t)
@@ -50,6 +51,16 @@ func TestEngineVerdictsEqual(t *testing.T) {
 		{"parent", lab.UnderParent(b, "bind,listen", "", b.Plain)},
 		{"parent-connect", lab.UnderParent(b, "connect,sendto,sendmsg", "", b.Plain)},
 	}
+	// The kernel engine where this kernel and user have it: root, and
+	// cgroup programs that can hold a call (after 6.12).
+	if err := lab.KernelEngine(); err == nil {
+		engines = append(engines, struct {
+			name string
+			argv []string
+		}{"kernel", []string{b.Plain, "--engine=kernel"}})
+	} else {
+		t.Logf("no kernel engine here: %v", err)
+	}
 	eps := fixtureEndpoints()
 	h := fakehost.Start(t, eps...)
 	for _, sc := range attributionScenarios {
@@ -57,6 +68,9 @@ func TestEngineVerdictsEqual(t *testing.T) {
 			pkg := fixtureModule + "/" + sc.pkg
 			var first verdict
 			for i, e := range engines {
+				if e.name == "kernel" && slices.Contains(sc.flags, "--sealed") {
+					continue // --sealed is the notify engine's
+				}
 				mark := h.Mark()
 				argv := slices.Concat(e.argv, sc.flags, []string{filepath.Join(bins, sc.pkg+".test"), "-test.v=test2json"}, sc.args)
 				run := harness.RunIn(t, filepath.Join(fixtureRoot(t), sc.pkg), harness.GoEnv(), argv[0], argv[1:]...)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nettrap/nettrap/supervisor"
 )
 
 // Variant is an engine variant of the integration tests, chosen with
@@ -113,11 +115,14 @@ func wrap(dir, nettrap, parentlisten string, v Variant) (string, error) {
 }
 
 // kernelWhereItServes is the kernel variant's choice, in sh: the kernel
-// engine for every run it serves (root, not --sealed, a user namespace
-// for the command), and nettrap as it is for the others, which
-// --engine=kernel would refuse to start.
+// engine for every run it serves (root with CAP_SYS_ADMIN and CAP_BPF,
+// not --sealed, a user namespace for the command), and nettrap as it is
+// for the others, which --engine=kernel would refuse to start.
 const kernelWhereItServes = `use=yes
 [ "$(id -u)" = 0 ] || use=no
+capeff=$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status)
+# CAP_SYS_ADMIN (21) and CAP_BPF (39)
+[ $(( (0x$capeff >> 21) & (0x$capeff >> 39) & 1 )) = 1 ] || use=no
 case "$NETTRAP_SEALED" in ""|0|false) ;; *) use=no ;; esac
 [ "$NETTRAP_USERNS" = off ] && use=no
 for a in "$@"; do
@@ -172,4 +177,11 @@ func NoticeCount(out string) int {
 		}
 	}
 	return n
+}
+
+// KernelEngine tells whether nettrap's kernel engine can run here, and
+// why not: it needs root, and a kernel whose cgroup programs can hold a
+// call (supervisor.ProbeKernel).
+func KernelEngine() error {
+	return supervisor.ProbeKernel()
 }

@@ -1,0 +1,72 @@
+package cgroupbpf
+
+import (
+	"encoding/binary"
+	"net/netip"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestParseHeld reads events laid out as the hold program writes them.
+func TestParseHeld(t *testing.T) {
+	ev := make([]byte, heldEventLen)
+	binary.LittleEndian.PutUint64(ev[0:], 4321<<32|4325)
+	binary.BigEndian.PutUint16(ev[8:], 9)
+	binary.LittleEndian.PutUint32(ev[12:], 4)
+	binary.LittleEndian.PutUint64(ev[16:], 77)
+	copy(ev[24:], []byte{192, 0, 2, 1})
+	binary.LittleEndian.PutUint64(ev[40:], 0x401000)
+	binary.LittleEndian.PutUint64(ev[48:], 0xc000100000)
+	binary.LittleEndian.PutUint64(ev[72:], 4026531840)
+	binary.LittleEndian.PutUint32(ev[80:], unix.SOCK_DGRAM)
+	binary.LittleEndian.PutUint32(ev[84:], unix.IPPROTO_UDP)
+	binary.LittleEndian.PutUint32(ev[88:], uint32(unix.SIGSTOP))
+	binary.LittleEndian.PutUint32(ev[92:], unix.SYS_SENDTO)
+	binary.LittleEndian.PutUint32(ev[96:], 40000)
+	copy(ev[100:], []byte{127, 0, 0, 1})
+	h, err := ParseHeld(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Held{TID: 4325, PID: 4321, Dest: netip.MustParseAddrPort("192.0.2.1:9"), Cookie: 77, Netns: 4026531840,
+		Type: unix.SOCK_DGRAM, Protocol: unix.IPPROTO_UDP, PC: 0x401000, SP: 0xc000100000, Stopped: true,
+		Nr: unix.SYS_SENDTO, Source: netip.MustParseAddrPort("127.0.0.1:40000"), key: 4321<<32 | 4325}
+	if h != want {
+		t.Errorf("ParseHeld = %+v, want %+v", h, want)
+	}
+	binary.LittleEndian.PutUint32(ev[12:], 6)
+	copy(ev[24:40], netip.MustParseAddr("2001:db8::1").AsSlice())
+	if h, _ := ParseHeld(ev); h.Dest != netip.MustParseAddrPort("[2001:db8::1]:9") {
+		t.Errorf("IPv6 destination read as %v", h.Dest)
+	}
+	if _, err := ParseHeld(ev[:heldEventLen-1]); err == nil {
+		t.Error("a short event was read")
+	}
+}
+
+// TestParseDropped reads the backstop's reports, and heldIP lays an
+// allowed destination out as the program compares it.
+func TestParseDropped(t *testing.T) {
+	r := make([]byte, droppedEventLen)
+	binary.LittleEndian.PutUint64(r[0:], 10<<32|11)
+	binary.LittleEndian.PutUint64(r[8:], 5)
+	copy(r[16:], []byte{203, 0, 113, 7})
+	binary.LittleEndian.PutUint32(r[32:], 4)
+	binary.LittleEndian.PutUint32(r[36:], DropInterface)
+	binary.LittleEndian.PutUint32(r[40:], 2)
+	d, err := ParseDropped(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Dropped{PID: 10, TID: 11, Cookie: 5, Dest: netip.MustParseAddr("203.0.113.7"), Why: DropInterface, Ifindex: 2}
+	if d != want {
+		t.Errorf("ParseDropped = %+v, want %+v", d, want)
+	}
+	if _, err := ParseDropped(r[:10]); err == nil {
+		t.Error("a short report was read")
+	}
+	if got := heldIP(netip.MustParseAddr("::ffff:203.0.113.7").Unmap()); string(got[:4]) != string([]byte{203, 0, 113, 7}) || got[4] != 0 {
+		t.Errorf("heldIP of an unmapped address = %v", got)
+	}
+}

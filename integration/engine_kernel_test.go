@@ -1,0 +1,94 @@
+package integration
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/nettrap/nettrap/integration/internal/fakehost"
+	"github.com/nettrap/nettrap/integration/internal/harness"
+	"github.com/nettrap/nettrap/integration/internal/lab"
+	"github.com/nettrap/nettrap/integration/internal/sandbox"
+	"github.com/nettrap/nettrap/procfs"
+)
+
+// kernelDest is the kernel engine test's fake host, on UDP and TCP.
+const kernelDest = "203.0.113.9:4443"
+
+// TestEngineKernel: under --engine=kernel, a send to loopback passes in
+// the kernel (nettrap never hears of it), a send or a Fast Open to
+// another host is held and denied, with the caller's stack on nettrap's
+// line, and a tree that moves itself to nettrap's cgroup by the host's
+// path stays in its own: its next send is held all the same.
+func TestEngineKernel(t *testing.T) {
+	sandbox.Require(t)
+	needKernelEngine(t)
+	b := lab.Programs(t)
+	eps := fakehost.Both(kernelDest)
+	h := fakehost.Start(t, eps...)
+	run := func(argv ...string) harness.Run {
+		t.Helper()
+		return engineRun(t, harness.AsSelf, engineEnv(), append([]string{b.Plain, "--engine=kernel", "--"}, argv...)...)
+	}
+	t.Run("version", func(t *testing.T) {
+		r := engineRun(t, harness.AsSelf, engineEnv("NETTRAP_ENGINE=kernel"), b.Plain, "version")
+		if line := harness.LinesWithPrefix(r.Stdout, "engine: "); r.Code != 0 || len(line) != 1 || !strings.HasPrefix(line[0], "engine: kernel") {
+			t.Errorf("NETTRAP_ENGINE=kernel nettrap version: exit %d, engine lines %q, want one naming kernel", r.Code, line)
+		}
+	})
+	t.Run("loopback", func(t *testing.T) {
+		r := run(b.Victim, "udp-sendto", "127.0.0.1:9")
+		if v := parseVictim(t, []byte(r.Stdout), r.Stderr); r.Code != 0 || !v.OK || len(harness.BlockedLines(r.Stderr)) != 0 {
+			t.Errorf("loopback send: exit %d, ok=%v errno=%q\nstderr: %s", r.Code, v.OK, v.Errno, r.Stderr)
+		}
+	})
+	for _, op := range []string{"udp-sendto", "udp-sendmsg", "tcp-fastopen", "tcp-connect"} {
+		t.Run(op, func(t *testing.T) {
+			mark := h.Mark()
+			r := run(b.Victim, op, kernelDest)
+			v := parseVictim(t, []byte(r.Stdout), r.Stderr)
+			lines := harness.BlockedLines(r.Stderr)
+			if r.Code != 1 || v.OK || v.Errno != "EPERM" || len(lines) != 1 || !strings.Contains(lines[0], kernelDest) || !strings.Contains(lines[0], " at ") {
+				t.Errorf("%s to %s: exit %d, ok=%v errno=%q, blocked %q; want 1, EPERM, one line with the caller's place\nstderr: %s",
+					op, kernelDest, r.Code, v.OK, v.Errno, lines, r.Stderr)
+			}
+			harness.AssertNothingArrived(t, h, mark, eps...)
+		})
+	}
+	t.Run("cgroup escape", func(t *testing.T) {
+		own, err := procfs.OwnCgroup2()
+		if err != nil {
+			t.Fatal(err)
+		}
+		mark := h.Mark()
+		// nettrap's cgroup is this test's: the host's path of it.
+		script := `echo $$ > "$1/cgroup.procs"; echo "wrote $?" >&2; grep '^0::' /proc/self/cgroup >&2; exec "$2" udp-sendto "$3"`
+		r := run("/bin/sh", "-c", script, "sh", own, b.Victim, kernelDest)
+		v := parseVictim(t, []byte(r.Stdout), r.Stderr)
+		if v.OK || v.Errno != "EPERM" || len(harness.BlockedLines(r.Stderr)) != 1 {
+			t.Errorf("send after a move to %s: ok=%v errno=%q; want EPERM, blocked\nstderr: %s", own, v.OK, v.Errno, r.Stderr)
+		}
+		if !strings.Contains(r.Stderr, "0::/nettrap-") {
+			t.Errorf("the tree left its cgroup\nstderr: %s", r.Stderr)
+		}
+		harness.AssertNothingArrived(t, h, mark, eps...)
+	})
+}
+
+// needKernelEngine skips t where the kernel engine cannot run: not root,
+// or a kernel whose cgroup programs cannot hold a call (Debian's 6.1 and
+// 6.12), which is the kernel's, not the machine's setup. Any other
+// reason fails t under CI=true.
+func needKernelEngine(t *testing.T) {
+	t.Helper()
+	err := lab.KernelEngine()
+	switch {
+	case err == nil:
+		return
+	case os.Geteuid() != 0, strings.Contains(err.Error(), "cannot hold a call"):
+		t.Skipf("no kernel engine here: %v", err)
+	case os.Getenv("CI") == "true":
+		t.Fatalf("no kernel engine here (CI=true, so this is fatal): %v", err)
+	}
+	t.Skipf("no kernel engine here: %v", err)
+}

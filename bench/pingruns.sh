@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs a timing-sensitive ping test RUNS times (default 80) bare, under
 # nettrap, under nettrap --emulate=off and, as root, under the kernel
-# floor and the hold's programs (bench/internal/kfloor, -hold),
+# floor, the hold's programs (bench/internal/kfloor, -hold) and
+# nettrap --engine=kernel,
 # alternating, and counts its failures
 # (issue 39). One run is a fresh `workload udpping 1`: an unconnected UDP
 # send to a peer in the same process, which answers; the test takes its
@@ -21,7 +22,7 @@ go build -o "$work/nettrap" ./cmd/nettrap
 runners="bare nettrap continue"
 if [ "$(id -u)" = 0 ]; then
 	go build -o "$work/kfloor" ./bench/internal/kfloor
-	runners="$runners kernel kernel-hold"
+	runners="$runners kernel kernel-hold nettrap-kernel"
 else
 	echo "pingruns: not root: no kernel floor runs" >&2
 fi
@@ -34,6 +35,7 @@ ping() {
 	continue) set -- "$work/nettrap" --emulate=off -- ;;
 	kernel) set -- "$work/kfloor" -f -- ;;
 	kernel-hold) set -- "$work/kfloor" -f -hold -- ;;
+	nettrap-kernel) set -- "$work/nettrap" --engine=kernel -- ;;
 	esac
 	out=$("$@" "$work/workload" udpping 1) || { echo "pingruns: a run failed: $out" >&2; exit 1; }
 	case $out in
@@ -56,7 +58,7 @@ awk -v runs="$runs" '
 	END {
 		for (i = 1; i <= k; i++) {
 			r = order[i]
-			printf "%-9s failed %d of %d runs", r, f[r], n[r]
+			printf "%-14s failed %d of %d runs", r, f[r], n[r]
 			if (r != "bare") printf " (bare: %d)", f["bare"]
 			printf "\n"
 		}

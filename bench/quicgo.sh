@@ -2,7 +2,8 @@
 # Runs quic-go's integrationtests/self bare, under the C floor that
 # emulates (bench/internal/cfloor, when a C compiler is there), under
 # nettrap and, as root, under the kernel floor and the hold's programs
-# (bench/internal/kfloor, -hold), alternating, and reports the wall times as ratios of bare's,
+# (bench/internal/kfloor, -hold) and nettrap --engine=kernel, alternating, and
+# reports the wall times as ratios of bare's,
 # nettrap's added time over the C floor's, and nettrap's peak RSS (issue
 # 10: goal ≤ ×1.10, < 20 MiB). quic-go sends on unconnected UDP sockets,
 # so every packet is a trapped sendmsg with GSO control messages.
@@ -89,6 +90,7 @@ while [ "$i" -le "$runs" ]; do
 	run nettrap ./nettrap -- ./self.test "$@" >>results
 	[ -z "$kfloor" ] || run kernel ./kfloor -f -- ./self.test "$@" >>results
 	[ -z "$kfloor" ] || run kernel-hold ./kfloor -f -hold -- ./self.test "$@" >>results
+	[ -z "$kfloor" ] || run nettrap-kernel ./nettrap --engine=kernel -- ./self.test "$@" >>results
 	i=$((i + 1))
 done
 cat results
@@ -99,6 +101,7 @@ awk '
 	$1 == "nettrap" { n[++nn] = $2; if ($3 > rss) rss = $3 }
 	$1 == "kernel" { k[++nk] = $2 }
 	$1 == "kernel-hold" { kh[++nkh] = $2 }
+	$1 == "nettrap-kernel" { ne[++nne] = $2; if ($3 > krss) krss = $3 }
 	function sort(a, m,   i, j, t) {
 		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
 	}
@@ -124,6 +127,12 @@ awk '
 		if (nkh == m) {
 			for (i = 1; i <= m; i++) khb[i] = kh[i] / b[i]
 			show("hold programs (kfloor -hold) wall × bare", khb, m)
+		}
+		if (nne == m) {
+			for (i = 1; i <= m; i++) { neb[i] = ne[i] / b[i]; nen[i] = ne[i] / n[i] }
+			show("nettrap --engine=kernel wall × bare", neb, m)
+			show("nettrap --engine=kernel wall × nettrap wall", nen, m)
+			printf "nettrap --engine=kernel peak RSS %.1f MiB\n", krss / 1024
 		}
 		printf "nettrap peak RSS %.1f MiB\n", rss / 1024
 		if (bad != "") printf "runs that failed:%s (see the outputs)\n", bad

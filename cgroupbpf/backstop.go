@@ -118,63 +118,68 @@ const (
 	bsReport = bsKey - droppedEventLen
 )
 
-// Program builds the backstop.
+// Program builds the backstop. Its fast path, a packet through lo with
+// a plain header, reads the header and the device and calls no other
+// helper.
 func (b *Backstop) Program() (*ebpf.Program, error) {
 	insns := asm.Instructions{
 		asm.Mov.Reg(asm.R6, asm.R1),
-		// A packet of a namespace the tree made stays in the tree's.
-		asm.FnGetNetnsCookie.Call(),
-		asm.LoadImm(asm.R1, int64(b.netns), asm.DWord),
-		asm.JNE.Reg(asm.R0, asm.R1, "pass"),
-		asm.Mov.Reg(asm.R1, asm.R6), asm.Mov.Imm(asm.R2, 0),
-		asm.Mov.Reg(asm.R3, asm.RFP), asm.Add.Imm(asm.R3, bsHeader),
-		asm.Mov.Imm(asm.R4, egressHdrLen), asm.FnSkbLoadBytes.Call(),
-		asm.JEq.Imm(asm.R0, 0, "loaded"),
-		// Shorter than an IPv6 header: an IPv4 one, 20 bytes at least.
+		asm.Mov.Imm(asm.R1, 0),
+		asm.StoreMem(asm.RFP, bsKey+8, asm.R1, asm.DWord),
+		asm.StoreMem(asm.RFP, bsKey+16, asm.R1, asm.DWord),
+		asm.StoreImm(asm.RFP, bsReport+32, 0, asm.Word),
 		asm.Mov.Reg(asm.R1, asm.R6), asm.Mov.Imm(asm.R2, 0),
 		asm.Mov.Reg(asm.R3, asm.RFP), asm.Add.Imm(asm.R3, bsHeader),
 		asm.Mov.Imm(asm.R4, 20), asm.FnSkbLoadBytes.Call(),
-		asm.JNE.Imm(asm.R0, 0, "drop_options"),
-		asm.Mov.Imm(asm.R0, 0).WithSymbol("loaded"),
-		// The key's cookie and the address's zeros.
-		asm.StoreMem(asm.RFP, bsKey+8, asm.R0, asm.DWord),
-		asm.StoreMem(asm.RFP, bsKey+16, asm.R0, asm.DWord),
-		asm.Mov.Reg(asm.R1, asm.R6), asm.FnGetSocketCookie.Call(),
-		asm.StoreMem(asm.RFP, bsKey, asm.R0, asm.DWord),
+		asm.JNE.Imm(asm.R0, 0, "foreign"),
 		asm.LoadMem(asm.R2, asm.RFP, bsHeader, asm.Byte),
 		asm.JEq.Imm(asm.R2, ip4VersionIHL, "v4"),
 		asm.RSh.Imm(asm.R2, 4),
 		asm.JEq.Imm(asm.R2, 6, "v6"),
-		asm.Ja.Label("drop_options"), // IPv4 with options, or not IP
+		asm.JNE.Imm(asm.R2, 4, "foreign"), // not IP
+		// IPv4 with options: its destination, the first hop, reported.
+		asm.LoadMem(asm.R2, asm.RFP, bsHeader+ip4Daddr, asm.Word),
+		asm.StoreMem(asm.RFP, bsKey+8, asm.R2, asm.Word),
+		asm.StoreImm(asm.RFP, bsReport+32, 4, asm.Word),
+		asm.Ja.Label("foreign"),
 		asm.LoadMem(asm.R2, asm.RFP, bsHeader+ip4Daddr, asm.Word).WithSymbol("v4"),
 		asm.StoreMem(asm.RFP, bsKey+8, asm.R2, asm.Word),
 		asm.StoreImm(asm.RFP, bsReport+32, 4, asm.Word),
 		asm.Ja.Label("device"),
-		asm.LoadMem(asm.R2, asm.RFP, bsHeader+ip6NextHdr, asm.Byte).WithSymbol("v6"),
+		asm.Mov.Reg(asm.R1, asm.R6).WithSymbol("v6"), asm.Mov.Imm(asm.R2, 0),
+		asm.Mov.Reg(asm.R3, asm.RFP), asm.Add.Imm(asm.R3, bsHeader),
+		asm.Mov.Imm(asm.R4, egressHdrLen), asm.FnSkbLoadBytes.Call(),
+		asm.JNE.Imm(asm.R0, 0, "foreign"),
 		asm.StoreImm(asm.RFP, bsReport+32, 6, asm.Word),
+		asm.LoadMem(asm.R2, asm.RFP, bsHeader+ip6NextHdr, asm.Byte),
 		asm.JEq.Imm(asm.R2, 6, "v6dst"),  // TCP
 		asm.JEq.Imm(asm.R2, 17, "v6dst"), // UDP
 		asm.JEq.Imm(asm.R2, 58, "v6dst"), // ICMPv6
-		asm.Ja.Label("drop_options"),
-		asm.LoadMem(asm.R2, asm.RFP, bsHeader+ip6Daddr, asm.DWord).WithSymbol("v6dst"),
+		asm.Mov.Imm(asm.R7, DropOptions),
+		asm.Ja.Label("v6key"),
+		asm.Mov.Imm(asm.R7, 0).WithSymbol("v6dst"),
+		asm.LoadMem(asm.R2, asm.RFP, bsHeader+ip6Daddr, asm.DWord).WithSymbol("v6key"),
 		asm.StoreMem(asm.RFP, bsKey+8, asm.R2, asm.DWord),
 		asm.LoadMem(asm.R2, asm.RFP, bsHeader+ip6Daddr+8, asm.DWord),
 		asm.StoreMem(asm.RFP, bsKey+16, asm.R2, asm.DWord),
-		// Through lo, or to a destination allowed on the socket.
+		asm.JNE.Imm(asm.R7, 0, "namespace"), // extension headers
+		// Through lo: passed.
 		asm.LoadMem(asm.R2, asm.R6, offSkbIfindex, asm.Word).WithSymbol("device"),
 		asm.JEq.Imm(asm.R2, loIfindex, "pass"),
+		asm.Mov.Imm(asm.R7, DropInterface),
+		asm.Ja.Label("namespace"),
+		asm.Mov.Imm(asm.R7, DropOptions).WithSymbol("foreign"),
+		// A packet of a namespace the tree made stays in the tree's.
+		asm.Mov.Reg(asm.R1, asm.R6).WithSymbol("namespace"), asm.FnGetNetnsCookie.Call(),
+		asm.LoadImm(asm.R1, int64(b.netns), asm.DWord),
+		asm.JNE.Reg(asm.R0, asm.R1, "pass"),
+		asm.Mov.Reg(asm.R1, asm.R6), asm.FnGetSocketCookie.Call(),
+		asm.StoreMem(asm.RFP, bsKey, asm.R0, asm.DWord),
+		asm.JEq.Imm(asm.R7, DropOptions, "drop"),
+		// To a destination allowed on the socket.
 		asm.LoadMapPtr(asm.R1, b.allowed.FD()), asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, bsKey),
 		asm.FnMapLookupElem.Call(),
 		asm.JNE.Imm(asm.R0, 0, "pass"),
-		asm.Mov.Imm(asm.R7, DropInterface),
-		asm.Ja.Label("drop"),
-		asm.Mov.Imm(asm.R7, DropOptions).WithSymbol("drop_options"),
-		asm.StoreImm(asm.RFP, bsReport+32, 0, asm.Word),
-		asm.Mov.Imm(asm.R1, 0),
-		asm.StoreMem(asm.RFP, bsKey+8, asm.R1, asm.DWord),
-		asm.StoreMem(asm.RFP, bsKey+16, asm.R1, asm.DWord),
-		asm.Mov.Reg(asm.R1, asm.R6), asm.FnGetSocketCookie.Call(),
-		asm.StoreMem(asm.RFP, bsKey, asm.R0, asm.DWord),
 		// Dropped: reported, with the sender where there is one.
 		asm.FnGetCurrentPidTgid.Call().WithSymbol("drop"),
 		asm.StoreMem(asm.RFP, bsReport, asm.R0, asm.DWord),

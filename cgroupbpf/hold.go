@@ -4,8 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -209,11 +211,12 @@ func heldIP(a netip.Addr) []byte {
 }
 
 // Serve reads h's events from rd and writes decide's verdict for each
-// (none where answer is false), until rd is closed.
-func (h *Hold) Serve(rd *ringbuf.Reader, decide func(Held) (v Verdict, answer bool)) error {
+// (none where answer is false), until rd is closed, or until stop is
+// set and rd has nothing more to read (Next).
+func (h *Hold) Serve(rd *ringbuf.Reader, stop *atomic.Bool, decide func(Held) (v Verdict, answer bool)) error {
 	for {
-		rec, err := rd.Read()
-		if errors.Is(err, ringbuf.ErrClosed) || errors.Is(err, os.ErrClosed) {
+		rec, err := Next(rd, stop)
+		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
@@ -230,6 +233,30 @@ func (h *Hold) Serve(rd *ringbuf.Reader, decide func(Held) (v Verdict, answer bo
 		if err := h.Decide(c, v); err != nil {
 			return err
 		}
+	}
+}
+
+// pollPeriod is how often a reader waiting on an empty ring looks
+// whether it is to stop.
+const pollPeriod = 50 * time.Millisecond
+
+// Next reads the next record of rd. It returns io.EOF once rd is closed,
+// or once stop is set and rd is empty: a reader told to stop still reads
+// what was reported before (a close would lose it).
+func Next(rd *ringbuf.Reader, stop *atomic.Bool) (ringbuf.Record, error) {
+	for {
+		rd.SetDeadline(time.Now().Add(pollPeriod))
+		rec, err := rd.Read()
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			if stop != nil && stop.Load() {
+				return rec, io.EOF
+			}
+			continue
+		case errors.Is(err, ringbuf.ErrClosed), errors.Is(err, os.ErrClosed):
+			return rec, io.EOF
+		}
+		return rec, err
 	}
 }
 

@@ -15,13 +15,17 @@ import (
 func (h *Hold) Program(attach ebpf.AttachType) (*ebpf.Program, error) {
 	v6 := attach == ebpf.AttachCGroupInet6Connect || attach == ebpf.AttachCGroupUDP6Sendmsg
 	insns := asm.Instructions{asm.Mov.Reg(asm.R6, asm.R1)}
+	// Loopback first: the fast path calls no helper.
+	insns = append(insns, LoopbackChecks(v6, h.cfg.Unspecified, h.cfg.DNS, "other")...)
+	first := asm.Ja.Label("held").WithSymbol("other")
 	if h.cfg.PassTGID != 0 {
 		insns = append(insns,
-			asm.FnGetCurrentPidTgid.Call(),
+			asm.FnGetCurrentPidTgid.Call().WithSymbol("other"),
 			asm.RSh.Imm(asm.R0, 32),
 			asm.JEq.Imm(asm.R0, int32(h.cfg.PassTGID), "allow"))
+	} else {
+		insns = append(insns, first)
 	}
-	insns = append(insns, LoopbackChecks(v6, h.cfg.Unspecified, h.cfg.DNS, "held")...)
 	insns = append(insns, h.holdBody(v6)...)
 	p, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "nettrap_hold", Type: ebpf.CGroupSockAddr,
 		AttachType: attach, Instructions: insns, License: "GPL"})

@@ -146,7 +146,7 @@ func startHolderVerdicts(t testing.TB, sig cgroupbpf.Signal, deadline time.Durat
 		t.Fatal(err)
 	}
 	served := make(chan error, 1)
-	go func() { served <- h.Serve(rd, decide) }()
+	go func() { served <- h.Serve(rd, nil, decide) }()
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {

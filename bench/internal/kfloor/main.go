@@ -154,7 +154,7 @@ func (f *floor) startHold() (*cgroupbpf.Hold, error) {
 	}
 	served := make(chan error, 1)
 	go func() {
-		served <- h.Serve(rd, func(cgroupbpf.Held) (cgroupbpf.Verdict, bool) {
+		served <- h.Serve(rd, nil, func(cgroupbpf.Held) (cgroupbpf.Verdict, bool) {
 			f.held.Add(1)
 			return cgroupbpf.Deny(unix.EPERM), true
 		})

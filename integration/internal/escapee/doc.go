@@ -18,6 +18,8 @@
 //	tcp DST [OPT=V...]          start a connect to DST (the SYN is the leak)
 //	    OPT: unicast-if=IDX (IP_UNICAST_IF or IPV6_UNICAST_IF),
 //	         pktinfo=IDX (an IP_PKTINFO/IPV6_PKTINFO control message),
+//	         lsrr=HOP (udp only: an IP_RETOPTS control message, a loose
+//	         source route through HOP),
 //	         sticky-pktinfo=IDX (setsockopt IPV6_PKTINFO),
 //	         bindtodevice=NAME, bindtoifindex=IDX
 //	join OPTION GROUP [SOURCE]  join GROUP (OPTION: ip-add-membership,

@@ -131,6 +131,15 @@ func sendUDP(dst, marker string, rest []string) error {
 		idx, _ := strconv.Atoi(v)
 		oob = pktinfo(fam, idx)
 	}
+	if v, ok := opts["lsrr"]; ok {
+		hop, err := netip.ParseAddr(v)
+		if err != nil || !hop.Is4() {
+			return fmt.Errorf("lsrr=%s: want an IPv4 hop", v)
+		}
+		a := hop.As4()
+		// type 131 (LSRR), length 7, pointer 4, the hop, NOP padding.
+		oob = append(oob, cmsg(unix.IPPROTO_IP, unix.IP_RETOPTS, []byte{131, 7, 4, a[0], a[1], a[2], a[3], 1})...)
+	}
 	return sysErr("sendmsg", unix.Sendmsg(fd, []byte(marker), oob, sa, 0))
 }
 

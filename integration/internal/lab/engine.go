@@ -124,8 +124,8 @@ const kernelWhereItServes = `use=yes
 capeff=$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status)
 # CAP_SYS_ADMIN (21) and CAP_BPF (39)
 [ $(( (0x$capeff >> 21) & (0x$capeff >> 39) & 1 )) = 1 ] || use=no
-# and in the initial user namespace (init's is readable there only)
-[ "$(readlink /proc/self/ns/user)" = "$(readlink /proc/1/ns/user 2>/dev/null)" ] || use=no
+# and in the initial user namespace (PROC_USER_INIT_INO)
+[ "$(readlink /proc/self/ns/user)" = "user:[4026531837]" ] || use=no
 case "$NETTRAP_SEALED" in ""|0|false) ;; *) use=no ;; esac
 [ "$NETTRAP_USERNS" = off ] && use=no
 for a in "$@"; do

@@ -58,6 +58,7 @@ type Engine struct {
 	rd, drop *ringbuf.Reader
 	served   chan error
 	deciding sync.WaitGroup
+	stopping atomic.Bool // Stop was called: the readers end once the rings are empty
 	ids      atomic.Uint64
 }
 
@@ -141,7 +142,7 @@ func (e *Engine) Start() error {
 	}
 	e.rd, e.drop, e.served = rd, drop, make(chan error, 2)
 	go func() {
-		e.served <- e.hold.Serve(rd, func(h cgroupbpf.Held) (cgroupbpf.Verdict, bool) {
+		e.served <- e.hold.Serve(rd, &e.stopping, func(h cgroupbpf.Held) (cgroupbpf.Verdict, bool) {
 			e.deciding.Add(1)
 			go e.decide(h)
 			return cgroupbpf.Verdict{}, false
@@ -155,14 +156,17 @@ func (e *Engine) Start() error {
 // programs and the cgroup away.
 func (e *Engine) Stop() {
 	if e.rd != nil {
-		e.rd.Close()
-		e.drop.Close()
+		// Read what is reported already (a packet dropped just before
+		// the command exited), then stop.
+		e.stopping.Store(true)
 		for range 2 {
 			if err := <-e.served; err != nil {
 				e.cfg.Errs.Add(fmt.Errorf("kernel engine: %w", err))
 			}
 		}
 		e.deciding.Wait()
+		e.rd.Close()
+		e.drop.Close()
 	}
 	e.release()
 }

@@ -3,6 +3,7 @@ package kernel
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 
@@ -49,14 +50,14 @@ func (e *Engine) AllowedOut(fd int, dests []classify.Dest) {
 	}
 }
 
-// serveDrops reads the backstop's reports until rd is closed. A packet
+// serveDrops reads the backstop's reports until the engine stops. A packet
 // sent from a task's call is decided as that call would be, for the
 // record (it is gone already): a denial fails the test that sent it; an
 // allowed destination lets the socket's next packets out.
 func (e *Engine) serveDrops(rd *ringbuf.Reader) error {
 	for {
-		rec, err := rd.Read()
-		if errors.Is(err, ringbuf.ErrClosed) || errors.Is(err, os.ErrClosed) {
+		rec, err := cgroupbpf.Next(rd, &e.stopping)
+		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {

@@ -42,7 +42,7 @@ func run(args []string) int {
 	fs := flag.NewFlagSet("kfloor", flag.ContinueOnError)
 	filter := fs.Bool("f", false, "run the command under nettrap's seccomp program, every trap an allow")
 	counts := fs.Bool("counts", false, "print the programs' counts on stderr at the end")
-	egress := fs.Bool("e", false, "add the egress backstop: drop every packet not to loopback, or with IP options or IPv6 extension headers")
+	egress := fs.Bool("e", false, "add the kernel engine's egress backstop: drop every packet not through lo, or with IP options or IPv6 extension headers")
 	hold := fs.Bool("hold", false, "hold every other destination for kfloor, which refuses it (the hold's programs, their fast path timed)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -164,7 +164,16 @@ func (f *floor) startHold() (*cgroupbpf.Hold, error) {
 }
 
 func (f *floor) attachEgress() error {
-	p, err := cgroupbpf.EgressProgram()
+	ns, err := cgroupbpf.NetnsCookie()
+	if err != nil {
+		return err
+	}
+	b, err := cgroupbpf.NewBackstop(ns)
+	if err != nil {
+		return err
+	}
+	f.closes = append(f.closes, func() error { b.Close(); return nil })
+	p, err := b.Program()
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,8 @@ func confineError(o Options, err error) error {
 	// reason when ptrace was asked for; the reason follows it.
 	reason := strings.TrimPrefix(err.Error(), supervisor.ErrUnsupported.Error()+": ")
 	switch {
+	case errors.Is(err, supervisor.ErrNoKernelEngine):
+		return cantRun("cannot confine with the kernel engine: %s; %s=auto uses seccomp user notification", strings.TrimPrefix(reason, supervisor.ErrNoKernelEngine.Error()+": "), engine)
 	case errors.Is(err, supervisor.ErrNoPtrace) && o.Engine == supervisor.EnginePtraceOnly:
 		return cantRun("cannot confine with the ptrace engine: %s; %s=auto uses seccomp user notification where the kernel has it", reason, engine)
 	case errors.Is(err, supervisor.ErrNoPtrace):

@@ -30,6 +30,12 @@ func TestEngineSetting(t *testing.T) {
 		{[]string{"--engine=ptrace", "--emulate=off", "--", "true"}, nil, supervisor.EnginePtraceOnly, ""},
 		{[]string{"--engine=notify", "--sealed", "--", "true"}, nil, supervisor.EngineNotifyOnly, ""},
 		{[]string{"--engine=ptrace", "--sealed", "--", "true"}, nil, supervisor.EnginePtraceOnly, ""},
+		{[]string{"--engine=kernel", "--", "true"}, nil, supervisor.EngineKernelOnly, ""},
+		{[]string{"--engine=kernel", "--emulate=off", "--", "true"}, nil, supervisor.EngineKernelOnly, ""},
+		{[]string{"--", "true"}, []string{"NETTRAP_ENGINE", "kernel"}, supervisor.EngineKernelOnly, ""},
+		{[]string{"--engine=kernel", "--sealed", "--", "true"}, nil, 0, "--sealed with --engine=kernel: sealed mode checks each allowed call's peer"},
+		{[]string{"--sealed", "--", "true"}, []string{"NETTRAP_ENGINE", "kernel"}, 0, "--sealed with NETTRAP_ENGINE=kernel"},
+		{[]string{"--engine=kernel", "--userns=off", "--", "true"}, nil, 0, "--engine=kernel with --userns=off: the command would keep CAP_NET_ADMIN"},
 	} {
 		cfg, err := parseConfig(tc.args, env(tc.env...))
 		if tc.err != "" {

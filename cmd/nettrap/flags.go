@@ -212,10 +212,18 @@ func (cfg *config) check() error {
 	return nil
 }
 
-// checkSealed: --sealed needs emulation, and opens nothing by name.
+// checkSealed: --sealed needs emulation and the notify engine's checks,
+// and opens nothing by name; the kernel engine needs the command's own
+// user namespace.
 func (cfg *config) checkSealed() error {
+	if cfg.engine == supervisor.EngineKernelOnly && cfg.userns == supervisor.UsernsOff {
+		return fmt.Errorf("%s=kernel with %s=off: the command would keep CAP_NET_ADMIN over the kernel engine's programs; drop one", cfg.Source("engine"), cfg.Source("userns"))
+	}
 	if !cfg.sealed {
 		return nil
+	}
+	if cfg.engine == supervisor.EngineKernelOnly {
+		return fmt.Errorf("%s with %s=kernel: sealed mode checks each allowed call's peer, which the notify engine does (auto); drop one", cfg.Source("sealed"), cfg.Source("engine"))
 	}
 	if cfg.emulate == supervisor.EmulateOff {
 		return fmt.Errorf("%s with %s=off: sealed mode needs allowed calls made race-free; drop one", cfg.Source("sealed"), cfg.Source("emulate"))

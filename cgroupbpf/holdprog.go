@@ -182,7 +182,13 @@ func (h *Hold) report(v6 bool) asm.Instructions {
 		asm.LoadMapPtr(asm.R1, h.verdicts.FD()), asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, holdKey),
 		asm.Mov.Reg(asm.R3, asm.RFP), asm.Add.Imm(asm.R3, holdValue), asm.Mov.Imm(asm.R4, 0),
 		asm.FnMapUpdateElem.Call(),
-		asm.LoadMem(asm.R1, asm.RFP, holdKey, asm.DWord), asm.StoreMem(asm.RFP, holdEvent, asm.R1, asm.DWord),
+		// No entry (the map full): no verdict could ever be written, nor
+		// the deadline kept, so the call fails closed at once.
+		asm.JEq.Imm(asm.R0, 0, "entered"),
+		asm.Mov.Imm(asm.R8, int32(unix.EPERM)),
+		asm.Ja.Label("refuse"),
+		asm.LoadMem(asm.R1, asm.RFP, holdKey, asm.DWord).WithSymbol("entered"),
+		asm.StoreMem(asm.RFP, holdEvent, asm.R1, asm.DWord),
 	)
 	// The signal the hold raises, for Decide to continue a stopped one.
 	insns = append(insns, h.chooseSignal("chosen")...)

@@ -21,6 +21,7 @@ const kernelDest = "203.0.113.7:4443"
 // line, and a tree that moves itself to nettrap's cgroup by the host's
 // path stays in its own: its next send is held all the same.
 func TestEngineKernel(t *testing.T) {
+	lab.OwnListener(t) // the notify engine half
 	sandbox.Require(t)
 	needKernelEngine(t)
 	b := lab.Programs(t)

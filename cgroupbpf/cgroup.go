@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -41,4 +43,52 @@ func RemoveCgroup(dir string) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// RemoveStale removes the empty cgroups MakeCgroup(prefix) made for
+// processes that are gone (a nettrap killed before it could, or one
+// whose tree left a daemon that has exited since). One that still has a
+// process keeps it, and its programs.
+func RemoveStale(prefix string) {
+	own, err := procfs.OwnCgroup2()
+	if err != nil {
+		return
+	}
+	entries, err := os.ReadDir(own)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		pid, ok := madeBy(e.Name(), prefix)
+		if !ok || !e.IsDir() || pid == os.Getpid() || unix.Kill(pid, 0) != unix.ESRCH {
+			continue
+		}
+		os.Remove(filepath.Join(own, e.Name())) // EBUSY: not empty
+	}
+}
+
+// madeBy reads the pid in a name MakeCgroup(prefix) gave: prefix-PID-N.
+func madeBy(name, prefix string) (pid int, ok bool) {
+	rest, ok := strings.CutPrefix(name, prefix+"-")
+	if !ok {
+		return 0, false
+	}
+	p, n, ok := strings.Cut(rest, "-")
+	if !ok || !digits(p) || !digits(n) {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(p)
+	return pid, err == nil && pid > 0
+}
+
+func digits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -33,6 +33,10 @@ var hooks = []ebpf.AttachType{
 	ebpf.AttachCGroupInet4Connect, ebpf.AttachCGroupInet6Connect,
 }
 
+// The names of the engine's cgroups (and its probe's): PREFIX-PID-N,
+// under nettrap's own.
+const cgroupPrefix, probePrefix = "nettrap", "nettrap-probe"
+
 // Config is what the engine needs of the supervisor.
 type Config struct {
 	Decider decision.Decider
@@ -76,7 +80,9 @@ func New(cfg Config) (e *Engine, err error) {
 			e.release()
 		}
 	}()
-	if e.dir, e.remove, err = cgroupbpf.MakeCgroup("nettrap"); err != nil {
+	cgroupbpf.RemoveStale(cgroupPrefix)
+	cgroupbpf.RemoveStale(probePrefix)
+	if e.dir, e.remove, err = cgroupbpf.MakeCgroup(cgroupPrefix); err != nil {
 		return nil, err
 	}
 	if e.cg, err = os.Open(e.dir); err != nil {

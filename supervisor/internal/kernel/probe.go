@@ -21,7 +21,7 @@ var ErrUnavailable = errors.New("the kernel engine is unavailable")
 // whose cgroup programs may raise a signal, after 6.12). It makes and
 // removes one cgroup.
 func Probe() error {
-	dir, remove, err := cgroupbpf.MakeCgroup("nettrap-probe")
+	dir, remove, err := cgroupbpf.MakeCgroup(probePrefix)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}

@@ -174,7 +174,13 @@ func Attack(pid int, o Options) Result {
 	if o.Injected != nil {
 		o.Injected(r)
 	}
-	add(StepSignal, syscall.Kill(pid, syscall.SIGURG))
+	err = syscall.Kill(pid, syscall.SIGURG)
+	if errors.Is(err, syscall.ESRCH) {
+		// Gone already: a thread ran into a jump before the trigger
+		// (it woke on its own), and the payload ended the victim.
+		err = nil
+	}
+	add(StepSignal, err)
 	r.Exited = waitExit(pid, o.Wait)
 	return r
 }

@@ -74,21 +74,13 @@ func madeBy(name, prefix string) (pid int, ok bool) {
 		return 0, false
 	}
 	p, n, ok := strings.Cut(rest, "-")
-	if !ok || !digits(p) || !digits(n) {
+	if !ok {
 		return 0, false
 	}
-	pid, err := strconv.Atoi(p)
-	return pid, err == nil && pid > 0
-}
-
-func digits(s string) bool {
-	if s == "" {
-		return false
+	// ParseUint takes digits only: no sign, no space.
+	pid64, err := strconv.ParseUint(p, 10, 31)
+	if _, nerr := strconv.ParseUint(n, 10, 63); err != nil || nerr != nil || pid64 == 0 {
+		return 0, false
 	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
+	return int(pid64), true
 }

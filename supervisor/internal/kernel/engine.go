@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -58,7 +59,7 @@ type Engine struct {
 	cg       *os.File
 	hold     *cgroupbpf.Hold
 	back     *cgroupbpf.Backstop
-	attached []attached
+	attached []*ebpf.Program
 	rd, drop *ringbuf.Reader
 	served   chan error
 	deciding sync.WaitGroup
@@ -66,50 +67,50 @@ type Engine struct {
 	ids      atomic.Uint64
 }
 
-type attached struct {
-	at   ebpf.AttachType
-	prog *ebpf.Program
-}
-
 // New makes the cgroup and attaches the programs; the command is to be
 // started in Dir (CgroupFD, for clone3's CLONE_INTO_CGROUP).
-func New(cfg Config) (e *Engine, err error) {
-	e = &Engine{cfg: cfg}
-	defer func() {
-		if err != nil {
-			e.release()
-		}
-	}()
-	cgroupbpf.RemoveStale(cgroupPrefix)
-	cgroupbpf.RemoveStale(probePrefix)
-	if e.dir, e.remove, err = cgroupbpf.MakeCgroup(cgroupPrefix); err != nil {
+func New(cfg Config) (*Engine, error) {
+	e := &Engine{cfg: cfg}
+	if err := e.setUp(); err != nil {
+		e.release()
 		return nil, err
 	}
+	return e, nil
+}
+
+// setUp is New's work, which release undoes.
+func (e *Engine) setUp() error {
+	cgroupbpf.RemoveStale(cgroupPrefix)
+	cgroupbpf.RemoveStale(probePrefix)
+	var err error
+	if e.dir, e.remove, err = cgroupbpf.MakeCgroup(cgroupPrefix); err != nil {
+		return err
+	}
 	if e.cg, err = os.Open(e.dir); err != nil {
-		return nil, fmt.Errorf("open the command's cgroup: %w", err)
+		return fmt.Errorf("open the command's cgroup: %w", err)
 	}
 	e.hold, err = cgroupbpf.NewHold(cgroupbpf.HoldConfig{Deadline: Deadline,
 		Signal: cgroupbpf.SignalByHandler, DNS: true, PassTGID: os.Getpid()})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	ns, err := namespace.Read()
-	if err != nil || ns.Cookie == 0 {
-		return nil, fmt.Errorf("the starting network namespace's cookie: %v", err)
+	switch {
+	case err != nil:
+		return fmt.Errorf("the starting network namespace: %w", err)
+	case ns.Cookie == 0:
+		return errors.New("the starting network namespace has no cookie (SO_NETNS_COOKIE, 5.14)")
 	}
 	e.cfg.Netns = &ns
 	if e.back, err = cgroupbpf.NewBackstop(ns.Cookie); err != nil {
-		return nil, err
+		return err
 	}
 	for _, at := range hooks {
 		if err := e.attach(at, e.hold.Program); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := e.attach(ebpf.AttachCGroupInetEgress, func(ebpf.AttachType) (*ebpf.Program, error) { return e.back.Program() }); err != nil {
-		return nil, err
-	}
-	return e, nil
+	return e.attach(ebpf.AttachCGroupInetEgress, func(ebpf.AttachType) (*ebpf.Program, error) { return e.back.Program() })
 }
 
 // attach loads make's program for at and attaches it to the cgroup,
@@ -125,7 +126,7 @@ func (e *Engine) attach(at ebpf.AttachType, make func(ebpf.AttachType) (*ebpf.Pr
 		p.Close()
 		return fmt.Errorf("attach the %s program: %w", at, err)
 	}
-	e.attached = append(e.attached, attached{at, p})
+	e.attached = append(e.attached, p)
 	return nil
 }
 
@@ -182,8 +183,8 @@ func (e *Engine) Stop() {
 // that outlived it) cannot be removed and keeps its programs, so that
 // its calls stay held and fail at the deadline, never unchecked.
 func (e *Engine) release() {
-	for _, a := range e.attached {
-		a.prog.Close() // the attachment holds its own reference
+	for _, p := range e.attached {
+		p.Close() // the attachment holds its own reference
 	}
 	e.attached = nil
 	if e.hold != nil {

@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -58,7 +57,7 @@ func (s *Session) kernelStart(cmd *exec.Cmd, opts Options, emu *emulate.Emulator
 	}
 	ke, err := kernel.New(kernel.Config{Decider: opts.Decider, Stats: &s.Stats, Errs: &s.errs, Tree: true})
 	if err != nil {
-		return nil, nil, errors.Join(ErrNoKernelEngine, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrNoKernelEngine, err)
 	}
 	if emu != nil {
 		emu.AllowedOut = ke.AllowedOut

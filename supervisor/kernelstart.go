@@ -14,6 +14,9 @@ import (
 	"github.com/nettrap/nettrap/supervisor/internal/kernel"
 )
 
+// initPidNs is the initial PID namespace (PROC_PID_INIT_INO).
+const initPidNs = "pid:[4026531836]"
+
 // ErrNoKernelEngine wraps every reason the kernel engine cannot work.
 var ErrNoKernelEngine = kernel.ErrUnavailable
 
@@ -36,6 +39,12 @@ func chooseKernel(c EngineChoice) (EngineChoice, error) {
 func ProbeKernel() error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("%w: it needs root (CAP_BPF and CAP_NET_ADMIN in the initial user namespace)", ErrNoKernelEngine)
+	}
+	// The programs name threads by the initial PID namespace's ids
+	// (bpf_get_current_pid_tgid): nettrap's own calls and the held
+	// callers are told apart and found by those.
+	if ns, err := os.Readlink("/proc/self/ns/pid"); err != nil || ns != initPidNs {
+		return fmt.Errorf("%w: nettrap is not in the initial PID namespace (%s), whose pids the programs report", ErrNoKernelEngine, ns)
 	}
 	return kernel.Probe()
 }

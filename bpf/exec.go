@@ -24,6 +24,11 @@ type Options struct {
 	// up (kernelSendtoRule). The 32-bit ABIs' are trapped (and denied)
 	// still.
 	KernelSends bool
+	// KernelConnects leaves the native ABI's connect to the kernel as
+	// well: the kernel engine's connect programs (inet, and unix from
+	// 6.7) decide it on the kernel's copy of the address. Only with
+	// KernelSends.
+	KernelConnects bool
 }
 
 // untrapped are the native calls o leaves to the kernel.
@@ -31,7 +36,7 @@ func (o Options) untrapped() map[Kind]bool {
 	if !o.KernelSends {
 		return nil
 	}
-	return map[Kind]bool{SendMsg: true, SendMMsg: true}
+	return map[Kind]bool{SendMsg: true, SendMMsg: true, Connect: o.KernelConnects}
 }
 
 // execTraps are the exec calls of each native ABI: arch/x86/entry/

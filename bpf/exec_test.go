@@ -1,6 +1,7 @@
 package bpf
 
 import (
+	"fmt"
 	"testing"
 
 	"golang.org/x/net/bpf"
@@ -56,14 +57,21 @@ func TestExecOption(t *testing.T) {
 // TestKernelSendsOption: with Options.KernelSends the native sendto,
 // sendmsg and sendmmsg run (the kernel engine's programs decide them);
 // everything else the plain filter traps it traps still, connect among
-// them, and the 32-bit ABIs' sends still go to the supervisor.
+// them unless KernelConnects, and the 32-bit ABIs' sends and connects
+// still go to the supervisor.
 func TestKernelSendsOption(t *testing.T) {
+	for _, connects := range []bool{false, true} {
+		t.Run(fmt.Sprintf("connects=%v", connects), func(t *testing.T) { testKernelSends(t, connects) })
+	}
+}
+
+func testKernelSends(t *testing.T, connects bool) {
 	for _, c := range []struct {
 		goarch string
 		arch   uint32
 	}{{"amd64", unix.AUDIT_ARCH_X86_64}, {"arm64", unix.AUDIT_ARCH_AARCH64}} {
 		plain := vmFor(t, c.goarch)
-		prog, err := ProgramWith(c.goarch, Options{KernelSends: true})
+		prog, err := ProgramWith(c.goarch, Options{KernelSends: true, KernelConnects: connects})
 		if err != nil {
 			t.Fatalf("ProgramWith(%q): %v", c.goarch, err)
 		}
@@ -76,8 +84,11 @@ func TestKernelSendsOption(t *testing.T) {
 			d := seccompData{nr: int32(tr.nr), arch: c.arch}
 			d.args[4], d.args[5] = 0x7f0000001000, 16 // an inet address
 			want := run(t, plain, d)
-			if tr.kind == SendTo || tr.kind == SendMsg || tr.kind == SendMMsg {
+			if tr.kind == SendTo || tr.kind == SendMsg || tr.kind == SendMMsg || (connects && tr.kind == Connect) {
 				want = retAllow
+			}
+			if tr.kind == Connect && want != retAllow && want != retNotify {
+				t.Errorf("%s connect with KernelConnects=%v: %s", c.goarch, connects, retName(want))
 			}
 			if tr.kind == SendTo {
 				// A netlink address's length goes up, whatever the
@@ -94,7 +105,7 @@ func TestKernelSendsOption(t *testing.T) {
 		}
 		compat := targets[c.goarch].compat
 		for _, tr := range compat.traps {
-			if tr.kind != SendTo && tr.kind != SendMsg && tr.kind != SendMMsg {
+			if tr.kind != SendTo && tr.kind != SendMsg && tr.kind != SendMMsg && tr.kind != Connect {
 				continue
 			}
 			if r := run(t, vm, seccompData{nr: int32(tr.nr), arch: compat.audit}); r != retNotify {

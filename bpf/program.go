@@ -111,7 +111,7 @@ var kernelSendtoRule = argRule{sys: "sendto", abis: nativeABI, ret: retNotify,
 
 // kindOf is the kind of the syscall named name (0 when none is).
 func kindOf(name string) Kind {
-	for _, k := range []Kind{SendTo, SendMsg, SendMMsg} {
+	for _, k := range []Kind{SendTo, SendMsg, SendMMsg, Connect} {
 		if k.String() == name {
 			return k
 		}

@@ -38,9 +38,16 @@ import (
 // Sizes of the verdicts map's value and of an event (both little-endian,
 // laid out as the program writes them).
 const (
-	heldValueLen   = 64  // u32 verdict, u32 port, u64 socket cookie, u64 held since (ns), ip[16], u32 errno, u32 new port, new ip[16]
-	heldEventLen   = 104 // u64 pid_tgid, u32 port, u32 family, u64 socket cookie, ip[16], u64 pc, sp, fp, lr, u64 netns cookie, u32 type, protocol, signal, syscall nr, source port, source ip4
-	erestartNoIntr = 513 // include/linux/errno.h: restart whatever SA_RESTART says
+	heldValueLen = 176                           // u32 verdict, u32 port, u64 socket cookie, u64 held since (ns), ip[16], u32 errno, u32 new port, new ip[16], unix path[108], u32 0
+	heldEventLen = 104                           // u64 pid_tgid, u32 port, u32 family, u64 socket cookie, ip[16], u64 pc, sp, fp, lr, u64 netns cookie, u32 type, protocol, signal, syscall nr, source port, source ip4
+	unixEventLen = heldEventLen + sunPathLen + 4 // then a unix call's path[108], u32 address length
+	sunPathLen   = 108                           // struct sockaddr_un's sun_path
+	valuePath    = 64                            // where the verdicts' value keeps a unix path
+	// An inet connect's verdict may name the source its socket is bound
+	// to (a redirect's): u32 port (network order), ip[16], where a unix
+	// call's path would be.
+	valueBindPort, valueBindIP = 64, 68
+	erestartNoIntr             = 513 // include/linux/errno.h: restart whatever SA_RESTART says
 )
 
 // Verdicts user space writes (heldPending until then).
@@ -58,6 +65,7 @@ type Verdict struct {
 	kind     uint32
 	errno    unix.Errno
 	redirect netip.AddrPort
+	bind     netip.AddrPort
 }
 
 // Allow lets the call through.
@@ -69,6 +77,14 @@ func Deny(errno unix.Errno) Verdict { return Verdict{kind: heldDeny, errno: errn
 // RedirectTo lets the call through to to instead, an address of the
 // call's family.
 func RedirectTo(to netip.AddrPort) Verdict { return Verdict{kind: heldRedirect, redirect: to} }
+
+// RedirectFrom is RedirectTo for a connect whose socket has no source
+// yet: it is bound to from first (an address of the call's family; an
+// IPv6 socket's may be v4-mapped), so that the destination knows where
+// it comes from. Where from is taken, the call is refused.
+func RedirectFrom(to, from netip.AddrPort) Verdict {
+	return Verdict{kind: heldRedirect, redirect: to, bind: from}
+}
 
 // Held is one held call, as the events report it.
 type Held struct {
@@ -94,7 +110,12 @@ type Held struct {
 	// address is unspecified where the socket is bound to none, and it
 	// is the IPv4 one only (an IPv6 socket's port only).
 	Source netip.AddrPort
-	key    uint64
+	// Unix marks a unix socket's call (UnixProgram): Dest is not set,
+	// SunPath is the address's sun_path as long as its length says (an
+	// abstract name starts with a NUL; a path may end in one).
+	Unix    bool
+	SunPath string
+	key     uint64
 }
 
 // Signal is how the program takes a held thread out of its call.
@@ -123,6 +144,9 @@ type HoldConfig struct {
 	// PassTGID, when not 0, passes every call of that process: the
 	// supervisor's own, made on a socket it took from the tree.
 	PassTGID int
+	// UnixNames are the last path components a unix program holds
+	// (UnixNames of the resolver sockets); it passes every other.
+	UnixNames []string
 }
 
 // Hold is the maps and the programs of the hold.
@@ -130,6 +154,7 @@ type Hold struct {
 	cfg              HoldConfig
 	verdicts, events *ebpf.Map
 	sig              sigState // SignalByHandler's offsets
+	unix             *unixCtx // the unix programs', read at the first
 }
 
 // NewHold makes the hold's maps.
@@ -179,11 +204,19 @@ func (h *Hold) Decide(c Held, verdict Verdict) error {
 	binary.LittleEndian.PutUint32(v[0:], verdict.kind)
 	binary.BigEndian.PutUint16(v[4:], c.Dest.Port())
 	binary.LittleEndian.PutUint64(v[8:], c.Cookie)
-	copy(v[24:40], heldIP(c.Dest.Addr()))
+	if c.Unix {
+		copy(v[valuePath:valuePath+sunPathLen], c.SunPath)
+	} else {
+		copy(v[24:40], heldIP(c.Dest.Addr()))
+	}
 	binary.LittleEndian.PutUint32(v[40:], uint32(verdict.errno))
 	if verdict.kind == heldRedirect {
 		binary.BigEndian.PutUint16(v[44:], verdict.redirect.Port())
 		copy(v[48:64], heldIP(verdict.redirect.Addr()))
+	}
+	if verdict.kind == heldRedirect && verdict.bind.IsValid() {
+		binary.BigEndian.PutUint16(v[valueBindPort:], verdict.bind.Port())
+		copy(v[valueBindIP:valueBindIP+16], heldIP(verdict.bind.Addr()))
 	}
 	// UpdateExist: the entry is the program's, made when the call was
 	// held; one that is gone was given up (the deadline passed).
@@ -281,13 +314,24 @@ func ParseHeld(b []byte) (Held, error) {
 	u64 := func(off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
 	u32 := func(off int) uint32 { return binary.LittleEndian.Uint32(b[off:]) }
 	key := u64(0)
-	port := binary.BigEndian.Uint16(b[8:10])
-	ip := netip.AddrFrom16([16]byte(b[24:40]))
-	if u32(12) == 4 {
-		ip = netip.AddrFrom4([4]byte(b[24:28]))
-	}
-	return Held{TID: int(uint32(key)), PID: int(key >> 32), Dest: netip.AddrPortFrom(ip, port),
+	h := Held{TID: int(uint32(key)), PID: int(key >> 32),
 		Cookie: u64(16), PC: u64(40), SP: u64(48), FP: u64(56), LR: u64(64), Netns: u64(72),
 		Type: int(u32(80)), Protocol: int(u32(84)), Stopped: u32(88) == uint32(unix.SIGSTOP), Nr: int(int32(u32(92))),
-		Source: netip.AddrPortFrom(netip.AddrFrom4([4]byte(b[100:104])), uint16(u32(96))), key: key}, nil
+		key: key}
+	port := binary.BigEndian.Uint16(b[8:10])
+	switch u32(12) {
+	case unix.AF_UNIX:
+		if len(b) < unixEventLen {
+			return Held{}, fmt.Errorf("short unix event (%d bytes)", len(b))
+		}
+		n := min(max(int(u32(heldEventLen+sunPathLen))-2, 0), sunPathLen)
+		h.Unix, h.SunPath = true, string(b[heldEventLen:heldEventLen+n])
+		return h, nil
+	case 4:
+		h.Dest = netip.AddrPortFrom(netip.AddrFrom4([4]byte(b[24:28])), port)
+	default:
+		h.Dest = netip.AddrPortFrom(netip.AddrFrom16([16]byte(b[24:40])), port)
+	}
+	h.Source = netip.AddrPortFrom(netip.AddrFrom4([4]byte(b[100:104])), uint16(u32(96)))
+	return h, nil
 }

@@ -26,7 +26,8 @@ func (h *Hold) Program(attach ebpf.AttachType) (*ebpf.Program, error) {
 	} else {
 		insns = append(insns, first)
 	}
-	insns = append(insns, h.holdBody(v6)...)
+	connect := attach == ebpf.AttachCGroupInet4Connect || attach == ebpf.AttachCGroupInet6Connect
+	insns = append(insns, h.holdBody(v6, connect)...)
 	p, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "nettrap_hold", Type: ebpf.CGroupSockAddr,
 		AttachType: attach, Instructions: insns, License: "GPL"})
 	if err != nil {
@@ -64,7 +65,7 @@ func ipWord(dst asm.Register, w int16, v6 bool) asm.Instruction {
 
 // holdBody is the program from "held" on: R6 holds the context; R8 the
 // port, R9 the socket's cookie. "allow" passes the call.
-func (h *Hold) holdBody(v6 bool) asm.Instructions {
+func (h *Hold) holdBody(v6, connect bool) asm.Instructions {
 	insns := asm.Instructions{
 		asm.LoadMem(asm.R8, asm.R6, offUserPort, asm.Word).WithSymbol("held"),
 		asm.Mov.Reg(asm.R1, asm.R6), asm.FnGetSocketCookie.Call(), asm.Mov.Reg(asm.R9, asm.R0),
@@ -89,18 +90,45 @@ func (h *Hold) holdBody(v6 bool) asm.Instructions {
 	insns = append(insns, h.forget("")...)
 	insns = append(insns, asm.Ja.Label("allow"))
 	insns = append(insns, h.pending()...)
-	insns = append(insns, h.redirect(v6)...)
+	insns = append(insns, h.redirect(v6, connect)...)
 	insns = append(insns, h.report(v6)...)
-	insns = append(insns,
-		// Held: refuse with a restart and raise the signal that takes the
-		// thread out and back into the call.
-		asm.Mov.Imm(asm.R1, -erestartNoIntr).WithSymbol("hold"), asm.FnSetRetval.Call())
+	return append(insns, h.holdTail()...)
+}
+
+// holdTail is the end of a hold program: "hold" refuses the call with a
+// restart and raises the signal that takes the thread out and back into
+// the call; "allow" passes it.
+func (h *Hold) holdTail() asm.Instructions {
+	insns := asm.Instructions{asm.Mov.Imm(asm.R1, -erestartNoIntr).WithSymbol("hold"), asm.FnSetRetval.Call()}
 	insns = append(insns, h.chooseSignal("raise")...)
 	return append(insns,
 		asm.FnSendSignalThread.Call().WithSymbol("raise"),
 		asm.Mov.Imm(asm.R0, 0), asm.Return(),
 		asm.Mov.Imm(asm.R0, 1).WithSymbol("allow"), asm.Return(),
 	)
+}
+
+// callerRegs writes the caller's registers (for the unwinder) and its
+// system call's number into the event at ev.
+func callerRegs(ev int16) asm.Instructions {
+	return asm.Instructions{
+		asm.FnGetCurrentTaskBtf.Call(),
+		asm.Mov.Reg(asm.R1, asm.R0), asm.FnTaskPtRegs.Call(),
+		asm.LoadMem(asm.R1, asm.R0, ptRegsNr, asm.Word), asm.StoreMem(asm.RFP, ev+92, asm.R1, asm.Word),
+		asm.LoadMem(asm.R1, asm.R0, ptRegsPC, asm.DWord), asm.StoreMem(asm.RFP, ev+40, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R0, ptRegsSP, asm.DWord), asm.StoreMem(asm.RFP, ev+48, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R0, ptRegsFP, asm.DWord), asm.StoreMem(asm.RFP, ev+56, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R0, ptRegsLR, asm.DWord), asm.StoreMem(asm.RFP, ev+64, asm.R1, asm.DWord),
+	}
+}
+
+// zeroValue zeroes the value on the stack from byte from on (R1 0).
+func zeroValue(from int16) asm.Instructions {
+	insns := asm.Instructions{asm.Mov.Imm(asm.R1, 0)}
+	for off := from; off < heldValueLen; off += 8 {
+		insns = append(insns, asm.StoreMem(asm.RFP, holdValue+off, asm.R1, asm.DWord))
+	}
+	return insns
 }
 
 // pending is the block for a call still waiting (R0 its entry): past the
@@ -127,8 +155,10 @@ func (h *Hold) pending() asm.Instructions {
 }
 
 // redirect is the block for a redirected call (R0 its entry): the
-// kernel's copy of the destination rewritten, then let through.
-func (h *Hold) redirect(v6 bool) asm.Instructions {
+// kernel's copy of the destination rewritten, then let through. A
+// connect's socket is bound first where the verdict names a source
+// (bindSource).
+func (h *Hold) redirect(v6, connect bool) asm.Instructions {
 	insns := asm.Instructions{
 		asm.LoadMem(asm.R1, asm.R0, 44, asm.Word).WithSymbol("redirect"),
 		asm.StoreMem(asm.R6, offUserPort, asm.R1, asm.Word),
@@ -142,8 +172,51 @@ func (h *Hold) redirect(v6 bool) asm.Instructions {
 		insns = append(insns, asm.LoadMem(asm.R1, asm.R0, 48, asm.Word),
 			asm.StoreMem(asm.R6, offUserIP4, asm.R1, asm.Word))
 	}
+	if connect {
+		insns = append(insns, bindSource(v6)...)
+	}
 	insns = append(insns, h.forget("")...)
-	return append(insns, asm.Ja.Label("allow"))
+	if !connect {
+		return append(insns, asm.Ja.Label("allow"))
+	}
+	return append(insns,
+		asm.JEq.Imm(asm.R7, 0, "allow"),
+		asm.Mov.Reg(asm.R1, asm.R6), asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, holdEvent),
+		asm.Mov.Reg(asm.R3, asm.R8),
+		asm.FnBind.Call(),
+		asm.JEq.Imm(asm.R0, 0, "allow"),
+		// The source is taken (never seen: nettrap found it free): the
+		// call is refused, not sent from another.
+		asm.Mov.Imm(asm.R8, int32(unix.EPERM)),
+		asm.Ja.Label("refuse"))
+}
+
+// bindSource lays out on the stack (at holdEvent) the source a
+// redirected connect's socket is bound to, from its verdict (R0): a
+// socket with no port yet would otherwise be given one only after the
+// program, and the stand-in must know where the query comes from. R7
+// is the port (0: no source), R8 the address's length.
+func bindSource(v6 bool) asm.Instructions {
+	insns := asm.Instructions{
+		asm.LoadMem(asm.R7, asm.R0, valueBindPort, asm.Word),
+		asm.StoreMem(asm.RFP, holdEvent+2, asm.R7, asm.Half),
+	}
+	if !v6 {
+		return append(insns,
+			asm.StoreImm(asm.RFP, holdEvent, unix.AF_INET, asm.Half),
+			asm.LoadMem(asm.R1, asm.R0, valueBindIP, asm.Word), asm.StoreMem(asm.RFP, holdEvent+4, asm.R1, asm.Word),
+			asm.Mov.Imm(asm.R1, 0), asm.StoreMem(asm.RFP, holdEvent+8, asm.R1, asm.DWord),
+			asm.Mov.Imm(asm.R8, unix.SizeofSockaddrInet4))
+	}
+	insns = append(insns,
+		asm.StoreImm(asm.RFP, holdEvent, unix.AF_INET6, asm.Half),
+		asm.StoreImm(asm.RFP, holdEvent+4, 0, asm.Word),
+		asm.StoreImm(asm.RFP, holdEvent+24, 0, asm.Word))
+	for w := int16(0); w < 4; w++ {
+		insns = append(insns, asm.LoadMem(asm.R1, asm.R0, valueBindIP+4*w, asm.Word),
+			asm.StoreMem(asm.RFP, holdEvent+8+4*w, asm.R1, asm.Word))
+	}
+	return append(insns, asm.Mov.Imm(asm.R8, unix.SizeofSockaddrInet6))
 }
 
 // report is the block for a new call (or a changed one): pending since
@@ -159,12 +232,11 @@ func (h *Hold) report(v6 bool) asm.Instructions {
 		asm.StoreImm(asm.RFP, holdValue, int64(heldPending), asm.Word),
 		asm.StoreMem(asm.RFP, holdValue+4, asm.R8, asm.Word),
 		asm.StoreMem(asm.RFP, holdValue+8, asm.R9, asm.DWord),
-		// No errno, no new port, no new address (cilium/ebpf's asm has
-		// no 8-byte store of an immediate).
-		asm.Mov.Imm(asm.R1, 0),
-		asm.StoreMem(asm.RFP, holdValue+40, asm.R1, asm.DWord),
-		asm.StoreMem(asm.RFP, holdValue+48, asm.R1, asm.DWord),
-		asm.StoreMem(asm.RFP, holdValue+56, asm.R1, asm.DWord),
+	}
+	// No errno, no new port, no new address, no path (cilium/ebpf's asm
+	// has no 8-byte store of an immediate).
+	insns = append(insns, zeroValue(40)...)
+	insns = append(insns,
 		asm.StoreMem(asm.RFP, holdEvent+8, asm.R8, asm.Word),
 		asm.StoreImm(asm.RFP, holdEvent+12, family, asm.Word),
 		asm.StoreMem(asm.RFP, holdEvent+16, asm.R9, asm.DWord),
@@ -172,7 +244,7 @@ func (h *Hold) report(v6 bool) asm.Instructions {
 		asm.LoadMem(asm.R1, asm.R6, offProtocol, asm.Word), asm.StoreMem(asm.RFP, holdEvent+84, asm.R1, asm.Word),
 		asm.Mov.Reg(asm.R1, asm.R6), asm.FnGetNetnsCookie.Call(),
 		asm.StoreMem(asm.RFP, holdEvent+72, asm.R0, asm.DWord),
-	}
+	)
 	for w := int16(0); w < 4; w++ {
 		insns = append(insns, ipWord(asm.R1, w, v6),
 			asm.StoreMem(asm.RFP, holdValue+24+4*w, asm.R1, asm.Word),
@@ -198,14 +270,9 @@ func (h *Hold) report(v6 bool) asm.Instructions {
 		asm.LoadMem(asm.R1, asm.R6, offSock, asm.DWord),
 		asm.LoadMem(asm.R2, asm.R1, offSockSrcPort, asm.Word), asm.StoreMem(asm.RFP, holdEvent+96, asm.R2, asm.Word),
 		asm.LoadMem(asm.R2, asm.R1, offSockSrcIP4, asm.Word), asm.StoreMem(asm.RFP, holdEvent+100, asm.R2, asm.Word),
-		// The caller's registers, for the unwinder, and its call.
-		asm.FnGetCurrentTaskBtf.Call(),
-		asm.Mov.Reg(asm.R1, asm.R0), asm.FnTaskPtRegs.Call(),
-		asm.LoadMem(asm.R1, asm.R0, ptRegsNr, asm.Word), asm.StoreMem(asm.RFP, holdEvent+92, asm.R1, asm.Word),
-		asm.LoadMem(asm.R1, asm.R0, ptRegsPC, asm.DWord), asm.StoreMem(asm.RFP, holdEvent+40, asm.R1, asm.DWord),
-		asm.LoadMem(asm.R1, asm.R0, ptRegsSP, asm.DWord), asm.StoreMem(asm.RFP, holdEvent+48, asm.R1, asm.DWord),
-		asm.LoadMem(asm.R1, asm.R0, ptRegsFP, asm.DWord), asm.StoreMem(asm.RFP, holdEvent+56, asm.R1, asm.DWord),
-		asm.LoadMem(asm.R1, asm.R0, ptRegsLR, asm.DWord), asm.StoreMem(asm.RFP, holdEvent+64, asm.R1, asm.DWord),
+	)
+	insns = append(insns, callerRegs(holdEvent)...)
+	insns = append(insns,
 		asm.LoadMapPtr(asm.R1, h.events.FD()), asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, holdEvent),
 		asm.Mov.Imm(asm.R3, heldEventLen), asm.Mov.Imm(asm.R4, 0),
 		asm.FnRingbufOutput.Call(),

@@ -3,6 +3,8 @@ package cgroupbpf
 import (
 	"encoding/binary"
 	"net/netip"
+	"slices"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -68,5 +70,58 @@ func TestParseDropped(t *testing.T) {
 	}
 	if got := heldIP(netip.MustParseAddr("::ffff:203.0.113.7").Unmap()); string(got[:4]) != string([]byte{203, 0, 113, 7}) || got[4] != 0 {
 		t.Errorf("heldIP of an unmapped address = %v", got)
+	}
+}
+
+// TestParseHeldUnix reads a unix program's event: the path as long as
+// the address's length says.
+func TestParseHeldUnix(t *testing.T) {
+	ev := make([]byte, unixEventLen)
+	binary.LittleEndian.PutUint64(ev[0:], 7<<32|8)
+	binary.LittleEndian.PutUint32(ev[12:], unix.AF_UNIX)
+	binary.LittleEndian.PutUint64(ev[16:], 99)
+	binary.LittleEndian.PutUint32(ev[92:], unix.SYS_CONNECT)
+	copy(ev[heldEventLen:], "/run/nscd/socket\x00junk")
+	for _, c := range []struct {
+		addrlen uint32
+		want    string
+	}{
+		{2 + 17, "/run/nscd/socket\x00"},
+		{2 + 3, "/ru"},
+		{0, ""},
+		{200, "/run/nscd/socket\x00junk" + strings.Repeat("\x00", sunPathLen-21)},
+	} {
+		binary.LittleEndian.PutUint32(ev[heldEventLen+sunPathLen:], c.addrlen)
+		h, err := ParseHeld(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !h.Unix || h.SunPath != c.want || h.Cookie != 99 || h.Nr != unix.SYS_CONNECT || h.Dest.IsValid() {
+			t.Errorf("addrlen %d: %+v, want unix %q", c.addrlen, h, c.want)
+		}
+	}
+	if _, err := ParseHeld(ev[:unixEventLen-1]); err == nil {
+		t.Error("a short unix event was read")
+	}
+}
+
+// TestNameHash: the last component is hashed, whatever the directories
+// or the bytes past a NUL; the names held are the resolver sockets'.
+func TestNameHash(t *testing.T) {
+	socket := NameHash("socket")
+	for _, p := range []string{"/run/nscd/socket", "socket", "a//socket", "/x/socket\x00/y/other", "\x00/abstract/socket", "../socket"} {
+		if NameHash(p) != socket {
+			t.Errorf("NameHash(%q) = %#x, want socket's %#x", p, NameHash(p), socket)
+		}
+	}
+	for _, p := range []string{"/run/nscd/socket/", "/run/nscd/sockets", "/run/nscd/socket.x", "", "\x00socketx", "/socket/x"} {
+		if NameHash(p) == socket {
+			t.Errorf("NameHash(%q) is socket's", p)
+		}
+	}
+	got := UnixNames([]string{"/run/nscd/socket", "/run/systemd/resolve/io.systemd.Resolve", "@abstract", "@/a/b"})
+	want := []string{"socket", "io.systemd.Resolve", "abstract", "b"}
+	if !slices.Equal(got, want) {
+		t.Errorf("UnixNames = %q, want %q", got, want)
 	}
 }

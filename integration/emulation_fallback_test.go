@@ -92,6 +92,9 @@ func TestFallbackSemantics(t *testing.T) {
 		users = append(users, harness.Unprivileged())
 	}
 	harness.ForUsers(t, users, func(t *testing.T, u harness.User) {
+		// The users' runs side by side: netsem's listeners take
+		// ephemeral ports, its unix sockets a directory of their own.
+		t.Parallel()
 		bare := runNetsem(t, u, progs.Netsem)
 		got := runNetsem(t, u, progs.NoPidfd, bins.Nettrap, "--", progs.Netsem)
 		compareNetsem(t, "auto without pidfd_getfd", bare, got, false)

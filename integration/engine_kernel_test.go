@@ -1,7 +1,9 @@
 package integration
 
 import (
+	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -43,6 +45,18 @@ func TestEngineKernel(t *testing.T) {
 			t.Errorf("loopback send: exit %d, ok=%v errno=%q\nstderr: %s", r.Code, v.OK, v.Errno, r.Stderr)
 		}
 	})
+	t.Run("loopback connect", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		r := run(b.Victim, "tcp-connect", ln.Addr().String())
+		if v := parseVictim(t, []byte(r.Stdout), r.Stderr); r.Code != 0 || !v.OK || len(harness.BlockedLines(r.Stderr)) != 0 {
+			t.Errorf("loopback connect: exit %d, ok=%v errno=%q\nstderr: %s", r.Code, v.OK, v.Errno, r.Stderr)
+		}
+	})
+	t.Run("unix", func(t *testing.T) { kernelUnix(t, b) })
 	for _, op := range []string{"udp-sendto", "udp-sendmsg", "tcp-fastopen", "tcp-connect"} {
 		t.Run(op, func(t *testing.T) {
 			mark := h.Mark()
@@ -93,4 +107,34 @@ func needKernelEngine(t *testing.T) {
 		t.Fatalf("no kernel engine here (CI=true, so this is fatal): %v", err)
 	}
 	t.Skipf("no kernel engine here: %v", err)
+}
+
+// kernelUnix: connect is the kernel's under this engine, and so is a
+// unix one. A path named as a resolver socket is (the unix programs hold
+// it): here one of the test's own, connected to; a relative "socket" in
+// the working directory, which cannot be told from nscd's, is denied
+// as the DNS class, with the caller's place. Any other path passes.
+func kernelUnix(t *testing.T, b lab.Bins) {
+	dir := t.TempDir()
+	for _, name := range []string{"socket", "other.sock"} {
+		ln, err := net.Listen("unix", filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+	}
+	for _, c := range []struct {
+		path string
+		ok   bool
+	}{{filepath.Join(dir, "socket"), true}, {filepath.Join(dir, "other.sock"), true}, {"socket", false}} {
+		r := harness.RunIn(t, dir, engineEnv(), b.Plain, "--engine=kernel", "--", b.Victim, "unix-path", c.path)
+		v := parseVictim(t, []byte(r.Stdout), r.Stderr)
+		lines := harness.BlockedLines(r.Stderr)
+		switch {
+		case c.ok && (r.Code != 0 || !v.OK || len(lines) != 0):
+			t.Errorf("unix connect to %s: exit %d, ok=%v errno=%q, blocked %q; want it connected\nstderr: %s", c.path, r.Code, v.OK, v.Errno, lines, r.Stderr)
+		case !c.ok && (r.Code != 1 || v.Errno != "EPERM" || len(lines) != 1 || !strings.Contains(lines[0], "(dns)") || !strings.Contains(lines[0], " at ")):
+			t.Errorf("unix connect to %s: exit %d, errno=%q, blocked %q; want EPERM, one DNS line with the caller's place\nstderr: %s", c.path, r.Code, v.Errno, lines, r.Stderr)
+		}
+	}
 }

@@ -201,6 +201,7 @@ func (c *confined) supervise(cmd *exec.Cmd, fw *forwarder, rp *reaper) (int, err
 	}
 	so.Emulate, so.Engine, so.Userns, so.SealedNetns = c.o.Emulate, c.o.Engine, c.o.Userns, c.netns
 	so.Sealed = c.o.Policy.Sealed
+	so.ResolverSockets = c.g.Resolvers.UnixSockets
 	so.Landlock = treeDomain(c.o, c.notices())
 	if c.hub != nil || c.own != nil {
 		// The start notices (engine fallback, emulation, user

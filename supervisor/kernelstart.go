@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/bpf"
+	"github.com/nettrap/nettrap/classify"
 	"github.com/nettrap/nettrap/supervisor/internal/emulate"
 	"github.com/nettrap/nettrap/supervisor/internal/kernel"
 )
@@ -60,20 +61,20 @@ func (s *Session) kernelStart(cmd *exec.Cmd, opts Options, emu *emulate.Emulator
 	case s.Userns.Method != NsUserns:
 		return nil, nil, fmt.Errorf("%w: it needs the command in a user namespace of its own (%s), else it keeps CAP_NET_ADMIN over the cgroup's programs", ErrNoKernelEngine, s.Userns)
 	}
-	prog, err := bpf.AssembleWith(runtime.GOARCH, bpf.Options{Exec: opts.TrapsExec, KernelSends: true})
-	if err != nil {
-		return nil, nil, fmt.Errorf("build seccomp program: %w", err)
-	}
-	ke, err := kernel.New(kernel.Config{Decider: opts.Decider, Stats: &s.Stats, Errs: &s.errs, Tree: true})
+	ke, err := kernel.New(kernel.Config{Decider: opts.Decider, Stats: &s.Stats, Errs: &s.errs, Tree: true,
+		ResolverSockets: opts.resolverSockets()})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrNoKernelEngine, err)
+	}
+	// The native connect and sends are the programs' to decide.
+	prog, err := bpf.AssembleWith(runtime.GOARCH, bpf.Options{Exec: opts.TrapsExec, KernelSends: true, KernelConnects: true})
+	if err != nil {
+		ke.Stop()
+		return nil, nil, fmt.Errorf("build seccomp program: %w", err)
 	}
 	if emu != nil {
 		emu.AllowedOut = ke.AllowedOut
 	}
-	// Without emulation an allowed connect continues in the kernel,
-	// where the connect programs hold it again: decided twice, but on
-	// the kernel's own copy of its address the second time.
 	attr := cmd.SysProcAttr
 	if attr == nil {
 		attr = &syscall.SysProcAttr{}
@@ -86,4 +87,12 @@ func (s *Session) kernelStart(cmd *exec.Cmd, opts Options, emu *emulate.Emulator
 	// show it (kernel.HideCgroups).
 	attr.Unshareflags |= unix.CLONE_NEWCGROUP
 	return prog, ke, nil
+}
+
+// resolverSockets are o.ResolverSockets, or classify's defaults.
+func (o Options) resolverSockets() []string {
+	if o.ResolverSockets != nil {
+		return o.ResolverSockets
+	}
+	return classify.DefaultResolverSockets()
 }

@@ -32,6 +32,12 @@ type Options struct {
 	Program []unix.SockFilter
 	// Decider answers intercepted calls. Required.
 	Decider decision.Decider
+	// ResolverSockets are the unix sockets the Decider denies as name
+	// service sockets (classify.Resolvers.UnixSockets; nil: classify's
+	// defaults): the kernel engine sends the connects to paths that end
+	// as one of them does to the Decider, and lets every other unix
+	// address through.
+	ResolverSockets []string
 	// Notices gets the one-line notices about inherited network sockets
 	// closed before the command starts (see inherit.go); nil means
 	// os.Stderr.

@@ -115,7 +115,7 @@ func kernelEngineLine(err error) string {
 	if err != nil {
 		return "kernel engine (--engine=kernel): no (" + strings.TrimPrefix(err.Error(), supervisor.ErrNoKernelEngine.Error()+": ") + ")"
 	}
-	return "kernel engine (--engine=kernel): yes: loopback sends pass in the kernel, at its own cost, and every other destination is held there for nettrap"
+	return "kernel engine (--engine=kernel): yes: loopback connects and sends pass in the kernel, at its own cost, and every other destination is held there for nettrap"
 }
 
 func yesNo(b bool) string {

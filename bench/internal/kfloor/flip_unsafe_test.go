@@ -103,3 +103,24 @@ func loUp(extra netip.Addr) error {
 	}
 	return err
 }
+
+// rawUnix connects fd to (or, dgram, sends one datagram to) the unix
+// address whose sun_path is exactly path, with no NUL added.
+func rawUnix(fd int, path string, dgram bool) error {
+	var sa unix.RawSockaddrUnix
+	sa.Family = unix.AF_UNIX
+	n := copy(unsafe.Slice((*byte)(unsafe.Pointer(&sa.Path[0])), len(sa.Path)), path)
+	size := uintptr(2 + n)
+	var errno unix.Errno
+	if dgram {
+		msg := []byte("kfloor")
+		_, _, errno = unix.Syscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(&msg[0])), uintptr(len(msg)),
+			0, uintptr(unsafe.Pointer(&sa)), size)
+	} else {
+		_, _, errno = unix.Syscall(unix.SYS_CONNECT, uintptr(fd), uintptr(unsafe.Pointer(&sa)), size)
+	}
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}

@@ -31,6 +31,7 @@ const (
 	opMark, opMarkAfter = "mark", "markafter"
 	opGo                = "goroutine" // one UDP sendto to heldDest from a goroutine it starts
 	opRedirect          = "redirect"  // sends redirected to its listeners, and one refused
+	opUnix              = "unix"      // connects and sends to unixCases' addresses
 )
 
 // TestHoldRedirect's destinations: the "nameservers" it redirects to a

@@ -36,6 +36,8 @@ func heldVictim(op string) int {
 		return goroutineVictim()
 	case op == opRedirect:
 		return redirectVictim()
+	case op == opUnix:
+		return unixVictim()
 	}
 	var ticks int64
 	stop := make(chan struct{})

@@ -27,12 +27,15 @@ import (
 const Deadline = time.Minute
 
 // hooks are where the programs attach: the sends with an address, and
-// connect, which the filter sends to nettrap but which a TCP Fast Open
-// sendto makes without a connect(2).
+// connect (a TCP Fast Open sendto connects without a connect(2)); the
+// unix ones (6.7, before any kernel whose programs can hold a call) see
+// a unix socket's, whose path they read from the kernel's copy.
 var hooks = []ebpf.AttachType{
 	ebpf.AttachCGroupUDP4Sendmsg, ebpf.AttachCGroupUDP6Sendmsg,
 	ebpf.AttachCGroupInet4Connect, ebpf.AttachCGroupInet6Connect,
 }
+
+var unixHooks = []ebpf.AttachType{ebpf.AttachCgroupUnixConnect, ebpf.AttachCgroupUnixSendmsg}
 
 // The names of the engine's cgroups (and its probe's): PREFIX-PID-N,
 // under nettrap's own.
@@ -49,6 +52,10 @@ type Config struct {
 	// any other).
 	Netns *namespace.Starting
 	Tree  bool
+	// ResolverSockets are the unix sockets the decider tells apart
+	// (classify.Resolvers.UnixSockets): the unix programs hold the
+	// paths that end as one of them does, and pass every other.
+	ResolverSockets []string
 }
 
 // Engine is the cgroup, its programs and the goroutine that serves them.
@@ -90,7 +97,8 @@ func (e *Engine) setUp() error {
 		return fmt.Errorf("open the command's cgroup: %w", err)
 	}
 	e.hold, err = cgroupbpf.NewHold(cgroupbpf.HoldConfig{Deadline: Deadline,
-		Signal: cgroupbpf.SignalByHandler, DNS: true, PassTGID: os.Getpid()})
+		Signal: cgroupbpf.SignalByHandler, DNS: true, PassTGID: os.Getpid(),
+		UnixNames: cgroupbpf.UnixNames(e.cfg.ResolverSockets)})
 	if err != nil {
 		return err
 	}
@@ -107,6 +115,11 @@ func (e *Engine) setUp() error {
 	}
 	for _, at := range hooks {
 		if err := e.attach(at, e.hold.Program); err != nil {
+			return err
+		}
+	}
+	for _, at := range unixHooks {
+		if err := e.attach(at, e.hold.UnixProgram); err != nil {
 			return err
 		}
 	}

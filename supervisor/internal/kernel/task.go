@@ -44,7 +44,10 @@ func (t *task) Caller() decision.Caller {
 // protocol as the program read them.
 func (t *task) SockType() string {
 	domain := unix.AF_INET6
-	if t.h.Dest.Addr().Is4() {
+	switch {
+	case t.h.Unix:
+		domain = unix.AF_UNIX
+	case t.h.Dest.Addr().Is4():
 		domain = unix.AF_INET
 	}
 	return sockdiag.SocketTypeName(domain, t.h.Type, t.h.Protocol)

@@ -71,7 +71,8 @@ var allRunners = []runner{
 	// programs an engine would run. Weighed against the kernel floor.
 	{name: "kernel-hold", ref: "kernel", cmd: func(b *builds) []string { return []string{b.kfloor, "-f", "-hold", "--"} }},
 	// nettrap-kernel is nettrap's kernel engine (--engine=kernel):
-	// sends to loopback pass in the kernel, weighed against nettrap.
+	// connects and sends to loopback pass in the kernel, weighed against
+	// nettrap.
 	// Root, and a kernel whose cgroup programs can hold a call.
 	{name: "nettrap-kernel", ref: "nettrap", cmd: func(b *builds) []string { return []string{b.nettrap, "--engine=kernel", "--"} }},
 	// gofloor-emu is cfloor -e written in Go (bench/internal/gofloor):

@@ -64,7 +64,7 @@ var pairs = []struct{ runner, ref, refName, title string }{
 	{"nettrap-nosync", "cfloor-emu-nosync", "C floor", "without SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (kernels before 6.6), both emulating and blocking"},
 	{"nettrap-nosync-spin", "cfloor-emu-nosync", "C floor", "the same, nettrap spinning up to 50 µs before it blocks (NETTRAP_TEST_RECV_SPIN_US=50)"},
 	{"floor", "cfloor", "C floor", "the Go floor (nettrap's loop, a decider that allows all) against the C floor"},
-	{"nettrap-kernel", "nettrap", "notify engine", "nettrap's kernel engine (--engine=kernel: the hold's programs pass loopback sends in the kernel, the backstop sees every packet; connect stays the notify engine's) against the notify engine as it comes"},
+	{"nettrap-kernel", "nettrap", "notify engine", "nettrap's kernel engine (--engine=kernel: the hold's programs pass loopback connects and sends in the kernel, the backstop sees every packet) against the notify engine as it comes"},
 	{"kernel", "nettrap", "notify engine", "the kernel floor (bench/internal/kfloor: cgroup BPF programs pass loopback in the kernel, nothing goes to user space; issue 39) against the notify engine as it comes"},
 	{"kernel-egress", "kernel", "kernel floor", "the kernel floor with the egress backstop (kfloor -e: a cgroup_skb program that drops every packet not to loopback) against the kernel floor"},
 	{"kernel-hold", "kernel", "kernel floor", "the hold's programs (kfloor -hold: loopback passes, the rest is held for user space) against the kernel floor"},

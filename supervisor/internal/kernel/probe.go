@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 
 	"github.com/nettrap/nettrap/cgroupbpf"
+	"github.com/nettrap/nettrap/classify"
 )
 
 // ErrUnavailable wraps every reason the kernel engine cannot work here.
@@ -18,7 +20,8 @@ var ErrUnavailable = errors.New("the kernel engine is unavailable")
 // Probe tells whether the engine can work here: a cgroup v2 this process
 // may make a cgroup in, and the kernel loads and attaches the programs
 // (root in the initial user namespace: CAP_BPF, CAP_NET_ADMIN; a kernel
-// whose cgroup programs may raise a signal, after 6.12). It makes and
+// whose cgroup programs may raise a signal, after 6.12, with the unix
+// hooks of 6.7 and the kernel's BTF). It makes and
 // removes one cgroup.
 func Probe() error {
 	dir, remove, err := cgroupbpf.MakeCgroup(probePrefix)
@@ -31,13 +34,18 @@ func Probe() error {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	defer cg.Close()
-	h, err := cgroupbpf.NewHold(cgroupbpf.HoldConfig{Deadline: Deadline, Signal: cgroupbpf.SignalByHandler, DNS: true, PassTGID: os.Getpid()})
+	h, err := cgroupbpf.NewHold(cgroupbpf.HoldConfig{Deadline: Deadline, Signal: cgroupbpf.SignalByHandler, DNS: true, PassTGID: os.Getpid(),
+		UnixNames: cgroupbpf.UnixNames(classify.DefaultResolverSockets())})
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	defer h.Close()
-	for _, at := range hooks {
-		p, err := h.Program(at)
+	for _, at := range slices.Concat(hooks, unixHooks) {
+		load := h.Program
+		if slices.Contains(unixHooks, at) {
+			load = h.UnixProgram
+		}
+		p, err := load(at)
 		if err != nil {
 			return fmt.Errorf("%w: %s", ErrUnavailable, verifierReason(err))
 		}

@@ -251,6 +251,20 @@ func (h *Hold) report(v6 bool) asm.Instructions {
 			asm.StoreMem(asm.RFP, holdEvent+24+4*w, asm.R1, asm.Word))
 	}
 	insns = append(insns,
+		// The socket's source, bound before a UDP send's program runs.
+		asm.LoadMem(asm.R1, asm.R6, offSock, asm.DWord),
+		asm.LoadMem(asm.R2, asm.R1, offSockSrcPort, asm.Word), asm.StoreMem(asm.RFP, holdEvent+96, asm.R2, asm.Word),
+		asm.LoadMem(asm.R2, asm.R1, offSockSrcIP4, asm.Word), asm.StoreMem(asm.RFP, holdEvent+100, asm.R2, asm.Word),
+	)
+	insns = append(insns, h.enter(holdEvent)...)
+	return append(insns, h.output(holdEvent, heldEventLen)...)
+}
+
+// enter writes the value on the stack into the verdicts map under the
+// caller's key, pending, and the key and the signal the hold raises
+// (for Decide to continue a stopped caller) into the event at ev.
+func (h *Hold) enter(ev int16) asm.Instructions {
+	insns := asm.Instructions{
 		asm.LoadMapPtr(asm.R1, h.verdicts.FD()), asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, holdKey),
 		asm.Mov.Reg(asm.R3, asm.RFP), asm.Add.Imm(asm.R3, holdValue), asm.Mov.Imm(asm.R4, 0),
 		asm.FnMapUpdateElem.Call(),
@@ -260,25 +274,23 @@ func (h *Hold) report(v6 bool) asm.Instructions {
 		asm.Mov.Imm(asm.R8, int32(unix.EPERM)),
 		asm.Ja.Label("refuse"),
 		asm.LoadMem(asm.R1, asm.RFP, holdKey, asm.DWord).WithSymbol("entered"),
-		asm.StoreMem(asm.RFP, holdEvent, asm.R1, asm.DWord),
-	)
-	// The signal the hold raises, for Decide to continue a stopped one.
+		asm.StoreMem(asm.RFP, ev, asm.R1, asm.DWord),
+	}
 	insns = append(insns, h.chooseSignal("chosen")...)
+	return append(insns, asm.StoreMem(asm.RFP, ev+88, asm.R1, asm.Word).WithSymbol("chosen"))
+}
+
+// output completes the event at ev (size bytes) with the caller's
+// registers and reports it, then holds the call. A report that did not
+// fit (the ring full: no one reads) fails the call closed at once
+// instead of holding it until the deadline.
+func (h *Hold) output(ev int16, size int32) asm.Instructions {
+	insns := callerRegs(ev)
 	insns = append(insns,
-		asm.StoreMem(asm.RFP, holdEvent+88, asm.R1, asm.Word).WithSymbol("chosen"),
-		// The socket's source, bound before a UDP send's program runs.
-		asm.LoadMem(asm.R1, asm.R6, offSock, asm.DWord),
-		asm.LoadMem(asm.R2, asm.R1, offSockSrcPort, asm.Word), asm.StoreMem(asm.RFP, holdEvent+96, asm.R2, asm.Word),
-		asm.LoadMem(asm.R2, asm.R1, offSockSrcIP4, asm.Word), asm.StoreMem(asm.RFP, holdEvent+100, asm.R2, asm.Word),
-	)
-	insns = append(insns, callerRegs(holdEvent)...)
-	insns = append(insns,
-		asm.LoadMapPtr(asm.R1, h.events.FD()), asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, holdEvent),
-		asm.Mov.Imm(asm.R3, heldEventLen), asm.Mov.Imm(asm.R4, 0),
+		asm.LoadMapPtr(asm.R1, h.events.FD()), asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, int32(ev)),
+		asm.Mov.Imm(asm.R3, size), asm.Mov.Imm(asm.R4, 0),
 		asm.FnRingbufOutput.Call(),
-	)
-	// A report that did not fit (the ring full: no one reads) fails the
-	// call closed at once instead of holding it until the deadline.
-	return append(insns, asm.JEq.Imm(asm.R0, 0, "hold"),
+		asm.JEq.Imm(asm.R0, 0, "hold"),
 		asm.Mov.Imm(asm.R8, int32(unix.EPERM)), asm.Ja.Label("refuse"))
+	return insns
 }

@@ -253,23 +253,7 @@ func (h *Hold) unixReport() asm.Instructions {
 		asm.StoreImm(asm.RFP, ev+96, 0, asm.Word), asm.StoreImm(asm.RFP, ev+100, 0, asm.Word),
 		asm.Mov.Reg(asm.R1, asm.R6), asm.FnGetNetnsCookie.Call(),
 		asm.StoreMem(asm.RFP, ev+72, asm.R0, asm.DWord),
-		asm.LoadMapPtr(asm.R1, h.verdicts.FD()), asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, holdKey),
-		asm.Mov.Reg(asm.R3, asm.RFP), asm.Add.Imm(asm.R3, holdValue), asm.Mov.Imm(asm.R4, 0),
-		asm.FnMapUpdateElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, "entered"),
-		asm.Mov.Imm(asm.R8, int32(unix.EPERM)),
-		asm.Ja.Label("refuse"),
-		asm.LoadMem(asm.R1, asm.RFP, holdKey, asm.DWord).WithSymbol("entered"),
-		asm.StoreMem(asm.RFP, ev, asm.R1, asm.DWord),
 	)
-	insns = append(insns, h.chooseSignal("chosen")...)
-	insns = append(insns, asm.StoreMem(asm.RFP, ev+88, asm.R1, asm.Word).WithSymbol("chosen"))
-	insns = append(insns, callerRegs(ev)...)
-	insns = append(insns,
-		asm.LoadMapPtr(asm.R1, h.events.FD()), asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, int32(ev)),
-		asm.Mov.Imm(asm.R3, unixEventLen), asm.Mov.Imm(asm.R4, 0),
-		asm.FnRingbufOutput.Call(),
-	)
-	return append(insns, asm.JEq.Imm(asm.R0, 0, "hold"),
-		asm.Mov.Imm(asm.R8, int32(unix.EPERM)), asm.Ja.Label("refuse"))
+	insns = append(insns, h.enter(ev)...)
+	return append(insns, h.output(ev, unixEventLen)...)
 }

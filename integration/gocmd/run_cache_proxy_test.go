@@ -137,7 +137,7 @@ func TestRunGoTestCacheToolchain(t *testing.T) {
 	proxy := startFakeProxy(t)
 	env := func(t *testing.T) []string {
 		return runmod.Env("GOPROXY=http://"+proxyAddr, "GOSUMDB=off", "GOFLAGS=-mod=mod",
-			"GOCACHE="+runmod.Gocache(t), "GOMODCACHE="+t.TempDir())
+			"GOCACHE="+runmod.GocacheWith(t, "net/http"), "GOMODCACHE="+t.TempDir())
 	}
 	// Bare, the test's request reaches the proxy.
 	bare := harness.RunIn(t, proxyFixture(t), env(t), "go", "test", "./leaks/")

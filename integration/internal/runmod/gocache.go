@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -54,10 +55,56 @@ func Gocache(t *testing.T) string {
 	return dst
 }
 
-// Cleanup removes the template (TestMain).
+var (
+	withMu   sync.Mutex
+	withDirs = map[string]string{} // GocacheWith's templates, by their packages
+)
+
+// GocacheWith is Gocache with the standard packages pkgs compiled in
+// too, for a fixture that imports what the run fixture module does not
+// (net/http): a second template, made once per test binary from the
+// first, so that a test running the go command several times compiles
+// them once.
+func GocacheWith(t *testing.T, pkgs ...string) string {
+	t.Helper()
+	key := strings.Join(pkgs, " ")
+	withMu.Lock()
+	defer withMu.Unlock()
+	tmpl, ok := withDirs[key]
+	if !ok {
+		tmpl = Gocache(t)
+		cmd := exec.Command("go", append([]string{"build"}, pkgs...)...)
+		cmd.Dir = Dir(t)
+		cmd.Env = Env("GOCACHE=" + tmpl)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Logf("%s not in the build cache (%v): %s", key, err, out)
+		}
+		// The template outlives t's temporary directory.
+		dir, err := os.MkdirTemp("", "nettrap-gocache-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := CopyTree(tmpl, dir); err != nil {
+			t.Fatalf("keep the build cache: %v", err)
+		}
+		tmpl, withDirs[key] = dir, dir
+	}
+	dst := t.TempDir()
+	if err := CopyTree(tmpl, dst); err != nil {
+		t.Fatalf("seed the build cache: %v", err)
+	}
+	return dst
+}
+
+// Cleanup removes the templates (TestMain).
 func Cleanup() {
 	if gocacheDir != "" {
 		os.RemoveAll(gocacheDir)
+	}
+	withMu.Lock()
+	defer withMu.Unlock()
+	for _, d := range withDirs {
+		os.RemoveAll(d)
 	}
 }
 

@@ -107,6 +107,13 @@ func startUnixHolder(t *testing.T, decide func(cgroupbpf.Held) (cgroupbpf.Verdic
 		t.Fatal(err)
 	}
 	t.Cleanup(h.Close)
+	// A kernel that cannot hold a call (before 6.13) skips here, before
+	// the unix programs (6.7) are asked for.
+	p, err := h.Program(ebpf.AttachCGroupUDP4Sendmsg)
+	if err != nil {
+		holdUnsupported(t, err)
+	}
+	p.Close()
 	dir, remove, err := cgroupbpf.MakeCgroup("kfloor")
 	if err != nil {
 		t.Fatal(err)

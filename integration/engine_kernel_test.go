@@ -17,11 +17,13 @@ import (
 // kernelDest is the kernel engine test's fake host, on UDP and TCP.
 const kernelDest = "203.0.113.7:4443"
 
-// TestEngineKernel: under --engine=kernel, a send to loopback passes in
-// the kernel (nettrap never hears of it), a send or a Fast Open to
-// another host is held and denied, with the caller's stack on nettrap's
-// line, and a tree that moves itself to nettrap's cgroup by the host's
-// path stays in its own: its next send is held all the same.
+// TestEngineKernel: under --engine=kernel, a send or a connect to
+// loopback passes in the kernel (nettrap never hears of it), and so does
+// a unix connect but to a path named as a resolver socket; a send, a
+// Fast Open or a connect to another host is held and denied, with the
+// caller's stack on nettrap's line, and a tree that moves itself to
+// nettrap's cgroup by the host's path stays in its own: its next send
+// is held all the same.
 func TestEngineKernel(t *testing.T) {
 	lab.OwnListener(t) // the notify engine half
 	sandbox.Require(t)

@@ -103,17 +103,15 @@ func (h *Hold) UnixProgram(attach ebpf.AttachType) (*ebpf.Program, error) {
 	}
 	insns := h.unixRead()
 	insns = append(insns, unixScan()...)
-	for i, name := range h.cfg.UnixNames {
-		insns = append(insns, asm.LoadImm(asm.R1, int64(NameHash(name)), asm.DWord),
+	// "zend": the hash of the last component (R9) against the names held.
+	var match asm.Instructions
+	for _, name := range h.cfg.UnixNames {
+		match = append(match, asm.LoadImm(asm.R1, int64(NameHash(name)), asm.DWord),
 			asm.JEq.Reg(asm.R9, asm.R1, "other"))
-		if i == 0 {
-			insns[len(insns)-2] = insns[len(insns)-2].WithSymbol("zend")
-		}
 	}
-	if len(h.cfg.UnixNames) == 0 {
-		insns = append(insns, asm.Ja.Label("allow").WithSymbol("zend"))
-	}
-	insns = append(insns, asm.Ja.Label("allow"))
+	match = append(match, asm.Ja.Label("allow"))
+	match[0] = match[0].WithSymbol("zend")
+	insns = append(insns, match...)
 	if h.cfg.PassTGID != 0 {
 		insns = append(insns,
 			asm.FnGetCurrentPidTgid.Call().WithSymbol("other"),
@@ -168,8 +166,6 @@ func unixScan() asm.Instructions {
 		if i > 0 {
 			// Past a NUL only the zeroing from the length is left.
 			step = append(step, asm.JEq.Imm(asm.R1, 0, fmt.Sprintf("n%d", i+1)))
-		} else {
-			step[0] = step[0].WithSymbol("u0s")
 		}
 		next := fmt.Sprintf("u%d", i+1)
 		step = append(step,
